@@ -1,0 +1,61 @@
+# silvan: tree-ensemble inference compiled inside PostgreSQL
+EXTENSION = silvan
+EXTVERSION = $(shell grep default_version $(EXTENSION).control | sed -e "s/default_version[[:space:]]*=[[:space:]]*'\([^']*\)'/\1/")
+
+MODULE_big = silvan
+DATA = $(wildcard sql/*--*--*.sql)
+DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
+
+# The core, compiler and runtime include no postgres.h; src/pg is the adapter
+CORE_SRCS = $(sort $(wildcard src/core/*.c src/compiler/*.c src/runtime/*.c))
+PG_SRCS = $(sort $(wildcard src/pg/*.c))
+CORE_OBJS = $(CORE_SRCS:.c=.o)
+OBJS = $(CORE_OBJS) $(PG_SRCS:.c=.o)
+
+# Link the LLVM that PostgreSQL's own JIT links (pg_config --configure)
+PG_CONFIG ?= pg_config
+LLVM_CONFIG ?= $(shell $(PG_CONFIG) --configure | tr ' ' '\n' | grep LLVM_CONFIG= | sed -e "s/'//g" -e 's/LLVM_CONFIG=//')
+ifeq ($(LLVM_CONFIG),)
+LLVM_CONFIG = llvm-config-14
+endif
+LLVM_CPPFLAGS := $(shell $(LLVM_CONFIG) --cppflags)
+LLVM_LIBS := $(shell $(LLVM_CONFIG) --ldflags) -lLLVM-$(shell $(LLVM_CONFIG) --version | cut -d. -f1)
+
+PG_CPPFLAGS = -I$(srcdir)/include $(LLVM_CPPFLAGS) -I/usr/include/json-c
+PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
+SHLIB_LINK = $(LLVM_LIBS) -ljson-c -lm -lpthread
+
+REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/[0-9]*_*.sql)))
+REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
+
+EXTRA_CLEAN = test/unit/bin results regression.diffs regression.out
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# No bitcode for PostgreSQL's inliner: our objects are compiled code, not SQL helpers
+override with_llvm = no
+
+srcdir ?= .
+
+sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
+	cp $< $@
+
+# ---- C unit tests of the core (no server) ----
+UNIT_SRCS = $(sort $(wildcard test/unit/test_*.c))
+UNIT_BINS = $(patsubst test/unit/%.c,test/unit/bin/%,$(UNIT_SRCS))
+UNIT_CFLAGS = -O2 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers -fPIC -Iinclude -Itest/unit $(LLVM_CPPFLAGS) -I/usr/include/json-c
+
+test/unit/bin/%: test/unit/%.c test/unit/unit.h $(CORE_OBJS)
+	@mkdir -p test/unit/bin
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_OBJS) $(LLVM_LIBS) -ljson-c -lm -lpthread
+
+.PHONY: unittest bench fixtures
+unittest: $(UNIT_BINS)
+	@fail=0; for t in $(UNIT_BINS); do echo "== $$t"; $$t || fail=1; done; exit $$fail
+
+bench: all
+	bash test/bench/run.sh
+
+fixtures:
+	/usr/bin/python3 test/fixtures/make_fixtures.py

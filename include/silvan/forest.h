@@ -1,0 +1,229 @@
+/*
+ * forest.h
+ *		The Forest IR: a trained tree ensemble, independent of its source.
+ *
+ * Every parser (XGBoost JSON, LightGBM text, ...) produces a Forest; every
+ * later stage (validation, the reference interpreter, serialization, the
+ * compiler) consumes one.  The Forest keeps the training library's own
+ * semantics rather than normalizing them away: comparison operator, missing
+ * value rule, categorical rule, precision of comparisons and sums, base
+ * margin and output transform.  Lowering passes normalize later.
+ *
+ * Layout: all trees' nodes live in one array; a tree owns the contiguous
+ * range [first_node, first_node + num_nodes) and its root is first_node.
+ * Child indices are tree-local (0 = the tree's root).  Categorical split
+ * sets are bitsets of 32-bit words in one shared array.
+ *
+ * Memory: a Forest and its arrays are malloc'd and freed by ForestFree.
+ * Nothing here includes postgres.h or raises.
+ */
+#ifndef SILVAN_FOREST_H
+#define SILVAN_FOREST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "silvan/status.h"
+
+/* Limits that keep hostile models from exhausting memory */
+#define FOREST_MAX_FEATURES			(1 << 24)
+#define FOREST_MAX_GROUPS			(1 << 16)
+#define FOREST_MAX_TREES			(1 << 22)
+#define FOREST_MAX_NODES			(INT64_C(1) << 30)
+#define FOREST_MAX_DEPTH			4096
+#define FOREST_MAX_CATEGORY			(1 << 24)	/* categories are 0..MAX-1 */
+#define FOREST_MAX_CATEGORY_WORDS	(INT64_C(1) << 26)
+
+/* Which library trained the model */
+typedef enum ForestSource
+{
+	FOREST_SOURCE_XGBOOST = 0,
+	FOREST_SOURCE_LIGHTGBM = 1
+} ForestSource;
+
+/* Precision of feature values, comparisons, leaf values and sums */
+typedef enum ForestPrecision
+{
+	FOREST_FLOAT32 = 0,			/* XGBoost: float features, float sums */
+	FOREST_FLOAT64 = 1			/* LightGBM: double everywhere */
+} ForestPrecision;
+
+/* What predict() means for this model */
+typedef enum ForestTask
+{
+	FOREST_TASK_REGRESSION = 0, /* one transformed value; no probabilities */
+	FOREST_TASK_BINARY = 1,		/* one value p; probabilities {1-p, p} */
+	FOREST_TASK_MULTICLASS = 2, /* predict = argmax; probabilities per class */
+	FOREST_TASK_RANKING = 3		/* one raw score */
+} ForestTask;
+
+/* Output transform applied to margins, in the forest's precision */
+typedef enum ForestTransform
+{
+	FOREST_TRANSFORM_IDENTITY = 0,
+	FOREST_TRANSFORM_SIGMOID = 1,	/* 1 / (1 + exp(-alpha * x)) */
+	FOREST_TRANSFORM_SOFTMAX = 2,	/* over all groups of a row */
+	FOREST_TRANSFORM_SIGMOID_OVA = 3,	/* sigmoid per group, unnormalized */
+	FOREST_TRANSFORM_EXP = 4,
+	FOREST_TRANSFORM_HINGE = 5,		/* x > 0 ? 1 : 0 */
+	FOREST_TRANSFORM_LOG1P_EXP = 6, /* log(1 + exp(x)) */
+	FOREST_TRANSFORM_SIGNED_SQUARE = 7	/* sign(x) * x * x */
+} ForestTransform;
+
+/* Node kinds */
+typedef enum ForestNodeKind
+{
+	FOREST_NODE_LEAF = 0,
+	FOREST_NODE_NUMERIC = 1,
+	FOREST_NODE_CATEGORICAL = 2
+} ForestNodeKind;
+
+/* Comparison of a numeric split: go left iff x OP threshold */
+typedef enum ForestCompare
+{
+	FOREST_CMP_LT = 0,			/* XGBoost */
+	FOREST_CMP_LE = 1			/* LightGBM */
+} ForestCompare;
+
+/*
+ * How a split treats a missing value (NaN; a SQL NULL becomes NaN).
+ *
+ * NAN:  NaN takes the default child; everything else is compared.
+ * ZERO: NaN is read as 0; then |x| <= 1e-35 takes the default child.
+ * NONE: NaN is read as 0 and compared like any value.
+ *
+ * Categorical splits always use NAN.
+ */
+typedef enum ForestMissing
+{
+	FOREST_MISSING_NAN = 0,
+	FOREST_MISSING_ZERO = 1,
+	FOREST_MISSING_NONE = 2
+} ForestMissing;
+
+/* LightGBM's kZeroThreshold: |x| at or below it counts as zero */
+#define FOREST_ZERO_THRESHOLD	1e-35f
+
+/*
+ * One node.
+ *
+ * Categorical splits: let c be the category of x.  The set holds the
+ * categories stored as bits [0, category_words * 32) of the words at
+ * category_offset.  If x is NaN, take the default child.  If x is not a
+ * valid category (see ForestCategoryOf) or c is not in the set, take the
+ * "out" child; if it is in the set, take the "in" child.  category_in_left
+ * says which child is the "in" one: LightGBM sends members left, XGBoost
+ * sends them right.
+ */
+typedef struct ForestNode
+{
+	uint8_t		kind;			/* ForestNodeKind */
+	uint8_t		compare;		/* ForestCompare, numeric nodes */
+	uint8_t		missing;		/* ForestMissing */
+	uint8_t		default_left;	/* missing value goes left */
+	uint8_t		category_in_left;	/* members of the set go left */
+	int32_t		feature;		/* split feature, -1 on leaves */
+	int32_t		left;			/* tree-local child indices, -1 on leaves */
+	int32_t		right;
+	double		threshold;		/* numeric split threshold */
+	double		leaf_value;		/* leaves: the value, any weight applied */
+	int64_t		category_offset;	/* categorical: first word of the set */
+	int32_t		category_words; /* categorical: number of words */
+} ForestNode;
+
+/* One tree: a range of nodes and the output group it adds to */
+typedef struct ForestTree
+{
+	int64_t		first_node;
+	int32_t		num_nodes;
+	int32_t		group;			/* which margin of the row it adds to */
+	int32_t		depth;			/* longest root-to-leaf path in edges; set by
+								 * ForestValidate */
+} ForestTree;
+
+typedef struct Forest
+{
+	ForestSource source;
+	char		objective[64];	/* the library's objective name */
+	ForestTask	task;
+	ForestTransform transform;
+	double		sigmoid_alpha;	/* SIGMOID / SIGMOID_OVA scale, usually 1 */
+	ForestPrecision precision;
+
+	int32_t		num_features;	/* features per row */
+	int32_t		num_groups;		/* margins per row: 1, or the class count */
+	int32_t		num_classes;	/* 1 regression/ranking, 2 binary, K */
+	double	   *base_margin;	/* num_groups values added before the trees
+								 * (already in margin space; float-rounded
+								 * for FLOAT32) */
+	bool		average_output; /* random forest: margins /= average_divisor */
+	int32_t		average_divisor;	/* iterations (trees per group) */
+
+	int32_t		num_trees;
+	ForestTree *trees;
+	int64_t		num_nodes;
+	ForestNode *nodes;
+	int64_t		num_category_words;
+	uint32_t   *category_words;
+
+	int32_t		max_depth;		/* set by ForestValidate */
+} Forest;
+
+/* forest.c: construction and teardown */
+extern Forest *ForestCreate(SilvanStatus *status);
+extern bool ForestAllocTrees(Forest *forest, int32_t num_trees, SilvanStatus *status);
+extern bool ForestAllocNodes(Forest *forest, int64_t num_nodes, SilvanStatus *status);
+extern bool ForestAllocCategoryWords(Forest *forest, int64_t num_words, SilvanStatus *status);
+extern bool ForestAllocBaseMargin(Forest *forest, int32_t num_groups, SilvanStatus *status);
+extern void ForestFree(Forest *forest);
+extern const char *ForestSourceName(ForestSource source);
+extern const char *ForestTaskName(ForestTask task);
+
+/* validate.c: check every index and count; computes depths */
+extern bool ForestValidate(Forest *forest, SilvanStatus *status);
+
+/* serialize.c: the compact binary form stored in the catalog */
+extern bool ForestSerialize(const Forest *forest, uint8_t **data, size_t *size,
+							SilvanStatus *status);
+extern Forest *ForestDeserialize(const uint8_t *data, size_t size,
+								 SilvanStatus *status);
+
+/* dump.c: the Forest IR as text (for tests and explain) */
+extern char *ForestDump(const Forest *forest, bool with_nodes);
+
+/*
+ * interpret.c: the reference interpreter, the ground truth.
+ *
+ * Rows are num_features values each, row-major, of the forest's precision
+ * (float for FLOAT32, double for FLOAT64); NaN means missing.  The margin
+ * accumulator holds num_groups values per row of the same precision.
+ */
+extern int	ForestCategoryOf(const Forest *forest, double x);
+extern int32_t ForestWalkTree(const Forest *forest, int32_t tree, const void *row);
+extern void ForestInterpretAccumulate(const Forest *forest, const void *rows,
+									  int64_t num_rows, void *acc);
+
+/*
+ * predict.c: the stages around the tree sum, shared by the interpreter and
+ * compiled code so that both give identical results.
+ *
+ *   ForestMarginsInit: acc[row][g] = base_margin[g]
+ *   (tree walks add leaf values into acc, tree by tree in model order)
+ *   ForestMarginsFinish: average if needed; widen to double margins
+ *   ForestTransformRow: margins of one row -> transformed values
+ *   ForestPredictRow / ForestProbaRow: what predict() / predict_proba return
+ */
+extern size_t ForestValueSize(const Forest *forest);
+extern void ForestMarginsInit(const Forest *forest, void *acc, int64_t num_rows);
+extern void ForestMarginsFinish(const Forest *forest, const void *acc,
+								int64_t num_rows, double *margins);
+extern void ForestTransformRow(const Forest *forest, const double *margins,
+							   double *out);
+extern double ForestPredictRow(const Forest *forest, const double *margins);
+extern bool ForestHasProbabilities(const Forest *forest);
+extern int	ForestProbaRow(const Forest *forest, const double *margins,
+						   double *out);
+extern int	ForestProbaWidth(const Forest *forest);
+
+#endif							/* SILVAN_FOREST_H */

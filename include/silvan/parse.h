@@ -1,0 +1,41 @@
+/*
+ * parse.h
+ *		Readers that turn a trained model's text into a Forest.
+ *
+ * Each reader checks the text it is given (field presence, types, array
+ * lengths against the node count) and reports the first problem in a
+ * SilvanStatus that names the field.  ParseModel then runs ForestValidate,
+ * so a Forest it returns is safe to interpret, serialize and compile.
+ */
+#ifndef SILVAN_PARSE_H
+#define SILVAN_PARSE_H
+
+#include "silvan/forest.h"
+
+typedef enum ModelFormat
+{
+	MODEL_FORMAT_AUTO = 0,
+	MODEL_FORMAT_XGBOOST_JSON,
+	MODEL_FORMAT_LIGHTGBM_TEXT
+} ModelFormat;
+
+/* Map a user-facing format name ("auto", "xgboost", "lightgbm", ...) */
+extern bool ModelFormatFromName(const char *name, ModelFormat *format);
+
+/* The canonical name stored in the catalog ("xgboost_json", "lightgbm_text") */
+extern const char *ModelFormatName(ModelFormat format);
+
+/* Guess the format from the text; MODEL_FORMAT_AUTO when unrecognized */
+extern ModelFormat ModelFormatDetect(const char *text, size_t len);
+
+/* xgboost_json.c: XGBoost save_model() JSON, 1.x and 2.x layouts */
+extern Forest *ParseXgboostJson(const char *text, size_t len, SilvanStatus *status);
+
+/* lightgbm_text.c: LightGBM save_model() text, v2 to v4 */
+extern Forest *ParseLightgbmText(const char *text, size_t len, SilvanStatus *status);
+
+/* parse.c: detect (when AUTO), parse, validate; *detected gets the format */
+extern Forest *ParseModel(const char *text, size_t len, ModelFormat format,
+						  ModelFormat *detected, SilvanStatus *status);
+
+#endif							/* SILVAN_PARSE_H */
