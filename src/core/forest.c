@@ -1,0 +1,134 @@
+/*
+ * forest.c
+ *		Creating and freeing a Forest.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "silvan/forest.h"
+
+/* Allocate an empty forest with the defaults every parser starts from */
+Forest *
+ForestCreate(SilvanStatus *status)
+{
+	Forest	   *forest = calloc(1, sizeof(Forest));
+
+	if (forest == NULL)
+	{
+		StatusNoMemory(status, "a forest");
+		return NULL;
+	}
+	forest->sigmoid_alpha = 1.0;
+	forest->num_groups = 1;
+	forest->num_classes = 1;
+	return forest;
+}
+
+/* Allocate the tree array, zeroed */
+bool
+ForestAllocTrees(Forest *forest, int32_t num_trees, SilvanStatus *status)
+{
+	if (num_trees < 0 || num_trees > FOREST_MAX_TREES)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "too many trees",
+						  "The model has %d trees; at most %d are supported.",
+						  num_trees, FOREST_MAX_TREES);
+	free(forest->trees);
+	forest->trees = calloc(num_trees > 0 ? num_trees : 1, sizeof(ForestTree));
+	if (forest->trees == NULL)
+		return StatusNoMemory(status, "the tree array");
+	forest->num_trees = num_trees;
+	return true;
+}
+
+/* Allocate the node array, zeroed */
+bool
+ForestAllocNodes(Forest *forest, int64_t num_nodes, SilvanStatus *status)
+{
+	if (num_nodes < 0 || num_nodes > FOREST_MAX_NODES)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "too many nodes",
+						  "The model has %lld nodes; at most %lld are supported.",
+						  (long long) num_nodes, (long long) FOREST_MAX_NODES);
+	free(forest->nodes);
+	forest->nodes = calloc(num_nodes > 0 ? num_nodes : 1, sizeof(ForestNode));
+	if (forest->nodes == NULL)
+		return StatusNoMemory(status, "the node array");
+	forest->num_nodes = num_nodes;
+	return true;
+}
+
+/* Allocate the categorical bitset words, zeroed */
+bool
+ForestAllocCategoryWords(Forest *forest, int64_t num_words, SilvanStatus *status)
+{
+	if (num_words < 0 || num_words > FOREST_MAX_CATEGORY_WORDS)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "categorical splits too large",
+						  "The model's category sets take %lld words; at most %lld are supported.",
+						  (long long) num_words, (long long) FOREST_MAX_CATEGORY_WORDS);
+	free(forest->category_words);
+	forest->category_words = calloc(num_words > 0 ? num_words : 1, sizeof(uint32_t));
+	if (forest->category_words == NULL)
+		return StatusNoMemory(status, "the category sets");
+	forest->num_category_words = num_words;
+	return true;
+}
+
+/* Allocate the base margins, zeroed, and set the group count */
+bool
+ForestAllocBaseMargin(Forest *forest, int32_t num_groups, SilvanStatus *status)
+{
+	if (num_groups < 1 || num_groups > FOREST_MAX_GROUPS)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid number of output groups",
+						  "The model has %d output groups; expected 1 to %d.",
+						  num_groups, FOREST_MAX_GROUPS);
+	free(forest->base_margin);
+	forest->base_margin = calloc(num_groups, sizeof(double));
+	if (forest->base_margin == NULL)
+		return StatusNoMemory(status, "the base margins");
+	forest->num_groups = num_groups;
+	return true;
+}
+
+/* Free a forest and everything it owns */
+void
+ForestFree(Forest *forest)
+{
+	if (forest == NULL)
+		return;
+	free(forest->base_margin);
+	free(forest->trees);
+	free(forest->nodes);
+	free(forest->category_words);
+	free(forest);
+}
+
+/* Name of the training library */
+const char *
+ForestSourceName(ForestSource source)
+{
+	switch (source)
+	{
+		case FOREST_SOURCE_XGBOOST:
+			return "xgboost";
+		case FOREST_SOURCE_LIGHTGBM:
+			return "lightgbm";
+	}
+	return "unknown";
+}
+
+/* Name of the task */
+const char *
+ForestTaskName(ForestTask task)
+{
+	switch (task)
+	{
+		case FOREST_TASK_REGRESSION:
+			return "regression";
+		case FOREST_TASK_BINARY:
+			return "binary";
+		case FOREST_TASK_MULTICLASS:
+			return "multiclass";
+		case FOREST_TASK_RANKING:
+			return "ranking";
+	}
+	return "unknown";
+}

@@ -1,0 +1,214 @@
+/*
+ * predict.c
+ *		Everything around the tree sum: base margins, averaging, transforms.
+ *
+ * Shared by the interpreter and compiled code so both agree bit for bit.
+ * Arithmetic follows the training library: XGBoost works in float (its
+ * softmax sums in double), LightGBM in double.
+ */
+#include <math.h>
+
+#include "silvan/forest.h"
+
+/* Bytes of one feature or margin value */
+size_t
+ForestValueSize(const Forest *forest)
+{
+	return forest->precision == FOREST_FLOAT32 ? sizeof(float) : sizeof(double);
+}
+
+/* Fill the accumulator with the base margins */
+void
+ForestMarginsInit(const Forest *forest, void *acc, int64_t num_rows)
+{
+	int32_t		groups = forest->num_groups;
+
+	for (int64_t r = 0; r < num_rows; r++)
+		for (int32_t g = 0; g < groups; g++)
+		{
+			if (forest->precision == FOREST_FLOAT32)
+				((float *) acc)[r * groups + g] = (float) forest->base_margin[g];
+			else
+				((double *) acc)[r * groups + g] = forest->base_margin[g];
+		}
+}
+
+/* Average if the model asks for it and widen the margins to double */
+void
+ForestMarginsFinish(const Forest *forest, const void *acc, int64_t num_rows,
+					double *margins)
+{
+	int64_t		n = num_rows * forest->num_groups;
+
+	for (int64_t i = 0; i < n; i++)
+	{
+		double		m;
+
+		if (forest->precision == FOREST_FLOAT32)
+			m = ((const float *) acc)[i];
+		else
+			m = ((const double *) acc)[i];
+		if (forest->average_output)
+			m /= forest->average_divisor;
+		margins[i] = m;
+	}
+}
+
+/* XGBoost's float softmax (sum in double, as xgboost/src/common/math.h) */
+static void
+SoftmaxFloat(const double *margins, double *out, int32_t n)
+{
+	float		wmax = (float) margins[0];
+	double		wsum = 0.0;
+
+	for (int32_t i = 1; i < n; i++)
+		wmax = fmaxf((float) margins[i], wmax);
+	for (int32_t i = 0; i < n; i++)
+	{
+		float		e = expf((float) margins[i] - wmax);
+
+		out[i] = e;
+		wsum += e;
+	}
+	for (int32_t i = 0; i < n; i++)
+		out[i] = (float) out[i] / (float) wsum;
+}
+
+/* LightGBM's double softmax (Common::Softmax) */
+static void
+SoftmaxDouble(const double *margins, double *out, int32_t n)
+{
+	double		wmax = margins[0];
+	double		wsum = 0.0;
+
+	for (int32_t i = 1; i < n; i++)
+		wmax = fmax(margins[i], wmax);
+	for (int32_t i = 0; i < n; i++)
+	{
+		out[i] = exp(margins[i] - wmax);
+		wsum += out[i];
+	}
+	for (int32_t i = 0; i < n; i++)
+		out[i] /= wsum;
+}
+
+/* One value through an element-wise transform, in float */
+static double
+TransformFloat(ForestTransform transform, float x)
+{
+	switch (transform)
+	{
+		case FOREST_TRANSFORM_SIGMOID:
+		case FOREST_TRANSFORM_SIGMOID_OVA:
+			return 1.0f / (1.0f + expf(-x));
+		case FOREST_TRANSFORM_EXP:
+			return expf(x);
+		case FOREST_TRANSFORM_HINGE:
+			return x > 0.0f ? 1.0f : 0.0f;
+		case FOREST_TRANSFORM_LOG1P_EXP:
+			return log1pf(expf(x));
+		case FOREST_TRANSFORM_SIGNED_SQUARE:
+			return (x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f)) * x * x;
+		default:
+			return x;
+	}
+}
+
+/* One value through an element-wise transform, in double */
+static double
+TransformDouble(ForestTransform transform, double alpha, double x)
+{
+	switch (transform)
+	{
+		case FOREST_TRANSFORM_SIGMOID:
+		case FOREST_TRANSFORM_SIGMOID_OVA:
+			return 1.0 / (1.0 + exp(-alpha * x));
+		case FOREST_TRANSFORM_EXP:
+			return exp(x);
+		case FOREST_TRANSFORM_HINGE:
+			return x > 0.0 ? 1.0 : 0.0;
+		case FOREST_TRANSFORM_LOG1P_EXP:
+			return log1p(exp(x));
+		case FOREST_TRANSFORM_SIGNED_SQUARE:
+			return (x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0)) * x * x;
+		default:
+			return x;
+	}
+}
+
+/* Transform the num_groups margins of one row */
+void
+ForestTransformRow(const Forest *forest, const double *margins, double *out)
+{
+	int32_t		n = forest->num_groups;
+	bool		f32 = forest->precision == FOREST_FLOAT32;
+
+	if (forest->transform == FOREST_TRANSFORM_SOFTMAX)
+	{
+		if (f32)
+			SoftmaxFloat(margins, out, n);
+		else
+			SoftmaxDouble(margins, out, n);
+		return;
+	}
+	for (int32_t g = 0; g < n; g++)
+		out[g] = f32 ? TransformFloat(forest->transform, (float) margins[g])
+			: TransformDouble(forest->transform, forest->sigmoid_alpha, margins[g]);
+}
+
+/* What the library's predict() returns for one row */
+double
+ForestPredictRow(const Forest *forest, const double *margins)
+{
+	if (forest->task == FOREST_TASK_MULTICLASS)
+	{
+		int32_t		best = 0;
+
+		for (int32_t g = 1; g < forest->num_groups; g++)
+			if (margins[g] > margins[best])
+				best = g;
+		return best;
+	}
+	if (forest->precision == FOREST_FLOAT32)
+		return TransformFloat(forest->transform, (float) margins[0]);
+	return TransformDouble(forest->transform, forest->sigmoid_alpha, margins[0]);
+}
+
+/* Does the model produce class probabilities? */
+bool
+ForestHasProbabilities(const Forest *forest)
+{
+	return forest->task == FOREST_TASK_BINARY ||
+		forest->task == FOREST_TASK_MULTICLASS;
+}
+
+/* Number of probabilities per row (0 when the model has none) */
+int
+ForestProbaWidth(const Forest *forest)
+{
+	if (forest->task == FOREST_TASK_BINARY)
+		return 2;
+	if (forest->task == FOREST_TASK_MULTICLASS)
+		return forest->num_classes;
+	return 0;
+}
+
+/* Class probabilities of one row; returns how many were written */
+int
+ForestProbaRow(const Forest *forest, const double *margins, double *out)
+{
+	if (forest->task == FOREST_TASK_BINARY)
+	{
+		double		p = ForestPredictRow(forest, margins);
+
+		out[0] = forest->precision == FOREST_FLOAT32 ? (double) (1.0f - (float) p) : 1.0 - p;
+		out[1] = p;
+		return 2;
+	}
+	if (forest->task == FOREST_TASK_MULTICLASS)
+	{
+		ForestTransformRow(forest, margins, out);
+		return forest->num_groups;
+	}
+	return 0;
+}

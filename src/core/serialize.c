@@ -1,0 +1,319 @@
+/*
+ * serialize.c
+ *		The compact binary form of a validated Forest, stored in the catalog.
+ *
+ * A backend loads a model from this form without re-parsing its JSON or
+ * text.  Layout (host byte order; the catalog never leaves the machine's
+ * architecture in practice, and the magic catches a mismatch):
+ *
+ *   "SLVF" u32 version
+ *   header: source task transform precision average_output (u8 each),
+ *           objective (64 bytes), sigmoid_alpha f64, num_features
+ *           num_groups num_classes average_divisor num_trees (i32),
+ *           num_nodes num_category_words (i64), base_margin f64 x groups
+ *   trees:  num_nodes i32, group i32 (first_node follows from the order)
+ *   nodes:  kind u8, then
+ *           leaf:        value (f32 for FLOAT32 forests, else f64)
+ *           numeric:     flags u8, feature left right i32, threshold (f32|f64)
+ *           categorical: flags u8, feature left right i32, offset i64, words i32
+ *   words:  u32 x num_category_words
+ *
+ * Reading trusts nothing: every count is checked against the bytes left
+ * before anything is allocated, and the result goes through ForestValidate.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "silvan/forest.h"
+
+#define FOREST_MAGIC		"SLVF"
+#define FOREST_FORMAT_VERSION	1
+
+/* A growable output buffer */
+typedef struct Writer
+{
+	uint8_t    *data;
+	size_t		size;
+	size_t		capacity;
+	bool		failed;
+} Writer;
+
+/* A bounds-checked input cursor */
+typedef struct Reader
+{
+	const uint8_t *data;
+	size_t		size;
+	size_t		pos;
+	bool		failed;
+} Reader;
+
+/* Append bytes, growing the buffer as needed */
+static void
+WriteBytes(Writer *w, const void *bytes, size_t n)
+{
+	if (w->failed)
+		return;
+	if (w->size + n > w->capacity)
+	{
+		size_t		cap = w->capacity ? w->capacity : 4096;
+		uint8_t    *grown;
+
+		while (cap < w->size + n)
+			cap *= 2;
+		grown = realloc(w->data, cap);
+		if (grown == NULL)
+		{
+			w->failed = true;
+			return;
+		}
+		w->data = grown;
+		w->capacity = cap;
+	}
+	memcpy(w->data + w->size, bytes, n);
+	w->size += n;
+}
+
+#define WRITE(w, type, value) \
+	do { type v_ = (type) (value); WriteBytes((w), &v_, sizeof(v_)); } while (0)
+
+/* Consume bytes, or mark the reader failed when too few remain */
+static bool
+ReadBytes(Reader *r, void *bytes, size_t n)
+{
+	if (r->failed || r->size - r->pos < n)
+	{
+		r->failed = true;
+		memset(bytes, 0, n);
+		return false;
+	}
+	memcpy(bytes, r->data + r->pos, n);
+	r->pos += n;
+	return true;
+}
+
+/* Read a value of the given type */
+#define READ_AS(r, type, target) \
+	do { type v_; ReadBytes((r), &v_, sizeof(v_)); (target) = v_; } while (0)
+
+/* Write a value in the forest's precision */
+static void
+WriteValue(Writer *w, const Forest *forest, double value)
+{
+	if (forest->precision == FOREST_FLOAT32)
+		WRITE(w, float, value);
+	else
+		WRITE(w, double, value);
+}
+
+/* Read a value in the forest's precision */
+static double
+ReadValue(Reader *r, const Forest *forest)
+{
+	double		value;
+
+	if (forest->precision == FOREST_FLOAT32)
+		READ_AS(r, float, value);
+	else
+		READ_AS(r, double, value);
+	return value;
+}
+
+/* Write the forest-wide header */
+static void
+WriteHeader(Writer *w, const Forest *forest)
+{
+	WriteBytes(w, FOREST_MAGIC, 4);
+	WRITE(w, uint32_t, FOREST_FORMAT_VERSION);
+	WRITE(w, uint8_t, forest->source);
+	WRITE(w, uint8_t, forest->task);
+	WRITE(w, uint8_t, forest->transform);
+	WRITE(w, uint8_t, forest->precision);
+	WRITE(w, uint8_t, forest->average_output);
+	WriteBytes(w, forest->objective, sizeof(forest->objective));
+	WRITE(w, double, forest->sigmoid_alpha);
+	WRITE(w, int32_t, forest->num_features);
+	WRITE(w, int32_t, forest->num_groups);
+	WRITE(w, int32_t, forest->num_classes);
+	WRITE(w, int32_t, forest->average_divisor);
+	WRITE(w, int32_t, forest->num_trees);
+	WRITE(w, int64_t, forest->num_nodes);
+	WRITE(w, int64_t, forest->num_category_words);
+	for (int32_t g = 0; g < forest->num_groups; g++)
+		WRITE(w, double, forest->base_margin[g]);
+}
+
+/* Write one node */
+static void
+WriteNode(Writer *w, const Forest *forest, const ForestNode *node)
+{
+	WRITE(w, uint8_t, node->kind);
+	if (node->kind == FOREST_NODE_LEAF)
+	{
+		WriteValue(w, forest, node->leaf_value);
+		return;
+	}
+	WRITE(w, uint8_t, node->compare | (node->missing << 1) |
+		  (node->default_left << 3) | (node->category_in_left << 4));
+	WRITE(w, int32_t, node->feature);
+	WRITE(w, int32_t, node->left);
+	WRITE(w, int32_t, node->right);
+	if (node->kind == FOREST_NODE_NUMERIC)
+		WriteValue(w, forest, node->threshold);
+	else
+	{
+		WRITE(w, int64_t, node->category_offset);
+		WRITE(w, int32_t, node->category_words);
+	}
+}
+
+/* Serialize a validated forest into a malloc'd buffer */
+bool
+ForestSerialize(const Forest *forest, uint8_t **data, size_t *size,
+				SilvanStatus *status)
+{
+	Writer		w = {0};
+
+	WriteHeader(&w, forest);
+	for (int32_t t = 0; t < forest->num_trees; t++)
+	{
+		WRITE(&w, int32_t, forest->trees[t].num_nodes);
+		WRITE(&w, int32_t, forest->trees[t].group);
+	}
+	for (int64_t n = 0; n < forest->num_nodes; n++)
+		WriteNode(&w, forest, &forest->nodes[n]);
+	if (forest->num_category_words > 0)
+		WriteBytes(&w, forest->category_words,
+				   sizeof(uint32_t) * (size_t) forest->num_category_words);
+	if (w.failed)
+	{
+		free(w.data);
+		return StatusNoMemory(status, "the serialized model");
+	}
+	*data = w.data;
+	*size = w.size;
+	return true;
+}
+
+/* Read the header into a fresh forest; counts are checked against the bytes left */
+static bool
+ReadHeader(Reader *r, Forest *forest, int64_t *num_nodes, int64_t *num_words,
+		   int32_t *num_trees, SilvanStatus *status)
+{
+	char		magic[4];
+	uint32_t	version;
+	int32_t		groups;
+
+	ReadBytes(r, magic, 4);
+	READ_AS(r, uint32_t, version);
+	if (r->failed || memcmp(magic, FOREST_MAGIC, 4) != 0 || version != FOREST_FORMAT_VERSION)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid stored model",
+						  "The stored model does not start with a known header.");
+	READ_AS(r, uint8_t, forest->source);
+	READ_AS(r, uint8_t, forest->task);
+	READ_AS(r, uint8_t, forest->transform);
+	READ_AS(r, uint8_t, forest->precision);
+	READ_AS(r, uint8_t, forest->average_output);
+	ReadBytes(r, forest->objective, sizeof(forest->objective));
+	forest->objective[sizeof(forest->objective) - 1] = '\0';
+	READ_AS(r, double, forest->sigmoid_alpha);
+	READ_AS(r, int32_t, forest->num_features);
+	READ_AS(r, int32_t, groups);
+	READ_AS(r, int32_t, forest->num_classes);
+	READ_AS(r, int32_t, forest->average_divisor);
+	READ_AS(r, int32_t, *num_trees);
+	READ_AS(r, int64_t, *num_nodes);
+	READ_AS(r, int64_t, *num_words);
+	if (r->failed || groups < 1 || groups > FOREST_MAX_GROUPS ||
+		*num_trees < 0 || *num_nodes < 0 || *num_words < 0 ||
+		(uint64_t) *num_trees > (r->size - r->pos) / 8 ||
+		(uint64_t) *num_nodes > (r->size - r->pos) / 5 ||
+		(uint64_t) *num_words > (r->size - r->pos) / 4)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid stored model",
+						  "The stored model's counts do not match its size.");
+	if (!ForestAllocBaseMargin(forest, groups, status))
+		return false;
+	for (int32_t g = 0; g < groups; g++)
+		READ_AS(r, double, forest->base_margin[g]);
+	return true;
+}
+
+/* Read one node */
+static void
+ReadNode(Reader *r, const Forest *forest, ForestNode *node)
+{
+	uint8_t		flags;
+
+	READ_AS(r, uint8_t, node->kind);
+	node->feature = node->left = node->right = -1;
+	if (node->kind == FOREST_NODE_LEAF)
+	{
+		node->leaf_value = ReadValue(r, forest);
+		return;
+	}
+	READ_AS(r, uint8_t, flags);
+	node->compare = flags & 1;
+	node->missing = (flags >> 1) & 3;
+	node->default_left = (flags >> 3) & 1;
+	node->category_in_left = (flags >> 4) & 1;
+	READ_AS(r, int32_t, node->feature);
+	READ_AS(r, int32_t, node->left);
+	READ_AS(r, int32_t, node->right);
+	if (node->kind == FOREST_NODE_NUMERIC)
+		node->threshold = ReadValue(r, forest);
+	else
+	{
+		READ_AS(r, int64_t, node->category_offset);
+		READ_AS(r, int32_t, node->category_words);
+	}
+}
+
+/* Read trees, nodes and category words after the header */
+static bool
+ReadBody(Reader *r, Forest *forest, int32_t num_trees, int64_t num_nodes,
+		 int64_t num_words, SilvanStatus *status)
+{
+	int64_t		first = 0;
+
+	if (!ForestAllocTrees(forest, num_trees, status) ||
+		!ForestAllocNodes(forest, num_nodes, status) ||
+		!ForestAllocCategoryWords(forest, num_words, status))
+		return false;
+	for (int32_t t = 0; t < num_trees; t++)
+	{
+		forest->trees[t].first_node = first;
+		READ_AS(r, int32_t, forest->trees[t].num_nodes);
+		READ_AS(r, int32_t, forest->trees[t].group);
+		if (forest->trees[t].num_nodes > 0)
+			first += forest->trees[t].num_nodes;
+	}
+	for (int64_t n = 0; n < num_nodes && !r->failed; n++)
+		ReadNode(r, forest, &forest->nodes[n]);
+	if (num_words > 0)
+		ReadBytes(r, forest->category_words, sizeof(uint32_t) * (size_t) num_words);
+	if (r->failed || r->pos != r->size)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid stored model",
+						  "The stored model is truncated or has trailing bytes.");
+	return true;
+}
+
+/* Rebuild and validate a forest from its serialized form */
+Forest *
+ForestDeserialize(const uint8_t *data, size_t size, SilvanStatus *status)
+{
+	Reader		r = {data, size, 0, false};
+	Forest	   *forest = ForestCreate(status);
+	int64_t		num_nodes = 0;
+	int64_t		num_words = 0;
+	int32_t		num_trees = 0;
+
+	if (forest == NULL)
+		return NULL;
+	if (!ReadHeader(&r, forest, &num_nodes, &num_words, &num_trees, status) ||
+		!ReadBody(&r, forest, num_trees, num_nodes, num_words, status) ||
+		!ForestValidate(forest, status))
+	{
+		ForestFree(forest);
+		return NULL;
+	}
+	return forest;
+}

@@ -1,0 +1,225 @@
+/*
+ * test_forest.c
+ *		Unit tests of the Forest IR: validation, serialization, interpreter.
+ *
+ * Forests are built by hand here so that each decision rule is checked
+ * against values worked out on paper.
+ */
+#include <math.h>
+
+#include "silvan/forest.h"
+#include "unit.h"
+
+/* Set a numeric split */
+static void
+SetSplit(ForestNode *n, int feature, double threshold, int left, int right)
+{
+	n->kind = FOREST_NODE_NUMERIC;
+	n->feature = feature;
+	n->threshold = threshold;
+	n->left = left;
+	n->right = right;
+}
+
+/* Set a leaf */
+static void
+SetLeaf(ForestNode *n, double value)
+{
+	n->kind = FOREST_NODE_LEAF;
+	n->feature = n->left = n->right = -1;
+	n->leaf_value = value;
+}
+
+/* A two-tree float64 forest: tree0 splits f0 < 0.5, tree1 is a stump on f1 */
+static Forest *
+MakeForest(ForestPrecision precision)
+{
+	SilvanStatus st;
+	Forest	   *f = ForestCreate(&st);
+
+	f->precision = precision;
+	f->num_features = 2;
+	ForestAllocBaseMargin(f, 1, &st);
+	f->base_margin[0] = 0.5;
+	ForestAllocTrees(f, 2, &st);
+	ForestAllocNodes(f, 6, &st);
+	f->trees[0] = (ForestTree) {0, 3, 0, 0};
+	f->trees[1] = (ForestTree) {3, 3, 0, 0};
+	SetSplit(&f->nodes[0], 0, 0.5, 1, 2);
+	SetLeaf(&f->nodes[1], 1.0);
+	SetLeaf(&f->nodes[2], 2.0);
+	SetSplit(&f->nodes[3], 1, 0.0, 1, 2);
+	f->nodes[3].compare = FOREST_CMP_LE;
+	f->nodes[3].default_left = 1;
+	SetLeaf(&f->nodes[4], 10.0);
+	SetLeaf(&f->nodes[5], 20.0);
+	return f;
+}
+
+/* Predict one double row through the interpreter */
+static double
+Margin(Forest *f, double x0, double x1)
+{
+	double		row[2] = {x0, x1};
+	double		acc[1];
+	double		m;
+
+	ForestMarginsInit(f, acc, 1);
+	ForestInterpretAccumulate(f, row, 1, acc);
+	ForestMarginsFinish(f, acc, 1, &m);
+	return m;
+}
+
+/* Decision rules: LT, LE, NaN default, ZERO and NONE missing modes */
+static void
+TestDecisions(void)
+{
+	SilvanStatus st;
+	Forest	   *f = MakeForest(FOREST_FLOAT64);
+
+	CHECK(ForestValidate(f, &st));
+	CHECK(f->max_depth == 1);
+	CHECK(Margin(f, 0.4, 1.0) == 0.5 + 1.0 + 20.0);
+	CHECK(Margin(f, 0.5, 0.0) == 0.5 + 2.0 + 10.0);	/* LT fails at equality, LE holds */
+	CHECK(Margin(f, NAN, NAN) == 0.5 + 2.0 + 10.0);	/* default right, default left */
+	f->nodes[3].missing = FOREST_MISSING_NONE;
+	f->nodes[3].threshold = -1.0;
+	CHECK(Margin(f, 0.0, NAN) == 0.5 + 1.0 + 20.0);	/* NaN read as 0 > -1 */
+	f->nodes[3].missing = FOREST_MISSING_ZERO;
+	CHECK(Margin(f, 0.0, 1e-36) == 0.5 + 1.0 + 10.0);	/* zero takes default left */
+	CHECK(Margin(f, 0.0, -0.5) == 0.5 + 1.0 + 20.0);	/* -0.5 <= -1 fails: right */
+	ForestFree(f);
+}
+
+/* Categorical rules of both libraries */
+static void
+TestCategorical(void)
+{
+	SilvanStatus st;
+	Forest	   *f = MakeForest(FOREST_FLOAT64);
+
+	ForestAllocCategoryWords(f, 1, &st);
+	f->category_words[0] = (1u << 0) | (1u << 3);	/* {0, 3} */
+	f->nodes[0].kind = FOREST_NODE_CATEGORICAL;
+	f->nodes[0].category_offset = 0;
+	f->nodes[0].category_words = 1;
+	f->nodes[0].category_in_left = 1;	/* LightGBM: members left */
+	f->source = FOREST_SOURCE_LIGHTGBM;
+	CHECK(ForestValidate(f, &st));
+	CHECK(Margin(f, 3.0, 1.0) == 0.5 + 1.0 + 20.0);
+	CHECK(Margin(f, 3.7, 1.0) == 0.5 + 1.0 + 20.0);	/* truncates to 3 */
+	CHECK(Margin(f, -0.5, 1.0) == 0.5 + 1.0 + 20.0);	/* LightGBM: (int)-0.5 = 0 */
+	CHECK(Margin(f, 2.0, 1.0) == 0.5 + 2.0 + 20.0);
+	CHECK(Margin(f, 1e30, 1.0) == 0.5 + 2.0 + 20.0);
+	CHECK(Margin(f, NAN, 1.0) == 0.5 + 2.0 + 20.0);	/* NaN right */
+	f->source = FOREST_SOURCE_XGBOOST;
+	f->nodes[0].category_in_left = 0;	/* XGBoost: members right */
+	CHECK(Margin(f, 3.0, 1.0) == 0.5 + 2.0 + 20.0);
+	CHECK(Margin(f, -0.5, 1.0) == 0.5 + 1.0 + 20.0);	/* XGBoost: negative invalid, left */
+	CHECK(Margin(f, 2.0, 1.0) == 0.5 + 1.0 + 20.0);
+	ForestFree(f);
+}
+
+/* Hostile structures are rejected with a message */
+static void
+TestValidation(void)
+{
+	SilvanStatus st;
+	Forest	   *f = MakeForest(FOREST_FLOAT64);
+
+	f->nodes[0].left = 0;		/* cycle to the root */
+	CHECK(!ForestValidate(f, &st) && st.kind == SILVAN_ERROR_INVALID);
+	f->nodes[0].left = 2;		/* shared child */
+	CHECK(!ForestValidate(f, &st) && strstr(st.detail, "reached twice"));
+	f->nodes[0].left = 7;		/* out of the tree */
+	CHECK(!ForestValidate(f, &st) && strstr(st.detail, "out of range"));
+	f->nodes[0].left = 1;
+	f->nodes[0].feature = 2;	/* no such feature */
+	CHECK(!ForestValidate(f, &st) && strstr(st.detail, "split_feature"));
+	f->nodes[0].feature = 0;
+	f->trees[1].group = 1;
+	CHECK(!ForestValidate(f, &st) && strstr(st.detail, "tree_info"));
+	f->trees[1].group = 0;
+	f->trees[1].num_nodes = 4;
+	CHECK(!ForestValidate(f, &st));
+	f->trees[1].num_nodes = 3;
+	CHECK(ForestValidate(f, &st));
+	ForestFree(f);
+}
+
+/* Serialization round-trips and rejects every truncation */
+static void
+TestSerialize(void)
+{
+	SilvanStatus st;
+	Forest	   *f = MakeForest(FOREST_FLOAT32);
+	Forest	   *g;
+	uint8_t    *data;
+	size_t		size;
+	int			bad = 0;
+	float		row[2] = {0.25f, 3.0f};
+	float		acc_f[1], acc_g[1];
+
+	CHECK(ForestValidate(f, &st));
+	CHECK(ForestSerialize(f, &data, &size, &st));
+	g = ForestDeserialize(data, size, &st);
+	CHECK(g != NULL);
+	ForestMarginsInit(f, acc_f, 1);
+	ForestInterpretAccumulate(f, row, 1, acc_f);
+	ForestMarginsInit(g, acc_g, 1);
+	ForestInterpretAccumulate(g, row, 1, acc_g);
+	CHECK(acc_f[0] == acc_g[0] && acc_f[0] == 21.5f);
+	for (size_t cut = 0; cut < size; cut++)
+	{
+		Forest	   *h = ForestDeserialize(data, cut, &st);
+
+		if (h != NULL)
+		{
+			bad++;
+			ForestFree(h);
+		}
+	}
+	CHECK(bad == 0);
+	data[size - 2] ^= 0x7f;		/* corrupt a leaf: still valid */
+	data[4] = 0xff;			/* corrupt the format version */
+	CHECK(ForestDeserialize(data, size, &st) == NULL);
+	free(data);
+	ForestFree(f);
+	ForestFree(g);
+}
+
+/* Transforms: sigmoid, softmax, probabilities */
+static void
+TestTransforms(void)
+{
+	SilvanStatus st;
+	Forest	   *f = MakeForest(FOREST_FLOAT64);
+	double		m[3] = {0.0, 1.0, 2.0};
+	double		out[3];
+
+	f->transform = FOREST_TRANSFORM_SIGMOID;
+	f->task = FOREST_TASK_BINARY;
+	f->num_classes = 2;
+	CHECK(ForestPredictRow(f, m) == 0.5);
+	CHECK(ForestProbaRow(f, m, out) == 2 && out[0] == 0.5 && out[1] == 0.5);
+	f->task = FOREST_TASK_MULTICLASS;
+	f->transform = FOREST_TRANSFORM_SOFTMAX;
+	ForestAllocBaseMargin(f, 3, &st);
+	f->num_classes = 3;
+	CHECK(ForestPredictRow(f, m) == 2.0);
+	CHECK(ForestProbaRow(f, m, out) == 3);
+	CHECK(fabs(out[0] + out[1] + out[2] - 1.0) < 1e-15);
+	CHECK(fabs(out[2] / out[1] - exp(1.0)) < 1e-12);
+	ForestFree(f);
+}
+
+int
+main(void)
+{
+	TestDecisions();
+	TestCategorical();
+	TestValidation();
+	TestSerialize();
+	TestTransforms();
+	UNIT_DONE();
+}
