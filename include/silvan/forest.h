@@ -67,7 +67,7 @@ typedef enum ForestTransform
 	FOREST_TRANSFORM_SIGMOID_OVA = 3,	/* sigmoid per group, unnormalized */
 	FOREST_TRANSFORM_EXP = 4,
 	FOREST_TRANSFORM_HINGE = 5,		/* x > 0 ? 1 : 0 */
-	FOREST_TRANSFORM_LOG1P_EXP = 6, /* log(1 + exp(x)) */
+	FOREST_TRANSFORM_LOG1P_EXP = 6, /* log(1 + exp(x)), computed as LightGBM does */
 	FOREST_TRANSFORM_SIGNED_SQUARE = 7	/* sign(x) * x * x */
 } ForestTransform;
 

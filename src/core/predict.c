@@ -128,7 +128,7 @@ TransformDouble(ForestTransform transform, double alpha, double x)
 		case FOREST_TRANSFORM_HINGE:
 			return x > 0.0 ? 1.0 : 0.0;
 		case FOREST_TRANSFORM_LOG1P_EXP:
-			return log1p(exp(x));
+			return log(1.0 + exp(x));	/* LightGBM's own formula, not log1p */
 		case FOREST_TRANSFORM_SIGNED_SQUARE:
 			return (x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0)) * x * x;
 		default:

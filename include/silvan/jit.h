@@ -1,0 +1,38 @@
+/*
+ * jit.h
+ *		The ORC LLJIT runtime: turn an LLVM module into callable code.
+ *
+ * One LLJIT per process, created on first use for the host CPU; one
+ * resource tracker per compiled module, so freeing a compiled forest frees
+ * its machine code.  Every LLVM error becomes a SilvanStatus.
+ */
+#ifndef SILVAN_JIT_H
+#define SILVAN_JIT_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Orc.h>
+
+#include "silvan/status.h"
+
+/* A module under construction, in its own thread-safe context */
+typedef struct JitModule
+{
+	LLVMOrcThreadSafeContextRef tsctx;
+	LLVMContextRef context;
+	LLVMModuleRef module;
+} JitModule;
+
+/* Machine code added to the JIT */
+typedef struct JitCode JitCode;
+
+extern bool JitModuleCreate(const char *name, JitModule *jm, SilvanStatus *status);
+extern void JitModuleDispose(JitModule *jm);
+extern const char *JitHostCpuName(void);
+extern const char *JitHostCpuFeatures(void);
+extern unsigned long JitNextId(void);
+extern bool JitOptimizeModule(JitModule *jm, SilvanStatus *status);
+extern JitCode *JitAddModule(JitModule *jm, const char *symbol, void **address,
+							 SilvanStatus *status);
+extern void JitCodeFree(JitCode *code);
+
+#endif							/* SILVAN_JIT_H */
