@@ -17,6 +17,9 @@ typedef struct TextBuffer
 	size_t		cap;
 } TextBuffer;
 
+static void Appendf(TextBuffer *buf, const char *fmt,...)
+			__attribute__((format(printf, 2, 3)));
+
 /* Append formatted text; on allocation failure the buffer stops growing */
 static void
 Appendf(TextBuffer *buf, const char *fmt,...)

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL 15 cluster for the demo and the tests.
+#   source scripts/cluster.sh; cluster_start; ...; cluster_stop
+# Runs the server as the "postgres" OS user (the server refuses root) on a
+# private socket directory; exports PGHOST, PGPORT, PGUSER for clients.
+PG_BIN=/usr/lib/postgresql/15/bin
+
+cluster_start() {
+	CLUSTER_DIR=$(mktemp -d /tmp/silvan-cluster.XXXXXX)
+	chown postgres:postgres "$CLUSTER_DIR" 2>/dev/null || true
+	local as=()
+	[ "$(id -u)" = 0 ] && as=(runuser -u postgres --)
+	"${as[@]}" "$PG_BIN/initdb" -D "$CLUSTER_DIR/data" -A trust -U postgres --no-sync >"$CLUSTER_DIR/initdb.log" 2>&1 ||
+		{ cat "$CLUSTER_DIR/initdb.log"; return 1; }
+	export PGHOST=$CLUSTER_DIR PGPORT=${SILVAN_PGPORT:-54329} PGUSER=postgres PGDATABASE=postgres
+	"${as[@]}" "$PG_BIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/server.log" -w \
+		-o "-k $CLUSTER_DIR -p $PGPORT -c listen_addresses='' -c fsync=off" start >/dev/null ||
+		{ cat "$CLUSTER_DIR/server.log"; return 1; }
+	trap cluster_stop EXIT
+}
+
+cluster_stop() {
+	[ -n "${CLUSTER_DIR:-}" ] || return 0
+	local as=()
+	[ "$(id -u)" = 0 ] && as=(runuser -u postgres --)
+	"${as[@]}" "$PG_BIN/pg_ctl" -D "$CLUSTER_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
+	rm -rf "$CLUSTER_DIR"
+	CLUSTER_DIR=
+}

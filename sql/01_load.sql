@@ -1,0 +1,45 @@
+-- Loading, listing, replacing and dropping models; every load error
+\set fx binary_logistic
+\i sql/fixture.psql
+SELECT name, format, objective, task, num_features, num_classes, num_trees, max_depth,
+       owner, source_bytes > 0 AS has_source
+  FROM silvan.models;
+
+-- the catalog holds the compact form and the source
+SELECT octet_length(forest) > 0 AS has_forest, length(source) = length(:'model') AS same_source
+  FROM silvan.model WHERE name = 'binary_logistic';
+
+-- duplicate name without replace
+SELECT silvan.load_model('binary_logistic', :'model');
+-- replace keeps the id and bumps the revision
+SELECT revision AS old_revision FROM silvan.model WHERE name = 'binary_logistic' \gset
+SELECT silvan.load_model('binary_logistic', :'model', replace => true) =
+       (SELECT id FROM silvan.model WHERE name = 'binary_logistic') AS same_id;
+SELECT revision > :old_revision AS new_revision FROM silvan.model WHERE name = 'binary_logistic';
+
+-- drop: true when dropped, false when absent
+SELECT silvan.load_model('scratch', :'model', 'xgboost') > 0 AS loaded;
+SELECT silvan.drop_model('scratch'), silvan.drop_model('scratch');
+
+-- errors: every one leaves the catalog as it was
+SELECT count(*) AS models_before FROM silvan.model \gset
+SELECT silvan.load_model('bad', '{"learner": {');
+SELECT silvan.load_model('bad', left(:'model', 5000));
+SELECT silvan.load_model('bad', 'hello world');
+SELECT silvan.load_model('bad', :'model', 'onnx');
+SELECT silvan.load_model('bad', replace(:'model', '"gbtree"', '"gblinear"'));
+SELECT silvan.load_model('bad', replace(:'model', '"binary:logistic"', '"binary:magic"'));
+SELECT silvan.load_model('bad', regexp_replace(:'model', '"left_children":\[1,', '"left_children":[99,'));
+SELECT silvan.load_model('bad', regexp_replace(:'model', '"left_children":\[1,', '"left_children":[0,'));
+SELECT silvan.load_model('bad', regexp_replace(:'model', '"split_indices":\[[0-9]+,', '"split_indices":[4000,'));
+SELECT silvan.load_model('bad', :'model', 'lightgbm');
+SELECT silvan.load_model('bad', E'tree\nversion=v3\nnum_class=1\nnum_tree_per_iteration=1\nmax_feature_idx=0\nobjective=regression\n\nTree=0\nnum_leaves=2\nnum_cat=0\nsplit_feature=0\nthreshold=0.5\ndecision_type=2\nleft_child=-1\nright_child=-2\nleaf_value=1 2\nis_linear=1\nshrinkage=1\n\nend of trees\n');
+SELECT silvan.load_model('', :'model');
+SELECT silvan.load_model(NULL, :'model');
+SELECT count(*) = :models_before AS catalog_unchanged FROM silvan.model;
+
+-- a LightGBM model, detected from its text
+\set lgb `cat test/fixtures/lightgbm_small.txt`
+SELECT silvan.load_model('lgb_small', :'lgb') > 0 AS loaded;
+SELECT name, format, objective, task, num_features, num_trees FROM silvan.models
+ WHERE name = 'lgb_small';

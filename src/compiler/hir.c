@@ -1,0 +1,289 @@
+/*
+ * hir.c
+ *		Build the HIR: trees in model order, siblings adjacent, padded.
+ *
+ * Each tree is laid out breadth first straight into its slice of the HIR
+ * node array, which doubles as the work queue: visiting node i appends its
+ * two children as a pair, so a split's right child is always left + 1.
+ *
+ * A tree no deeper than pad_depth is padded.  Visiting a leaf above the
+ * tree's depth turns it into a dummy split and appends a pair of copies of
+ * the leaf; the second copy is a twin that reuses the first one's children.
+ * The chain below a shallow leaf therefore costs two nodes per level, and
+ * every path from the root has exactly depth steps.  Deeper trees are left
+ * unpadded and walked by a counted loop in which leaves stay put.
+ *
+ * Trees keep the model's order: reordering them (say, by depth) would change
+ * the order of the float sums and so the results.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "silvan/hir.h"
+
+/* Scratch space for sizing one tree at a time */
+typedef struct HirScratch
+{
+	int32_t    *queue;
+	int32_t    *level;
+} HirScratch;
+
+/*
+ * Number of HIR nodes a tree needs: the nodes reachable from its root,
+ * plus two per level below each shallow leaf when padded.
+ */
+static int64_t
+HirTreeSize(const Forest *forest, const ForestTree *ftree, bool padded,
+			HirScratch *scratch)
+{
+	const ForestNode *nodes = forest->nodes + ftree->first_node;
+	int32_t		head = 0;
+	int32_t		tail = 0;
+	int64_t		size = 0;
+
+	scratch->queue[tail++] = 0;
+	scratch->level[0] = 0;
+	while (head < tail)
+	{
+		int32_t		local = scratch->queue[head++];
+		const ForestNode *node = &nodes[local];
+
+		size++;
+		if (node->kind != FOREST_NODE_LEAF)
+		{
+			scratch->level[node->left] = scratch->level[local] + 1;
+			scratch->level[node->right] = scratch->level[local] + 1;
+			scratch->queue[tail++] = node->left;
+			scratch->queue[tail++] = node->right;
+		}
+		else if (padded)
+			size += 2 * (int64_t) (ftree->depth - scratch->level[local]);
+	}
+	return size;
+}
+
+/* Append a pair of children to node i of a tree being laid out */
+static void
+HirAddPair(HirNode *nodes, int32_t *next, int32_t i, int64_t left_source,
+		   int64_t right_source, bool twins)
+{
+	int32_t		p = *next;
+
+	nodes[p] = (HirNode) {
+		.source = left_source, .left = -1, .level = nodes[i].level + 1
+	};
+	nodes[p + 1] = (HirNode) {
+		.source = right_source, .left = -1, .level = nodes[i].level + 1,
+		.copy = twins
+	};
+	nodes[i].left = p;
+	*next = p + 2;
+}
+
+/* Lay out one tree breadth first into its slice of the HIR nodes */
+static void
+HirLayTree(const Forest *forest, const HirTree *tree, HirNode *nodes)
+{
+	int64_t		first = forest->trees[tree->source].first_node;
+	int32_t		next = 1;
+
+	nodes[0] = (HirNode) {
+		.source = first, .left = -1
+	};
+	for (int32_t i = 0; i < next; i++)
+	{
+		const ForestNode *fnode = &forest->nodes[nodes[i].source];
+
+		if (nodes[i].copy)
+		{
+			nodes[i].left = nodes[i - 1].left;
+			nodes[i].padding = nodes[i - 1].padding;
+		}
+		else if (fnode->kind != FOREST_NODE_LEAF)
+			HirAddPair(nodes, &next, i, first + fnode->left, first + fnode->right,
+					   false);
+		else if (tree->padded && nodes[i].level < tree->depth)
+		{
+			nodes[i].padding = 1;
+			HirAddPair(nodes, &next, i, nodes[i].source, nodes[i].source, true);
+		}
+	}
+}
+
+/* Size every tree and fill in the HIR tree table */
+static bool
+HirSizeTrees(const Forest *forest, Hir *hir, SilvanStatus *status)
+{
+	HirScratch	scratch;
+	int32_t		largest = 1;
+	int64_t		total = 0;
+
+	for (int32_t t = 0; t < forest->num_trees; t++)
+		if (forest->trees[t].num_nodes > largest)
+			largest = forest->trees[t].num_nodes;
+	scratch.queue = malloc(sizeof(int32_t) * (size_t) largest);
+	scratch.level = malloc(sizeof(int32_t) * (size_t) largest);
+	if (scratch.queue == NULL || scratch.level == NULL)
+	{
+		free(scratch.queue);
+		free(scratch.level);
+		return StatusNoMemory(status, "the compiler's tree scratch space");
+	}
+	for (int32_t t = 0; t < forest->num_trees; t++)
+	{
+		const ForestTree *ftree = &forest->trees[t];
+		HirTree    *tree = &hir->trees[t];
+		int64_t		size;
+
+		tree->source = t;
+		tree->group = ftree->group;
+		tree->depth = ftree->depth;
+		tree->padded = ftree->depth <= hir->pad_depth;
+		size = HirTreeSize(forest, ftree, tree->padded, &scratch);
+		tree->first_node = total;
+		tree->num_nodes = (int32_t) size;
+		total += size;
+		if (size > INT32_MAX || total > INT32_MAX)
+			break;
+		if (tree->padded && tree->depth > hir->max_padded_depth)
+			hir->max_padded_depth = tree->depth;
+		if (!tree->padded)
+			hir->num_unpadded++;
+	}
+	free(scratch.queue);
+	free(scratch.level);
+	if (total > INT32_MAX)
+		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "model too large to compile",
+						  "The padded trees would need more than %d nodes.", INT32_MAX);
+	hir->num_nodes = total;
+	return true;
+}
+
+/* Build the HIR of a validated forest, padding trees up to pad_depth */
+Hir *
+HirBuild(const Forest *forest, int32_t pad_depth, SilvanStatus *status)
+{
+	Hir		   *hir = calloc(1, sizeof(Hir));
+	int64_t		reachable = 0;
+
+	if (hir == NULL)
+	{
+		StatusNoMemory(status, "the HIR");
+		return NULL;
+	}
+	hir->forest = forest;
+	hir->pad_depth = pad_depth < HIR_MAX_PAD_DEPTH ? pad_depth : HIR_MAX_PAD_DEPTH;
+	hir->num_trees = forest->num_trees;
+	hir->trees = calloc((size_t) forest->num_trees + 1, sizeof(HirTree));
+	if (hir->trees == NULL)
+	{
+		StatusNoMemory(status, "the HIR trees");
+		HirFree(hir);
+		return NULL;
+	}
+	if (!HirSizeTrees(forest, hir, status))
+	{
+		HirFree(hir);
+		return NULL;
+	}
+	hir->nodes = malloc(sizeof(HirNode) * (size_t) (hir->num_nodes + 1));
+	if (hir->nodes == NULL)
+	{
+		StatusNoMemory(status, "the HIR nodes");
+		HirFree(hir);
+		return NULL;
+	}
+	for (int32_t t = 0; t < hir->num_trees; t++)
+		HirLayTree(forest, &hir->trees[t], hir->nodes + hir->trees[t].first_node);
+	for (int64_t i = 0; i < hir->num_nodes; i++)
+		if (!hir->nodes[i].padding && !hir->nodes[i].copy)
+			reachable++;
+	hir->num_padding_nodes = hir->num_nodes - reachable;
+	return hir;
+}
+
+/* Describe one HIR node on one line */
+static void
+HirDumpNode(TextBuf *buf, const Forest *forest, const HirNode *node, int32_t i)
+{
+	const ForestNode *fnode = &forest->nodes[node->source];
+	static const char *const missing[] = {"nan", "zero", "none"};
+
+	TextAppend(buf, "    n%d: ", i);
+	if (node->padding)
+		TextAppend(buf, "pad -> n%d, n%d", node->left, node->left + 1);
+	else if (fnode->kind == FOREST_NODE_LEAF)
+		TextAppend(buf, "leaf %.9g", fnode->leaf_value);
+	else if (fnode->kind == FOREST_NODE_NUMERIC)
+		TextAppend(buf, "f%d %s %.9g missing %s default %s -> n%d, n%d",
+				   fnode->feature, fnode->compare == FOREST_CMP_LT ? "<" : "<=",
+				   fnode->threshold, missing[fnode->missing],
+				   fnode->default_left ? "left" : "right", node->left, node->left + 1);
+	else
+		TextAppend(buf, "f%d in set[%lld+%d] goes %s default %s -> n%d, n%d",
+				   fnode->feature, (long long) fnode->category_offset,
+				   fnode->category_words, fnode->category_in_left ? "left" : "right",
+				   fnode->default_left ? "left" : "right", node->left, node->left + 1);
+	TextAppend(buf, "%s\n", node->copy ? " (copy)" : "");
+}
+
+/* Summarize trees by depth: how many, and whether padded */
+static void
+HirDumpDepths(TextBuf *buf, const Hir *hir)
+{
+	int32_t		max_depth = 0;
+	int32_t    *count;
+
+	for (int32_t t = 0; t < hir->num_trees; t++)
+		if (hir->trees[t].depth > max_depth)
+			max_depth = hir->trees[t].depth;
+	count = calloc((size_t) max_depth + 1, sizeof(int32_t));
+	if (count == NULL)
+	{
+		buf->failed = true;
+		return;
+	}
+	for (int32_t t = 0; t < hir->num_trees; t++)
+		count[hir->trees[t].depth]++;
+	for (int32_t d = 0; d <= max_depth; d++)
+		if (count[d] > 0)
+			TextAppend(buf, "  depth %d: %d tree%s, %s\n", d, count[d],
+					   count[d] == 1 ? "" : "s",
+					   d <= hir->pad_depth ? "padded, unrolled walk" : "counted loop walk");
+	free(count);
+}
+
+/* The HIR as text: a summary, and optionally every node */
+char *
+HirDump(const Hir *hir, bool with_nodes)
+{
+	TextBuf		buf = {0};
+
+	TextAppend(&buf, "hir: %d trees in model order, %lld nodes (%lld padding), pad depth %d\n",
+			   hir->num_trees, (long long) hir->num_nodes,
+			   (long long) hir->num_padding_nodes, hir->pad_depth);
+	HirDumpDepths(&buf, hir);
+	for (int32_t t = 0; with_nodes && t < hir->num_trees; t++)
+	{
+		const HirTree *tree = &hir->trees[t];
+
+		TextAppend(&buf, "  tree %d (group %d, depth %d, %s, %d nodes):\n",
+				   tree->source, tree->group, tree->depth,
+				   tree->padded ? "padded" : "unpadded", tree->num_nodes);
+		for (int32_t i = 0; i < tree->num_nodes; i++)
+			HirDumpNode(&buf, hir->forest, &hir->nodes[tree->first_node + i], i);
+	}
+	return TextFinish(&buf);
+}
+
+/* Release the HIR (not the Forest it points into) */
+void
+HirFree(Hir *hir)
+{
+	if (hir == NULL)
+		return;
+	free(hir->trees);
+	free(hir->nodes);
+	free(hir);
+}

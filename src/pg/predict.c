@@ -1,0 +1,156 @@
+/*
+ * predict.c
+ *		Scoring one row: predict(), predict_proba(), predict_raw().
+ *
+ * The model is found through the backend cache; a per-call-site cache in
+ * fn_extra skips even the hash lookup while the cache generation holds.
+ */
+#include <math.h>
+
+#include "silvan_pg.h"
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+/* What a call site remembers between calls */
+typedef struct PredictCallCache
+{
+	char		name[NAMEDATALEN];
+	uint64		generation;
+	ModelVersion *version;
+} PredictCallCache;
+
+/* Find the model, through fn_extra when possible */
+static ModelVersion *
+PredictLookup(FunctionCallInfo fcinfo, const char *name)
+{
+	PredictCallCache *cc = fcinfo->flinfo->fn_extra;
+
+	if (cc != NULL && cc->generation == ModelCacheGeneration() &&
+		strcmp(cc->name, name) == 0)
+		return cc->version;
+	if (cc == NULL)
+		cc = fcinfo->flinfo->fn_extra =
+			MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(PredictCallCache));
+	cc->version = ModelCacheLookup(name);
+	cc->generation = ModelCacheGeneration();
+	strlcpy(cc->name, name, NAMEDATALEN);
+	return cc->version;
+}
+
+/* Copy a one-dimensional float4[]/float8[] into a row of the forest's precision */
+static void *
+PredictRowFromArray(ArrayType *array, const Forest *forest, const char *name)
+{
+	Oid			elemtype = ARR_ELEMTYPE(array);
+	int			nitems = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
+	bits8	   *nulls = ARR_NULLBITMAP(array);
+	char	   *data = ARR_DATA_PTR(array);
+	void	   *row;
+
+	if (ARR_NDIM(array) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("features must be a one-dimensional array"),
+				 errdetail("Argument \"features\" has %d dimensions.", ARR_NDIM(array))));
+	if (nitems != forest->num_features)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("wrong number of features for model \"%s\"", name),
+				 errdetail("Expected %d features, got %d.", forest->num_features, nitems)));
+	row = palloc(ForestValueSize(forest) * nitems);
+	for (int i = 0; i < nitems; i++)
+	{
+		double		x;
+
+		if (nulls && !(nulls[i / 8] & (1 << (i % 8))))
+			x = NAN;
+		else if (elemtype == FLOAT4OID)
+		{
+			x = *(float4 *) data;
+			data += sizeof(float4);
+		}
+		else
+		{
+			x = *(float8 *) data;
+			data += sizeof(float8);
+		}
+		if (forest->precision == FOREST_FLOAT32)
+			((float *) row)[i] = (float) x;
+		else
+			((double *) row)[i] = x;
+	}
+	return row;
+}
+
+/* Score one array of features; the shared body of every scalar function */
+static Datum
+PredictOne(FunctionCallInfo fcinfo, ScoreOutput output)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	ArrayType  *array = PG_GETARG_ARRAYTYPE_P(1);
+	ModelVersion *version = PredictLookup(fcinfo, name);
+	Forest	   *forest = version->forest;
+	void	   *row;
+	double	   *acc;
+	double	   *margins;
+	double	   *scratch;
+
+	ScoreCheckOutput(version, output, name);
+	row = PredictRowFromArray(array, forest, name);
+	acc = palloc(sizeof(double) * forest->num_groups);
+	margins = palloc(sizeof(double) * forest->num_groups);
+	scratch = palloc(sizeof(double) * forest->num_groups);
+	ScoreBatch(version, row, 1, acc, margins);
+	return ScoreResultDatum(version, output, margins, scratch);
+}
+
+PG_FUNCTION_INFO_V1(silvan_predict_float4);
+PG_FUNCTION_INFO_V1(silvan_predict_float8);
+PG_FUNCTION_INFO_V1(silvan_predict_proba_float4);
+PG_FUNCTION_INFO_V1(silvan_predict_proba_float8);
+PG_FUNCTION_INFO_V1(silvan_predict_raw_float4);
+PG_FUNCTION_INFO_V1(silvan_predict_raw_float8);
+
+/* predict(model, float4[]) */
+Datum
+silvan_predict_float4(PG_FUNCTION_ARGS)
+{
+	return PredictOne(fcinfo, SCORE_PREDICT);
+}
+
+/* predict(model, float8[]) */
+Datum
+silvan_predict_float8(PG_FUNCTION_ARGS)
+{
+	return PredictOne(fcinfo, SCORE_PREDICT);
+}
+
+/* predict_proba(model, float4[]) */
+Datum
+silvan_predict_proba_float4(PG_FUNCTION_ARGS)
+{
+	return PredictOne(fcinfo, SCORE_PROBA);
+}
+
+/* predict_proba(model, float8[]) */
+Datum
+silvan_predict_proba_float8(PG_FUNCTION_ARGS)
+{
+	return PredictOne(fcinfo, SCORE_PROBA);
+}
+
+/* predict_raw(model, float4[]) */
+Datum
+silvan_predict_raw_float4(PG_FUNCTION_ARGS)
+{
+	return PredictOne(fcinfo, SCORE_RAW);
+}
+
+/* predict_raw(model, float8[]) */
+Datum
+silvan_predict_raw_float8(PG_FUNCTION_ARGS)
+{
+	return PredictOne(fcinfo, SCORE_RAW);
+}

@@ -1,0 +1,144 @@
+/*
+ * score.c
+ *		Running a batch through a model, and shaping its results as Datums.
+ *
+ * Used by the scalar functions (batches of one row) and by the batched
+ * scans.  With silvan.jit on the model is compiled on first use and the
+ * code is kept with its ModelVersion; with it off the reference
+ * interpreter runs.  Both add the same values in the same order.
+ */
+#include "silvan_pg.h"
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/numeric.h"
+
+/* Batch size the default schedule is chosen for */
+#define SCORE_DEFAULT_BATCH 4096
+
+/* Compile the version's forest unless already done */
+static CompiledForest *
+ScoreCompiled(ModelVersion *version)
+{
+	if (version->compiled == NULL)
+	{
+		Schedule	schedule;
+		SilvanStatus status;
+
+		ScheduleDefault(version->forest, SCORE_DEFAULT_BATCH, &schedule);
+		version->compiled = CompileForest(version->forest, &schedule, &status);
+		if (version->compiled == NULL)
+			SilvanReportStatus(ERROR, &status);
+	}
+	return version->compiled;
+}
+
+/*
+ * Margins of num_rows rows.  rows are of the forest's precision; acc is
+ * scratch of num_rows * num_groups values of that precision; margins gets
+ * num_rows * num_groups doubles.
+ */
+void
+ScoreBatch(ModelVersion *version, const void *rows, int64 num_rows,
+		   void *acc, double *margins)
+{
+	Forest	   *forest = version->forest;
+
+	ForestMarginsInit(forest, acc, num_rows);
+	if (silvan_jit)
+		CompiledForestAccumulate(ScoreCompiled(version), rows, num_rows, acc);
+	else
+		ForestInterpretAccumulate(forest, rows, num_rows, acc);
+	ForestMarginsFinish(forest, acc, num_rows, margins);
+}
+
+/* Error unless the model can produce the requested output */
+void
+ScoreCheckOutput(ModelVersion *version, ScoreOutput output, const char *name)
+{
+	if (output == SCORE_PROBA && !ForestHasProbabilities(version->forest))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model \"%s\" does not produce class probabilities", name),
+				 errdetail("Its objective \"%s\" is a %s objective.",
+						   version->forest->objective,
+						   ForestTaskName(version->forest->task)),
+				 errhint("Use silvan.predict() or silvan.predict_raw().")));
+}
+
+/* Build a float8[] Datum */
+static Datum
+Float8ArrayDatum(const double *values, int n)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * n);
+
+	for (int i = 0; i < n; i++)
+		elems[i] = Float8GetDatum(values[i]);
+	return PointerGetDatum(construct_array(elems, n, FLOAT8OID, sizeof(float8),
+										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* The Datum one row yields for an output kind; scratch holds num_groups doubles */
+Datum
+ScoreResultDatum(ModelVersion *version, ScoreOutput output,
+				 const double *margins, double *scratch)
+{
+	Forest	   *forest = version->forest;
+
+	switch (output)
+	{
+		case SCORE_PREDICT:
+			return Float8GetDatum(ForestPredictRow(forest, margins));
+		case SCORE_PROBA:
+			return Float8ArrayDatum(scratch, ForestProbaRow(forest, margins, scratch));
+		case SCORE_RAW:
+			return Float8ArrayDatum(margins, forest->num_groups);
+	}
+	return (Datum) 0;
+}
+
+/* The scalar type a feature column or array element must have; InvalidOid if none */
+Oid
+FeatureElementType(Oid typid)
+{
+	switch (typid)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case FLOAT4OID:
+		case FLOAT8OID:
+		case NUMERICOID:
+		case BOOLOID:
+			return typid;
+		default:
+			return InvalidOid;
+	}
+}
+
+/* Convert a numeric Datum of a supported type to double */
+double
+FeatureDatumToDouble(Datum value, Oid typid)
+{
+	switch (typid)
+	{
+		case INT2OID:
+			return DatumGetInt16(value);
+		case INT4OID:
+			return DatumGetInt32(value);
+		case INT8OID:
+			return (double) DatumGetInt64(value);
+		case FLOAT4OID:
+			return DatumGetFloat4(value);
+		case FLOAT8OID:
+			return DatumGetFloat8(value);
+		case NUMERICOID:
+			return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, value));
+		case BOOLOID:
+			return DatumGetBool(value) ? 1.0 : 0.0;
+	}
+	elog(ERROR, "unsupported feature type %u", typid);
+	return 0.0;
+}

@@ -1,0 +1,303 @@
+/*
+ * jit.c
+ *		ORC LLJIT inside the backend: modules in, function addresses out.
+ *
+ * The first use initializes the native target and creates one LLJIT for
+ * the host (LLVMOrcJITTargetMachineBuilderDetectHost picks the CPU name and
+ * features), with the process's symbols visible to generated code.  This
+ * happens once per process under pthread_once; a failure is remembered and
+ * reported by every later call.
+ *
+ * Each compiled module gets its own resource tracker, so JitCodeFree
+ * releases exactly that module's machine code.  Modules are optimized
+ * before they are added, with the legacy pass manager at -O2 and the host
+ * target's cost model; no fast-math flags are ever set, so floating point
+ * results are those of the IR.  Every LLVMErrorRef becomes a status.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassManagerBuilder.h>
+
+#include "silvan/jit.h"
+
+struct JitCode
+{
+	LLVMOrcResourceTrackerRef tracker;
+};
+
+/* The process-wide JIT, set up once */
+static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
+static LLVMOrcLLJITRef jit_instance;
+static LLVMTargetRef jit_target;
+static char *jit_triple;
+static char *jit_cpu;
+static char *jit_features;
+static char jit_init_error[SILVAN_DETAIL_LEN];
+static atomic_ulong jit_next_id;
+
+/* Record an LLVM error's message and dispose of the error */
+static void
+ErrorToText(LLVMErrorRef error, char *out, size_t size)
+{
+	char	   *message = LLVMGetErrorMessage(error);
+
+	snprintf(out, size, "%s", message ? message : "unknown LLVM error");
+	LLVMDisposeErrorMessage(message);
+}
+
+/* Fail a status with an LLVM error, which is consumed */
+static bool
+FailWithError(SilvanStatus *status, const char *message, const char *what,
+			  LLVMErrorRef error)
+{
+	char		text[SILVAN_DETAIL_LEN];
+
+	ErrorToText(error, text, sizeof(text));
+	return StatusFail(status, SILVAN_ERROR_INTERNAL, message, "%s: %s", what, text);
+}
+
+/* Let generated code resolve symbols of the process (libm, libc) */
+static bool
+JitAddProcessSymbols(void)
+{
+	LLVMOrcDefinitionGeneratorRef generator;
+	LLVMErrorRef error;
+
+	error = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&generator,
+																 LLVMOrcLLJITGetGlobalPrefix(jit_instance),
+																 NULL, NULL);
+	if (error)
+	{
+		ErrorToText(error, jit_init_error, sizeof(jit_init_error));
+		return false;
+	}
+	LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit_instance), generator);
+	return true;
+}
+
+/* Create the LLJIT for the host CPU */
+static bool
+JitCreateInstance(void)
+{
+	LLVMOrcJITTargetMachineBuilderRef jtmb;
+	LLVMOrcLLJITBuilderRef builder;
+	LLVMErrorRef error;
+	char	   *message = NULL;
+
+	error = LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb);
+	if (error)
+	{
+		ErrorToText(error, jit_init_error, sizeof(jit_init_error));
+		return false;
+	}
+	builder = LLVMOrcCreateLLJITBuilder();
+	LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, jtmb);
+	error = LLVMOrcCreateLLJIT(&jit_instance, builder);
+	if (error)
+	{
+		jit_instance = NULL;
+		ErrorToText(error, jit_init_error, sizeof(jit_init_error));
+		return false;
+	}
+	jit_triple = strdup(LLVMOrcLLJITGetTripleString(jit_instance));
+	if (jit_triple == NULL ||
+		LLVMGetTargetFromTriple(jit_triple, &jit_target, &message))
+	{
+		snprintf(jit_init_error, sizeof(jit_init_error), "no target for triple %s: %s",
+				 jit_triple ? jit_triple : "?", message ? message : "out of memory");
+		LLVMDisposeMessage(message);
+		return false;
+	}
+	return JitAddProcessSymbols();
+}
+
+/* Initialize LLVM's native target and the JIT; runs once per process */
+static void
+JitInitOnce(void)
+{
+	if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter())
+	{
+		snprintf(jit_init_error, sizeof(jit_init_error),
+				 "LLVM has no native target for this machine");
+		return;
+	}
+	jit_cpu = LLVMGetHostCPUName();
+	jit_features = LLVMGetHostCPUFeatures();
+	if (!JitCreateInstance())
+		jit_instance = NULL;
+}
+
+/* Make sure the JIT exists; false and a status if it could not be made */
+static bool
+JitEnsure(SilvanStatus *status)
+{
+	pthread_once(&jit_once, JitInitOnce);
+	if (jit_instance == NULL)
+		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not start the LLVM JIT",
+						  "%s", jit_init_error[0] ? jit_init_error : "Unknown failure.");
+	return true;
+}
+
+/* The host CPU's name, for the target-cpu attribute */
+const char *
+JitHostCpuName(void)
+{
+	return jit_cpu ? jit_cpu : "";
+}
+
+/* The host CPU's features, for the target-features attribute */
+const char *
+JitHostCpuFeatures(void)
+{
+	return jit_features ? jit_features : "";
+}
+
+/* A process-unique number for symbol names */
+unsigned long
+JitNextId(void)
+{
+	return atomic_fetch_add(&jit_next_id, 1);
+}
+
+/* Create an empty module for the host in a fresh thread-safe context */
+bool
+JitModuleCreate(const char *name, JitModule *jm, SilvanStatus *status)
+{
+	memset(jm, 0, sizeof(JitModule));
+	if (!JitEnsure(status))
+		return false;
+	jm->tsctx = LLVMOrcCreateNewThreadSafeContext();
+	jm->context = LLVMOrcThreadSafeContextGetContext(jm->tsctx);
+	jm->module = LLVMModuleCreateWithNameInContext(name, jm->context);
+	LLVMSetTarget(jm->module, LLVMOrcLLJITGetTripleString(jit_instance));
+	LLVMSetDataLayout(jm->module, LLVMOrcLLJITGetDataLayoutStr(jit_instance));
+	return true;
+}
+
+/* Drop a module that was not handed to the JIT */
+void
+JitModuleDispose(JitModule *jm)
+{
+	if (jm->module)
+		LLVMDisposeModule(jm->module);
+	if (jm->tsctx)
+		LLVMOrcDisposeThreadSafeContext(jm->tsctx);
+	memset(jm, 0, sizeof(JitModule));
+}
+
+/* Run the -O2 function and module pipelines with the host's cost model */
+bool
+JitOptimizeModule(JitModule *jm, SilvanStatus *status)
+{
+	LLVMTargetMachineRef tm;
+	LLVMPassManagerBuilderRef pmb;
+	LLVMPassManagerRef fpm;
+	LLVMPassManagerRef mpm;
+
+	if (!JitEnsure(status))
+		return false;
+	tm = LLVMCreateTargetMachine(jit_target, jit_triple, JitHostCpuName(),
+								 JitHostCpuFeatures(), LLVMCodeGenLevelDefault,
+								 LLVMRelocDefault, LLVMCodeModelJITDefault);
+	if (tm == NULL)
+		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not optimize generated code",
+						  "LLVM could not create a target machine for %s.", jit_triple);
+	pmb = LLVMPassManagerBuilderCreate();
+	LLVMPassManagerBuilderSetOptLevel(pmb, 2);
+	LLVMPassManagerBuilderSetDisableUnrollLoops(pmb, true);
+	fpm = LLVMCreateFunctionPassManagerForModule(jm->module);
+	mpm = LLVMCreatePassManager();
+	LLVMAddAnalysisPasses(tm, fpm);
+	LLVMAddAnalysisPasses(tm, mpm);
+	LLVMPassManagerBuilderPopulateFunctionPassManager(pmb, fpm);
+	LLVMPassManagerBuilderPopulateModulePassManager(pmb, mpm);
+
+	LLVMInitializeFunctionPassManager(fpm);
+	for (LLVMValueRef fn = LLVMGetFirstFunction(jm->module); fn; fn = LLVMGetNextFunction(fn))
+		if (!LLVMIsDeclaration(fn))
+			LLVMRunFunctionPassManager(fpm, fn);
+	LLVMFinalizeFunctionPassManager(fpm);
+	LLVMRunPassManager(mpm, jm->module);
+
+	LLVMDisposePassManager(fpm);
+	LLVMDisposePassManager(mpm);
+	LLVMPassManagerBuilderDispose(pmb);
+	LLVMDisposeTargetMachine(tm);
+	return true;
+}
+
+/* Remove a tracker's code and release it; errors are dropped */
+static void
+JitRemoveTracker(LLVMOrcResourceTrackerRef tracker)
+{
+	LLVMErrorRef error = LLVMOrcResourceTrackerRemove(tracker);
+
+	if (error)
+		LLVMConsumeError(error);
+	LLVMOrcReleaseResourceTracker(tracker);
+}
+
+/*
+ * Hand the module to the JIT under a new resource tracker and look up
+ * symbol, which compiles it.  The module is consumed either way.
+ */
+JitCode *
+JitAddModule(JitModule *jm, const char *symbol, void **address, SilvanStatus *status)
+{
+	LLVMOrcResourceTrackerRef tracker;
+	LLVMOrcThreadSafeModuleRef tsm;
+	LLVMOrcExecutorAddress addr = 0;
+	LLVMErrorRef error;
+	JitCode    *code;
+
+	if (!JitEnsure(status))
+	{
+		JitModuleDispose(jm);
+		return NULL;
+	}
+	code = malloc(sizeof(JitCode));
+	if (code == NULL)
+	{
+		JitModuleDispose(jm);
+		StatusNoMemory(status, "the compiled code handle");
+		return NULL;
+	}
+	tracker = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(jit_instance));
+	tsm = LLVMOrcCreateNewThreadSafeModule(jm->module, jm->tsctx);
+	LLVMOrcDisposeThreadSafeContext(jm->tsctx);
+	memset(jm, 0, sizeof(JitModule));
+
+	error = LLVMOrcLLJITAddLLVMIRModuleWithRT(jit_instance, tracker, tsm);
+	if (!error)
+		error = LLVMOrcLLJITLookup(jit_instance, &addr, symbol);
+	if (error)
+	{
+		FailWithError(status, "could not compile generated code", "LLVM JIT", error);
+		JitRemoveTracker(tracker);
+		free(code);
+		return NULL;
+	}
+	code->tracker = tracker;
+	*address = (void *) (uintptr_t) addr;
+	return code;
+}
+
+/* Release a module's machine code */
+void
+JitCodeFree(JitCode *code)
+{
+	if (code == NULL)
+		return;
+	JitRemoveTracker(code->tracker);
+	free(code);
+}

@@ -1,0 +1,794 @@
+/*
+ * test_compiler.c
+ *		The compiler and JIT against the reference interpreter, bit for bit.
+ *
+ * Hand-built and randomly generated forests cover every split rule (LT/LE,
+ * the three missing-value rules, XGBoost and LightGBM categorical rules),
+ * single-leaf and uneven trees, several groups and both precisions.  Rows
+ * are drawn from values that sit on, just beside and far from thresholds,
+ * with NaN, zeros, infinities and odd categories.  Each forest is compiled
+ * under several schedules and run on batches of 1, 3 and 4097 rows; the
+ * margins must equal the interpreter's byte for byte.  Real models under
+ * ../shared/models are checked the same way when they are there.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "silvan/compiler.h"
+#include "silvan/hir.h"
+#include "silvan/mir.h"
+#include "silvan/parse.h"
+#include "unit.h"
+
+/* xorshift64*: deterministic randomness */
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+static uint64_t
+RandNext(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1Dull;
+}
+
+static int
+RandInt(int n)
+{
+	return (int) (RandNext() % (uint64_t) n);
+}
+
+static double
+RandUnit(void)
+{
+	return (RandNext() >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Values that probe comparisons, missing rules and categories */
+static const double probe_values[] = {
+	-INFINITY, -1e300, -FLT_MAX, -3.0, -1.0, -0.75, -0.5, -1e-36, -0.0, 0.0,
+	1e-36, 1e-35, (double) 1e-35f, 0.1, 0.5, 1.0, 1.5, 2.0, 3.0, 7.0, 31.0,
+	32.0, 33.5, 64.0, 1e9, 16777215.0, 16777216.0, FLT_MAX, 1e300, INFINITY
+};
+#define NUM_PROBES ((int) (sizeof(probe_values) / sizeof(probe_values[0])))
+
+/* What a generated forest may contain */
+typedef struct GenOptions
+{
+	ForestSource source;
+	ForestPrecision precision;
+	int32_t		num_features;
+	int32_t		num_groups;
+	int32_t		num_trees;
+	int32_t		max_depth;
+	double		leaf_prob;		/* chance a node above max_depth is a leaf */
+	bool		chain;			/* caterpillar trees: one child is a leaf */
+	int			compare;		/* FOREST_CMP_*, or -1 for mixed */
+	bool		missing_mixed;	/* all three missing rules, not only NAN */
+	bool		categorical;
+	bool		root_leaves;	/* allow single-leaf trees */
+} GenOptions;
+
+/* A forest being generated: growable nodes and category words */
+typedef struct Gen
+{
+	const GenOptions *opt;
+	ForestNode *nodes;
+	int64_t		num_nodes;
+	int64_t		cap_nodes;
+	uint32_t   *words;
+	int64_t		num_words;
+	int64_t		cap_words;
+	int64_t		tree_first;
+} Gen;
+
+/* Append a zeroed node; return its tree-local index */
+static int32_t
+GenPush(Gen *g)
+{
+	if (g->num_nodes == g->cap_nodes)
+	{
+		g->cap_nodes = g->cap_nodes ? g->cap_nodes * 2 : 256;
+		g->nodes = realloc(g->nodes, sizeof(ForestNode) * g->cap_nodes);
+	}
+	memset(&g->nodes[g->num_nodes], 0, sizeof(ForestNode));
+	return (int32_t) (g->num_nodes++ - g->tree_first);
+}
+
+/* A threshold: a probe value or a double that no float equals */
+static double
+GenThreshold(void)
+{
+	double		t;
+
+	do
+		t = RandInt(3) == 0 ? RandUnit() * 6.0 - 3.0 : probe_values[RandInt(NUM_PROBES)];
+	while (isnan(t));
+	return t;
+}
+
+/* Fill in a numeric split */
+static void
+GenNumeric(const GenOptions *opt, ForestNode *node)
+{
+	node->kind = FOREST_NODE_NUMERIC;
+	node->feature = RandInt(opt->num_features);
+	node->compare = opt->compare >= 0 ? opt->compare : RandInt(2);
+	node->missing = opt->missing_mixed ? RandInt(3) : FOREST_MISSING_NAN;
+	node->default_left = RandInt(2);
+	node->threshold = GenThreshold();
+}
+
+/* Fill in a categorical split with a fresh random set */
+static void
+GenCategorical(Gen *g, ForestNode *node)
+{
+	int32_t		words = 1 + RandInt(3);
+
+	if (g->num_words + words > g->cap_words)
+	{
+		g->cap_words = (g->cap_words + words) * 2;
+		g->words = realloc(g->words, sizeof(uint32_t) * g->cap_words);
+	}
+	node->kind = FOREST_NODE_CATEGORICAL;
+	node->feature = RandInt(g->opt->num_features);
+	node->missing = FOREST_MISSING_NAN;
+	node->default_left = RandInt(2);
+	node->category_in_left = g->opt->source == FOREST_SOURCE_LIGHTGBM;
+	node->category_offset = g->num_words;
+	node->category_words = words;
+	for (int32_t i = 0; i < words; i++)
+		g->words[g->num_words++] = (uint32_t) RandNext();
+}
+
+/* Generate a subtree; return its tree-local root */
+static int32_t
+GenNode(Gen *g, int32_t depth, bool force_leaf)
+{
+	const GenOptions *opt = g->opt;
+	int32_t		local = GenPush(g);
+	int32_t		left;
+	int32_t		right;
+	bool		leaf = force_leaf || depth >= opt->max_depth ||
+		(depth > 0 || opt->root_leaves ? RandUnit() < opt->leaf_prob : false);
+
+	if (leaf)
+	{
+		g->nodes[g->tree_first + local].kind = FOREST_NODE_LEAF;
+		g->nodes[g->tree_first + local].feature = -1;
+		g->nodes[g->tree_first + local].left = -1;
+		g->nodes[g->tree_first + local].right = -1;
+		g->nodes[g->tree_first + local].leaf_value = RandUnit() * 2.0 - 1.0;
+		return local;
+	}
+	if (opt->categorical && RandInt(3) == 0)
+		GenCategorical(g, &g->nodes[g->tree_first + local]);
+	else
+		GenNumeric(opt, &g->nodes[g->tree_first + local]);
+	{
+		bool		left_leaf = opt->chain && RandInt(2) == 0;
+
+		left = GenNode(g, depth + 1, left_leaf);
+		right = GenNode(g, depth + 1, opt->chain && !left_leaf);
+	}
+	g->nodes[g->tree_first + local].left = left;
+	g->nodes[g->tree_first + local].right = right;
+	return local;
+}
+
+/* Generate and validate a forest */
+static Forest *
+GenForest(const GenOptions *opt)
+{
+	SilvanStatus status;
+	Forest	   *forest = ForestCreate(&status);
+	Gen			g = {.opt = opt};
+
+	forest->source = opt->source;
+	forest->precision = opt->precision;
+	forest->num_features = opt->num_features;
+	forest->task = opt->num_groups > 1 ? FOREST_TASK_MULTICLASS : FOREST_TASK_REGRESSION;
+	forest->num_classes = opt->num_groups > 1 ? opt->num_groups : 1;
+	ForestAllocBaseMargin(forest, opt->num_groups, &status);
+	for (int32_t i = 0; i < opt->num_groups; i++)
+		forest->base_margin[i] = opt->precision == FOREST_FLOAT32 ? (float) (0.25 * i) : 0.25 * i;
+	ForestAllocTrees(forest, opt->num_trees, &status);
+	for (int32_t t = 0; t < opt->num_trees; t++)
+	{
+		g.tree_first = g.num_nodes;
+		GenNode(&g, 0, false);
+		forest->trees[t].first_node = g.tree_first;
+		forest->trees[t].num_nodes = (int32_t) (g.num_nodes - g.tree_first);
+		forest->trees[t].group = t % opt->num_groups;
+	}
+	ForestAllocNodes(forest, g.num_nodes, &status);
+	memcpy(forest->nodes, g.nodes, sizeof(ForestNode) * g.num_nodes);
+	ForestAllocCategoryWords(forest, g.num_words, &status);
+	if (g.num_words > 0)
+		memcpy(forest->category_words, g.words, sizeof(uint32_t) * g.num_words);
+	free(g.nodes);
+	free(g.words);
+	if (!ForestValidate(forest, &status))
+	{
+		fprintf(stderr, "generated forest invalid: %s: %s\n", status.message, status.detail);
+		ForestFree(forest);
+		return NULL;
+	}
+	return forest;
+}
+
+/* One row value: a probe, a threshold's neighbour, a category or NaN */
+static double
+GenValue(const Forest *forest)
+{
+	int			pick = RandInt(10);
+
+	if (pick == 0)
+		return NAN;
+	if (pick <= 3)
+		return probe_values[RandInt(NUM_PROBES)];
+	if (pick <= 5)
+		return RandInt(100) - 3 + (RandInt(4) == 0 ? 0.5 : 0.0);
+	if (forest->num_nodes > 0)
+	{
+		const ForestNode *node = &forest->nodes[RandInt((int) forest->num_nodes)];
+		double		t = node->threshold;
+
+		if (node->kind == FOREST_NODE_NUMERIC)
+		{
+			if (forest->precision == FOREST_FLOAT32)
+			{
+				float		f = (float) t;
+
+				return pick == 6 ? f : nextafterf(f, pick == 7 ? INFINITY : -INFINITY);
+			}
+			return pick == 6 ? t : nextafter(t, pick == 7 ? INFINITY : -INFINITY);
+		}
+	}
+	return RandUnit() * 8.0 - 4.0;
+}
+
+/* Rows of the forest's precision, values from GenValue */
+static void *
+GenRows(const Forest *forest, int64_t num_rows)
+{
+	int64_t		n = num_rows * forest->num_features;
+	void	   *rows = malloc(ForestValueSize(forest) * (size_t) (n > 0 ? n : 1));
+
+	for (int64_t i = 0; i < n; i++)
+	{
+		double		v = GenValue(forest);
+
+		if (forest->precision == FOREST_FLOAT32)
+			((float *) rows)[i] = (float) v;
+		else
+			((double *) rows)[i] = v;
+	}
+	return rows;
+}
+
+/* Compiled vs interpreted margins for one batch; true if identical */
+static bool
+SameMargins(const Forest *forest, const CompiledForest *compiled,
+			const void *rows, int64_t num_rows, const char *what)
+{
+	size_t		bytes = ForestValueSize(forest) * (size_t) (num_rows * forest->num_groups);
+	void	   *want = malloc(bytes + 1);
+	void	   *got = malloc(bytes + 1);
+	bool		same;
+
+	ForestMarginsInit(forest, want, num_rows);
+	ForestMarginsInit(forest, got, num_rows);
+	ForestInterpretAccumulate(forest, rows, num_rows, want);
+	CompiledForestAccumulate(compiled, rows, num_rows, got);
+	same = memcmp(want, got, bytes) == 0;
+	if (!same)
+	{
+		int64_t		n = num_rows * forest->num_groups;
+
+		for (int64_t i = 0; i < n; i++)
+		{
+			double		w = forest->precision == FOREST_FLOAT32 ? ((float *) want)[i] : ((double *) want)[i];
+			double		o = forest->precision == FOREST_FLOAT32 ? ((float *) got)[i] : ((double *) got)[i];
+
+			if (memcmp(&w, &o, sizeof(double)) != 0)
+			{
+				fprintf(stderr, "%s: %lld rows: first difference at margin %lld: want %.17g got %.17g\n",
+						what, (long long) num_rows, (long long) i, w, o);
+				break;
+			}
+		}
+	}
+	free(want);
+	free(got);
+	return same;
+}
+
+/* Compile under one schedule and compare on batches of 1, 3 and 4097 rows */
+static void
+CheckSchedule(const char *name, const Forest *forest, const Schedule *schedule,
+			  const void *rows)
+{
+	static const int64_t batches[] = {1, 3, 4097};
+	SilvanStatus status;
+	CompiledForest *compiled = CompileForest(forest, schedule, &status);
+	char		what[256];
+	char	   *text = schedule ? ScheduleToText(schedule) : strdup("default");
+
+	snprintf(what, sizeof(what), "%s [%s]", name, text);
+	free(text);
+	CHECK_MSG(compiled != NULL, "%s: %s: %s", what,
+			  compiled ? "" : status.message, compiled ? "" : status.detail);
+	if (compiled == NULL)
+		return;
+	for (int i = 0; i < 3; i++)
+		CHECK_MSG(SameMargins(forest, compiled, rows, batches[i], what), "%s", what);
+	CompiledForestFree(compiled);
+}
+
+/* Compare a forest under a spread of schedules */
+static void
+CheckForest(const char *name, const Forest *forest)
+{
+	Schedule	schedules[6];
+	void	   *rows = GenRows(forest, 4097);
+	int32_t		deep = forest->max_depth;
+
+	ScheduleDefault(forest, 0, &schedules[0]);
+	ScheduleDefault(forest, 1, &schedules[1]);
+	schedules[2] = (Schedule) {.batch_block = 7, .interleave = 3, .unroll_depth = 2};
+	schedules[3] = (Schedule) {.batch_block = 0, .interleave = 1, .unroll_depth = 0};
+	schedules[4] = (Schedule) {.batch_block = 256, .interleave = 16, .unroll_depth = 32};
+	schedules[5] = (Schedule) {.batch_block = 64, .interleave = 4,
+	.unroll_depth = deep > 1 ? deep - 1 : 0};
+	for (int i = 2; i < 6; i++)
+		strcpy(schedules[i].representation, "array");
+	CheckSchedule(name, forest, NULL, rows);
+	for (int i = 0; i < 6; i++)
+		CheckSchedule(name, forest, &schedules[i], rows);
+	free(rows);
+}
+
+/* Generate a forest from options and check it */
+static void
+CheckGenerated(const char *name, GenOptions opt)
+{
+	Forest	   *forest = GenForest(&opt);
+
+	CHECK_MSG(forest != NULL, "%s", name);
+	if (forest == NULL)
+		return;
+	CheckForest(name, forest);
+	ForestFree(forest);
+}
+
+/* Base options: XGBoost-like float forest */
+static GenOptions
+BaseOptions(void)
+{
+	return (GenOptions) {
+		.source = FOREST_SOURCE_XGBOOST, .precision = FOREST_FLOAT32,
+		.num_features = 6, .num_groups = 1, .num_trees = 12, .max_depth = 5,
+		.leaf_prob = 0.2, .compare = FOREST_CMP_LT
+	};
+}
+
+/* Generated forests over the whole space of split rules */
+static void
+TestGenerated(void)
+{
+	GenOptions	o;
+
+	o = BaseOptions();
+	CheckGenerated("xgboost float lt", o);
+	o = BaseOptions();
+	o.compare = FOREST_CMP_LE;
+	CheckGenerated("float le", o);
+	o = BaseOptions();
+	o.precision = FOREST_FLOAT64;
+	o.compare = -1;
+	CheckGenerated("double mixed lt/le", o);
+	o = BaseOptions();
+	o.source = FOREST_SOURCE_LIGHTGBM;
+	o.precision = FOREST_FLOAT64;
+	o.compare = FOREST_CMP_LE;
+	o.missing_mixed = true;
+	CheckGenerated("lightgbm double le, all missing rules", o);
+	o.precision = FOREST_FLOAT32;
+	CheckGenerated("lightgbm float le, all missing rules", o);
+	o = BaseOptions();
+	o.categorical = true;
+	CheckGenerated("xgboost categorical", o);
+	o.precision = FOREST_FLOAT64;
+	CheckGenerated("xgboost categorical double", o);
+	o = BaseOptions();
+	o.source = FOREST_SOURCE_LIGHTGBM;
+	o.precision = FOREST_FLOAT64;
+	o.compare = FOREST_CMP_LE;
+	o.missing_mixed = true;
+	o.categorical = true;
+	CheckGenerated("lightgbm categorical, all rules", o);
+	o.precision = FOREST_FLOAT32;
+	CheckGenerated("lightgbm categorical float", o);
+	o = BaseOptions();
+	o.num_groups = 3;
+	o.num_trees = 30;
+	o.root_leaves = true;
+	CheckGenerated("multi-group with single-leaf trees", o);
+	o = BaseOptions();
+	o.max_depth = 0;
+	o.num_trees = 5;
+	CheckGenerated("only single-leaf trees", o);
+	o = BaseOptions();
+	o.chain = true;
+	o.max_depth = 40;
+	o.num_trees = 6;
+	o.missing_mixed = true;
+	o.compare = -1;
+	CheckGenerated("caterpillar trees deeper than any unroll", o);
+	o = BaseOptions();
+	o.max_depth = 10;
+	o.leaf_prob = 0.35;
+	o.num_trees = 40;
+	o.num_groups = 4;
+	o.categorical = true;
+	CheckGenerated("uneven depths, four groups", o);
+	o = BaseOptions();
+	o.num_features = 1;
+	o.num_trees = 0;
+	CheckGenerated("no trees", o);
+}
+
+/* Build a forest from an explicit node list: one tree per call to AddTree */
+static Forest *
+HandForest(ForestSource source, ForestPrecision precision, int32_t num_features,
+		   const ForestNode *nodes, const int32_t *tree_sizes, int32_t num_trees,
+		   const uint32_t *words, int64_t num_words)
+{
+	SilvanStatus status;
+	Forest	   *forest = ForestCreate(&status);
+	int64_t		total = 0;
+
+	forest->source = source;
+	forest->precision = precision;
+	forest->num_features = num_features;
+	ForestAllocBaseMargin(forest, 1, &status);
+	ForestAllocTrees(forest, num_trees, &status);
+	for (int32_t t = 0; t < num_trees; t++)
+	{
+		forest->trees[t].first_node = total;
+		forest->trees[t].num_nodes = tree_sizes[t];
+		total += tree_sizes[t];
+	}
+	ForestAllocNodes(forest, total, &status);
+	memcpy(forest->nodes, nodes, sizeof(ForestNode) * total);
+	ForestAllocCategoryWords(forest, num_words, &status);
+	if (num_words > 0)
+		memcpy(forest->category_words, words, sizeof(uint32_t) * num_words);
+	if (!ForestValidate(forest, &status))
+	{
+		fprintf(stderr, "hand forest invalid: %s: %s\n", status.message, status.detail);
+		ForestFree(forest);
+		return NULL;
+	}
+	return forest;
+}
+
+#define LEAF(v) {.kind = FOREST_NODE_LEAF, .feature = -1, .left = -1, .right = -1, .leaf_value = (v)}
+
+/* Margins of a few rows, compiled with the default schedule */
+static void
+CompiledMargins(const Forest *forest, const void *rows, int64_t num_rows, void *acc)
+{
+	SilvanStatus status;
+	CompiledForest *compiled = CompileForest(forest, NULL, &status);
+
+	CHECK_MSG(compiled != NULL, "%s: %s", status.message, status.detail);
+	ForestMarginsInit(forest, acc, num_rows);
+	if (compiled)
+		CompiledForestAccumulate(compiled, rows, num_rows, acc);
+	CompiledForestFree(compiled);
+}
+
+/* x <= +inf: every number goes left, NaN to the default */
+static void
+TestLessEqualInfinity(void)
+{
+	ForestNode	nodes[] = {
+		{.kind = FOREST_NODE_NUMERIC, .compare = FOREST_CMP_LE, .feature = 0,
+		.left = 1, .right = 2, .threshold = INFINITY},
+		LEAF(1.0), LEAF(2.0),
+		{.kind = FOREST_NODE_NUMERIC, .compare = FOREST_CMP_LE, .feature = 0,
+		.left = 1, .right = 2, .threshold = INFINITY, .default_left = 1},
+		LEAF(10.0), LEAF(20.0)
+	};
+	int32_t		sizes[] = {3, 3};
+	double		rows[] = {INFINITY, -INFINITY, NAN, 0.0, DBL_MAX};
+	double		acc[5];
+	double		want[5] = {11.0, 11.0, 12.0, 11.0, 11.0};
+	Forest	   *forest = HandForest(FOREST_SOURCE_LIGHTGBM, FOREST_FLOAT64, 1,
+									nodes, sizes, 2, NULL, 0);
+
+	CHECK(forest != NULL);
+	if (forest == NULL)
+		return;
+	CompiledMargins(forest, rows, 5, acc);
+	CHECK(memcmp(acc, want, sizeof(want)) == 0);
+	CheckForest("le +inf", forest);
+	ForestFree(forest);
+}
+
+/* Thresholds that are doubles in a float forest compare exactly */
+static void
+TestFloatThresholds(void)
+{
+	ForestNode	nodes[] = {
+		{.kind = FOREST_NODE_NUMERIC, .compare = FOREST_CMP_LT, .feature = 0,
+		.left = 1, .right = 2, .threshold = 0.1},
+		LEAF(1.0), LEAF(2.0),
+		{.kind = FOREST_NODE_NUMERIC, .compare = FOREST_CMP_LE, .feature = 0,
+		.left = 1, .right = 2, .threshold = 0.1},
+		LEAF(10.0), LEAF(20.0)
+	};
+	int32_t		sizes[] = {3, 3};
+	float		rows[] = {0.1f, nextafterf(0.1f, 0), nextafterf(0.1f, 1), NAN};
+	float		acc[4];
+	Forest	   *forest = HandForest(FOREST_SOURCE_XGBOOST, FOREST_FLOAT32, 1,
+									nodes, sizes, 2, NULL, 0);
+	float		want[4];
+
+	CHECK(forest != NULL);
+	if (forest == NULL)
+		return;
+	ForestMarginsInit(forest, want, 4);
+	ForestInterpretAccumulate(forest, rows, 4, want);
+	CompiledMargins(forest, rows, 4, acc);
+	CHECK(memcmp(acc, want, sizeof(want)) == 0);
+	/* 0.1f > 0.1, so it fails both x < 0.1 and x <= 0.1 */
+	CHECK(acc[0] == 22.0f);
+	CHECK(acc[1] == 11.0f);
+	ForestFree(forest);
+}
+
+/* Categories: XGBoost rejects negatives, LightGBM truncates (-1, 0) to 0 */
+static void
+TestCategories(void)
+{
+	ForestNode	nodes[] = {
+		{.kind = FOREST_NODE_CATEGORICAL, .feature = 0, .left = 1, .right = 2,
+		.category_offset = 0, .category_words = 2, .default_left = 1},
+		LEAF(1.0), LEAF(2.0)
+	};
+	int32_t		sizes[] = {1 + 2};
+	uint32_t	words[] = {0x1u | 0x4u, 0x1u};	/* {0, 2, 32} */
+	double		rows[] = {0.0, 2.0, 2.9, 1.0, 32.0, 33.0, 64.0, -0.5, -1.0, NAN,
+	1e10, 16777216.0, INFINITY, -INFINITY};
+	int			n = (int) (sizeof(rows) / sizeof(rows[0]));
+	double		acc[14];
+	double		xgb[14] = {2, 2, 2, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+	double		lgb[14] = {1, 1, 1, 2, 1, 2, 2, 1, 2, 1, 2, 2, 2, 2};
+	Forest	   *forest = HandForest(FOREST_SOURCE_XGBOOST, FOREST_FLOAT64, 1,
+									nodes, sizes, 1, words, 2);
+
+	CHECK(forest != NULL);
+	if (forest == NULL)
+		return;
+	CompiledMargins(forest, rows, n, acc);
+	CHECK(memcmp(acc, xgb, sizeof(xgb)) == 0);
+	forest->source = FOREST_SOURCE_LIGHTGBM;
+	forest->nodes[0].category_in_left = 1;
+	CompiledMargins(forest, rows, n, acc);
+	CHECK(memcmp(acc, lgb, sizeof(lgb)) == 0);
+	CheckForest("categories", forest);
+	ForestFree(forest);
+}
+
+/* ZERO rule: NaN and tiny values take the default; NONE: NaN compares as 0 */
+static void
+TestMissingRules(void)
+{
+	ForestNode	nodes[] = {
+		{.kind = FOREST_NODE_NUMERIC, .compare = FOREST_CMP_LE, .feature = 0,
+		.left = 1, .right = 2, .threshold = -1.0, .missing = FOREST_MISSING_ZERO,
+		.default_left = 1},
+		LEAF(1.0), LEAF(2.0),
+		{.kind = FOREST_NODE_NUMERIC, .compare = FOREST_CMP_LE, .feature = 0,
+		.left = 1, .right = 2, .threshold = 0.0, .missing = FOREST_MISSING_NONE},
+		LEAF(10.0), LEAF(20.0)
+	};
+	int32_t		sizes[] = {3, 3};
+	double		rows[] = {NAN, 0.0, 1e-36, -1e-36, 1e-34, -2.0, 5.0};
+	double		want[] = {11, 11, 21, 11, 22, 11, 22};
+	double		acc[7];
+	Forest	   *forest = HandForest(FOREST_SOURCE_LIGHTGBM, FOREST_FLOAT64, 1,
+									nodes, sizes, 2, NULL, 0);
+
+	CHECK(forest != NULL);
+	if (forest == NULL)
+		return;
+	CompiledMargins(forest, rows, 7, acc);
+	CHECK(memcmp(acc, want, sizeof(want)) == 0);
+	ForestFree(forest);
+}
+
+/* Padding: a leaf at depth 1 in a depth-2 tree becomes a dummy and two copies */
+static void
+TestHirPadding(void)
+{
+	ForestNode	nodes[] = {
+		{.kind = FOREST_NODE_NUMERIC, .feature = 0, .left = 1, .right = 2, .threshold = 0.5},
+		LEAF(1.0),
+		{.kind = FOREST_NODE_NUMERIC, .feature = 0, .left = 3, .right = 4, .threshold = 1.5},
+		LEAF(2.0), LEAF(3.0)
+	};
+	int32_t		sizes[] = {5};
+	Forest	   *forest = HandForest(FOREST_SOURCE_XGBOOST, FOREST_FLOAT32, 1,
+									nodes, sizes, 1, NULL, 0);
+	SilvanStatus status;
+	Hir		   *hir;
+	char	   *text;
+
+	CHECK(forest != NULL);
+	if (forest == NULL)
+		return;
+	hir = HirBuild(forest, 8, &status);
+	CHECK(hir != NULL);
+	CHECK(hir->num_nodes == 7);
+	CHECK(hir->num_padding_nodes == 2);
+	CHECK(hir->nodes[1].padding && hir->nodes[1].left == 3);
+	CHECK(hir->nodes[4].copy && hir->nodes[3].source == hir->nodes[4].source);
+	CHECK(hir->nodes[2].left == 5);
+	text = HirDump(hir, true);
+	CHECK(text && strstr(text, "n1: pad -> n3, n4") != NULL);
+	free(text);
+	HirFree(hir);
+	hir = HirBuild(forest, 1, &status);
+	CHECK(hir->num_nodes == 5 && hir->num_unpadded == 1);
+	HirFree(hir);
+	ForestFree(forest);
+}
+
+/* Schedule text, explain text, and a bad schedule */
+static void
+TestScheduleAndExplain(void)
+{
+	GenOptions	o = BaseOptions();
+	Forest	   *forest = GenForest(&o);
+	Schedule	schedule;
+	SilvanStatus status;
+	CompiledForest *compiled;
+	char	   *text;
+
+	ScheduleDefault(forest, 4096, &schedule);
+	text = ScheduleToText(&schedule);
+	CHECK_MSG(strcmp(text, "tile(batch, b0, b1, 512); reorder(b0, tree, b1); "
+					 "interleave(b1, 8); unrollWalk(b1, 5); representation(array)") == 0,
+			  "%s", text);
+	free(text);
+	ScheduleDefault(forest, 16, &schedule);
+	text = ScheduleToText(&schedule);
+	CHECK_MSG(strncmp(text, "reorder(tree, batch); interleave(batch, 8)", 42) == 0, "%s", text);
+	free(text);
+
+	compiled = CompileForest(forest, NULL, &status);
+	CHECK(compiled != NULL);
+	text = CompiledForestExplain(compiled, true);
+	CHECK(text && strstr(text, "schedule: tile(batch") && strstr(text, "hir: 12 trees") &&
+		  strstr(text, "mir:") && strstr(text, "walkDecisionTree") &&
+		  strstr(text, "define void @silvan_forest_batch_"));
+	free(text);
+	text = CompiledForestExplain(compiled, false);
+	CHECK(text && strstr(text, "define void") == NULL);
+	free(text);
+	CHECK(CompiledForestCompileMillis(compiled) > 0.0);
+	CompiledForestFree(compiled);
+
+	schedule.interleave = 99;
+	CHECK(CompileForest(forest, &schedule, &status) == NULL);
+	CHECK(status.kind == SILVAN_ERROR_INVALID);
+	schedule.interleave = 4;
+	strcpy(schedule.representation, "sparse");
+	CHECK(CompileForest(forest, &schedule, &status) == NULL);
+	CHECK(status.kind == SILVAN_ERROR_INVALID && strstr(status.detail, "sparse"));
+	ForestFree(forest);
+}
+
+/* Read a whole file; NULL if it is not there */
+static char *
+ReadFile(const char *path, size_t *len)
+{
+	FILE	   *f = fopen(path, "rb");
+	char	   *data;
+	long		size;
+
+	if (f == NULL)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	data = malloc(size + 1);
+	if (fread(data, 1, size, f) != (size_t) size)
+		size = 0;
+	data[size] = '\0';
+	fclose(f);
+	*len = size;
+	return data;
+}
+
+/* Real models: parse, compile, compare with the interpreter */
+static void
+TestRealModels(void)
+{
+	static const char *const paths[] = {
+		"asprasad_treebeard/xgb_models--higgs_xgb_model_save.json",
+		"asprasad_treebeard/xgb_models--airline_xgb_model_save.json",
+		"asprasad_treebeard/xgb_models--year_prediction_msd_xgb_model_save.json",
+		"asprasad_treebeard/xgb_models--bosch_xgb_model_save.json",
+		"asprasad_treebeard/xgb_models--test--Random_1Tree--TestModel_Size1_0.json",
+		"asprasad_treebeard/xgb_models--test--Random_4Tree--TestModel_Size4_2.json",
+		"asprasad_treebeard/xgb_models--test--leftheavy_xgb_model.json",
+		"asprasad_treebeard/xgb_models--test--rightandleftheavy_xgb_model.json",
+		"Elvenson_xgboost-go/test--data--iris_xgboost.json",
+		"dmitryikh_leaves/testdata--lg_breast_cancer.txt",
+		"dmitryikh_leaves/testdata--lg_kddcup99.model",
+		"dmitryikh_leaves/testdata--lgmulticlass.model",
+		"dmitryikh_leaves/testdata--lg_rf_iris.model",
+		"dmitryikh_leaves/testdata--lg_dart_breast_cancer.model",
+		"dmitryikh_leaves/testdata--model_simple.txt",
+		"dmitryikh_leaves/testdata--genlin_fmtp_gamma_AvgClaimAmount.model",
+		"dmlc_treelite/tests--examples--toy_categorical--toy_categorical_model.txt",
+		"dmlc_treelite/tests--examples--sparse_categorical--sparse_categorical_model.txt",
+		"dmlc_treelite/tests--examples--xgb_toy_categorical--xgb_toy_categorical_model.json",
+		"dmlc_treelite/tests--examples--lightgbm_constant_tree--model_with_constant_tree.txt",
+	};
+	int			checked = 0;
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+	{
+		char		path[512];
+		size_t		len;
+		char	   *text;
+		SilvanStatus status;
+		Forest	   *forest;
+		CompiledForest *compiled;
+
+		snprintf(path, sizeof(path), "../shared/models/%s", paths[i]);
+		text = ReadFile(path, &len);
+		if (text == NULL)
+			continue;
+		forest = ParseModel(text, len, MODEL_FORMAT_AUTO, NULL, &status);
+		free(text);
+		if (forest == NULL)
+		{
+			printf("  skip %s: %s: %s\n", paths[i], status.message, status.detail);
+			continue;
+		}
+		compiled = CompileForest(forest, NULL, &status);
+		CHECK_MSG(compiled != NULL, "%s: %s: %s", paths[i], status.message, status.detail);
+		if (compiled)
+			printf("  %s: %d trees, depth %d, compiled in %.1f ms\n", paths[i],
+				   forest->num_trees, forest->max_depth,
+				   CompiledForestCompileMillis(compiled));
+		CompiledForestFree(compiled);
+		CheckForest(paths[i], forest);
+		ForestFree(forest);
+		checked++;
+	}
+	printf("  %d real models checked\n", checked);
+}
+
+int
+main(void)
+{
+	TestHirPadding();
+	TestLessEqualInfinity();
+	TestFloatThresholds();
+	TestCategories();
+	TestMissingRules();
+	TestScheduleAndExplain();
+	TestGenerated();
+	TestRealModels();
+	UNIT_DONE();
+}
