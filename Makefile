@@ -28,13 +28,13 @@ SHLIB_LINK = $(LLVM_LIBS) -ljson-c -lm -lpthread
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/[0-9]*_*.sql)))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
 
-EXTRA_CLEAN = test/unit/bin results regression.diffs regression.out
-
-PGXS := $(shell $(PG_CONFIG) --pgxs)
-include $(PGXS)
+EXTRA_CLEAN = test/unit/bin results regression.diffs regression.out src/*/*.bc
 
 # No bitcode for PostgreSQL's inliner: our objects are compiled code, not SQL helpers
 override with_llvm = no
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
 
 srcdir ?= .
 

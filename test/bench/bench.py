@@ -34,11 +34,13 @@ MODELS = [
 
 
 def psql(*commands, db="postgres"):
-    """Run psql commands in one fresh session; return stdout."""
-    args = ["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-d", db]
-    for c in commands:
-        args += ["-c", c]
-    return subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    """Run psql commands, one per line, in one fresh session; return stdout."""
+    args = ["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-d", db, "-f", "-"]
+    script = "\n".join(commands) + "\n"
+    done = subprocess.run(args, input=script, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"psql failed: {done.stderr.strip()}")
+    return done.stdout
 
 
 def timed_ms(sql, setup=()):
