@@ -10,7 +10,7 @@
  *
  *   for b0 in batch step tile          (MIR_LOOP_TILE)
  *     for tree in HIR order            (MIR_LOOP_TREE)
- *       for b1 in tile step interleave (MIR_LOOP_ROWS, remainder step 1)
+ *       for b1 in tile step interleave (MIR_LOOP_ROWS, remainder 4, 1)
  *         walk; reduce
  *
  * The code generator lowers each op on its own, so a schedule that nests
@@ -47,6 +47,9 @@ typedef struct MirOp
 
 #define MIR_MAX_OPS 8
 
+/* Rows a row loop's remainder walks together before going one by one */
+#define MIR_REMAINDER_STEP	4
+
 typedef struct Mir
 {
 	const Hir  *hir;
@@ -55,8 +58,8 @@ typedef struct Mir
 	int32_t		num_ops;
 	int32_t		tile_rows;		/* 0: one tile, the whole batch */
 	int32_t		interleave;		/* rows walked in lock-step */
-	int32_t		unroll_depth;	/* longest unrolled walk (deepest padded tree) */
-	bool		loop_walk;		/* some trees are walked by a counted loop */
+	bool		fixed_walk;		/* some trees are padded: no leaf tests */
+	bool		leaf_walk;		/* some are not: leaves stop the walk */
 } Mir;
 
 /* schedule.c */

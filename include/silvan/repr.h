@@ -43,6 +43,7 @@ typedef struct ReprCategorySet
 #define REPR_HAS_DEFAULT_RIGHT	0x02	/* NaN rule, NaN goes right */
 #define REPR_HAS_NAN_TO_ZERO	0x04	/* ZERO or NONE rule: NaN reads as 0 */
 #define REPR_HAS_ZERO			0x08	/* ZERO rule: |x| <= 1e-35 is missing */
+#define REPR_HAS_NONE			0x40	/* NONE rule: NaN reads as 0, no default */
 #define REPR_HAS_LE_INF			0x10	/* x <= +inf: no strict bound exists */
 #define REPR_HAS_CATEGORICAL	0x20
 
@@ -59,13 +60,14 @@ typedef struct ReprBuffers
 	ReprCategorySet *category_sets;
 	int32_t		num_category_sets;
 	uint32_t	has;			/* REPR_HAS_* */
+	uint32_t	layout;			/* bits private to the representation */
 } ReprBuffers;
 
 /* The values of one loaded node; their meaning is the representation's */
 typedef struct ReprNode
 {
 	LLVMValueRef v_index;
-	LLVMValueRef v_fields[4];
+	LLVMValueRef v_fields[6];
 } ReprNode;
 
 typedef struct Representation
@@ -73,11 +75,16 @@ typedef struct Representation
 	const char *name;
 	/* Lay out the HIR's nodes */
 	bool		(*build) (const Hir *hir, ReprBuffers *buffers, SilvanStatus *status);
+	/* Name of the variant build chose, for explain */
+	const char *(*variant) (const ReprBuffers *buffers);
 	/* LLVM type of one node record */
 	LLVMTypeRef (*node_type) (CodegenContext *cg);
-	/* Load the node at v_index (i32) */
+	/* Load the node at v_index (i64, the layout's node number) */
 	void		(*load_node) (CodegenContext *cg, LLVMValueRef v_index, ReprNode *node);
-	/* Index (i32) of the child the row (pointer to its first value) leads to */
+	/*
+	 * Index (i64) of the child the row (pointer to its first value) leads
+	 * to; may add blocks, leaving the builder in the last one
+	 */
 	LLVMValueRef (*move_to_child) (CodegenContext *cg, const ReprNode *node,
 								   LLVMValueRef v_row);
 	/* i1: is the loaded node a leaf? */

@@ -13,13 +13,12 @@
  * fixed rows, the fixed tree), the walk op moves the fixed rows through the
  * fixed tree, and the reduce op adds each leaf into its row's margin.
  *
- * The walk switches on the tree's depth.  Padded trees enter a chain of
- * unrolled levels part way down, Duff's device style: a tree of depth d
- * runs the last d levels, so one chain serves every depth and code size is
- * bounded by the deepest padded tree, not by the number of trees.  Each
- * level moves all interleaved rows one step; there are no leaf tests.
- * Unpadded trees take a counted loop of depth steps in which a row that
- * reached a leaf stays there.
+ * The walk takes exactly depth(tree) hops in a counted loop whose body
+ * moves all interleaved rows one level down, so the rows' dependent loads
+ * overlap.  Padded trees (every leaf at depth) need no leaf test at all;
+ * in trees too deep to pad, a row that reached a leaf stays there.  Fully
+ * unrolling the walk per depth was measured: a few percent faster at ten
+ * times the compile time, since each distinct depth needs its own copy.
  *
  * Floating point: plain fcmp and fadd without fast-math flags, one add per
  * tree per row in tree order, so results equal the interpreter's bit for
@@ -39,9 +38,10 @@ typedef struct CodegenEnv
 	LLVMValueRef v_row_hi;
 	LLVMValueRef v_row;			/* first row fixed by a row loop */
 	int32_t		width;			/* rows fixed by a row loop; 0 if none */
-	LLVMValueRef v_root;		/* tree fixed by a tree loop (i32s) */
+	LLVMValueRef v_root;		/* tree fixed by a tree loop: root (i64) */
 	LLVMValueRef v_depth;
 	LLVMValueRef v_group;
+	LLVMValueRef v_padded;
 	LLVMValueRef v_leaf[SCHEDULE_MAX_INTERLEAVE];
 } CodegenEnv;
 
@@ -141,57 +141,68 @@ EmitTreeLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
 	CodegenEnv	inner = *env;
 
 	LoopOpen(cg, &loop, op->var, CgInt32(cg, 0), CgInt32(cg, cg->buffers->num_trees));
-	inner.v_root = LoadTreeField(cg, loop.v_iv, 0, "v_root");
+	inner.v_root = LLVMBuildZExt(cg->builder, LoadTreeField(cg, loop.v_iv, 0, ""),
+								 cg->t_i64, "v_root");
 	inner.v_depth = LoadTreeField(cg, loop.v_iv, 1, "v_depth");
 	inner.v_group = LoadTreeField(cg, loop.v_iv, 2, "v_group");
+	inner.v_padded = LoadTreeField(cg, loop.v_iv, 3, "v_padded");
 	EmitOps(cg, op->body, &inner);
 	LoopClose(cg, &loop, 1);
 }
 
-/* for row = lo to hi step interleave, then the remainder one by one */
+/*
+ * for row = lo to hi step interleave; the remainder goes 4 rows at a time,
+ * then one by one, so small batches still overlap some walks
+ */
 static void
 EmitRowsLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
 {
-	CodegenLoop main_loop;
-	CodegenLoop rest_loop;
-	CodegenEnv	inner = *env;
-	LLVMValueRef v_rest_start = env->v_row_lo;
-	char		name[16];
+	int32_t		widths[3];
+	int			num_widths = 0;
+	LLVMValueRef v_start = env->v_row_lo;
 
+	widths[num_widths++] = op->step;
+	if (op->step > MIR_REMAINDER_STEP)
+		widths[num_widths++] = MIR_REMAINDER_STEP;
 	if (op->step > 1)
+		widths[num_widths++] = 1;
+	for (int i = 0; i < num_widths; i++)
 	{
+		CodegenLoop loop;
+		CodegenEnv	inner = *env;
+		char		name[16];
 		LLVMValueRef v_end = LLVMBuildSub(cg->builder, env->v_row_hi,
-										  CgInt64(cg, op->step - 1), "");
+										  CgInt64(cg, widths[i] - 1), "");
 
-		LoopOpen(cg, &main_loop, op->var, env->v_row_lo, v_end);
-		inner.v_row = main_loop.v_iv;
-		inner.width = op->step;
+		snprintf(name, sizeof(name), "%s_w%d", op->var, widths[i]);
+		LoopOpen(cg, &loop, name, v_start, v_end);
+		inner.v_row = loop.v_iv;
+		inner.width = widths[i];
 		EmitOps(cg, op->body, &inner);
-		LoopClose(cg, &main_loop, op->step);
-		v_rest_start = main_loop.v_iv;
+		LoopClose(cg, &loop, widths[i]);
+		v_start = loop.v_iv;
 	}
-	snprintf(name, sizeof(name), "%s_rest", op->var);
-	LoopOpen(cg, &rest_loop, name, v_rest_start, env->v_row_hi);
-	inner.v_row = rest_loop.v_iv;
-	inner.width = 1;
-	EmitOps(cg, op->body, &inner);
-	LoopClose(cg, &rest_loop, 1);
 }
 
-/* Move every row one step down from the nodes in v_index */
+/* Load the node every row is at */
 static void
-EmitStep(CodegenContext *cg, int32_t width, LLVMValueRef *v_row,
-		 LLVMValueRef *v_index, LLVMValueRef *v_next, bool leaves_stay)
+EmitLoadNodes(CodegenContext *cg, int32_t width, LLVMValueRef *v_index, ReprNode *nodes)
+{
+	for (int32_t i = 0; i < width; i++)
+		cg->repr->load_node(cg, v_index[i], &nodes[i]);
+}
+
+/* Move every row one step down; rows whose v_leaf is set stay put */
+static void
+EmitMoves(CodegenContext *cg, int32_t width, LLVMValueRef *v_row, ReprNode *nodes,
+		  LLVMValueRef *v_leaf, LLVMValueRef *v_next)
 {
 	for (int32_t i = 0; i < width; i++)
 	{
-		ReprNode	node;
-
-		cg->repr->load_node(cg, v_index[i], &node);
-		v_next[i] = cg->repr->move_to_child(cg, &node, v_row[i]);
-		if (leaves_stay)
-			v_next[i] = LLVMBuildSelect(cg->builder, cg->repr->is_leaf(cg, &node),
-										v_index[i], v_next[i], "v_next");
+		v_next[i] = cg->repr->move_to_child(cg, &nodes[i], v_row[i]);
+		if (v_leaf)
+			v_next[i] = LLVMBuildSelect(cg->builder, v_leaf[i], nodes[i].v_index,
+										v_next[i], "v_next");
 	}
 }
 
@@ -200,7 +211,7 @@ static void
 EmitPhis(CodegenContext *cg, int32_t width, LLVMValueRef *v_phi)
 {
 	for (int32_t i = 0; i < width; i++)
-		v_phi[i] = LLVMBuildPhi(cg->builder, cg->t_i32, "v_node");
+		v_phi[i] = LLVMBuildPhi(cg->builder, cg->t_i64, "v_node");
 }
 
 /* Add one incoming value per row from block b_from */
@@ -221,58 +232,27 @@ FillValues(int32_t width, LLVMValueRef *v_out, LLVMValueRef v)
 }
 
 /*
- * The unrolled chain: levels 0 .. unroll-1, each entered from the switch
- * with every row at the root (trees of depth unroll - k enter at level k).
- * Returns the last level's block; v_out gets its nodes.
- */
-static LLVMBasicBlockRef
-EmitUnrolledChain(CodegenContext *cg, LLVMValueRef v_switch, LLVMBasicBlockRef b_switch,
-				  const CodegenEnv *env, LLVMValueRef *v_row, LLVMValueRef *v_out)
-{
-	int32_t		unroll = cg->mir->unroll_depth;
-	int32_t		width = env->width;
-	LLVMValueRef v_roots[SCHEDULE_MAX_INTERLEAVE];
-	LLVMValueRef v_prev[SCHEDULE_MAX_INTERLEAVE];
-	LLVMBasicBlockRef b_prev = NULL;
-
-	FillValues(width, v_roots, env->v_root);
-	for (int32_t k = 0; k < unroll; k++)
-	{
-		char		label[32];
-		LLVMBasicBlockRef b_level;
-		LLVMValueRef v_cur[SCHEDULE_MAX_INTERLEAVE];
-
-		snprintf(label, sizeof(label), "b_level%d", k);
-		b_level = NewBlock(cg, label);
-		if (b_prev != NULL)
-			LLVMBuildBr(cg->builder, b_level);
-		LLVMAddCase(v_switch, CgInt32(cg, unroll - k), b_level);
-		LLVMPositionBuilderAtEnd(cg->builder, b_level);
-		EmitPhis(cg, width, v_cur);
-		AddIncoming(width, v_cur, v_roots, b_switch);
-		if (b_prev != NULL)
-			AddIncoming(width, v_cur, v_prev, b_prev);
-		EmitStep(cg, width, v_row, v_cur, v_prev, false);
-		b_prev = b_level;
-	}
-	memcpy(v_out, v_prev, sizeof(LLVMValueRef) * width);
-	return b_prev;
-}
-
-/*
- * The counted loop for unpadded trees: depth steps, leaves stay put.  The
- * switch's default enters b_head with every row at the root; b_head exits
- * to b_done, and v_out gets its nodes.
+ * A walk of at most depth hops; enters b_head from b_from with every row at
+ * the root and leaves to b_done, adding the rows' nodes to the v_done phis.
+ *
+ * Without check_leaves (padded trees: every leaf sits at depth) each hop
+ * moves every row and there is no leaf test.  With check_leaves (trees too
+ * uneven to pad) a row at a leaf stays there, and the walk stops early
+ * once every row is at a leaf.
  */
 static void
-EmitLoopWalk(CodegenContext *cg, LLVMBasicBlockRef b_head, LLVMBasicBlockRef b_switch,
-			 LLVMBasicBlockRef b_done, const CodegenEnv *env, LLVMValueRef *v_row,
-			 LLVMValueRef *v_out)
+EmitWalkLoop(CodegenContext *cg, LLVMBasicBlockRef b_head, LLVMBasicBlockRef b_from,
+			 LLVMBasicBlockRef b_done, LLVMValueRef *v_done, const CodegenEnv *env,
+			 LLVMValueRef *v_row, bool check_leaves)
 {
 	int32_t		width = env->width;
-	LLVMBasicBlockRef b_body = NewBlock(cg, "b_walk_body");
+	LLVMBasicBlockRef b_body = NewBlock(cg, check_leaves ? "b_leafwalk_body" : "b_walk_body");
+	LLVMBasicBlockRef b_move = b_body;
 	LLVMValueRef v_roots[SCHEDULE_MAX_INTERLEAVE];
+	LLVMValueRef v_cur[SCHEDULE_MAX_INTERLEAVE];
 	LLVMValueRef v_next[SCHEDULE_MAX_INTERLEAVE];
+	LLVMValueRef v_leaf[SCHEDULE_MAX_INTERLEAVE];
+	ReprNode	nodes[SCHEDULE_MAX_INTERLEAVE];
 	LLVMValueRef v_step;
 	LLVMValueRef v_step_next;
 	LLVMValueRef v_zero = CgInt32(cg, 0);
@@ -280,64 +260,86 @@ EmitLoopWalk(CodegenContext *cg, LLVMBasicBlockRef b_head, LLVMBasicBlockRef b_s
 	FillValues(width, v_roots, env->v_root);
 	LLVMPositionBuilderAtEnd(cg->builder, b_head);
 	v_step = LLVMBuildPhi(cg->builder, cg->t_i32, "v_step");
-	EmitPhis(cg, width, v_out);
-	LLVMAddIncoming(v_step, &v_zero, &b_switch, 1);
-	AddIncoming(width, v_out, v_roots, b_switch);
+	EmitPhis(cg, width, v_cur);
+	LLVMAddIncoming(v_step, &v_zero, &b_from, 1);
+	AddIncoming(width, v_cur, v_roots, b_from);
 	LLVMBuildCondBr(cg->builder,
 					LLVMBuildICmp(cg->builder, LLVMIntSLT, v_step, env->v_depth, ""),
 					b_body, b_done);
+	AddIncoming(width, v_done, v_cur, b_head);
 
 	LLVMPositionBuilderAtEnd(cg->builder, b_body);
-	EmitStep(cg, width, v_row, v_out, v_next, true);
+	EmitLoadNodes(cg, width, v_cur, nodes);
+	if (check_leaves)
+	{
+		LLVMValueRef v_all = NULL;
+
+		for (int32_t i = 0; i < width; i++)
+		{
+			v_leaf[i] = cg->repr->is_leaf(cg, &nodes[i]);
+			v_all = v_all ? LLVMBuildAnd(cg->builder, v_all, v_leaf[i], "") : v_leaf[i];
+		}
+		b_move = NewBlock(cg, "b_leafwalk_move");
+		LLVMBuildCondBr(cg->builder, v_all, b_done, b_move);
+		AddIncoming(width, v_done, v_cur, b_body);
+		LLVMPositionBuilderAtEnd(cg->builder, b_move);
+	}
+	EmitMoves(cg, width, v_row, nodes, check_leaves ? v_leaf : NULL, v_next);
 	v_step_next = LLVMBuildAdd(cg->builder, v_step, CgInt32(cg, 1), "");
+	b_move = LLVMGetInsertBlock(cg->builder);	/* moves may add blocks */
 	LLVMBuildBr(cg->builder, b_head);
-	LLVMAddIncoming(v_step, &v_step_next, &b_body, 1);
-	AddIncoming(width, v_out, v_next, b_body);
+	LLVMAddIncoming(v_step, &v_step_next, &b_move, 1);
+	AddIncoming(width, v_cur, v_next, b_move);
 }
 
-/* Walk the fixed rows through the fixed tree; env->v_leaf gets the leaves */
+/* Pointers to the fixed rows: one base, constant offsets */
+static void
+EmitRowPointers(CodegenContext *cg, const CodegenEnv *env, LLVMValueRef *v_row)
+{
+	int64_t		num_features = cg->forest->num_features;
+	LLVMValueRef v_off = LLVMBuildMul(cg->builder, env->v_row, CgInt64(cg, num_features), "");
+	LLVMValueRef v_base = LLVMBuildGEP2(cg->builder, cg->t_value, cg->v_rows, &v_off, 1,
+										"v_row_base");
+
+	for (int32_t i = 0; i < env->width; i++)
+	{
+		LLVMValueRef v_i = CgInt64(cg, i * num_features);
+
+		v_row[i] = LLVMBuildGEP2(cg->builder, cg->t_value, v_base, &v_i, 1, "v_row");
+	}
+}
+
+/*
+ * Walk the fixed rows through the fixed tree; env->v_leaf gets the leaves.
+ * Padded trees take the walk without leaf tests, the others the one with;
+ * when both kinds occur the tree's padded flag picks.
+ */
 static void
 EmitWalk(CodegenContext *cg, CodegenEnv *env)
 {
+	const Mir  *mir = cg->mir;
 	int32_t		width = env->width;
-	int64_t		num_features = cg->forest->num_features;
 	LLVMValueRef v_row[SCHEDULE_MAX_INTERLEAVE];
-	LLVMValueRef v_roots[SCHEDULE_MAX_INTERLEAVE];
 	LLVMValueRef v_done[SCHEDULE_MAX_INTERLEAVE];
-	LLVMValueRef v_out[SCHEDULE_MAX_INTERLEAVE];
-	LLVMBasicBlockRef b_switch = LLVMGetInsertBlock(cg->builder);
+	LLVMBasicBlockRef b_from = LLVMGetInsertBlock(cg->builder);
 	LLVMBasicBlockRef b_done = NewBlock(cg, "b_walk_done");
-	LLVMBasicBlockRef b_loop = cg->mir->loop_walk ? NewBlock(cg, "b_walk_head") : b_done;
-	LLVMValueRef v_switch;
+	LLVMBasicBlockRef b_fixed = mir->fixed_walk ? NewBlock(cg, "b_walk_head") : NULL;
+	LLVMBasicBlockRef b_leafy = mir->leaf_walk ? NewBlock(cg, "b_leafwalk_head") : NULL;
 
-	for (int32_t i = 0; i < width; i++)
-	{
-		LLVMValueRef v_r = LLVMBuildAdd(cg->builder, env->v_row, CgInt64(cg, i), "");
-		LLVMValueRef v_off = LLVMBuildMul(cg->builder, v_r, CgInt64(cg, num_features), "");
-
-		v_row[i] = LLVMBuildGEP2(cg->builder, cg->t_value, cg->v_rows, &v_off, 1, "v_row");
-	}
-	FillValues(width, v_roots, env->v_root);
-	v_switch = LLVMBuildSwitch(cg->builder, env->v_depth, b_loop,
-							   (unsigned) cg->mir->unroll_depth);
+	EmitRowPointers(cg, env, v_row);
+	if (b_fixed && b_leafy)
+		LLVMBuildCondBr(cg->builder,
+						LLVMBuildICmp(cg->builder, LLVMIntNE, env->v_padded, CgInt32(cg, 0), ""),
+						b_fixed, b_leafy);
+	else
+		LLVMBuildBr(cg->builder, b_fixed ? b_fixed : b_leafy);
 
 	LLVMPositionBuilderAtEnd(cg->builder, b_done);
 	EmitPhis(cg, width, v_done);
-	if (!cg->mir->loop_walk)
-		AddIncoming(width, v_done, v_roots, b_switch);
-	if (cg->mir->unroll_depth > 0)
-	{
-		LLVMBasicBlockRef b_last = EmitUnrolledChain(cg, v_switch, b_switch, env,
-													 v_row, v_out);
-
-		LLVMBuildBr(cg->builder, b_done);
-		AddIncoming(width, v_done, v_out, b_last);
-	}
-	if (cg->mir->loop_walk)
-	{
-		EmitLoopWalk(cg, b_loop, b_switch, b_done, env, v_row, v_out);
-		AddIncoming(width, v_done, v_out, b_loop);
-	}
+	if (b_fixed)
+		EmitWalkLoop(cg, b_fixed, b_from, b_done, v_done, env, v_row, false);
+	if (b_leafy)
+		EmitWalkLoop(cg, b_leafy, b_from, b_done, v_done, env, v_row, true);
 	LLVMMoveBasicBlockAfter(b_done, LLVMGetLastBasicBlock(cg->function));
 	LLVMPositionBuilderAtEnd(cg->builder, b_done);
 	for (int32_t i = 0; i < width; i++)
@@ -350,16 +352,18 @@ EmitReduce(CodegenContext *cg, CodegenEnv *env)
 {
 	int64_t		num_groups = cg->forest->num_groups;
 	LLVMValueRef v_group = LLVMBuildSExt(cg->builder, env->v_group, cg->t_i64, "");
+	LLVMValueRef v_slot = LLVMBuildAdd(cg->builder,
+									   LLVMBuildMul(cg->builder, env->v_row,
+													CgInt64(cg, num_groups), ""),
+									   v_group, "");
+	LLVMValueRef v_base = LLVMBuildGEP2(cg->builder, cg->t_value, cg->v_acc, &v_slot, 1,
+										"v_acc_base");
 
 	for (int32_t i = 0; i < env->width; i++)
 	{
-		LLVMValueRef v_r = LLVMBuildAdd(cg->builder, env->v_row, CgInt64(cg, i), "");
-		LLVMValueRef v_slot = LLVMBuildAdd(cg->builder,
-										   LLVMBuildMul(cg->builder, v_r,
-														CgInt64(cg, num_groups), ""),
-										   v_group, "");
-		LLVMValueRef v_ptr = LLVMBuildGEP2(cg->builder, cg->t_value, cg->v_acc,
-										   &v_slot, 1, "v_acc_ptr");
+		LLVMValueRef v_i = CgInt64(cg, i * num_groups);
+		LLVMValueRef v_ptr = LLVMBuildGEP2(cg->builder, cg->t_value, v_base, &v_i, 1,
+										   "v_acc_ptr");
 		LLVMValueRef v_sum = LLVMBuildFAdd(cg->builder,
 										   LLVMBuildLoad2(cg->builder, cg->t_value, v_ptr, ""),
 										   env->v_leaf[i], "v_sum");
@@ -393,6 +397,30 @@ EmitOps(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
 				break;
 		}
 	}
+}
+
+/*
+ * Check the nest codegen can lower: a walk and a reduce need rows fixed by
+ * an enclosing row loop and a tree fixed by an enclosing tree loop.
+ */
+static bool
+CheckNest(const MirOp *op, bool have_rows, bool have_tree)
+{
+	for (; op != NULL; op = op->next)
+	{
+		bool		ok;
+
+		if (op->kind == MIR_WALK || op->kind == MIR_REDUCE)
+			ok = have_rows && have_tree && op->step >= 1 &&
+				op->step <= SCHEDULE_MAX_INTERLEAVE;
+		else
+			ok = CheckNest(op->body, have_rows || op->kind == MIR_LOOP_ROWS,
+						   have_tree || op->kind == MIR_LOOP_TREE) &&
+				op->step >= 1;
+		if (!ok)
+			return false;
+	}
+	return true;
 }
 
 /* Add an enum attribute (noalias, nocapture, ...) at an index */
@@ -482,6 +510,9 @@ CodegenForest(const Mir *mir, const Representation *repr, const ReprBuffers *buf
 	CodegenEnv	env = {0};
 	char	   *error = NULL;
 
+	if (!CheckNest(mir->root, false, false))
+		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not generate code for model",
+						  "The loop nest walks trees outside a row loop and a tree loop.");
 	cg.forest = mir->hir->forest;
 	cg.mir = mir;
 	cg.repr = repr;

@@ -8,7 +8,8 @@
  *   mir.c      HIR + schedule -> MIR loop nest
  *   repr_*.c   HIR -> representation buffers (model data)
  *   codegen.c  MIR -> LLVM IR, layout details asked of the representation
- *   jit.c      LLVM IR -> -O2 -> machine code under its own resource tracker
+ *   jit.c      LLVM IR -> short pass list -> machine code, under its own
+ *              resource tracker
  *
  * The compiled forest keeps the buffers, the machine code and the text of
  * every level for explain; the Forest itself is not referenced afterwards.
@@ -25,8 +26,7 @@
 struct CompiledForest
 {
 	Schedule	schedule;
-	int32_t		num_features;
-	int32_t		num_groups;
+	const Representation *repr;
 	ReprBuffers buffers;
 	JitCode    *code;
 	SilvanBatchFn fn;
@@ -94,6 +94,7 @@ CompileFromHir(CompiledForest *compiled, const Hir *hir, SilvanStatus *status)
 	if (!MirBuild(hir, &compiled->schedule, &mir, status))
 		return false;
 	repr = ReprLookup(compiled->schedule.representation);
+	compiled->repr = repr;
 	if (!repr->build(hir, &compiled->buffers, status))
 		return false;
 	compiled->schedule_text = ScheduleToText(&compiled->schedule);
@@ -123,8 +124,6 @@ CompileForest(const Forest *forest, const Schedule *schedule, SilvanStatus *stat
 	else
 		ScheduleDefault(forest, 0, &compiled->schedule);
 	compiled->schedule.representation[sizeof(compiled->schedule.representation) - 1] = '\0';
-	compiled->num_features = forest->num_features;
-	compiled->num_groups = forest->num_groups;
 	if (!ScheduleCheck(&compiled->schedule, status))
 	{
 		CompiledForestFree(compiled);
@@ -163,9 +162,10 @@ CompiledForestExplain(const CompiledForest *compiled, bool with_llvm_ir)
 
 	TextAppend(&buf, "schedule: %s\n", compiled->schedule_text);
 	TextAppend(&buf, "%s", compiled->hir_text);
-	TextAppend(&buf, "representation: %s, %lld nodes of %zu bytes, %d category sets\n",
-			   compiled->schedule.representation, (long long) compiled->buffers.num_nodes,
-			   compiled->buffers.node_size, compiled->buffers.num_category_sets);
+	TextAppend(&buf, "representation: %s (%s), %lld nodes of %zu bytes, %d category sets\n",
+			   compiled->schedule.representation, compiled->repr->variant(&compiled->buffers),
+			   (long long) compiled->buffers.num_nodes, compiled->buffers.node_size,
+			   compiled->buffers.num_category_sets);
 	TextAppend(&buf, "%s", compiled->mir_text);
 	TextAppend(&buf, "compile time: %.3f ms\n", compiled->compile_ms);
 	if (with_llvm_ir && compiled->llvm_ir)

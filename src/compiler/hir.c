@@ -250,7 +250,8 @@ HirDumpDepths(TextBuf *buf, const Hir *hir)
 		if (count[d] > 0)
 			TextAppend(buf, "  depth %d: %d tree%s, %s\n", d, count[d],
 					   count[d] == 1 ? "" : "s",
-					   d <= hir->pad_depth ? "padded, unrolled walk" : "counted loop walk");
+					   d <= hir->pad_depth ? "padded: fixed walk, no leaf tests" :
+					   "unpadded: walk stops at leaves");
 	free(count);
 }
 

@@ -4,9 +4,9 @@
  *
  * The loop nest is built from the schedule's knobs: an optional batch tile
  * loop (b0), the tree loop in HIR order, and the row loop of the tile (b1)
- * stepping by the interleave factor with a remainder loop of step 1.  The
- * walk op records how trees are walked: padded trees by a walk unrolled up
- * to the deepest padded tree, the others by a counted loop.
+ * stepping by the interleave factor with remainder loops of 4 and 1.  The
+ * walk op takes exactly depth(tree) hops: padded trees need no leaf test;
+ * in unpadded (deeper) trees a row that reached a leaf stays there.
  */
 #include <stdio.h>
 #include <string.h>
@@ -41,8 +41,8 @@ MirBuild(const Hir *hir, const Schedule *schedule, Mir *mir, SilvanStatus *statu
 	mir->hir = hir;
 	mir->tile_rows = schedule->batch_block;
 	mir->interleave = schedule->interleave;
-	mir->unroll_depth = hir->max_padded_depth;
-	mir->loop_walk = hir->num_unpadded > 0;
+	mir->leaf_walk = hir->num_unpadded > 0;
+	mir->fixed_walk = !mir->leaf_walk || hir->num_unpadded < hir->num_trees;
 
 	if (mir->tile_rows > 0)
 		tile = MirNewOp(mir, MIR_LOOP_TILE, "b0", mir->tile_rows);
@@ -61,7 +61,7 @@ MirBuild(const Hir *hir, const Schedule *schedule, Mir *mir, SilvanStatus *statu
 /* Dump one op and what it nests, indented by depth */
 static void
 MirDumpOp(TextBuf *buf, const Mir *mir, const MirOp *op, int indent,
-		  const char *row_range)
+		  const char *row_range, const char *row_var)
 {
 	char		range[64];
 
@@ -74,29 +74,30 @@ MirDumpOp(TextBuf *buf, const Mir *mir, const MirOp *op, int indent,
 				TextAppend(buf, "for %s = 0 to num_rows step %d {\n", op->var, op->step);
 				snprintf(range, sizeof(range), "%s to min(%s + %d, num_rows)",
 						 op->var, op->var, op->step);
-				MirDumpOp(buf, mir, op->body, indent + 1, range);
+				MirDumpOp(buf, mir, op->body, indent + 1, range, row_var);
 				break;
 			case MIR_LOOP_TREE:
 				TextAppend(buf, "for %s = 0 to %d {  # model order\n",
 						   op->var, mir->hir->num_trees);
 				TextAppend(buf, "%*sroot, depth, group = getTree(%s)\n",
 						   indent * 2 + 2, "", op->var);
-				MirDumpOp(buf, mir, op->body, indent + 1, row_range);
+				MirDumpOp(buf, mir, op->body, indent + 1, row_range, row_var);
 				break;
 			case MIR_LOOP_ROWS:
-				TextAppend(buf, "for %s = %s step %d, remainder step 1 {\n",
-						   op->var, row_range, op->step);
-				MirDumpOp(buf, mir, op->body, indent + 1, row_range);
+				TextAppend(buf, "for %s = %s step %d%s {\n", op->var, row_range, op->step,
+						   op->step > MIR_REMAINDER_STEP ? ", remainder step 4, 1" :
+						   op->step > 1 ? ", remainder step 1" : "");
+				MirDumpOp(buf, mir, op->body, indent + 1, row_range, op->var);
 				break;
 			case MIR_WALK:
-				TextAppend(buf, "leaf[0:%d] = walkDecisionTree(tree, rows[%d]) "
-						   "unrolled to depth %d%s\n", op->step, op->step,
-						   mir->unroll_depth,
-						   mir->loop_walk ? ", deeper trees by counted loop" : "");
+				TextAppend(buf, "leaf[0:%d] = walkDecisionTree(tree, rows[%s:%s+%d], "
+						   "hops = depth(tree)%s%s)\n", op->step, row_var, row_var,
+						   op->step, mir->fixed_walk ? ", padded: no leaf test" : "",
+						   mir->leaf_walk ? ", unpadded: until all rows reach leaves" : "");
 				break;
 			case MIR_REDUCE:
-				TextAppend(buf, "reduce(acc[row + i][group], leaf[i]) for i < %d\n",
-						   op->step);
+				TextAppend(buf, "reduce(acc[%s + i][group], leaf[i]) for i < %d\n",
+						   row_var, op->step);
 				break;
 		}
 		if (op->kind == MIR_LOOP_TILE || op->kind == MIR_LOOP_TREE ||
@@ -112,6 +113,6 @@ MirDump(const Mir *mir)
 	TextBuf		buf = {0};
 
 	TextAppend(&buf, "mir:\n");
-	MirDumpOp(&buf, mir, mir->root, 1, "0 to num_rows");
+	MirDumpOp(&buf, mir, mir->root, 1, "0 to num_rows", "row");
 	return TextFinish(&buf);
 }

@@ -18,18 +18,29 @@
 /* Batch size the default schedule is chosen for */
 #define SCORE_DEFAULT_BATCH 4096
 
-/* Compile the version's forest unless already done */
+/*
+ * Compile the version's forest unless already done.  Returns NULL when the
+ * compiler declines the model (too large to lay out): it is then
+ * interpreted, with a notice the first time.
+ */
 static CompiledForest *
 ScoreCompiled(ModelVersion *version)
 {
-	if (version->compiled == NULL)
+	if (version->compiled == NULL && !version->interpret_only)
 	{
 		Schedule	schedule;
 		SilvanStatus status;
 
 		ScheduleDefault(version->forest, SCORE_DEFAULT_BATCH, &schedule);
 		version->compiled = CompileForest(version->forest, &schedule, &status);
-		if (version->compiled == NULL)
+		if (version->compiled == NULL && status.kind == SILVAN_ERROR_UNSUPPORTED)
+		{
+			version->interpret_only = true;
+			ereport(NOTICE,
+					(errmsg("model is interpreted instead of compiled"),
+					 errdetail("%s: %s", status.message, status.detail)));
+		}
+		else if (version->compiled == NULL)
 			SilvanReportStatus(ERROR, &status);
 	}
 	return version->compiled;
@@ -46,9 +57,11 @@ ScoreBatch(ModelVersion *version, const void *rows, int64 num_rows,
 {
 	Forest	   *forest = version->forest;
 
+	CompiledForest *compiled = silvan_jit ? ScoreCompiled(version) : NULL;
+
 	ForestMarginsInit(forest, acc, num_rows);
-	if (silvan_jit)
-		CompiledForestAccumulate(ScoreCompiled(version), rows, num_rows, acc);
+	if (compiled != NULL)
+		CompiledForestAccumulate(compiled, rows, num_rows, acc);
 	else
 		ForestInterpretAccumulate(forest, rows, num_rows, acc);
 	ForestMarginsFinish(forest, acc, num_rows, margins);

@@ -39,6 +39,7 @@ typedef struct ModelVersion
 	int64		revision;
 	Forest	   *forest;			/* malloc'd */
 	CompiledForest *compiled;	/* NULL until first JIT use */
+	bool		interpret_only; /* the compiler declined: interpret */
 	int			pins;
 	bool		orphaned;		/* no longer current; free at last unpin */
 } ModelVersion;

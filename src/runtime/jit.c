@@ -10,9 +10,10 @@
  *
  * Each compiled module gets its own resource tracker, so JitCodeFree
  * releases exactly that module's machine code.  Modules are optimized
- * before they are added, with the legacy pass manager at -O2 and the host
- * target's cost model; no fast-math flags are ever set, so floating point
- * results are those of the IR.  Every LLVMErrorRef becomes a status.
+ * before they are added, with a short legacy function pipeline and the host
+ * target's cost model; code generation runs at LLVM's default level (-O2).
+ * No fast-math flags are ever set, so floating point results are those of
+ * the IR.  Every LLVMErrorRef becomes a status.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -26,7 +27,8 @@
 #include <llvm-c/Orc.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
-#include <llvm-c/Transforms/PassManagerBuilder.h>
+#include <llvm-c/Transforms/InstCombine.h>
+#include <llvm-c/Transforms/Scalar.h>
 
 #include "silvan/jit.h"
 
@@ -195,14 +197,20 @@ JitModuleDispose(JitModule *jm)
 	memset(jm, 0, sizeof(JitModule));
 }
 
-/* Run the -O2 function and module pipelines with the host's cost model */
+/*
+ * Optimize with a short function pipeline and the host's cost model.
+ *
+ * The generated loop nest is already in the shape we want; what it needs
+ * is common subexpressions merged, loops rotated (a do-while walk loop is
+ * about 10% faster), invariants hoisted and induction variables tidied.
+ * PassManagerBuilder at -O2 gave the same kernel speed in 12 ms on the
+ * higgs model; this list takes under 4 ms.
+ */
 bool
 JitOptimizeModule(JitModule *jm, SilvanStatus *status)
 {
 	LLVMTargetMachineRef tm;
-	LLVMPassManagerBuilderRef pmb;
 	LLVMPassManagerRef fpm;
-	LLVMPassManagerRef mpm;
 
 	if (!JitEnsure(status))
 		return false;
@@ -212,26 +220,23 @@ JitOptimizeModule(JitModule *jm, SilvanStatus *status)
 	if (tm == NULL)
 		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not optimize generated code",
 						  "LLVM could not create a target machine for %s.", jit_triple);
-	pmb = LLVMPassManagerBuilderCreate();
-	LLVMPassManagerBuilderSetOptLevel(pmb, 2);
-	LLVMPassManagerBuilderSetDisableUnrollLoops(pmb, true);
 	fpm = LLVMCreateFunctionPassManagerForModule(jm->module);
-	mpm = LLVMCreatePassManager();
 	LLVMAddAnalysisPasses(tm, fpm);
-	LLVMAddAnalysisPasses(tm, mpm);
-	LLVMPassManagerBuilderPopulateFunctionPassManager(pmb, fpm);
-	LLVMPassManagerBuilderPopulateModulePassManager(pmb, mpm);
+	LLVMAddEarlyCSEPass(fpm);
+	LLVMAddInstructionCombiningPass(fpm);
+	LLVMAddLoopRotatePass(fpm);
+	LLVMAddLICMPass(fpm);
+	LLVMAddIndVarSimplifyPass(fpm);
+	LLVMAddInstructionCombiningPass(fpm);
+	LLVMAddCFGSimplificationPass(fpm);
 
 	LLVMInitializeFunctionPassManager(fpm);
 	for (LLVMValueRef fn = LLVMGetFirstFunction(jm->module); fn; fn = LLVMGetNextFunction(fn))
 		if (!LLVMIsDeclaration(fn))
 			LLVMRunFunctionPassManager(fpm, fn);
 	LLVMFinalizeFunctionPassManager(fpm);
-	LLVMRunPassManager(mpm, jm->module);
 
 	LLVMDisposePassManager(fpm);
-	LLVMDisposePassManager(mpm);
-	LLVMPassManagerBuilderDispose(pmb);
 	LLVMDisposeTargetMachine(tm);
 	return true;
 }

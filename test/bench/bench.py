@@ -5,6 +5,7 @@ For each model: build a 100k-row table (rows drawn with replacement from
 the model's real test inputs), then time, in this one run and on this
 machine,
   - silvan.predict_table(...) end to end (scan, batch, JIT code, results),
+    in one session after a warm-up run (compilation is timed separately),
   - XGBoost inplace_predict on the same rows, nthread=1,
 each as the median of several repetitions, and report rows/s and the
 ratio.  Also times compile + first prediction in a fresh backend.
@@ -36,18 +37,18 @@ MODELS = [
 def psql(*commands, db="postgres"):
     """Run psql commands, one per line, in one fresh session; return stdout."""
     args = ["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-d", db, "-f", "-"]
-    script = "\n".join(commands) + "\n"
+    script = "".join(c + ("\n" if c.startswith("\\") or c.endswith(";") else ";\n")
+                     for c in commands)
     done = subprocess.run(args, input=script, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"psql failed: {done.stderr.strip()}")
     return done.stdout
 
 
-def timed_ms(sql, setup=()):
-    """Server-side time of one statement in a fresh session, from \\timing."""
-    out = psql(*setup, "\\timing on", sql)
-    times = [float(l.split()[1]) for l in out.splitlines() if l.startswith("Time: ")]
-    return times[-1]
+def timed_ms(sql, times=1):
+    """Server round-trip times of a statement run `times` times in one fresh session."""
+    out = psql("\\timing on", *([sql] * times))
+    return [float(l.split()[1]) for l in out.splitlines() if l.startswith("Time: ")]
 
 
 def load_rows(csv_path):
@@ -94,12 +95,10 @@ def main():
         psql(f"SELECT silvan.drop_model('{name}')",
              f"\\set m `cat {model_path}`",
              f"SELECT silvan.load_model('{name}', :'m')")
-        first = statistics.median(
-            timed_ms(f"SELECT silvan.predict('{name}', '{{{','.join(repr(float(v)) for v in base[0])}}}'::real[])")
-            for _ in range(3))
+        one_row = f"SELECT silvan.predict('{name}', '{{{','.join(repr(float(v)) for v in base[0])}}}'::real[])"
+        first = statistics.median(timed_ms(one_row)[0] for _ in range(3))
         sql = f"SELECT count(prediction) FROM silvan.predict_table('{name}', 'bench_{name}', 'id')"
-        timed_ms(sql)
-        ours = statistics.median(timed_ms(sql) for _ in range(REPEAT))
+        ours = statistics.median(timed_ms(sql, REPEAT + 1)[1:])
         theirs = bench_xgboost(model_path, rows)
         print(f"{name:<9} {ROWS:>7} {ours:>10.1f} {theirs:>11.1f} {ROWS / ours * 1000:>14.0f} "
               f"{ROWS / theirs * 1000:>15.0f} {theirs / ours:>7.2f}x {first:>17.1f}")

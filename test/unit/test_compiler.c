@@ -66,9 +66,11 @@ typedef struct GenOptions
 	double		leaf_prob;		/* chance a node above max_depth is a leaf */
 	bool		chain;			/* caterpillar trees: one child is a leaf */
 	int			compare;		/* FOREST_CMP_*, or -1 for mixed */
-	bool		missing_mixed;	/* all three missing rules, not only NAN */
+	int			missing;		/* FOREST_MISSING_*, or -1 for all three */
+	int			default_left;	/* 0: random, 1: all left, 2: all right */
 	bool		categorical;
 	bool		root_leaves;	/* allow single-leaf trees */
+	bool		finite;			/* finite thresholds only */
 } GenOptions;
 
 /* A forest being generated: growable nodes and category words */
@@ -99,13 +101,13 @@ GenPush(Gen *g)
 
 /* A threshold: a probe value or a double that no float equals */
 static double
-GenThreshold(void)
+GenThreshold(bool finite)
 {
 	double		t;
 
 	do
 		t = RandInt(3) == 0 ? RandUnit() * 6.0 - 3.0 : probe_values[RandInt(NUM_PROBES)];
-	while (isnan(t));
+	while (isnan(t) || (finite && isinf(t)));
 	return t;
 }
 
@@ -116,9 +118,9 @@ GenNumeric(const GenOptions *opt, ForestNode *node)
 	node->kind = FOREST_NODE_NUMERIC;
 	node->feature = RandInt(opt->num_features);
 	node->compare = opt->compare >= 0 ? opt->compare : RandInt(2);
-	node->missing = opt->missing_mixed ? RandInt(3) : FOREST_MISSING_NAN;
-	node->default_left = RandInt(2);
-	node->threshold = GenThreshold();
+	node->missing = opt->missing >= 0 ? opt->missing : RandInt(3);
+	node->default_left = opt->default_left ? opt->default_left == 1 : RandInt(2);
+	node->threshold = GenThreshold(opt->finite);
 }
 
 /* Fill in a categorical split with a fresh random set */
@@ -351,17 +353,35 @@ CheckForest(const char *name, const Forest *forest)
 	free(rows);
 }
 
-/* Generate a forest from options and check it */
+/* Generate a forest from options and check it; variant: expected layout */
 static void
-CheckGenerated(const char *name, GenOptions opt)
+CheckGeneratedAs(const char *name, GenOptions opt, const char *variant)
 {
 	Forest	   *forest = GenForest(&opt);
+	SilvanStatus status;
+	CompiledForest *compiled;
+	char	   *text;
 
 	CHECK_MSG(forest != NULL, "%s", name);
 	if (forest == NULL)
 		return;
 	CheckForest(name, forest);
+	if (variant)
+	{
+		compiled = CompileForest(forest, NULL, &status);
+		text = compiled ? CompiledForestExplain(compiled, false) : NULL;
+		CHECK_MSG(text && strstr(text, variant), "%s: expected layout %s", name, variant);
+		free(text);
+		CompiledForestFree(compiled);
+	}
 	ForestFree(forest);
+}
+
+/* Generate a forest from options and check it */
+static void
+CheckGenerated(const char *name, GenOptions opt)
+{
+	CheckGeneratedAs(name, opt, NULL);
 }
 
 /* Base options: XGBoost-like float forest */
@@ -375,6 +395,20 @@ BaseOptions(void)
 	};
 }
 
+/* Base options: LightGBM-like double forest */
+static GenOptions
+LightgbmOptions(int missing, bool categorical)
+{
+	GenOptions	o = BaseOptions();
+
+	o.source = FOREST_SOURCE_LIGHTGBM;
+	o.precision = FOREST_FLOAT64;
+	o.compare = FOREST_CMP_LE;
+	o.missing = missing;
+	o.categorical = categorical;
+	return o;
+}
+
 /* Generated forests over the whole space of split rules */
 static void
 TestGenerated(void)
@@ -383,6 +417,14 @@ TestGenerated(void)
 
 	o = BaseOptions();
 	CheckGenerated("xgboost float lt", o);
+	o.finite = true;
+	CheckGeneratedAs("xgboost float, mirrored NaN-left splits", o, "array (sign)");
+	o.precision = FOREST_FLOAT64;
+	o.compare = -1;
+	CheckGeneratedAs("double lt/le, mirrored NaN-left splits", o, "array (sign)");
+	o = BaseOptions();
+	o.default_left = 2;
+	CheckGeneratedAs("xgboost float, NaN always right", o, "array (plain)");
 	o = BaseOptions();
 	o.compare = FOREST_CMP_LE;
 	CheckGenerated("float le", o);
@@ -390,25 +432,34 @@ TestGenerated(void)
 	o.precision = FOREST_FLOAT64;
 	o.compare = -1;
 	CheckGenerated("double mixed lt/le", o);
-	o = BaseOptions();
-	o.source = FOREST_SOURCE_LIGHTGBM;
-	o.precision = FOREST_FLOAT64;
-	o.compare = FOREST_CMP_LE;
-	o.missing_mixed = true;
-	CheckGenerated("lightgbm double le, all missing rules", o);
+	o = LightgbmOptions(-1, false);
+	CheckGeneratedAs("lightgbm double le, all missing rules", o, "array (flags)");
 	o.precision = FOREST_FLOAT32;
 	CheckGenerated("lightgbm float le, all missing rules", o);
+	o = BaseOptions();
+	o.default_left = 1;
+	CheckGenerated("xgboost, NaN always left", o);
+	o.default_left = 2;
+	o.precision = FOREST_FLOAT64;
+	CheckGenerated("double, NaN always right", o);
+	o = LightgbmOptions(FOREST_MISSING_NONE, false);
+	CheckGenerated("lightgbm, only NONE rule", o);
+	o.finite = true;
+	CheckGeneratedAs("lightgbm, only NONE rule, finite", o, "array (plain)");
+	o.finite = false;
+	o.categorical = true;
+	CheckGenerated("lightgbm, only NONE rule, categorical", o);
+	o.categorical = false;
+	o.missing = FOREST_MISSING_ZERO;
+	CheckGenerated("lightgbm, only ZERO rule", o);
+	o.precision = FOREST_FLOAT32;
+	CheckGenerated("lightgbm float, only ZERO rule", o);
 	o = BaseOptions();
 	o.categorical = true;
 	CheckGenerated("xgboost categorical", o);
 	o.precision = FOREST_FLOAT64;
 	CheckGenerated("xgboost categorical double", o);
-	o = BaseOptions();
-	o.source = FOREST_SOURCE_LIGHTGBM;
-	o.precision = FOREST_FLOAT64;
-	o.compare = FOREST_CMP_LE;
-	o.missing_mixed = true;
-	o.categorical = true;
+	o = LightgbmOptions(-1, true);
 	CheckGenerated("lightgbm categorical, all rules", o);
 	o.precision = FOREST_FLOAT32;
 	CheckGenerated("lightgbm categorical float", o);
@@ -425,7 +476,7 @@ TestGenerated(void)
 	o.chain = true;
 	o.max_depth = 40;
 	o.num_trees = 6;
-	o.missing_mixed = true;
+	o.missing = -1;
 	o.compare = -1;
 	CheckGenerated("caterpillar trees deeper than any unroll", o);
 	o = BaseOptions();
@@ -664,12 +715,12 @@ TestScheduleAndExplain(void)
 	ScheduleDefault(forest, 4096, &schedule);
 	text = ScheduleToText(&schedule);
 	CHECK_MSG(strcmp(text, "tile(batch, b0, b1, 512); reorder(b0, tree, b1); "
-					 "interleave(b1, 8); unrollWalk(b1, 5); representation(array)") == 0,
+					 "interleave(b1, 16); unrollWalk(b1, 5); representation(array)") == 0,
 			  "%s", text);
 	free(text);
 	ScheduleDefault(forest, 16, &schedule);
 	text = ScheduleToText(&schedule);
-	CHECK_MSG(strncmp(text, "reorder(tree, batch); interleave(batch, 8)", 42) == 0, "%s", text);
+	CHECK_MSG(strncmp(text, "reorder(tree, batch); interleave(batch, 16)", 43) == 0, "%s", text);
 	free(text);
 
 	compiled = CompileForest(forest, NULL, &status);
@@ -742,6 +793,16 @@ TestRealModels(void)
 		"dmlc_treelite/tests--examples--sparse_categorical--sparse_categorical_model.txt",
 		"dmlc_treelite/tests--examples--xgb_toy_categorical--xgb_toy_categorical_model.json",
 		"dmlc_treelite/tests--examples--lightgbm_constant_tree--model_with_constant_tree.txt",
+		"siboehm_lleaves/tests--models--NYC_taxi--model.txt",
+		"siboehm_lleaves/tests--models--airline--model.txt",
+		"siboehm_lleaves/tests--models--boston_housing--model.txt",
+		"siboehm_lleaves/tests--models--leaf_scan--model.txt",
+		"siboehm_lleaves/tests--models--mixed_categorical--model.txt",
+		"siboehm_lleaves/tests--models--mtpl2--model.txt",
+		"siboehm_lleaves/tests--models--multiclass--model.txt",
+		"siboehm_lleaves/tests--models--pure_categorical--model.txt",
+		"siboehm_lleaves/tests--models--single_tree--model.txt",
+		"siboehm_lleaves/tests--models--tiniest_single_tree--model.txt",
 	};
 	int			checked = 0;
 
