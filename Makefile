@@ -38,6 +38,9 @@ include $(PGXS)
 
 srcdir ?= .
 
+# Rebuild everything when a header changes (struct layouts are shared)
+$(OBJS): $(wildcard include/silvan/*.h src/pg/*.h)
+
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
 	cp $< $@
 
