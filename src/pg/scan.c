@@ -245,6 +245,19 @@ ScanFlush(BatchScan *state)
 	CHECK_FOR_INTERRUPTS();
 }
 
+/* A feature column's value as double; the common float types inline */
+static inline double
+ScanColumnValue(Datum value, bool isnull, Oid typid)
+{
+	if (isnull)
+		return NAN;
+	if (typid == FLOAT4OID)
+		return DatumGetFloat4(value);
+	if (typid == FLOAT8OID)
+		return DatumGetFloat8(value);
+	return FeatureDatumToDouble(value, typid);
+}
+
 /* DestReceiver: add one source row to the batch */
 static bool
 ScanReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
@@ -274,8 +287,8 @@ ScanReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 	else
 		for (int c = 0; c < state->num_columns; c++)
 			ScanPutFeature(state, base + c,
-						   slot->tts_isnull[c + 1] ? NAN :
-						   FeatureDatumToDouble(slot->tts_values[c + 1], state->column_types[c]));
+						   ScanColumnValue(slot->tts_values[c + 1], slot->tts_isnull[c + 1],
+										   state->column_types[c]));
 	MemoryContextSwitchTo(old);
 	if (++state->batch_rows == state->batch_size)
 		ScanFlush(state);
