@@ -21,6 +21,7 @@
 #define SILVAN_HIR_H
 
 #include "silvan/forest.h"
+#include "silvan/text.h"
 
 /* Deepest tree that may be padded (keeps padding linear in tree size) */
 #define HIR_MAX_PAD_DEPTH	32
@@ -56,20 +57,6 @@ typedef struct Hir
 	int32_t		max_padded_depth;	/* deepest padded tree, 0 if none */
 	int32_t		num_unpadded;	/* trees deeper than pad_depth */
 } Hir;
-
-/* A growable string for the compiler's text dumps */
-typedef struct TextBuf
-{
-	char	   *data;
-	size_t		len;
-	size_t		cap;
-	bool		failed;			/* an allocation failed; the text is lost */
-} TextBuf;
-
-/* text.c */
-extern void TextAppend(TextBuf *buf, const char *fmt,...)
-			__attribute__((format(printf, 2, 3)));
-extern char *TextFinish(TextBuf *buf);
 
 /* hir.c */
 extern Hir *HirBuild(const Forest *forest, int32_t pad_depth, SilvanStatus *status);

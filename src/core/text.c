@@ -1,13 +1,13 @@
 /*
  * text.c
- *		A growable string for the compiler's dumps (HIR, MIR, explain).
+ *		A growable string for the text dumps of every IR level.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "silvan/hir.h"
+#include "silvan/text.h"
 
 /* Make room for n more bytes plus a terminator */
 static bool
