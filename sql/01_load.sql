@@ -43,3 +43,7 @@ SELECT count(*) = :models_before AS catalog_unchanged FROM silvan.model;
 SELECT silvan.load_model('lgb_small', :'lgb') > 0 AS loaded;
 SELECT name, format, objective, task, num_features, num_trees FROM silvan.models
  WHERE name = 'lgb_small';
+-- truncated LightGBM text, an unsupported LightGBM objective, a bad child index
+SELECT silvan.load_model('bad', left(:'lgb', 400));
+SELECT silvan.load_model('bad', replace(:'lgb', 'objective=binary sigmoid:1', 'objective=focal_loss'));
+SELECT silvan.load_model('bad', replace(:'lgb', 'left_child=1 -1', 'left_child=7 -1'));
