@@ -36,11 +36,23 @@ CREATE TABLE schedule (
 );
 CREATE UNIQUE INDEX schedule_key ON schedule (model_id, target, coalesce(batch_size, 0));
 
+-- Profiles: how often each node was visited over real rows (silvan.profile),
+-- for probability-based tiling.  Kept per model; used only while the
+-- model's revision is the one profiled.
+CREATE TABLE profile (
+	model_id bigint PRIMARY KEY REFERENCES model (id) ON DELETE CASCADE,
+	revision bigint NOT NULL,
+	num_rows bigint NOT NULL,
+	node_hits bigint[] NOT NULL,
+	created timestamptz NOT NULL DEFAULT now()
+);
+
 -- pg_dump keeps the rows of both tables
 SELECT pg_catalog.pg_extension_config_dump('model', '');
 SELECT pg_catalog.pg_extension_config_dump('model_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('model_revision_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('schedule', '');
+SELECT pg_catalog.pg_extension_config_dump('profile', '');
 
 -- Every change to the catalog tells every backend to revalidate its cache
 CREATE FUNCTION catalog_changed() RETURNS trigger
@@ -49,13 +61,15 @@ CREATE TRIGGER model_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON mod
 	FOR EACH STATEMENT EXECUTE FUNCTION catalog_changed();
 CREATE TRIGGER schedule_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON schedule
 	FOR EACH STATEMENT EXECUTE FUNCTION catalog_changed();
+CREATE TRIGGER profile_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON profile
+	FOR EACH STATEMENT EXECUTE FUNCTION catalog_changed();
 
 GRANT USAGE ON SCHEMA silvan TO PUBLIC;
 
 -- Everyone may read the catalog; writes go through load_model / drop_model,
 -- which check ownership and then write as the catalog's owner.
-REVOKE ALL ON model, schedule FROM PUBLIC;
-GRANT SELECT ON model, schedule TO PUBLIC;
+REVOKE ALL ON model, schedule, profile FROM PUBLIC;
+GRANT SELECT ON model, schedule, profile TO PUBLIC;
 
 CREATE VIEW models AS
 	SELECT id, name, format, objective, task, num_features, num_classes,
@@ -113,6 +127,20 @@ CREATE FUNCTION predict_proba_query(model text, query text, batch_size integer D
 CREATE FUNCTION predict_raw_query(model text, query text, batch_size integer DEFAULT 4096)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'silvan_predict_raw_query' LANGUAGE C VOLATILE;
+
+-- Schedules: stored per model, target and batch size (NULL: every size);
+-- predict* use the one closest to the batch they run.  A NULL schedule
+-- removes the stored one.
+CREATE FUNCTION set_schedule(model text, schedule text, target text DEFAULT 'cpu',
+							 batch_size integer DEFAULT NULL) RETURNS void
+	AS 'MODULE_PATHNAME', 'silvan_set_schedule' LANGUAGE C VOLATILE;
+
+-- Node hit statistics over real rows, for probability-based tiling
+CREATE FUNCTION profile(model text, source regclass, key_column text,
+						feature_columns text[] DEFAULT NULL) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'silvan_profile_table' LANGUAGE C VOLATILE;
+CREATE FUNCTION profile(model text, query text) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'silvan_profile_query' LANGUAGE C VOLATILE;
 
 -- What the compiler makes of a model
 CREATE FUNCTION explain(model text, batch_size integer DEFAULT 4096,

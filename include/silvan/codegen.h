@@ -2,60 +2,160 @@
  * codegen.h
  *		Lowering MIR to LLVM IR through the LLVM-C API.
  *
- * The generated function has the signature of SilvanBatchFn: rows and
- * margins of the forest's precision, and the representation's buffers.
- * Model data stays in the buffers, so the code only depends on the loop
- * nest, the precision, the feature and group counts and which kinds of
- * split occur.
+ * The generated function takes one argument, a SilvanKernelArgs: rows and
+ * margins of the forest's precision, the representation's buffers, the
+ * partial buffer of privatized reductions, the interrupt flag and the
+ * runtime's parallel-for.  Model data stays in the buffers, so the code
+ * only depends on the loop nest, the precision, the feature and group
+ * counts and which kinds of split occur.  Each parallel loop's body is
+ * outlined into a function of its own, (context, begin, end, chunk), that
+ * the runtime's threads call.
  */
 #ifndef SILVAN_CODEGEN_H
 #define SILVAN_CODEGEN_H
+
+#include <signal.h>
 
 #include <llvm-c/Core.h>
 
 #include "silvan/mir.h"
 #include "silvan/repr.h"
+#include "silvan/runtime.h"
 
-typedef void (*SilvanBatchFn) (const void *rows, int64_t num_rows, void *acc,
-							   const void *nodes, const ReprTree *trees,
-							   const uint32_t *category_words,
-							   const ReprCategorySet *category_sets);
+/* What one call of a compiled forest gets (layout known to codegen.c) */
+typedef struct SilvanKernelArgs
+{
+	const void *rows;
+	int64_t		num_rows;
+	void	   *acc;
+	void	   *partials;		/* (max_chunks - 1) zeroed slices of
+								 * num_rows * num_groups values */
+	int64_t		max_chunks;		/* chunks a privatizing loop may use */
+	const void *nodes;
+	const ReprTree *trees;
+	const uint32_t *category_words;
+	const ReprCategorySet *category_sets;
+	const void *aux[REPR_MAX_AUX];
+	volatile sig_atomic_t *interrupt;
+	int64_t		(*parallel_for) (RuntimeLoopBody body, void *context,
+								 int64_t begin, int64_t end, int64_t max_chunks);
+} SilvanKernelArgs;
 
-/* State of one function being emitted; shared with the representation */
+#define KERNEL_ARGS_FIELDS	12
+
+typedef void (*SilvanBatchFn) (const SilvanKernelArgs *args);
+
+/* The values a function being emitted reads from its arguments */
+typedef struct CodegenFunction
+{
+	LLVMValueRef function;
+	LLVMBasicBlockRef b_allocas;	/* allocas only; branches to the body */
+	LLVMBasicBlockRef b_return;
+	LLVMValueRef v_args;
+	LLVMValueRef v_rows;
+	LLVMValueRef v_num_rows;
+	LLVMValueRef v_acc;
+	LLVMValueRef v_partials;
+	LLVMValueRef v_max_chunks;
+	LLVMValueRef v_nodes;
+	LLVMValueRef v_trees;
+	LLVMValueRef v_category_words;
+	LLVMValueRef v_category_sets;
+	LLVMValueRef v_aux[REPR_MAX_AUX];
+	LLVMValueRef v_interrupt;
+	LLVMValueRef v_parallel_for;
+} CodegenFunction;
+
+/* State of the module being emitted; shared with the representation */
 struct CodegenContext
 {
 	const Forest *forest;
 	const Mir  *mir;
 	const Representation *repr;
 	const ReprBuffers *buffers;
+	const char *fn_name;
+	const char *cpu;			/* target-cpu and target-features */
+	const char *features;
+	int			num_outlined;
 
 	LLVMContextRef context;
 	LLVMModuleRef module;
 	LLVMBuilderRef builder;
-	LLVMValueRef function;
+	unsigned	md_invariant;	/* kind id of !invariant.load */
+	LLVMValueRef md_empty;
 
 	LLVMTypeRef t_value;		/* float or double */
 	LLVMTypeRef t_i1;
+	LLVMTypeRef t_i8p;
 	LLVMTypeRef t_i32;
 	LLVMTypeRef t_i64;
 	LLVMTypeRef t_node;
 	LLVMTypeRef t_tree;
 	LLVMTypeRef t_set;
+	LLVMTypeRef t_args;
+	LLVMTypeRef t_body;			/* outlined parallel loop body */
+	LLVMTypeRef t_parallel_for;
 
-	LLVMValueRef v_rows;
-	LLVMValueRef v_num_rows;
-	LLVMValueRef v_acc;
+	/* the function being emitted: main kernel or an outlined body */
+	CodegenFunction fn;
+	/* v_nodes and friends of the function being emitted, for the layouts */
 	LLVMValueRef v_nodes;
 	LLVMValueRef v_trees;
 	LLVMValueRef v_category_words;
 	LLVMValueRef v_category_sets;
+	LLVMValueRef v_aux[REPR_MAX_AUX];
+	/* chunks each privatizing loop used, by MIR op index */
+	LLVMValueRef v_chunks[MIR_MAX_OPS];
 };
 
-/* Emit function fn_name into module; false and a status on failure */
+/*
+ * What the loops around an op have fixed, as LLVM values of the function
+ * being emitted.  Ranges (lo, hi) and values of index variables are i64;
+ * the fixed tree and row are loaded once by the loop that fixes them.
+ */
+typedef struct CodegenEnv
+{
+	LLVMValueRef v_lo[SCHEDULE_MAX_VARS];
+	LLVMValueRef v_hi[SCHEDULE_MAX_VARS];
+	LLVMValueRef v_val[SCHEDULE_MAX_VARS];
+	LLVMValueRef v_target;		/* T*: acc, or the chunk's partial slice */
+	LLVMValueRef v_tree;		/* i64 HIR position of the fixed tree */
+	LLVMValueRef v_tree_rec;	/* pointer to its ReprTree */
+	LLVMValueRef v_root;		/* i64 */
+	LLVMValueRef v_depth;		/* i32 */
+	LLVMValueRef v_fixed;		/* i32 */
+	LLVMValueRef v_group;		/* i32 */
+	LLVMValueRef v_row;			/* i64 fixed row */
+	LLVMValueRef v_row_ptr;		/* T* to its first value */
+	/* the innermost loop's lanes */
+	int32_t		width;
+	int16_t		lane_var;
+} CodegenEnv;
+
+#define CODEGEN_ENV_SLOTS	(3 * SCHEDULE_MAX_VARS + 10)
+
+/* codegen.c */
 extern bool CodegenForest(const Mir *mir, const Representation *repr,
 						  const ReprBuffers *buffers, LLVMModuleRef module,
 						  const char *fn_name, const char *cpu,
 						  const char *features, SilvanStatus *status);
+extern LLVMBasicBlockRef CgNewBlock(CodegenContext *cg, const char *name);
+extern LLVMValueRef CgLoad(CodegenContext *cg, LLVMTypeRef type, LLVMValueRef v_ptr,
+						   const char *name);
+extern LLVMValueRef CgVarValue(CodegenContext *cg, CodegenEnv *env, const MirPath *path,
+							   int var);
+extern int	CgRootVar(CodegenContext *cg, IndexKind kind);
+extern void CgLoadTree(CodegenContext *cg, LLVMValueRef v_tree, LLVMValueRef *v_rec,
+					   LLVMValueRef *v_root, LLVMValueRef *v_depth,
+					   LLVMValueRef *v_fixed, LLVMValueRef *v_group);
+extern LLVMValueRef CgRowPointer(CodegenContext *cg, LLVMValueRef v_row);
+
+/* codegen_walk.c */
+extern void CgEmitWalk(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
+					   LLVMValueRef *v_leaf, LLVMValueRef *v_rows, LLVMValueRef *v_groups);
+extern void CgEmitReduce(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
+						 const LLVMValueRef *v_leaf, const LLVMValueRef *v_rows,
+						 const LLVMValueRef *v_groups);
 
 /* Short emission helpers */
 static inline LLVMValueRef

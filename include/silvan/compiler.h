@@ -15,33 +15,29 @@
  * accumulator prepared by ForestMarginsInit, in the same order and
  * precision as the reference interpreter, so results are identical.
  * Model data lives in the representation's buffers, not in the code.
+ *
+ * profile (may be NULL) carries node hit counts for probability-based
+ * tiling; a schedule asking for it without a profile is an error.
+ * Parallel loops run on the runtime's thread pool (runtime.h), which never
+ * calls back into PostgreSQL; a batch checks the interrupt flag the
+ * adapter registered between tiles and returns early when it is set.
  */
 #ifndef SILVAN_COMPILER_H
 #define SILVAN_COMPILER_H
 
 #include "silvan/forest.h"
+#include "silvan/schedule.h"
 
 typedef struct CompiledForest CompiledForest;
-
-/* Knobs of the schedule that 0.1's default pipeline understands */
-typedef struct Schedule
-{
-	int32_t		batch_block;	/* rows per outer batch tile; 0 = whole batch */
-	int32_t		interleave;		/* rows walked together through one tree */
-	int32_t		unroll_depth;	/* unroll walks of trees up to this depth */
-	char		representation[16]; /* "array" (only one in 0.1) */
-} Schedule;
 
 /* Pick the default schedule for a forest and a typical batch size */
 extern void ScheduleDefault(const Forest *forest, int32_t batch_size,
 							Schedule *schedule);
 
-/* The schedule in the text form of the schedule language (malloc'd) */
-extern char *ScheduleToText(const Schedule *schedule);
-
 /* Compile a validated forest; NULL and a status on failure */
 extern CompiledForest *CompileForest(const Forest *forest,
 									 const Schedule *schedule,
+									 const ForestProfile *profile,
 									 SilvanStatus *status);
 
 /*

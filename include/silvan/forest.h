@@ -200,9 +200,27 @@ extern char *ForestDump(const Forest *forest, bool with_nodes);
  * accumulator holds num_groups values per row of the same precision.
  */
 extern int	ForestCategoryOf(const Forest *forest, double x);
+extern bool ForestNodeGoesLeft(const Forest *forest, const ForestNode *node,
+							   double x);
 extern int32_t ForestWalkTree(const Forest *forest, int32_t tree, const void *row);
 extern void ForestInterpretAccumulate(const Forest *forest, const void *rows,
 									  int64_t num_rows, void *acc);
+
+/*
+ * Node hit counts gathered over real rows (silvan.profile), used by
+ * probability-based tiling: node_hits[n] counts the rows whose walk
+ * visited node n (global node index).
+ */
+typedef struct ForestProfile
+{
+	int64_t		num_rows;
+	int64_t		num_nodes;		/* must equal the forest's */
+	int64_t    *node_hits;
+} ForestProfile;
+
+/* interpret.c: add the nodes visited by num_rows rows to node_hits */
+extern void ForestProfileAccumulate(const Forest *forest, const void *rows,
+									int64_t num_rows, int64_t *node_hits);
 
 /*
  * predict.c: the stages around the tree sum, shared by the interpreter and

@@ -3,16 +3,20 @@
  *		The high-level IR: the forest as the compiler sees it.
  *
  * The HIR keeps the trees in model order (XGBoost sums in float32 tree by
- * tree, so any reordering would change results) and rewrites each tree's
- * shape for lowering:
+ * tree, so any reordering changes results in the last bits), unless the
+ * schedule says reorderTrees(): then trees are sorted by depth (stable), so
+ * that trees of one depth are walked together.  Each tree's shape is
+ * rewritten for lowering:
  *
  *   - siblings are adjacent: a split's right child is always left + 1, and
  *     nodes appear level by level, so representations can copy the order;
- *   - padding: in a tree whose depth is at most pad_depth, a leaf at depth
- *     d < D becomes a chain of dummy splits whose two children are identical
- *     copies of the leaf, so every leaf sits at depth D and the walk has a
- *     fixed trip count with no leaf test.  The two copies share their
- *     children, so a chain costs two nodes per level, not 2^(D-d).
+ *   - padding to level P (asked per tree by the walks that meet it): a
+ *     leaf at depth d < P becomes a chain of dummy splits whose two
+ *     children are identical copies of the leaf, so no leaf sits above
+ *     level P and the first P hops of a walk need no leaf test.  P = depth
+ *     pads the whole tree (unrollWalk): every leaf at depth D, a walk of
+ *     fixed trip count.  The two copies share their children, so a chain
+ *     costs two nodes per level, not 2^(P-d).
  *
  * HIR nodes point back to the Forest node they stand for; the Forest must
  * outlive the HIR.
@@ -40,26 +44,34 @@ typedef struct HirTree
 	int32_t		source;			/* index of the tree in the Forest */
 	int32_t		group;			/* margin of the row it adds to */
 	int32_t		depth;			/* steps of the walk (padded trees: exact) */
-	bool		padded;			/* every leaf sits at depth */
+	int32_t		fixed;			/* no leaf above this level: hops without
+								 * leaf tests */
+	bool		padded;			/* every leaf sits at depth (fixed = depth) */
 	int64_t		first_node;		/* first node in Hir.nodes */
 	int32_t		num_nodes;
 } HirTree;
 
+struct TiledForest;
+
 typedef struct Hir
 {
 	const Forest *forest;
-	int32_t		pad_depth;		/* trees up to this depth are padded */
+	const struct TiledForest *tiled;	/* tileTrees(n > 1): the tiles */
+	bool		reordered;		/* trees sorted by depth, not model order */
 	int32_t		num_trees;
-	HirTree    *trees;			/* in model order */
+	HirTree    *trees;			/* in walk order */
 	int64_t		num_nodes;
 	HirNode    *nodes;
 	int64_t		num_padding_nodes;	/* dummies and copies added */
 	int32_t		max_padded_depth;	/* deepest padded tree, 0 if none */
-	int32_t		num_unpadded;	/* trees deeper than pad_depth */
+	int32_t		num_unpadded;	/* trees not padded to their depth */
 } Hir;
 
 /* hir.c */
-extern Hir *HirBuild(const Forest *forest, int32_t pad_depth, SilvanStatus *status);
+extern void HirOrder(const Forest *forest, bool by_depth, int32_t *order);
+extern Hir *HirBuild(const Forest *forest, const int32_t *order, const int32_t *pad_to,
+					 SilvanStatus *status);
+extern Hir *HirBuildPadded(const Forest *forest, int32_t pad_depth, SilvanStatus *status);
 extern char *HirDump(const Hir *hir, bool with_nodes);
 extern void HirFree(Hir *hir);
 

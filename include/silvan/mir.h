@@ -1,20 +1,42 @@
 /*
  * mir.h
- *		The mid-level IR: an explicit loop nest over batch and trees.
+ *		The mid-level IR: the schedule's loop nest made explicit.
  *
- * MIR is a small tree of ops that the schedule produces from the HIR.  A
- * loop op defines an index variable and nests a body; the walk op moves
- * the rows that the enclosing loops fixed through the tree they fixed; the
- * reduce op adds each leaf into the row's margin for the tree's group.
- * The default schedule gives
+ * MIR is a small tree of ops built from the schedule's index-variable
+ * tree.  A loop op iterates one live index variable over its range, which
+ * follows from the batch size, the tree count and the loops around it:
  *
- *   for b0 in batch step tile          (MIR_LOOP_TILE)
- *     for tree in HIR order            (MIR_LOOP_TREE)
- *       for b1 in tile step interleave (MIR_LOOP_ROWS, remainder 4, 1)
- *         walk; reduce
+ *   root batch / tree      [0, num_rows) / [0, num_trees)
+ *   tile outer of p        tiles 0 .. ceil(|p| / size) - 1
+ *   tile inner of p        0 .. min(size, |p| - outer * size) - 1
+ *   split first of p       p's iterations [lo, min(lo + at, hi))
+ *   split second of p      p's iterations [min(lo + at, hi), hi)
  *
- * The code generator lowers each op on its own, so a schedule that nests
- * the loops differently only changes this tree.
+ * where |p| = hi - lo is the range of p in the current iteration of the
+ * loops around (a split iteration counts from the parent's first one, so
+ * splitting a tile's inner loop splits every tile).  A variable that was
+ * tiled takes the value lo + outer * size + inner, a split one the value
+ * of whichever half the path runs through.  A variable copied by a split
+ * (IndexVar.copy_of) is its own loop and derives from the same parent.
+ *
+ * The innermost loop of every path holds a walk op and a reduce op.  The
+ * walk moves the row (or rows) the path has fixed through the tree (or
+ * trees) it has fixed; with interleave the innermost loop's iterations are
+ * walked in lock-step groups.  Each tree's walk takes its padded hops
+ * without leaf tests (unrollWalk pads whole trees, peelWalk the first
+ * levels) and the rest in a loop that stops when every lane is at a leaf.
+ * The reduce op adds each leaf into acc[row][group(tree)].
+ *
+ * Reductions are legalized as in SilvanForge section 5: a parallel loop
+ * over trees is a conflicting loop for acc, so each of its chunks but the
+ * first accumulates into a private zeroed slice of a partial buffer
+ * (privatize), and after the loop joins, a reduce-dimension op adds the
+ * slices into acc for the rows the loop touched and zeroes them again
+ * (reduceDimension; the first chunk writes acc itself, which is the
+ * "index 0" that reduceDimInplace reduces into).  atomicReduce replaces
+ * privatization by atomic adds; vectorReduce vectorizes the
+ * reduce-dimension op.  A nested parallel loop runs as one chunk inside the
+ * enclosing one, so it needs no slices of its own.
  */
 #ifndef SILVAN_MIR_H
 #define SILVAN_MIR_H
@@ -22,52 +44,107 @@
 #include "silvan/compiler.h"
 #include "silvan/hir.h"
 
-/* Limits of the schedule knobs */
-#define SCHEDULE_MAX_INTERLEAVE		16
-#define SCHEDULE_MAX_UNROLL_DEPTH	HIR_MAX_PAD_DEPTH
-#define SCHEDULE_MAX_BATCH_BLOCK	(1 << 20)
+/* Lanes of one lock-step walk */
+#define MIR_MAX_WIDTH			16
+/* Rows a walk's remainder takes together before going one by one */
+#define MIR_REMAINDER_STEP		4
+#define MIR_MAX_OPS				(4 * SCHEDULE_MAX_VARS + 8)
+#define MIR_MAX_NOTES			8
 
 typedef enum MirOpKind
 {
-	MIR_LOOP_TILE,				/* for b0 = 0 to num_rows step tile */
-	MIR_LOOP_TREE,				/* for tree = 0 to num_trees, HIR order */
-	MIR_LOOP_ROWS,				/* for b1 in the open rows step interleave */
-	MIR_WALK,					/* walk the fixed rows through the fixed tree */
-	MIR_REDUCE					/* acc[row][group(tree)] += leaf */
+	MIR_LOOP,					/* for var in range(var) */
+	MIR_WALK,					/* walk the fixed rows through the fixed trees */
+	MIR_REDUCE,					/* target[row][group(tree)] += leaf */
+	MIR_REDUCE_DIM				/* acc[rows] += partial[1..chunks-1][rows] */
 } MirOpKind;
+
+/* What a walk op walks in lock-step */
+typedef enum MirLanes
+{
+	MIR_LANES_ROWS,				/* rows of the innermost loop, one tree */
+	MIR_LANES_TREES				/* trees of the innermost loop, one row */
+} MirLanes;
 
 typedef struct MirOp
 {
 	MirOpKind	kind;
-	char		var[8];			/* index variable a loop defines */
-	int32_t		step;			/* tile rows or interleave */
-	struct MirOp *body;			/* first op inside a loop */
-	struct MirOp *next;			/* next op of the same block */
+	int16_t		var;			/* loop: the schedule variable */
+	IndexKind	index_kind;		/* loop: batch or tree */
+	struct MirOp *body;
+	struct MirOp *next;
+	struct MirOp *parent;		/* enclosing loop; NULL at the top */
+
+	/* loops */
+	bool		parallel;
+	bool		privatize;		/* parallel tree loop: partial slices */
+	bool		atomic;			/* parallel tree loop: atomic adds */
+	int32_t		vector_width;	/* reduce-dimension after it: lanes */
+	bool		cache;			/* prefetch one iteration's rows or trees */
+	bool		poll;			/* outermost: check the interrupt flag */
+	bool		fixes_tree;		/* no tree loop below: tree known in body */
+	bool		fixes_row;		/* no batch loop below: row known in body */
+	int64_t		extent;			/* most iterations; -1 when unbounded */
+
+	/* walks and reduces */
+	MirLanes	lanes;
+	int32_t		width;			/* lanes; the innermost loop steps by it */
+	int32_t		unroll;			/* unrollWalk hops (trees this deep padded) */
+	int32_t		peel;			/* peelWalk hops */
+	int32_t		tree_lo;		/* trees it may walk, HIR positions */
+	int32_t		tree_hi;
+	bool		fixed_walk;		/* set by MirFinish: some trees have */
+	bool		leaf_walk;		/* padded hops / hops with leaf tests */
+	bool		atomic_add;		/* reduce: atomically */
+	bool		to_partial;		/* reduce: into the chunk's target */
+
+	/* reduce-dimension */
+	struct MirOp *loop;			/* the parallel loop it follows */
 } MirOp;
-
-#define MIR_MAX_OPS 8
-
-/* Rows a row loop's remainder walks together before going one by one */
-#define MIR_REMAINDER_STEP	4
 
 typedef struct Mir
 {
-	const Hir  *hir;
+	const Schedule *schedule;
+	const Hir  *hir;			/* set by MirFinish */
+	int32_t		num_trees;
+	int32_t		num_groups;
 	MirOp	   *root;
 	MirOp		ops[MIR_MAX_OPS];
 	int32_t		num_ops;
-	int32_t		tile_rows;		/* 0: one tile, the whole batch */
-	int32_t		interleave;		/* rows walked in lock-step */
-	bool		fixed_walk;		/* some trees are padded: no leaf tests */
-	bool		leaf_walk;		/* some are not: leaves stop the walk */
+	bool		needs_partials; /* some loop privatizes */
+	bool		parallel;		/* some loop is parallel */
+	int32_t		max_pad;		/* deepest padding any walk asks for */
+	int32_t		max_unroll;		/* deepest unrollWalk (tiles: pad depth) */
+	int32_t		num_notes;
+	char		notes[MIR_MAX_NOTES][160];	/* directives lowered differently */
 } Mir;
 
+/* What MirFinish needs of each tree (repr.h's ReprTree): hops of its walk */
+typedef struct ReprTree ReprTreeShape;
+
 /* schedule.c */
-extern bool ScheduleCheck(const Schedule *schedule, SilvanStatus *status);
+extern void ScheduleTiled(Schedule *schedule, int32_t batch_tile, int32_t interleave,
+						  int32_t unroll_depth, const char *representation);
 
 /* mir.c */
-extern bool MirBuild(const Hir *hir, const Schedule *schedule, Mir *mir,
-					 SilvanStatus *status);
+extern bool MirBuild(const Schedule *schedule, int32_t num_trees, int32_t num_groups,
+					 Mir *mir, SilvanStatus *status);
+extern void MirPadLevels(const Mir *mir, const int32_t *depths, int32_t *pad_to);
+extern void MirFinish(Mir *mir, const Hir *hir, const ReprTreeShape *trees);
 extern char *MirDump(const Mir *mir);
+
+/*
+ * The loops of one path, root first, for range and value arithmetic: rep[v]
+ * is the variable standing for v on the path (v itself, or the copy of it
+ * the path runs through), -1 when v is not on the path.
+ */
+typedef struct MirPath
+{
+	int32_t		num_loops;
+	const MirOp *loops[SCHEDULE_MAX_VARS];
+	int16_t		rep[SCHEDULE_MAX_VARS];
+} MirPath;
+
+extern void MirPathOf(const Mir *mir, const MirOp *op, MirPath *path);
 
 #endif							/* SILVAN_MIR_H */

@@ -4,14 +4,30 @@
  *
  * A representation decides how the HIR's nodes are laid out in buffers and
  * emits the few pieces of code that depend on that layout: the node type,
- * loading a node, moving to a child, the leaf test and the leaf value.  The
- * loop nest (codegen.c) only talks to it through these callbacks, so a new
- * layout (sparse, reorg, tiled) is a new repr_*.c file and a line in
- * ReprLookup.
+ * loading a node, moving to a child, the leaf test, the leaf value and
+ * caching a tree.  The loop nest and the walks (codegen*.c) only talk to it
+ * through these callbacks, so a new layout is a new repr_*.c file and a
+ * line in ReprLookup; no loop-nest code changes.
+ *
+ * Three layouts (SilvanForge section 6, Treebeard section 3.8):
+ *
+ *   array   one record per HIR node in HIR order (siblings adjacent), the
+ *           left child's index stored, leaves inline pointing to themselves
+ *   sparse  records for split nodes only, each with the index of its first
+ *           child; leaves in a separate array of values, addressed as
+ *           indices past the last split record (a leaf whose sibling is a
+ *           split gets an extra dummy hop, so siblings share an array)
+ *   reorg   every tree as an implicit complete binary tree (children of
+ *           position p at 2p+1, 2p+2), interleaved across trees level by
+ *           level: position p of tree t is record p * num_trees + t
+ *
+ * All three store the same split records (repr_split.c): the threshold in
+ * the forest's precision, a 32-bit link whose meaning is the layout's,
+ * and the feature (plus rule flags or a sign, whichever the forest needs).
  *
  * The tree table and the category sets are shared by all layouts: the loop
- * nest reads root, depth and group per tree, and categorical splits find
- * their bitset through a set table.
+ * nest reads root, depth, fixed hops and group per tree, and categorical
+ * splits find their bitset through a set table.
  */
 #ifndef SILVAN_REPR_H
 #define SILVAN_REPR_H
@@ -25,11 +41,16 @@ typedef struct CodegenContext CodegenContext;
 /* One tree of the tree table, in HIR order */
 typedef struct ReprTree
 {
-	int32_t		root;			/* global node index of the root */
-	int32_t		depth;			/* steps of the walk */
+	int32_t		root;			/* the layout's index of the root */
+	int32_t		depth;			/* hops of the longest walk */
 	int32_t		group;			/* margin of the row it adds to */
-	int32_t		padded;			/* 1: unrolled walk, 0: counted loop */
+	int32_t		fixed;			/* first hops that meet no leaf */
+	int32_t		first;			/* first record of the tree (caching) */
+	int32_t		count;			/* records from first on (caching) */
+	int32_t		reserved[2];
 } ReprTree;
+
+#define REPR_TREE_FIELDS	8
 
 /* Where a categorical split's bitset lies in the category words */
 typedef struct ReprCategorySet
@@ -47,6 +68,16 @@ typedef struct ReprCategorySet
 #define REPR_HAS_LE_INF			0x10	/* x <= +inf: no strict bound exists */
 #define REPR_HAS_CATEGORICAL	0x20
 
+/* Split record layouts (repr_split.c), smallest that expresses the splits */
+typedef enum ReprSplitLayout
+{
+	REPR_SPLIT_PLAIN = 0,		/* {T threshold, i32 link, u32 feature} */
+	REPR_SPLIT_SIGN = 1,		/* {T threshold, i32 link, u32 feature, T sign} */
+	REPR_SPLIT_FLAGS = 2		/* {T threshold, i32 link, u32 feature_flags} */
+} ReprSplitLayout;
+
+#define REPR_MAX_AUX	4
+
 /* What a representation builds; every array is malloc'd and non-empty */
 typedef struct ReprBuffers
 {
@@ -59,15 +90,32 @@ typedef struct ReprBuffers
 	int64_t		num_category_words;
 	ReprCategorySet *category_sets;
 	int32_t		num_category_sets;
+	void	   *aux[REPR_MAX_AUX];	/* layout's other buffers (leaf values) */
+	int64_t		aux_count[REPR_MAX_AUX];
 	uint32_t	has;			/* REPR_HAS_* */
-	uint32_t	layout;			/* bits private to the representation */
+	ReprSplitLayout layout;
+	int64_t		num_splits;		/* sparse: split records before the leaves */
+	int64_t		num_leaves;
+	/* tiled trees (tile_size > 1): records are tiles, walks hop by tile */
+	int32_t		tile_size;
+	int32_t		num_lut_rows;	/* LUT rows in aux[1] (one more: all zero) */
+	bool		gather;			/* SIMD gathers on this CPU */
 } ReprBuffers;
 
 /* The values of one loaded node; their meaning is the representation's */
 typedef struct ReprNode
 {
 	LLVMValueRef v_index;
-	LLVMValueRef v_fields[6];
+	LLVMValueRef v_threshold;
+	LLVMValueRef v_link;		/* i64: the record's link field */
+	LLVMValueRef v_fflags;		/* i32: feature, or feature and flags */
+	LLVMValueRef v_sign;		/* SIGN layout */
+	LLVMValueRef v_record;		/* pointer to the record */
+	/* tiles: every slot at once */
+	LLVMValueRef v_thresholds;	/* <n x T> */
+	LLVMValueRef v_features;	/* <n x i32> */
+	LLVMValueRef v_signs;		/* <n x T>, SIGN layout */
+	LLVMValueRef v_lut_row;		/* i32 */
 } ReprNode;
 
 typedef struct Representation
@@ -79,8 +127,12 @@ typedef struct Representation
 	const char *(*variant) (const ReprBuffers *buffers);
 	/* LLVM type of one node record */
 	LLVMTypeRef (*node_type) (CodegenContext *cg);
-	/* Load the node at v_index (i64, the layout's node number) */
-	void		(*load_node) (CodegenContext *cg, LLVMValueRef v_index, ReprNode *node);
+	/*
+	 * Load the node at v_index (i64, the layout's node number); may_be_leaf:
+	 * the index may be a leaf's, which the layout must still load safely
+	 */
+	void		(*load_node) (CodegenContext *cg, LLVMValueRef v_index, bool may_be_leaf,
+							  ReprNode *node);
 	/*
 	 * Index (i64) of the child the row (pointer to its first value) leads
 	 * to; may add blocks, leaving the builder in the last one
@@ -91,14 +143,90 @@ typedef struct Representation
 	LLVMValueRef (*is_leaf) (CodegenContext *cg, const ReprNode *node);
 	/* Leaf value (forest precision) of the leaf at v_index */
 	LLVMValueRef (*leaf_value) (CodegenContext *cg, LLVMValueRef v_index);
+	/* Prefetch the nodes of the tree whose table record is v_tree (pointer) */
+	void		(*cache_tree) (CodegenContext *cg, LLVMValueRef v_tree);
 } Representation;
 
 /* repr.c */
 extern const Representation *ReprLookup(const char *name);
 extern void ReprBuffersFree(ReprBuffers *buffers);
 extern bool ReprBuildTables(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status);
+extern void ReprPrefetch(CodegenContext *cg, LLVMValueRef v_base, LLVMValueRef v_bytes,
+						 int32_t max_lines);
+extern void ReprCacheRecords(CodegenContext *cg, LLVMValueRef v_tree);
 
-/* repr_array.c */
+/*
+ * repr_split.c: split records shared by every layout.  A ReprRecord is one
+ * node before it is stored; link is an index into the caller's record list
+ * (the first of the two children, which are adjacent).
+ */
+typedef struct ReprRecord
+{
+	double		threshold;		/* or leaf value */
+	int32_t		set;			/* categorical: set number */
+	int32_t		link;			/* first child's record, -1 on leaves */
+	uint32_t	feature_flags;
+	bool		leaf;
+	bool		numeric;		/* numeric split with the NaN rule */
+	bool		categorical;	/* set number in the threshold slot */
+	bool		mirrored;		/* SIGN layout: children swapped, x negated */
+} ReprRecord;
+
+extern void ReprDescribe(const Hir *hir, int64_t hir_node, ReprBuffers *buffers,
+						 ReprRecord *rec);
+extern void ReprDescribeNode(const Forest *forest, const ForestNode *node,
+							 ReprBuffers *buffers, ReprRecord *rec);
+extern ReprSplitLayout ReprChooseLayout(ReprRecord *recs, int64_t num_records,
+										ReprBuffers *buffers, ForestPrecision precision,
+										bool swap_children);
+extern LLVMValueRef ReprSplitGoRightAt(CodegenContext *cg, const ReprNode *node,
+									   LLVMValueRef v_x);
+extern size_t ReprRecordSize(ReprSplitLayout layout, ForestPrecision precision);
+extern void ReprStoreRecord(const ReprRecord *rec, ReprSplitLayout layout,
+							ForestPrecision precision, void *nodes, int64_t slot,
+							int32_t link);
+extern const char *ReprSplitName(ReprSplitLayout layout);
+extern LLVMTypeRef ReprSplitType(CodegenContext *cg);
+extern void ReprLoadSplit(CodegenContext *cg, LLVMValueRef v_index, bool signed_link,
+						  ReprNode *node);
+extern LLVMValueRef ReprGoRight(CodegenContext *cg, const ReprNode *node,
+								LLVMValueRef v_row);
+extern LLVMValueRef ReprLoadThreshold(CodegenContext *cg, LLVMValueRef v_index);
+
+/*
+ * repr_tiled.c: tiles of Treebeard (section 3), shared by the layouts'
+ * tiled variants.  A tile record holds its slots' thresholds, features
+ * (and signs), a 32-bit link (-1: a leaf record, value in the first
+ * threshold) and its LUT row.  Describing, storing and evaluating tiles is here;
+ * where tiles and leaves go is the layout's.
+ */
+typedef struct ReprTiles
+{
+	const Hir  *hir;
+	ReprRecord *recs;			/* per global tile, tile_size slots */
+	int32_t		n;
+} ReprTiles;
+
+extern bool ReprTilesBegin(const Hir *hir, ReprBuffers *buffers, ReprTiles *tiles,
+						   SilvanStatus *status);
+extern void ReprTilesEnd(ReprTiles *tiles);
+extern void ReprStoreTile(const ReprTiles *tiles, ReprBuffers *buffers, int64_t slot,
+						  int64_t tile, int32_t link, int32_t lut_row);
+extern void ReprStoreLeafTile(const ReprTiles *tiles, ReprBuffers *buffers, int64_t slot,
+							  double value);
+extern void ReprSetTileLink(const ReprTiles *tiles, ReprBuffers *buffers, int64_t slot,
+							int32_t link, int32_t lut_row);
+extern double ReprTileRefValue(const Hir *hir, int32_t hir_tree, int32_t ref);
+extern LLVMTypeRef ReprTileType(CodegenContext *cg);
+extern void ReprLoadTile(CodegenContext *cg, LLVMValueRef v_index, ReprNode *node);
+extern LLVMValueRef ReprTileChild(CodegenContext *cg, const ReprNode *node,
+								  LLVMValueRef v_row);
+extern LLVMValueRef ReprTileIsLeafRecord(CodegenContext *cg, const ReprNode *node);
+extern LLVMValueRef ReprTileLeafValue(CodegenContext *cg, LLVMValueRef v_index);
+
+/* the layouts */
 extern const Representation ReprArray;
+extern const Representation ReprSparse;
+extern const Representation ReprReorg;
 
 #endif							/* SILVAN_REPR_H */

@@ -1,49 +1,59 @@
 /*
  * codegen.c
- *		Lower the MIR loop nest to one LLVM function.
+ *		Lower the MIR loop nest to LLVM functions.
  *
- * The function is
+ * The kernel is
  *
- *   void fn(const T *rows, int64 num_rows, T *acc, const node *nodes,
- *           const ReprTree *trees, const uint32 *category_words,
- *           const ReprCategorySet *category_sets)
+ *   void fn(const SilvanKernelArgs *args)
  *
- * with T the forest's precision.  Each MIR op is lowered on its own: loops
- * become counted loops that narrow an environment (the open row range, the
- * fixed rows, the fixed tree), the walk op moves the fixed rows through the
- * fixed tree, and the reduce op adds each leaf into its row's margin.
+ * and every parallel loop adds a function fn_par<k>(ctx, begin, end,
+ * chunk) holding that loop's body, which the runtime's threads call on
+ * chunks of the loop's range.  Preconditions: MirBuild accepted the
+ * schedule (so every loop's range is computable where the loop starts) and
+ * MirFinish ran.
  *
- * The walk takes exactly depth(tree) hops in a counted loop whose body
- * moves all interleaved rows one level down, so the rows' dependent loads
- * overlap.  Padded trees (every leaf at depth) need no leaf test at all;
- * in trees too deep to pad, a row that reached a leaf stays there.  Fully
- * unrolling the walk per depth was measured: a few percent faster at ten
- * times the compile time, since each distinct depth needs its own copy.
+ * Loops and ranges.  Each loop op becomes a counted loop over its index
+ * variable's range, computed where the loop starts from the ranges and
+ * values of the loops around it (mir.h gives the arithmetic).  An
+ * environment (CodegenEnv) carries those LLVM values down the nest: ranges
+ * and values per index variable, the accumulation target, and the tree and
+ * row once a loop has fixed them (the tree's record is then loaded once,
+ * not once per walk).  Environments are copied into each loop body, so a
+ * value is only ever used where its definition dominates.  The innermost
+ * loop of an interleaved walk steps by the walk's width, with remainder
+ * loops of 4 and 1.
+ *
+ * Parallel loops.  The body is outlined: the environment's non-constant
+ * values are stored into a context array (one i64 each, in an alloca of
+ * the calling function's entry block), the outlined function reloads them,
+ * and the call goes through args->parallel_for, which returns once every
+ * chunk is done.  A conflicting loop (privatize) points each chunk but the
+ * first at its own slice of args->partials; the reduce-dimension op that
+ * follows it adds the slices of the chunks that ran into acc over the rows
+ * the loop touched and zeroes them.  The outermost loops poll the
+ * interrupt flag once per iteration and return early when it is set.
  *
  * Floating point: plain fcmp and fadd without fast-math flags, one add per
- * tree per row in tree order, so results equal the interpreter's bit for
- * bit.  The representation emits everything that depends on node layout.
+ * tree per row, in tree order for any serial schedule, so results equal
+ * the interpreter's bit for bit; only conflicting (tree-parallel) loops and
+ * reordered trees change the order of the sums.  Model data and row loads
+ * carry !invariant.load, since nothing the kernel stores aliases them.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <llvm-c/Analysis.h>
 
 #include "silvan/codegen.h"
 
-/* What the enclosing loops have fixed */
-typedef struct CodegenEnv
+/* Fields of SilvanKernelArgs as the LLVM struct numbers them */
+enum
 {
-	LLVMValueRef v_row_lo;		/* open rows: [lo, hi), i64 */
-	LLVMValueRef v_row_hi;
-	LLVMValueRef v_row;			/* first row fixed by a row loop */
-	int32_t		width;			/* rows fixed by a row loop; 0 if none */
-	LLVMValueRef v_root;		/* tree fixed by a tree loop: root (i64) */
-	LLVMValueRef v_depth;
-	LLVMValueRef v_group;
-	LLVMValueRef v_padded;
-	LLVMValueRef v_leaf[SCHEDULE_MAX_INTERLEAVE];
-} CodegenEnv;
+	ARG_ROWS, ARG_NUM_ROWS, ARG_ACC, ARG_PARTIALS, ARG_MAX_CHUNKS, ARG_NODES,
+	ARG_TREES, ARG_CATEGORY_WORDS, ARG_CATEGORY_SETS, ARG_AUX, ARG_INTERRUPT,
+	ARG_PARALLEL_FOR
+};
 
 /* A counted loop being emitted */
 typedef struct CodegenLoop
@@ -55,11 +65,21 @@ typedef struct CodegenLoop
 
 static void EmitOps(CodegenContext *cg, const MirOp *op, CodegenEnv *env);
 
-/* Append a block to the function */
-static LLVMBasicBlockRef
-NewBlock(CodegenContext *cg, const char *name)
+/* Append a block to the function being emitted */
+LLVMBasicBlockRef
+CgNewBlock(CodegenContext *cg, const char *name)
 {
-	return LLVMAppendBasicBlockInContext(cg->context, cg->function, name);
+	return LLVMAppendBasicBlockInContext(cg->context, cg->fn.function, name);
+}
+
+/* A load of model data or rows: invariant for the whole call */
+LLVMValueRef
+CgLoad(CodegenContext *cg, LLVMTypeRef type, LLVMValueRef v_ptr, const char *name)
+{
+	LLVMValueRef v = LLVMBuildLoad2(cg->builder, type, v_ptr, name);
+
+	LLVMSetMetadata(v, cg->md_invariant, cg->md_empty);
+	return v;
 }
 
 /* Open a loop: iv from v_start while iv < v_end (signed) */
@@ -72,11 +92,11 @@ LoopOpen(CodegenContext *cg, CodegenLoop *loop, const char *name,
 	LLVMBasicBlockRef b_body;
 
 	snprintf(label, sizeof(label), "b_%s_head", name);
-	loop->b_head = NewBlock(cg, label);
+	loop->b_head = CgNewBlock(cg, label);
 	snprintf(label, sizeof(label), "b_%s_body", name);
-	b_body = NewBlock(cg, label);
+	b_body = CgNewBlock(cg, label);
 	snprintf(label, sizeof(label), "b_%s_exit", name);
-	loop->b_exit = NewBlock(cg, label);
+	loop->b_exit = CgNewBlock(cg, label);
 
 	LLVMBuildBr(cg->builder, loop->b_head);
 	LLVMPositionBuilderAtEnd(cg->builder, loop->b_head);
@@ -99,277 +119,750 @@ LoopClose(CodegenContext *cg, CodegenLoop *loop, int64_t step)
 
 	LLVMBuildBr(cg->builder, loop->b_head);
 	LLVMAddIncoming(loop->v_iv, &v_next, &b_latch, 1);
-	LLVMMoveBasicBlockAfter(loop->b_exit, LLVMGetLastBasicBlock(cg->function));
+	LLVMMoveBasicBlockAfter(loop->b_exit, LLVMGetLastBasicBlock(cg->fn.function));
 	LLVMPositionBuilderAtEnd(cg->builder, loop->b_exit);
 }
 
-/* for b0 = lo to hi step tile: the body sees [b0, min(b0 + tile, hi)) */
-static void
-EmitTileLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
-{
-	CodegenLoop loop;
-	CodegenEnv	inner = *env;
-	LLVMValueRef v_end;
-
-	LoopOpen(cg, &loop, op->var, env->v_row_lo, env->v_row_hi);
-	v_end = LLVMBuildAdd(cg->builder, loop.v_iv, CgInt64(cg, op->step), "");
-	inner.v_row_lo = loop.v_iv;
-	inner.v_row_hi = LLVMBuildSelect(cg->builder,
-									 LLVMBuildICmp(cg->builder, LLVMIntSLT, v_end,
-												   env->v_row_hi, ""),
-									 v_end, env->v_row_hi, "v_tile_end");
-	EmitOps(cg, op->body, &inner);
-	LoopClose(cg, &loop, op->step);
-}
-
-/* Load field f of tree record v_tree */
+/* Signed minimum of two i64 */
 static LLVMValueRef
-LoadTreeField(CodegenContext *cg, LLVMValueRef v_tree, unsigned f, const char *name)
+Min64(CodegenContext *cg, LLVMValueRef a, LLVMValueRef b)
 {
-	LLVMValueRef v_idx = LLVMBuildZExt(cg->builder, v_tree, cg->t_i64, "");
-	LLVMValueRef v_rec = LLVMBuildGEP2(cg->builder, cg->t_tree, cg->v_trees, &v_idx, 1, "");
-
-	return LLVMBuildLoad2(cg->builder, cg->t_i32,
-						  LLVMBuildStructGEP2(cg->builder, cg->t_tree, v_rec, f, ""), name);
+	return LLVMBuildSelect(cg->builder, LLVMBuildICmp(cg->builder, LLVMIntSLT, a, b, ""),
+						   a, b, "");
 }
 
-/* for tree = 0 to num_trees: fix root, depth and group */
-static void
-EmitTreeLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
+/* The first root variable of a kind (batch or tree) */
+int
+CgRootVar(CodegenContext *cg, IndexKind kind)
 {
-	CodegenLoop loop;
-	CodegenEnv	inner = *env;
+	const Schedule *s = cg->mir->schedule;
 
-	LoopOpen(cg, &loop, op->var, CgInt32(cg, 0), CgInt32(cg, cg->buffers->num_trees));
-	inner.v_root = LLVMBuildZExt(cg->builder, LoadTreeField(cg, loop.v_iv, 0, ""),
-								 cg->t_i64, "v_root");
-	inner.v_depth = LoadTreeField(cg, loop.v_iv, 1, "v_depth");
-	inner.v_group = LoadTreeField(cg, loop.v_iv, 2, "v_group");
-	inner.v_padded = LoadTreeField(cg, loop.v_iv, 3, "v_padded");
-	EmitOps(cg, op->body, &inner);
-	LoopClose(cg, &loop, 1);
+	for (int v = 0; v < s->num_vars; v++)
+		if (s->vars[v].origin == INDEX_ORIGIN_ROOT && s->vars[v].kind == kind &&
+			s->vars[v].copy_of < 0)
+			return v;
+	return -1;
 }
 
 /*
- * for row = lo to hi step interleave; the remainder goes 4 rows at a time,
- * then one by one, so small batches still overlap some walks
+ * Range [lo, hi) of variable v (on the path), in v's own iterations,
+ * memoized in env; false when it needs a loop that has not started.
+ */
+static bool
+VarRange(CodegenContext *cg, CodegenEnv *env, const MirPath *path, int v,
+		 LLVMValueRef *v_lo, LLVMValueRef *v_hi)
+{
+	const IndexVar *var = &cg->mir->schedule->vars[v];
+	LLVMBuilderRef b = cg->builder;
+	LLVMValueRef p_lo;
+	LLVMValueRef p_hi;
+	LLVMValueRef v_size = CgInt64(cg, var->param);
+	LLVMValueRef v_cut;
+
+	if (env->v_lo[v] != NULL)
+	{
+		*v_lo = env->v_lo[v];
+		*v_hi = env->v_hi[v];
+		return true;
+	}
+	if (var->origin == INDEX_ORIGIN_ROOT)
+	{
+		*v_lo = CgInt64(cg, 0);
+		*v_hi = var->kind == INDEX_TREE ? CgInt64(cg, cg->mir->num_trees) : cg->fn.v_num_rows;
+	}
+	else
+	{
+		if (!VarRange(cg, env, path, var->parent, &p_lo, &p_hi))
+			return false;
+		switch (var->origin)
+		{
+			case INDEX_ORIGIN_TILE_OUTER:
+				*v_lo = CgInt64(cg, 0);
+				*v_hi = LLVMBuildSDiv(b, LLVMBuildAdd(b, LLVMBuildSub(b, p_hi, p_lo, ""),
+													  CgInt64(cg, var->param - 1), ""),
+									  v_size, "v_tiles");
+				break;
+			case INDEX_ORIGIN_TILE_INNER:
+				{
+					int			outer = cg->mir->schedule->vars[var->parent].children[0];
+					LLVMValueRef v_k = CgVarValue(cg, env, path, outer);
+
+					if (v_k == NULL)
+						return false;
+					*v_lo = CgInt64(cg, 0);
+					*v_hi = Min64(cg, v_size,
+								  LLVMBuildSub(b, LLVMBuildSub(b, p_hi, p_lo, ""),
+											   LLVMBuildMul(b, v_k, v_size, ""), ""));
+				}
+				break;
+			case INDEX_ORIGIN_SPLIT_FIRST:
+			case INDEX_ORIGIN_SPLIT_SECOND:
+				v_cut = Min64(cg, LLVMBuildAdd(b, p_lo, v_size, ""), p_hi);
+				*v_lo = var->origin == INDEX_ORIGIN_SPLIT_FIRST ? p_lo : v_cut;
+				*v_hi = var->origin == INDEX_ORIGIN_SPLIT_FIRST ? v_cut : p_hi;
+				break;
+			default:
+				return false;
+		}
+	}
+	env->v_lo[v] = *v_lo;
+	env->v_hi[v] = *v_hi;
+	return true;
+}
+
+/*
+ * Value of variable v (any variable; its stand-in on the path is used) in
+ * the current iteration; NULL when it needs a loop that has not started.
+ * A tiled variable is lo + outer * size + inner, a split one the value of
+ * its half on the path.
+ */
+LLVMValueRef
+CgVarValue(CodegenContext *cg, CodegenEnv *env, const MirPath *path, int v)
+{
+	const Schedule *s = cg->mir->schedule;
+	const IndexVar *var;
+	int			r = v >= 0 ? path->rep[v] : -1;
+	LLVMValueRef v_lo;
+	LLVMValueRef v_hi;
+
+	if (r < 0)
+		return NULL;
+	if (env->v_val[r] != NULL)
+		return env->v_val[r];
+	var = &s->vars[r];
+	if (var->children[0] < 0)
+		return NULL;			/* a loop that has not started */
+	if (s->vars[var->children[0]].origin == INDEX_ORIGIN_TILE_OUTER)
+	{
+		LLVMValueRef v_outer = CgVarValue(cg, env, path, var->children[0]);
+		LLVMValueRef v_inner = CgVarValue(cg, env, path, var->children[1]);
+
+		if (v_outer == NULL || v_inner == NULL || !VarRange(cg, env, path, r, &v_lo, &v_hi))
+			return NULL;
+		return LLVMBuildAdd(cg->builder,
+							LLVMBuildAdd(cg->builder, v_lo,
+										 LLVMBuildMul(cg->builder, v_outer,
+													  CgInt64(cg, s->vars[var->children[0]].param), ""),
+										 ""),
+							v_inner, "");
+	}
+	if (path->rep[var->children[0]] >= 0 &&
+		CgVarValue(cg, env, path, var->children[0]) != NULL)
+		return CgVarValue(cg, env, path, var->children[0]);
+	return CgVarValue(cg, env, path, var->children[1]);
+}
+
+/*
+ * The root indices [*lo, *hi) (rows or trees) that the loops not yet
+ * started may still reach below variable v, whose iteration i is the
+ * index base + i.  Exact for nests of tiles and splits whose outer loops
+ * are fixed; otherwise the whole range of the variable reached.
  */
 static void
-EmitRowsLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
+OpenSpan(CodegenContext *cg, CodegenEnv *env, const MirPath *path, int v,
+		 LLVMValueRef v_base, LLVMValueRef *v_span_lo, LLVMValueRef *v_span_hi)
 {
-	int32_t		widths[3];
-	int			num_widths = 0;
-	LLVMValueRef v_start = env->v_row_lo;
+	const Schedule *s = cg->mir->schedule;
+	LLVMBuilderRef b = cg->builder;
+	const IndexVar *var = &s->vars[v];
+	LLVMValueRef v_lo;
+	LLVMValueRef v_hi;
 
-	widths[num_widths++] = op->step;
-	if (op->step > MIR_REMAINDER_STEP)
-		widths[num_widths++] = MIR_REMAINDER_STEP;
-	if (op->step > 1)
+	if (env->v_val[v] != NULL)
+	{
+		*v_span_lo = LLVMBuildAdd(b, v_base, env->v_val[v], "");
+		*v_span_hi = LLVMBuildAdd(b, *v_span_lo, CgInt64(cg, 1), "");
+		return;
+	}
+	if (!VarRange(cg, env, path, v, &v_lo, &v_hi))
+	{
+		*v_span_lo = CgInt64(cg, 0);
+		*v_span_hi = var->kind == INDEX_TREE ? CgInt64(cg, cg->mir->num_trees) :
+			cg->fn.v_num_rows;
+		return;
+	}
+	if (var->children[0] >= 0 && s->vars[var->children[0]].origin == INDEX_ORIGIN_TILE_OUTER)
+	{
+		LLVMValueRef v_k = CgVarValue(cg, env, path, var->children[0]);
+		LLVMValueRef v_size = CgInt64(cg, s->vars[var->children[0]].param);
+		int			inner = path->rep[var->children[1]];
+
+		if (v_k != NULL)
+		{
+			LLVMValueRef v_start = LLVMBuildAdd(b, v_lo, LLVMBuildMul(b, v_k, v_size, ""), "");
+
+			if (inner >= 0)
+			{
+				OpenSpan(cg, env, path, inner, LLVMBuildAdd(b, v_base, v_start, ""),
+						 v_span_lo, v_span_hi);
+				return;
+			}
+			v_lo = v_start;
+			v_hi = Min64(cg, LLVMBuildAdd(b, v_start, v_size, ""), v_hi);
+		}
+	}
+	else if (var->children[0] >= 0)
+	{
+		int			half = path->rep[var->children[0]] >= 0 ? path->rep[var->children[0]] :
+			path->rep[var->children[1]];
+
+		if (half >= 0)
+		{
+			OpenSpan(cg, env, path, half, v_base, v_span_lo, v_span_hi);
+			return;
+		}
+	}
+	*v_span_lo = LLVMBuildAdd(b, v_base, v_lo, "");
+	*v_span_hi = LLVMBuildAdd(b, v_base, v_hi, "");
+}
+
+/* The open span of a root (rows or trees) at the current position */
+static void
+RootSpan(CodegenContext *cg, CodegenEnv *env, const MirPath *path, IndexKind kind,
+		 LLVMValueRef *v_lo, LLVMValueRef *v_hi)
+{
+	CodegenEnv	scratch = *env;
+	int			root = CgRootVar(cg, kind);
+
+	OpenSpan(cg, &scratch, path, path->rep[root] >= 0 ? path->rep[root] : root,
+			 CgInt64(cg, 0), v_lo, v_hi);
+}
+
+/* Load the tree record at HIR position v_tree (i64) */
+void
+CgLoadTree(CodegenContext *cg, LLVMValueRef v_tree, LLVMValueRef *v_rec,
+		   LLVMValueRef *v_root, LLVMValueRef *v_depth, LLVMValueRef *v_fixed,
+		   LLVMValueRef *v_group)
+{
+	LLVMBuilderRef b = cg->builder;
+
+	*v_rec = LLVMBuildGEP2(b, cg->t_tree, cg->v_trees, &v_tree, 1, "v_tree_rec");
+	*v_root = LLVMBuildZExt(b, CgLoad(cg, cg->t_i32,
+									  LLVMBuildStructGEP2(b, cg->t_tree, *v_rec, 0, ""), ""),
+							cg->t_i64, "v_root");
+	*v_depth = CgLoad(cg, cg->t_i32, LLVMBuildStructGEP2(b, cg->t_tree, *v_rec, 1, ""),
+					  "v_depth");
+	*v_group = CgLoad(cg, cg->t_i32, LLVMBuildStructGEP2(b, cg->t_tree, *v_rec, 2, ""),
+					  "v_group");
+	*v_fixed = CgLoad(cg, cg->t_i32, LLVMBuildStructGEP2(b, cg->t_tree, *v_rec, 3, ""),
+					  "v_fixed");
+}
+
+/* Pointer to the first value of row v_row (i64) */
+LLVMValueRef
+CgRowPointer(CodegenContext *cg, LLVMValueRef v_row)
+{
+	LLVMValueRef v_off = LLVMBuildMul(cg->builder, v_row,
+									  CgInt64(cg, cg->forest->num_features), "");
+
+	return LLVMBuildGEP2(cg->builder, cg->t_value, cg->fn.v_rows, &v_off, 1, "v_row_ptr");
+}
+
+/* Branch to the function's return if the interrupt flag is set */
+static void
+EmitPoll(CodegenContext *cg)
+{
+	LLVMValueRef v_flag = LLVMBuildLoad2(cg->builder, cg->t_i32, cg->fn.v_interrupt,
+										 "v_interrupt");
+	LLVMBasicBlockRef b_go = CgNewBlock(cg, "b_not_interrupted");
+
+	LLVMSetVolatile(v_flag, true);
+	LLVMBuildCondBr(cg->builder,
+					LLVMBuildICmp(cg->builder, LLVMIntNE, v_flag, CgInt32(cg, 0), ""),
+					cg->fn.b_return, b_go);
+	LLVMPositionBuilderAtEnd(cg->builder, b_go);
+}
+
+/* cacheRows / cacheTrees: prefetch what one iteration of the loop reads */
+static void
+EmitCache(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *path)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMValueRef v_lo;
+	LLVMValueRef v_hi;
+
+	RootSpan(cg, env, path, op->index_kind, &v_lo, &v_hi);
+	if (op->index_kind == INDEX_BATCH)
+	{
+		int64_t		row_bytes = (int64_t) cg->forest->num_features *
+			(int64_t) ForestValueSize(cg->forest);
+		LLVMValueRef v_base = LLVMBuildBitCast(b, CgRowPointer(cg, v_lo), cg->t_i8p, "");
+		LLVMValueRef v_bytes = LLVMBuildMul(b, LLVMBuildSub(b, v_hi, v_lo, ""),
+											CgInt64(cg, row_bytes), "");
+
+		ReprPrefetch(cg, v_base, v_bytes, 256);
+	}
+	else if (cg->repr->cache_tree != NULL)
+	{
+		CodegenLoop loop;
+		LLVMValueRef v_rec, v_root, v_depth, v_fixed, v_group;
+
+		LoopOpen(cg, &loop, "cache_trees", v_lo, Min64(cg, v_hi, LLVMBuildAdd(b, v_lo, CgInt64(cg, 64), "")));
+		CgLoadTree(cg, loop.v_iv, &v_rec, &v_root, &v_depth, &v_fixed, &v_group);
+		cg->repr->cache_tree(cg, v_rec);
+		LoopClose(cg, &loop, 1);
+	}
+}
+
+/* The start of one iteration: fix the tree and row when no loop below varies them */
+static void
+EmitLoopBody(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *path)
+{
+	if (op->fixes_tree && env->v_tree == NULL)
+	{
+		env->v_tree = CgVarValue(cg, env, path, CgRootVar(cg, INDEX_TREE));
+		if (env->v_tree)
+			CgLoadTree(cg, env->v_tree, &env->v_tree_rec, &env->v_root, &env->v_depth,
+					   &env->v_fixed, &env->v_group);
+	}
+	if (op->fixes_row && env->v_row == NULL)
+	{
+		env->v_row = CgVarValue(cg, env, path, CgRootVar(cg, INDEX_BATCH));
+		if (env->v_row)
+			env->v_row_ptr = CgRowPointer(cg, env->v_row);
+	}
+	if (op->cache)
+		EmitCache(cg, op, env, path);
+	EmitOps(cg, op->body, env);
+}
+
+/*
+ * A serial loop over [v_start, v_end): an interleaved innermost loop steps
+ * by the walk's width, then 4, then 1, so a short remainder still overlaps
+ * some walks.  The induction variable is the value of iv_var (op's own
+ * variable, or the tiled parent of a fused tile).
+ */
+static void
+EmitSerialLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *path,
+			   LLVMValueRef v_start, LLVMValueRef v_end, int iv_var)
+{
+	const Schedule *s = cg->mir->schedule;
+	const MirOp *walk = op->body && op->body->kind == MIR_WALK ? op->body : NULL;
+	int32_t		widths[3] = {1};
+	int			num_widths = 1;
+
+	if (walk && walk->width > 1)
+	{
+		num_widths = 0;
+		widths[num_widths++] = walk->width;
+		if (walk->width > MIR_REMAINDER_STEP)
+			widths[num_widths++] = MIR_REMAINDER_STEP;
 		widths[num_widths++] = 1;
+	}
 	for (int i = 0; i < num_widths; i++)
 	{
 		CodegenLoop loop;
 		CodegenEnv	inner = *env;
-		char		name[16];
-		LLVMValueRef v_end = LLVMBuildSub(cg->builder, env->v_row_hi,
-										  CgInt64(cg, widths[i] - 1), "");
+		char		name[SCHEDULE_NAME_LEN + 8];
+		LLVMValueRef v_last = LLVMBuildSub(cg->builder, v_end,
+										   CgInt64(cg, widths[i] - 1), "");
 
-		snprintf(name, sizeof(name), "%s_w%d", op->var, widths[i]);
-		LoopOpen(cg, &loop, name, v_start, v_end);
-		inner.v_row = loop.v_iv;
+		snprintf(name, sizeof(name), "%s_w%d", s->vars[op->var].name, widths[i]);
+		LoopOpen(cg, &loop, name, v_start, v_last);
+		if (op->poll)
+			EmitPoll(cg);
+		inner.v_val[iv_var] = loop.v_iv;
 		inner.width = widths[i];
-		EmitOps(cg, op->body, &inner);
+		inner.lane_var = op->var;
+		EmitLoopBody(cg, op, &inner, path);
 		LoopClose(cg, &loop, widths[i]);
 		v_start = loop.v_iv;
 	}
 }
 
-/* Load the node every row is at */
-static void
-EmitLoadNodes(CodegenContext *cg, int32_t width, LLVMValueRef *v_index, ReprNode *nodes)
+/* Load field f of the kernel arguments (pointer fields cast to type) */
+static LLVMValueRef
+LoadArg(CodegenContext *cg, LLVMValueRef v_args, unsigned f, LLVMTypeRef type,
+		const char *name)
 {
-	for (int32_t i = 0; i < width; i++)
-		cg->repr->load_node(cg, v_index[i], &nodes[i]);
+	LLVMTypeRef t_field = LLVMStructGetTypeAtIndex(cg->t_args, f);
+	LLVMValueRef v = CgLoad(cg, t_field, LLVMBuildStructGEP2(cg->builder, cg->t_args,
+															  v_args, f, ""), name);
+
+	return type && type != t_field ? LLVMBuildBitCast(cg->builder, v, type, name) : v;
 }
 
-/* Move every row one step down; rows whose v_leaf is set stay put */
+/* Read every argument field into cg->fn (and the layout's copies in cg) */
 static void
-EmitMoves(CodegenContext *cg, int32_t width, LLVMValueRef *v_row, ReprNode *nodes,
-		  LLVMValueRef *v_leaf, LLVMValueRef *v_next)
+LoadArgs(CodegenContext *cg, LLVMValueRef v_args)
 {
-	for (int32_t i = 0; i < width; i++)
+	LLVMBuilderRef b = cg->builder;
+	CodegenFunction *fn = &cg->fn;
+	LLVMTypeRef t_ptr_value = LLVMPointerType(cg->t_value, 0);
+	LLVMValueRef v_aux;
+
+	fn->v_args = v_args;
+	fn->v_rows = LoadArg(cg, v_args, ARG_ROWS, t_ptr_value, "rows");
+	fn->v_num_rows = LoadArg(cg, v_args, ARG_NUM_ROWS, NULL, "num_rows");
+	fn->v_acc = LoadArg(cg, v_args, ARG_ACC, t_ptr_value, "acc");
+	fn->v_partials = LoadArg(cg, v_args, ARG_PARTIALS, t_ptr_value, "partials");
+	fn->v_max_chunks = LoadArg(cg, v_args, ARG_MAX_CHUNKS, NULL, "max_chunks");
+	fn->v_nodes = LoadArg(cg, v_args, ARG_NODES, LLVMPointerType(cg->t_node, 0), "nodes");
+	fn->v_trees = LoadArg(cg, v_args, ARG_TREES, LLVMPointerType(cg->t_tree, 0), "trees");
+	fn->v_category_words = LoadArg(cg, v_args, ARG_CATEGORY_WORDS,
+								   LLVMPointerType(cg->t_i32, 0), "category_words");
+	fn->v_category_sets = LoadArg(cg, v_args, ARG_CATEGORY_SETS,
+								  LLVMPointerType(cg->t_set, 0), "category_sets");
+	v_aux = LLVMBuildStructGEP2(b, cg->t_args, v_args, ARG_AUX, "");
+	for (unsigned i = 0; i < REPR_MAX_AUX; i++)
+		fn->v_aux[i] = CgLoad(cg, cg->t_i8p,
+							  LLVMBuildStructGEP2(b, LLVMArrayType(cg->t_i8p, REPR_MAX_AUX),
+												  v_aux, i, ""), "aux");
+	fn->v_interrupt = LoadArg(cg, v_args, ARG_INTERRUPT, LLVMPointerType(cg->t_i32, 0),
+							  "interrupt");
+	fn->v_parallel_for = LoadArg(cg, v_args, ARG_PARALLEL_FOR,
+								 LLVMPointerType(cg->t_parallel_for, 0), "parallel_for");
+	cg->v_nodes = fn->v_nodes;
+	cg->v_trees = fn->v_trees;
+	cg->v_category_words = fn->v_category_words;
+	cg->v_category_sets = fn->v_category_sets;
+	memcpy(cg->v_aux, fn->v_aux, sizeof(cg->v_aux));
+}
+
+/* Add an enum attribute (noalias, nocapture, ...) at an index */
+static void
+AddAttribute(CodegenContext *cg, LLVMValueRef fn, unsigned index, const char *name)
+{
+	unsigned	kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+
+	LLVMAddAttributeAtIndex(fn, index, LLVMCreateEnumAttribute(cg->context, kind, 0));
+}
+
+/* Add a string attribute to a function */
+static void
+AddStringAttribute(CodegenContext *cg, LLVMValueRef fn, const char *key, const char *value)
+{
+	LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+							LLVMCreateStringAttribute(cg->context, key, (unsigned) strlen(key),
+													  value, (unsigned) strlen(value)));
+}
+
+/* Start emitting function fn: an allocas block, a body, a return block */
+static void
+BeginFunction(CodegenContext *cg, LLVMValueRef fn)
+{
+	memset(&cg->fn, 0, sizeof(CodegenFunction));
+	cg->fn.function = fn;
+	AddAttribute(cg, fn, LLVMAttributeFunctionIndex, "nounwind");
+	AddStringAttribute(cg, fn, "target-cpu", cg->cpu);
+	AddStringAttribute(cg, fn, "target-features", cg->features);
+	cg->fn.b_allocas = CgNewBlock(cg, "b_entry");
+	cg->fn.b_return = CgNewBlock(cg, "b_return");
+	LLVMPositionBuilderAtEnd(cg->builder, cg->fn.b_return);
+	LLVMBuildRetVoid(cg->builder);
+	LLVMPositionBuilderAtEnd(cg->builder, cg->fn.b_allocas);
+}
+
+/* End the function: the allocas block falls into the body; the body returns */
+static void
+FinishFunction(CodegenContext *cg, LLVMBasicBlockRef b_body)
+{
+	LLVMBuildBr(cg->builder, cg->fn.b_return);
+	LLVMMoveBasicBlockAfter(cg->fn.b_return, LLVMGetLastBasicBlock(cg->fn.function));
+	LLVMPositionBuilderAtEnd(cg->builder, cg->fn.b_allocas);
+	LLVMBuildBr(cg->builder, b_body);
+}
+
+/* Pointers to every capturable slot of an environment */
+static int
+EnvSlots(CodegenEnv *env, LLVMValueRef **slots)
+{
+	int			n = 0;
+
+	for (int v = 0; v < SCHEDULE_MAX_VARS; v++)
 	{
-		v_next[i] = cg->repr->move_to_child(cg, &nodes[i], v_row[i]);
-		if (v_leaf)
-			v_next[i] = LLVMBuildSelect(cg->builder, v_leaf[i], nodes[i].v_index,
-										v_next[i], "v_next");
+		slots[n++] = &env->v_lo[v];
+		slots[n++] = &env->v_hi[v];
+		slots[n++] = &env->v_val[v];
 	}
+	slots[n++] = &env->v_target;
+	slots[n++] = &env->v_tree;
+	slots[n++] = &env->v_tree_rec;
+	slots[n++] = &env->v_root;
+	slots[n++] = &env->v_depth;
+	slots[n++] = &env->v_fixed;
+	slots[n++] = &env->v_group;
+	slots[n++] = &env->v_row;
+	slots[n++] = &env->v_row_ptr;
+	return n;
 }
 
-/* Create one phi per row in the current block */
-static void
-EmitPhis(CodegenContext *cg, int32_t width, LLVMValueRef *v_phi)
+/* A value as an i64 for the context array */
+static LLVMValueRef
+ToI64(CodegenContext *cg, LLVMValueRef v)
 {
-	for (int32_t i = 0; i < width; i++)
-		v_phi[i] = LLVMBuildPhi(cg->builder, cg->t_i64, "v_node");
+	LLVMTypeRef t = LLVMTypeOf(v);
+
+	if (LLVMGetTypeKind(t) == LLVMPointerTypeKind)
+		return LLVMBuildPtrToInt(cg->builder, v, cg->t_i64, "");
+	if (t != cg->t_i64)
+		return LLVMBuildZExt(cg->builder, v, cg->t_i64, "");
+	return v;
 }
 
-/* Add one incoming value per row from block b_from */
-static void
-AddIncoming(int32_t width, LLVMValueRef *v_phi, LLVMValueRef *v_from,
-			LLVMBasicBlockRef b_from)
+/* An i64 from the context array back as a value of type t */
+static LLVMValueRef
+FromI64(CodegenContext *cg, LLVMValueRef v, LLVMTypeRef t)
 {
-	for (int32_t i = 0; i < width; i++)
-		LLVMAddIncoming(v_phi[i], &v_from[i], &b_from, 1);
-}
-
-/* Fill an array with one value */
-static void
-FillValues(int32_t width, LLVMValueRef *v_out, LLVMValueRef v)
-{
-	for (int32_t i = 0; i < width; i++)
-		v_out[i] = v;
+	if (LLVMGetTypeKind(t) == LLVMPointerTypeKind)
+		return LLVMBuildIntToPtr(cg->builder, v, t, "");
+	if (t != cg->t_i64)
+		return LLVMBuildTrunc(cg->builder, v, t, "");
+	return v;
 }
 
 /*
- * A walk of at most depth hops; enters b_head from b_from with every row at
- * the root and leaves to b_done, adding the rows' nodes to the v_done phis.
- *
- * Without check_leaves (padded trees: every leaf sits at depth) each hop
- * moves every row and there is no leaf test.  With check_leaves (trees too
- * uneven to pad) a row at a leaf stays there, and the walk stops early
- * once every row is at a leaf.
+ * Outline the body of parallel loop op into fn_par<k>(ctx, begin, end,
+ * chunk); env (the caller's) is reloaded from ctx.  Returns the function.
  */
-static void
-EmitWalkLoop(CodegenContext *cg, LLVMBasicBlockRef b_head, LLVMBasicBlockRef b_from,
-			 LLVMBasicBlockRef b_done, LLVMValueRef *v_done, const CodegenEnv *env,
-			 LLVMValueRef *v_row, bool check_leaves)
+static LLVMValueRef
+EmitOutlined(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *path,
+			 const int *captured, int num_captured, LLVMTypeRef *types,
+			 LLVMTypeRef t_ctx)
 {
-	int32_t		width = env->width;
-	LLVMBasicBlockRef b_body = NewBlock(cg, check_leaves ? "b_leafwalk_body" : "b_walk_body");
-	LLVMBasicBlockRef b_move = b_body;
-	LLVMValueRef v_roots[SCHEDULE_MAX_INTERLEAVE];
-	LLVMValueRef v_cur[SCHEDULE_MAX_INTERLEAVE];
-	LLVMValueRef v_next[SCHEDULE_MAX_INTERLEAVE];
-	LLVMValueRef v_leaf[SCHEDULE_MAX_INTERLEAVE];
-	ReprNode	nodes[SCHEDULE_MAX_INTERLEAVE];
-	LLVMValueRef v_step;
-	LLVMValueRef v_step_next;
-	LLVMValueRef v_zero = CgInt32(cg, 0);
+	CodegenFunction saved = cg->fn;
+	LLVMBasicBlockRef b_saved = LLVMGetInsertBlock(cg->builder);
+	char		name[256];
+	LLVMValueRef fn;
+	LLVMValueRef v_ctx;
+	LLVMBasicBlockRef b_body;
+	CodegenEnv	inner;
+	LLVMValueRef *slots[CODEGEN_ENV_SLOTS];
+	LLVMValueRef v_chunk;
 
-	FillValues(width, v_roots, env->v_root);
-	LLVMPositionBuilderAtEnd(cg->builder, b_head);
-	v_step = LLVMBuildPhi(cg->builder, cg->t_i32, "v_step");
-	EmitPhis(cg, width, v_cur);
-	LLVMAddIncoming(v_step, &v_zero, &b_from, 1);
-	AddIncoming(width, v_cur, v_roots, b_from);
-	LLVMBuildCondBr(cg->builder,
-					LLVMBuildICmp(cg->builder, LLVMIntSLT, v_step, env->v_depth, ""),
-					b_body, b_done);
-	AddIncoming(width, v_done, v_cur, b_head);
-
+	snprintf(name, sizeof(name), "%s_par%d", cg->fn_name, cg->num_outlined++);
+	fn = LLVMAddFunction(cg->module, name, cg->t_body);
+	LLVMSetLinkage(fn, LLVMInternalLinkage);
+	BeginFunction(cg, fn);
+	b_body = CgNewBlock(cg, "b_body");
 	LLVMPositionBuilderAtEnd(cg->builder, b_body);
-	EmitLoadNodes(cg, width, v_cur, nodes);
-	if (check_leaves)
+	v_ctx = LLVMBuildBitCast(cg->builder, LLVMGetParam(fn, 0), LLVMPointerType(t_ctx, 0), "ctx");
+	LoadArgs(cg, LLVMBuildIntToPtr(cg->builder,
+								   CgLoad(cg, cg->t_i64,
+										  LLVMBuildStructGEP2(cg->builder, t_ctx, v_ctx, 0, ""),
+										  ""),
+								   LLVMPointerType(cg->t_args, 0), "args"));
+	memset(&inner, 0, sizeof(inner));
+	EnvSlots(&inner, slots);
+	for (int i = 0; i < num_captured; i++)
+		*slots[captured[i]] =
+			FromI64(cg, CgLoad(cg, cg->t_i64,
+							   LLVMBuildStructGEP2(cg->builder, t_ctx, v_ctx, (unsigned) (i + 1), ""),
+							   ""), types[i]);
 	{
-		LLVMValueRef v_all = NULL;
+		/* constants need no capture */
+		LLVMValueRef *outer_slots[CODEGEN_ENV_SLOTS];
+		int			n = EnvSlots(env, outer_slots);
 
-		for (int32_t i = 0; i < width; i++)
-		{
-			v_leaf[i] = cg->repr->is_leaf(cg, &nodes[i]);
-			v_all = v_all ? LLVMBuildAnd(cg->builder, v_all, v_leaf[i], "") : v_leaf[i];
-		}
-		b_move = NewBlock(cg, "b_leafwalk_move");
-		LLVMBuildCondBr(cg->builder, v_all, b_done, b_move);
-		AddIncoming(width, v_done, v_cur, b_body);
-		LLVMPositionBuilderAtEnd(cg->builder, b_move);
+		for (int k = 0; k < n; k++)
+			if (*outer_slots[k] != NULL && LLVMIsConstant(*outer_slots[k]))
+				*slots[k] = *outer_slots[k];
 	}
-	EmitMoves(cg, width, v_row, nodes, check_leaves ? v_leaf : NULL, v_next);
-	v_step_next = LLVMBuildAdd(cg->builder, v_step, CgInt32(cg, 1), "");
-	b_move = LLVMGetInsertBlock(cg->builder);	/* moves may add blocks */
-	LLVMBuildBr(cg->builder, b_head);
-	LLVMAddIncoming(v_step, &v_step_next, &b_move, 1);
-	AddIncoming(width, v_cur, v_next, b_move);
+	v_chunk = LLVMGetParam(fn, 3);
+	if (op->privatize)
+	{
+		LLVMValueRef v_slice_index = LLVMBuildMul(cg->builder,
+												  LLVMBuildSub(cg->builder, v_chunk, CgInt64(cg, 1), ""),
+												  LLVMBuildMul(cg->builder, cg->fn.v_num_rows,
+															   CgInt64(cg, cg->forest->num_groups), ""),
+												  "");
+		LLVMValueRef v_slice = LLVMBuildGEP2(cg->builder, cg->t_value, cg->fn.v_partials,
+											 &v_slice_index, 1, "v_slice");
+
+		inner.v_target = LLVMBuildSelect(cg->builder,
+										 LLVMBuildICmp(cg->builder, LLVMIntEQ, v_chunk,
+													   CgInt64(cg, 0), ""),
+										 inner.v_target, v_slice, "v_target");
+	}
+	EmitSerialLoop(cg, op, &inner, path, LLVMGetParam(fn, 1), LLVMGetParam(fn, 2), op->var);
+	FinishFunction(cg, b_body);
+
+	cg->fn = saved;
+	cg->v_nodes = saved.v_nodes;
+	cg->v_trees = saved.v_trees;
+	cg->v_category_words = saved.v_category_words;
+	cg->v_category_sets = saved.v_category_sets;
+	memcpy(cg->v_aux, saved.v_aux, sizeof(cg->v_aux));
+	LLVMPositionBuilderAtEnd(cg->builder, b_saved);
+	return fn;
 }
 
-/* Pointers to the fixed rows: one base, constant offsets */
+/* A parallel loop: outline its body and run it on the runtime's threads */
 static void
-EmitRowPointers(CodegenContext *cg, const CodegenEnv *env, LLVMValueRef *v_row)
+EmitParallelLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *path,
+				 LLVMValueRef v_lo, LLVMValueRef v_hi)
 {
-	int64_t		num_features = cg->forest->num_features;
-	LLVMValueRef v_off = LLVMBuildMul(cg->builder, env->v_row, CgInt64(cg, num_features), "");
-	LLVMValueRef v_base = LLVMBuildGEP2(cg->builder, cg->t_value, cg->v_rows, &v_off, 1,
-										"v_row_base");
+	LLVMBuilderRef b = cg->builder;
+	LLVMValueRef *slots[CODEGEN_ENV_SLOTS];
+	int			n = EnvSlots(env, slots);
+	int			captured[CODEGEN_ENV_SLOTS];
+	LLVMTypeRef types[CODEGEN_ENV_SLOTS];
+	LLVMTypeRef fields[CODEGEN_ENV_SLOTS + 1];
+	int			num_captured = 0;
+	LLVMTypeRef t_ctx;
+	LLVMValueRef v_ctx;
+	LLVMValueRef fn;
+	LLVMValueRef v_args[5];
+	LLVMValueRef v_chunks;
+	LLVMBasicBlockRef b_here = LLVMGetInsertBlock(b);
 
-	for (int32_t i = 0; i < env->width; i++)
-	{
-		LLVMValueRef v_i = CgInt64(cg, i * num_features);
-
-		v_row[i] = LLVMBuildGEP2(cg->builder, cg->t_value, v_base, &v_i, 1, "v_row");
-	}
+	for (int k = 0; k < n; k++)
+		if (*slots[k] != NULL && !LLVMIsConstant(*slots[k]))
+		{
+			types[num_captured] = LLVMTypeOf(*slots[k]);
+			captured[num_captured++] = k;
+		}
+	for (int i = 0; i <= num_captured; i++)
+		fields[i] = cg->t_i64;
+	t_ctx = LLVMStructTypeInContext(cg->context, fields, (unsigned) num_captured + 1, false);
+	LLVMPositionBuilderAtEnd(b, cg->fn.b_allocas);
+	v_ctx = LLVMBuildAlloca(b, t_ctx, "ctx");
+	LLVMPositionBuilderAtEnd(b, b_here);
+	LLVMBuildStore(b, LLVMBuildPtrToInt(b, cg->fn.v_args, cg->t_i64, ""),
+				   LLVMBuildStructGEP2(b, t_ctx, v_ctx, 0, ""));
+	for (int i = 0; i < num_captured; i++)
+		LLVMBuildStore(b, ToI64(cg, *slots[captured[i]]),
+					   LLVMBuildStructGEP2(b, t_ctx, v_ctx, (unsigned) (i + 1), ""));
+	fn = EmitOutlined(cg, op, env, path, captured, num_captured, types, t_ctx);
+	v_args[0] = fn;
+	v_args[1] = LLVMBuildBitCast(b, v_ctx, cg->t_i8p, "");
+	v_args[2] = v_lo;
+	v_args[3] = v_hi;
+	v_args[4] = op->privatize ? cg->fn.v_max_chunks : CgInt64(cg, INT32_MAX);
+	v_chunks = LLVMBuildCall2(b, cg->t_parallel_for, cg->fn.v_parallel_for, v_args, 5,
+							  "v_chunks");
+	cg->v_chunks[op - cg->mir->ops] = v_chunks;
+	if (op->poll)
+		EmitPoll(cg);
 }
 
 /*
- * Walk the fixed rows through the fixed tree; env->v_leaf gets the leaves.
- * Padded trees take the walk without leaf tests, the others the one with;
- * when both kinds occur the tree's padded flag picks.
+ * The inner loop of a tile when the walk below it takes all of the tile's
+ * iterations in lock-step: tile(p, o, i, w); interleave(i) with width w.
+ * Then o and i together just step through p's range by w (the last tile
+ * being the remainder), and one loop over p, stepping by w with the usual
+ * remainder loops, does the same with no per-tile setup.  NULL otherwise.
  */
-static void
-EmitWalk(CodegenContext *cg, CodegenEnv *env)
+static const MirOp *
+FusableTile(CodegenContext *cg, const MirOp *op)
 {
-	const Mir  *mir = cg->mir;
-	int32_t		width = env->width;
-	LLVMValueRef v_row[SCHEDULE_MAX_INTERLEAVE];
-	LLVMValueRef v_done[SCHEDULE_MAX_INTERLEAVE];
-	LLVMBasicBlockRef b_from = LLVMGetInsertBlock(cg->builder);
-	LLVMBasicBlockRef b_done = NewBlock(cg, "b_walk_done");
-	LLVMBasicBlockRef b_fixed = mir->fixed_walk ? NewBlock(cg, "b_walk_head") : NULL;
-	LLVMBasicBlockRef b_leafy = mir->leaf_walk ? NewBlock(cg, "b_leafwalk_head") : NULL;
+	const Schedule *s = cg->mir->schedule;
+	const IndexVar *outer = &s->vars[op->var];
+	const MirOp *inner = op->body;
+	const IndexVar *ivar;
 
-	EmitRowPointers(cg, env, v_row);
-	if (b_fixed && b_leafy)
-		LLVMBuildCondBr(cg->builder,
-						LLVMBuildICmp(cg->builder, LLVMIntNE, env->v_padded, CgInt32(cg, 0), ""),
-						b_fixed, b_leafy);
-	else
-		LLVMBuildBr(cg->builder, b_fixed ? b_fixed : b_leafy);
-
-	LLVMPositionBuilderAtEnd(cg->builder, b_done);
-	EmitPhis(cg, width, v_done);
-	if (b_fixed)
-		EmitWalkLoop(cg, b_fixed, b_from, b_done, v_done, env, v_row, false);
-	if (b_leafy)
-		EmitWalkLoop(cg, b_leafy, b_from, b_done, v_done, env, v_row, true);
-	LLVMMoveBasicBlockAfter(b_done, LLVMGetLastBasicBlock(cg->function));
-	LLVMPositionBuilderAtEnd(cg->builder, b_done);
-	for (int32_t i = 0; i < width; i++)
-		env->v_leaf[i] = cg->repr->leaf_value(cg, v_done[i]);
+	if (outer->origin != INDEX_ORIGIN_TILE_OUTER || op->parallel || op->cache ||
+		op->poll || inner == NULL || inner->next != NULL || inner->kind != MIR_LOOP ||
+		inner->parallel || inner->cache || inner->body == NULL ||
+		inner->body->kind != MIR_WALK)
+		return NULL;
+	ivar = &s->vars[inner->var];
+	if (ivar->origin != INDEX_ORIGIN_TILE_INNER || ivar->parent != outer->parent ||
+		inner->body->width != outer->param)
+		return NULL;
+	return inner;
 }
 
-/* acc[row + i][group] += leaf[i], one add per row in tree order */
+/* A loop op: its range, then a serial or a parallel loop */
 static void
-EmitReduce(CodegenContext *cg, CodegenEnv *env)
+EmitLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
 {
-	int64_t		num_groups = cg->forest->num_groups;
-	LLVMValueRef v_group = LLVMBuildSExt(cg->builder, env->v_group, cg->t_i64, "");
-	LLVMValueRef v_slot = LLVMBuildAdd(cg->builder,
-									   LLVMBuildMul(cg->builder, env->v_row,
-													CgInt64(cg, num_groups), ""),
-									   v_group, "");
-	LLVMValueRef v_base = LLVMBuildGEP2(cg->builder, cg->t_value, cg->v_acc, &v_slot, 1,
-										"v_acc_base");
+	MirPath		path;
+	CodegenEnv	outer = *env;
+	LLVMValueRef v_lo;
+	LLVMValueRef v_hi;
+	const MirOp *inner = FusableTile(cg, op);
 
-	for (int32_t i = 0; i < env->width; i++)
+	if (inner != NULL)
 	{
-		LLVMValueRef v_i = CgInt64(cg, i * num_groups);
-		LLVMValueRef v_ptr = LLVMBuildGEP2(cg->builder, cg->t_value, v_base, &v_i, 1,
-										   "v_acc_ptr");
-		LLVMValueRef v_sum = LLVMBuildFAdd(cg->builder,
-										   LLVMBuildLoad2(cg->builder, cg->t_value, v_ptr, ""),
-										   env->v_leaf[i], "v_sum");
+		int			parent = cg->mir->schedule->vars[op->var].parent;
 
-		LLVMBuildStore(cg->builder, v_sum, v_ptr);
+		MirPathOf(cg->mir, inner, &path);
+		if (VarRange(cg, &outer, &path, parent, &v_lo, &v_hi))
+		{
+			EmitSerialLoop(cg, inner, &outer, &path, v_lo, v_hi, parent);
+			return;
+		}
 	}
+	MirPathOf(cg->mir, op, &path);
+	if (!VarRange(cg, &outer, &path, op->var, &v_lo, &v_hi))
+	{
+		/* MirBuild guarantees computable ranges; emit nothing rather than crash */
+		return;
+	}
+	if (op->parallel)
+		EmitParallelLoop(cg, op, &outer, &path, v_lo, v_hi);
+	else
+		EmitSerialLoop(cg, op, &outer, &path, v_lo, v_hi, op->var);
+}
+
+/*
+ * reduceDimension after a conflicting loop: for every chunk c > 0 that ran,
+ * acc[e] += partial[c - 1][e] and partial[c - 1][e] = 0, for the elements
+ * of the rows the loop touched; vectors of vector_width when asked.
+ */
+static void
+EmitReduceDim(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
+{
+	LLVMBuilderRef b = cg->builder;
+	MirPath		path;
+	LLVMValueRef v_lo;
+	LLVMValueRef v_hi;
+	LLVMValueRef v_groups = CgInt64(cg, cg->forest->num_groups);
+	LLVMValueRef v_stride = LLVMBuildMul(b, cg->fn.v_num_rows, v_groups, "v_stride");
+	LLVMValueRef v_e_lo;
+	LLVMValueRef v_e_hi;
+	CodegenLoop chunks;
+	int32_t		widths[2] = {op->vector_width > 1 ? op->vector_width : 1, 1};
+	int			num_widths = op->vector_width > 1 ? 2 : 1;
+	LLVMValueRef v_start;
+	LLVMValueRef v_slice;
+	LLVMValueRef v_chunk_index;
+
+	MirPathOf(cg->mir, op->loop, &path);
+	RootSpan(cg, env, &path, INDEX_BATCH, &v_lo, &v_hi);
+	v_e_lo = LLVMBuildMul(b, v_lo, v_groups, "");
+	v_e_hi = LLVMBuildMul(b, v_hi, v_groups, "");
+	LoopOpen(cg, &chunks, "reduce_chunk", CgInt64(cg, 1), cg->v_chunks[op->loop - cg->mir->ops]);
+	v_chunk_index = LLVMBuildMul(b, LLVMBuildSub(b, chunks.v_iv, CgInt64(cg, 1), ""),
+								 v_stride, "");
+	v_slice = LLVMBuildGEP2(b, cg->t_value, cg->fn.v_partials, &v_chunk_index, 1, "v_slice");
+	v_start = v_e_lo;
+	for (int i = 0; i < num_widths; i++)
+	{
+		CodegenLoop loop;
+		int32_t		w = widths[i];
+		LLVMTypeRef t = w > 1 ? LLVMVectorType(cg->t_value, (unsigned) w) : cg->t_value;
+		LLVMValueRef v_dst;
+		LLVMValueRef v_src;
+		LLVMValueRef v_sum;
+		LLVMValueRef v_store;
+		LLVMValueRef v_load_a;
+		LLVMValueRef v_load_b;
+		unsigned	align = (unsigned) ForestValueSize(cg->forest);
+
+		LoopOpen(cg, &loop, w > 1 ? "reduce_vector" : "reduce_scalar", v_start,
+				 LLVMBuildSub(b, v_e_hi, CgInt64(cg, w - 1), ""));
+		v_dst = LLVMBuildGEP2(b, cg->t_value, env->v_target, &loop.v_iv, 1, "");
+		v_src = LLVMBuildGEP2(b, cg->t_value, v_slice, &loop.v_iv, 1, "");
+		if (w > 1)
+		{
+			v_dst = LLVMBuildBitCast(b, v_dst, LLVMPointerType(t, 0), "");
+			v_src = LLVMBuildBitCast(b, v_src, LLVMPointerType(t, 0), "");
+		}
+		v_load_a = LLVMBuildLoad2(b, t, v_dst, "");
+		v_load_b = LLVMBuildLoad2(b, t, v_src, "");
+		LLVMSetAlignment(v_load_a, align);
+		LLVMSetAlignment(v_load_b, align);
+		v_sum = LLVMBuildFAdd(b, v_load_a, v_load_b, "v_sum");
+		v_store = LLVMBuildStore(b, v_sum, v_dst);
+		LLVMSetAlignment(v_store, align);
+		v_store = LLVMBuildStore(b, LLVMConstNull(t), v_src);
+		LLVMSetAlignment(v_store, align);
+		LoopClose(cg, &loop, w);
+		v_start = loop.v_iv;
+	}
+	LoopClose(cg, &chunks, 1);
 }
 
 /* Lower a list of MIR ops */
@@ -380,154 +873,112 @@ EmitOps(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
 	{
 		switch (op->kind)
 		{
-			case MIR_LOOP_TILE:
-				EmitTileLoop(cg, op, env);
-				break;
-			case MIR_LOOP_TREE:
-				EmitTreeLoop(cg, op, env);
-				break;
-			case MIR_LOOP_ROWS:
-				EmitRowsLoop(cg, op, env);
+			case MIR_LOOP:
+				EmitLoop(cg, op, env);
 				break;
 			case MIR_WALK:
-				EmitWalk(cg, env);
+				{
+					LLVMValueRef v_leaf[MIR_MAX_WIDTH];
+					LLVMValueRef v_rows[MIR_MAX_WIDTH];
+					LLVMValueRef v_groups[MIR_MAX_WIDTH];
+
+					CgEmitWalk(cg, op, env, v_leaf, v_rows, v_groups);
+					if (op->next && op->next->kind == MIR_REDUCE)
+					{
+						op = op->next;
+						CgEmitReduce(cg, op, env, v_leaf, v_rows, v_groups);
+					}
+				}
 				break;
 			case MIR_REDUCE:
-				EmitReduce(cg, env);
+				break;			/* emitted with its walk */
+			case MIR_REDUCE_DIM:
+				EmitReduceDim(cg, op, env);
 				break;
 		}
 	}
-}
-
-/*
- * Check the nest codegen can lower: a walk and a reduce need rows fixed by
- * an enclosing row loop and a tree fixed by an enclosing tree loop.
- */
-static bool
-CheckNest(const MirOp *op, bool have_rows, bool have_tree)
-{
-	for (; op != NULL; op = op->next)
-	{
-		bool		ok;
-
-		if (op->kind == MIR_WALK || op->kind == MIR_REDUCE)
-			ok = have_rows && have_tree && op->step >= 1 &&
-				op->step <= SCHEDULE_MAX_INTERLEAVE;
-		else
-			ok = CheckNest(op->body, have_rows || op->kind == MIR_LOOP_ROWS,
-						   have_tree || op->kind == MIR_LOOP_TREE) &&
-				op->step >= 1;
-		if (!ok)
-			return false;
-	}
-	return true;
-}
-
-/* Add an enum attribute (noalias, nocapture, ...) at an index */
-static void
-AddAttribute(CodegenContext *cg, unsigned index, const char *name)
-{
-	unsigned	kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
-
-	LLVMAddAttributeAtIndex(cg->function, index,
-							LLVMCreateEnumAttribute(cg->context, kind, 0));
-}
-
-/* Add a string attribute to the function */
-static void
-AddStringAttribute(CodegenContext *cg, const char *key, const char *value)
-{
-	LLVMAddAttributeAtIndex(cg->function, LLVMAttributeFunctionIndex,
-							LLVMCreateStringAttribute(cg->context, key, (unsigned) strlen(key),
-													  value, (unsigned) strlen(value)));
-}
-
-/* Declare the batch function and name its parameters */
-static void
-DeclareFunction(CodegenContext *cg, const char *fn_name, const char *cpu,
-				const char *features)
-{
-	LLVMTypeRef t_ptr_value = LLVMPointerType(cg->t_value, 0);
-	LLVMTypeRef params[7] = {
-		t_ptr_value, cg->t_i64, t_ptr_value, LLVMPointerType(cg->t_node, 0),
-		LLVMPointerType(cg->t_tree, 0), LLVMPointerType(cg->t_i32, 0),
-		LLVMPointerType(cg->t_set, 0)
-	};
-	static const char *const names[7] = {
-		"rows", "num_rows", "acc", "nodes", "trees", "category_words", "category_sets"
-	};
-	LLVMValueRef *slots[7] = {
-		&cg->v_rows, &cg->v_num_rows, &cg->v_acc, &cg->v_nodes, &cg->v_trees,
-		&cg->v_category_words, &cg->v_category_sets
-	};
-
-	cg->function = LLVMAddFunction(cg->module, fn_name,
-								   LLVMFunctionType(LLVMVoidTypeInContext(cg->context),
-													params, 7, false));
-	for (unsigned i = 0; i < 7; i++)
-	{
-		*slots[i] = LLVMGetParam(cg->function, i);
-		LLVMSetValueName2(*slots[i], names[i], strlen(names[i]));
-		if (i == 1)
-			continue;
-		AddAttribute(cg, i + 1, "noalias");
-		AddAttribute(cg, i + 1, "nocapture");
-		if (i != 2)
-			AddAttribute(cg, i + 1, "readonly");
-	}
-	AddAttribute(cg, LLVMAttributeFunctionIndex, "nounwind");
-	AddStringAttribute(cg, "target-cpu", cpu);
-	AddStringAttribute(cg, "target-features", features);
 }
 
 /* Set up the types every emitter uses */
 static void
 InitTypes(CodegenContext *cg)
 {
-	LLVMTypeRef tree_fields[4];
+	LLVMTypeRef tree_fields[REPR_TREE_FIELDS];
 	LLVMTypeRef set_fields[2];
+	LLVMTypeRef arg_fields[KERNEL_ARGS_FIELDS];
+	LLVMTypeRef body_params[4];
+	LLVMTypeRef pfor_params[5];
 
 	cg->t_value = cg->forest->precision == FOREST_FLOAT32 ?
 		LLVMFloatTypeInContext(cg->context) : LLVMDoubleTypeInContext(cg->context);
 	cg->t_i1 = LLVMInt1TypeInContext(cg->context);
 	cg->t_i32 = LLVMInt32TypeInContext(cg->context);
 	cg->t_i64 = LLVMInt64TypeInContext(cg->context);
-	for (int i = 0; i < 4; i++)
+	cg->t_i8p = LLVMPointerType(LLVMInt8TypeInContext(cg->context), 0);
+	for (int i = 0; i < REPR_TREE_FIELDS; i++)
 		tree_fields[i] = cg->t_i32;
 	set_fields[0] = set_fields[1] = cg->t_i32;
-	cg->t_tree = LLVMStructTypeInContext(cg->context, tree_fields, 4, false);
+	cg->t_tree = LLVMStructTypeInContext(cg->context, tree_fields, REPR_TREE_FIELDS, false);
 	cg->t_set = LLVMStructTypeInContext(cg->context, set_fields, 2, false);
 	cg->t_node = cg->repr->node_type(cg);
+	body_params[0] = cg->t_i8p;
+	body_params[1] = body_params[2] = body_params[3] = cg->t_i64;
+	cg->t_body = LLVMFunctionType(LLVMVoidTypeInContext(cg->context), body_params, 4, false);
+	pfor_params[0] = LLVMPointerType(cg->t_body, 0);
+	pfor_params[1] = cg->t_i8p;
+	pfor_params[2] = pfor_params[3] = pfor_params[4] = cg->t_i64;
+	cg->t_parallel_for = LLVMFunctionType(cg->t_i64, pfor_params, 5, false);
+	for (int i = 0; i < KERNEL_ARGS_FIELDS; i++)
+		arg_fields[i] = cg->t_i8p;
+	arg_fields[ARG_NUM_ROWS] = cg->t_i64;
+	arg_fields[ARG_MAX_CHUNKS] = cg->t_i64;
+	arg_fields[ARG_AUX] = LLVMArrayType(cg->t_i8p, REPR_MAX_AUX);
+	cg->t_args = LLVMStructTypeInContext(cg->context, arg_fields, KERNEL_ARGS_FIELDS, false);
+	cg->md_invariant = LLVMGetMDKindIDInContext(cg->context, "invariant.load", 14);
+	cg->md_empty = LLVMMDNodeInContext(cg->context, NULL, 0);
 }
 
-/* Emit the forest's batch function into module */
+/* Emit the forest's kernel (and its outlined loop bodies) into module */
 bool
 CodegenForest(const Mir *mir, const Representation *repr, const ReprBuffers *buffers,
 			  LLVMModuleRef module, const char *fn_name, const char *cpu,
 			  const char *features, SilvanStatus *status)
 {
-	CodegenContext cg = {0};
-	CodegenEnv	env = {0};
+	CodegenContext *cg = calloc(1, sizeof(CodegenContext));
+	CodegenEnv	env;
+	LLVMTypeRef t_args_ptr;
+	LLVMValueRef fn;
+	LLVMBasicBlockRef b_body;
 	char	   *error = NULL;
 
-	if (!CheckNest(mir->root, false, false))
-		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not generate code for model",
-						  "The loop nest walks trees outside a row loop and a tree loop.");
-	cg.forest = mir->hir->forest;
-	cg.mir = mir;
-	cg.repr = repr;
-	cg.buffers = buffers;
-	cg.module = module;
-	cg.context = LLVMGetModuleContext(module);
-	InitTypes(&cg);
-	DeclareFunction(&cg, fn_name, cpu, features);
-	cg.builder = LLVMCreateBuilderInContext(cg.context);
-	LLVMPositionBuilderAtEnd(cg.builder, NewBlock(&cg, "b_entry"));
-	env.v_row_lo = CgInt64(&cg, 0);
-	env.v_row_hi = cg.v_num_rows;
-	EmitOps(&cg, mir->root, &env);
-	LLVMBuildRetVoid(cg.builder);
-	LLVMDisposeBuilder(cg.builder);
+	if (cg == NULL)
+		return StatusNoMemory(status, "the code generator");
+	cg->forest = mir->hir->forest;
+	cg->mir = mir;
+	cg->repr = repr;
+	cg->buffers = buffers;
+	cg->fn_name = fn_name;
+	cg->cpu = cpu;
+	cg->features = features;
+	cg->module = module;
+	cg->context = LLVMGetModuleContext(module);
+	InitTypes(cg);
+	t_args_ptr = LLVMPointerType(cg->t_args, 0);
+	fn = LLVMAddFunction(module, fn_name,
+						 LLVMFunctionType(LLVMVoidTypeInContext(cg->context), &t_args_ptr, 1, false));
+	cg->builder = LLVMCreateBuilderInContext(cg->context);
+	BeginFunction(cg, fn);
+	AddAttribute(cg, fn, 1, "nocapture");
+	AddAttribute(cg, fn, 1, "readonly");
+	b_body = CgNewBlock(cg, "b_body");
+	LLVMPositionBuilderAtEnd(cg->builder, b_body);
+	LoadArgs(cg, LLVMGetParam(fn, 0));
+	memset(&env, 0, sizeof(env));
+	env.v_target = cg->fn.v_acc;
+	EmitOps(cg, mir->root, &env);
+	FinishFunction(cg, b_body);
+	LLVMDisposeBuilder(cg->builder);
+	free(cg);
 
 	if (LLVMVerifyModule(module, LLVMReturnStatusAction, &error))
 	{

@@ -4,15 +4,20 @@
  *
  * Passes, in order, each in its own file:
  *
- *   hir.c      Forest -> HIR (model order, sibling pairs, padding)
- *   mir.c      HIR + schedule -> MIR loop nest
+ *   mir.c      schedule -> MIR loop nest, reductions legalized (needs only
+ *              the tree and group counts), and the padding its walks ask for
+ *   hir.c      Forest -> HIR (walk order, sibling pairs, padding)
+ *   tiling.c   tileTrees(n > 1): Forest -> tiles and LUT, hung on the HIR
  *   repr_*.c   HIR -> representation buffers (model data)
- *   codegen.c  MIR -> LLVM IR, layout details asked of the representation
+ *   codegen*.c MIR -> LLVM IR, layout details asked of the representation
  *   jit.c      LLVM IR -> short pass list -> machine code, under its own
  *              resource tracker
  *
  * The compiled forest keeps the buffers, the machine code and the text of
  * every level for explain; the Forest itself is not referenced afterwards.
+ * A call allocates the zeroed partial buffer that privatized reductions
+ * need (one slice per extra thread) and hands the kernel the runtime's
+ * parallel-for and interrupt flag.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +27,7 @@
 #include "silvan/codegen.h"
 #include "silvan/compiler.h"
 #include "silvan/jit.h"
+#include "silvan/tiling.h"
 
 struct CompiledForest
 {
@@ -30,6 +36,9 @@ struct CompiledForest
 	ReprBuffers buffers;
 	JitCode    *code;
 	SilvanBatchFn fn;
+	int32_t		num_groups;
+	size_t		value_size;
+	bool		needs_partials;
 	double		compile_ms;
 	char	   *schedule_text;
 	char	   *hir_text;
@@ -55,6 +64,30 @@ TakeLlvmMessage(char *message)
 
 	LLVMDisposeMessage(message);
 	return copy;
+}
+
+/* The schedule's text on one line: directives joined by "; " */
+static char *
+ScheduleOneLine(const Schedule *schedule)
+{
+	char	   *text = ScheduleToText(schedule);
+	TextBuf		buf = {0};
+	size_t		len;
+
+	if (text == NULL)
+		return NULL;
+	len = strlen(text);
+	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		text[--len] = '\0';
+	for (size_t i = 0; i < len; i++)
+	{
+		if (text[i] == '\n')
+			TextAppend(&buf, "; ");
+		else
+			TextAppend(&buf, "%c", text[i]);
+	}
+	free(text);
+	return TextFinish(&buf);
 }
 
 /* Generate, optimize and JIT the batch function */
@@ -84,38 +117,143 @@ CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr
 	return true;
 }
 
-/* Run the passes that need the HIR; the HIR is freed by the caller */
+/*
+ * Check what the schedule asks of the model layout before any pass runs:
+ * a known representation, a profile where tiling needs one
+ */
 static bool
-CompileFromHir(CompiledForest *compiled, const Hir *hir, SilvanStatus *status)
+CheckLayout(const Forest *forest, const Schedule *schedule, const ForestProfile *profile,
+			SilvanStatus *status)
 {
-	const Representation *repr;
-	Mir			mir;
+	if (ReprLookup(schedule->representation) == NULL)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid schedule",
+						  "Representation \"%s\" is unknown; expected array, sparse or reorg.",
+						  schedule->representation);
+	if (schedule->tiling == TREE_TILING_PROBABILISTIC && profile == NULL)
+		return StatusFail(status, SILVAN_ERROR_INVALID,
+						  "probability-based tiling needs a profile",
+						  "tileTrees(%d, probabilistic) tiles trees by node hit counts; "
+						  "gather them with silvan.profile() first, or use uniform tiling.",
+						  schedule->tile_size);
+	if (profile != NULL && profile->num_nodes != forest->num_nodes)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "profile does not match the model",
+						  "The profile counts %lld nodes; the model has %lld.",
+						  (long long) profile->num_nodes, (long long) forest->num_nodes);
+	if (schedule->tile_size < 1 || schedule->tile_size > TILE_MAX_SIZE)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid schedule",
+						  "Tree tile size %d is not between 1 and %d.",
+						  schedule->tile_size, TILE_MAX_SIZE);
+	return true;
+}
 
-	if (!MirBuild(hir, &compiled->schedule, &mir, status))
-		return false;
-	repr = ReprLookup(compiled->schedule.representation);
+/*
+ * Tile the trees (tileTrees with n > 1): uniformly padded up to the
+ * deepest unrollWalk (in tiles), by node hits where the profile says
+ */
+static TiledForest *
+TileTrees(const Forest *forest, const Schedule *schedule, const ForestProfile *profile,
+		  const Mir *mir, SilvanStatus *status)
+{
+	TilingOptions options;
+
+	TilingOptionsInit(&options, schedule->tile_size, schedule->tiling);
+	options.profile = profile;
+	options.pad_depth = mir->max_unroll < TILING_MAX_PAD_DEPTH ?
+		mir->max_unroll : TILING_MAX_PAD_DEPTH;
+	return TileForest(forest, &options, status);
+}
+
+/* Order the trees, pad them as the walks ask, and build the HIR */
+static Hir *
+BuildHir(const Forest *forest, const Schedule *schedule, const Mir *mir,
+		 SilvanStatus *status)
+{
+	size_t		n = (size_t) forest->num_trees + 1;
+	int32_t    *order = malloc(sizeof(int32_t) * n);
+	int32_t    *depths = malloc(sizeof(int32_t) * n);
+	int32_t    *pad_to = malloc(sizeof(int32_t) * n);
+	Hir		   *hir = NULL;
+
+	if (order == NULL || depths == NULL || pad_to == NULL)
+		StatusNoMemory(status, "the tree order");
+	else
+	{
+		HirOrder(forest, schedule->reorder_trees, order);
+		for (int32_t t = 0; t < forest->num_trees; t++)
+			depths[t] = forest->trees[order[t]].depth;
+		MirPadLevels(mir, depths, pad_to);
+		/* tiled walks hop by tile: the tiling pads, not the HIR */
+		hir = HirBuild(forest, order, schedule->tile_size > 1 ? NULL : pad_to, status);
+	}
+	free(order);
+	free(depths);
+	free(pad_to);
+	return hir;
+}
+
+/* The HIR summary, and the tiling's when trees are tiled */
+static char *
+DumpHir(const Hir *hir, const ReprBuffers *buffers)
+{
+	char	   *text = HirDump(hir, false);
+	TilingStats stats;
+	TextBuf		buf = {0};
+
+	if (text == NULL || hir->tiled == NULL)
+		return text;
+	TiledForestStats(hir->tiled, &stats);
+	TextAppend(&buf, "%s", text);
+	free(text);
+	TextAppend(&buf, "tiling: tiles of %d, %s; %lld tiles (%lld padding tiles), "
+			   "%.2f tiles per walk on average, %d at most; %d trees by probability, "
+			   "%d padded; %d shapes, LUT %zu bytes; %s\n",
+			   hir->tiled->tile_size,
+			   hir->tiled->options.tiling == TREE_TILING_PROBABILISTIC ?
+			   "probability-based" : "uniform",
+			   (long long) stats.num_tiles, (long long) stats.num_dummy_tiles,
+			   stats.avg_depth, stats.max_depth, stats.num_probabilistic, stats.num_padded,
+			   stats.num_shapes_used, stats.lut_bytes,
+			   buffers->gather ? "gathers" : "scalar feature loads");
+	return TextFinish(&buf);
+}
+
+/* Run the passes after the MIR; the HIR is freed by the caller */
+static bool
+CompileFromMir(CompiledForest *compiled, Mir *mir, const Hir *hir, SilvanStatus *status)
+{
+	const Representation *repr = ReprLookup(compiled->schedule.representation);
+	const char *features = JitHostCpuFeatures();
+
 	compiled->repr = repr;
+	compiled->buffers.gather = strstr(features, "+avx2") != NULL ||
+		strstr(features, "+avx512f") != NULL;
 	if (!repr->build(hir, &compiled->buffers, status))
 		return false;
-	compiled->schedule_text = ScheduleToText(&compiled->schedule);
-	compiled->hir_text = HirDump(hir, false);
-	compiled->mir_text = MirDump(&mir);
+	MirFinish(mir, hir, compiled->buffers.trees);
+	compiled->schedule_text = ScheduleOneLine(&compiled->schedule);
+	compiled->hir_text = DumpHir(hir, &compiled->buffers);
+	compiled->mir_text = MirDump(mir);
 	if (!compiled->schedule_text || !compiled->hir_text || !compiled->mir_text)
 		return StatusNoMemory(status, "the compiler's explain text");
-	return CompileCode(compiled, &mir, repr, status);
+	return CompileCode(compiled, mir, repr, status);
 }
 
 /* Compile a validated forest; NULL and a status on failure */
 CompiledForest *
-CompileForest(const Forest *forest, const Schedule *schedule, SilvanStatus *status)
+CompileForest(const Forest *forest, const Schedule *schedule,
+			  const ForestProfile *profile, SilvanStatus *status)
 {
 	double		start = NowMillis();
 	CompiledForest *compiled = calloc(1, sizeof(CompiledForest));
-	Hir		   *hir;
+	Mir		   *mir = malloc(sizeof(Mir));
+	Hir		   *hir = NULL;
+	TiledForest *tiled = NULL;
 	bool		ok;
 
-	if (compiled == NULL)
+	if (compiled == NULL || mir == NULL)
 	{
+		free(compiled);
+		free(mir);
 		StatusNoMemory(status, "the compiled model");
 		return NULL;
 	}
@@ -124,14 +262,23 @@ CompileForest(const Forest *forest, const Schedule *schedule, SilvanStatus *stat
 	else
 		ScheduleDefault(forest, 0, &compiled->schedule);
 	compiled->schedule.representation[sizeof(compiled->schedule.representation) - 1] = '\0';
-	if (!ScheduleCheck(&compiled->schedule, status))
+	compiled->num_groups = forest->num_groups;
+	compiled->value_size = ForestValueSize(forest);
+	ok = CheckLayout(forest, &compiled->schedule, profile, status) &&
+		MirBuild(&compiled->schedule, forest->num_trees, forest->num_groups, mir, status);
+	if (ok)
 	{
-		CompiledForestFree(compiled);
-		return NULL;
+		compiled->needs_partials = mir->needs_partials;
+		if (compiled->schedule.tile_size > 1)
+			ok = (tiled = TileTrees(forest, &compiled->schedule, profile, mir, status)) != NULL;
+		hir = ok ? BuildHir(forest, &compiled->schedule, mir, status) : NULL;
+		if (hir)
+			hir->tiled = tiled;
+		ok = hir != NULL && CompileFromMir(compiled, mir, hir, status);
 	}
-	hir = HirBuild(forest, compiled->schedule.unroll_depth, status);
-	ok = hir != NULL && CompileFromHir(compiled, hir, status);
 	HirFree(hir);
+	TiledForestFree(tiled);
+	free(mir);
 	if (!ok)
 	{
 		CompiledForestFree(compiled);
@@ -141,17 +288,43 @@ CompileForest(const Forest *forest, const Schedule *schedule, SilvanStatus *stat
 	return compiled;
 }
 
-/* Add all trees' leaf values into acc (prepared by ForestMarginsInit) */
+/*
+ * Add all trees' leaf values into acc (prepared by ForestMarginsInit).
+ * Privatized reductions get one zeroed slice per thread beyond the first;
+ * without memory for them the call runs them in one chunk.
+ */
 void
 CompiledForestAccumulate(const CompiledForest *compiled, const void *rows,
 						 int64_t num_rows, void *acc)
 {
 	const ReprBuffers *b = &compiled->buffers;
+	SilvanKernelArgs args = {0};
 
 	if (num_rows <= 0)
 		return;
-	compiled->fn(rows, num_rows, acc, b->nodes, b->trees, b->category_words,
-				 b->category_sets);
+	args.rows = rows;
+	args.num_rows = num_rows;
+	args.acc = acc;
+	args.max_chunks = 1;
+	args.nodes = b->nodes;
+	args.trees = b->trees;
+	args.category_words = b->category_words;
+	args.category_sets = b->category_sets;
+	for (int i = 0; i < REPR_MAX_AUX; i++)
+		args.aux[i] = b->aux[i];
+	args.interrupt = RuntimeInterruptFlag();
+	args.parallel_for = RuntimeParallelFor;
+	if (compiled->needs_partials && RuntimeMaxThreads() > 1)
+	{
+		int64_t		chunks = RuntimeMaxThreads();
+
+		args.partials = calloc((size_t) (chunks - 1) * (size_t) num_rows *
+							   (size_t) compiled->num_groups, compiled->value_size);
+		if (args.partials != NULL)
+			args.max_chunks = chunks;
+	}
+	compiled->fn(&args);
+	free(args.partials);
 }
 
 /* Text of every IR level (schedule, HIR, MIR, optionally LLVM IR) */
@@ -159,13 +332,16 @@ char *
 CompiledForestExplain(const CompiledForest *compiled, bool with_llvm_ir)
 {
 	TextBuf		buf = {0};
+	const ReprBuffers *b = &compiled->buffers;
 
 	TextAppend(&buf, "schedule: %s\n", compiled->schedule_text);
 	TextAppend(&buf, "%s", compiled->hir_text);
-	TextAppend(&buf, "representation: %s (%s), %lld nodes of %zu bytes, %d category sets\n",
-			   compiled->schedule.representation, compiled->repr->variant(&compiled->buffers),
-			   (long long) compiled->buffers.num_nodes, compiled->buffers.node_size,
-			   compiled->buffers.num_category_sets);
+	TextAppend(&buf, "representation: %s (%s), %lld nodes of %zu bytes",
+			   compiled->repr->name, compiled->repr->variant(b),
+			   (long long) b->num_nodes, b->node_size);
+	if (b->num_leaves > 0)
+		TextAppend(&buf, ", %lld leaves", (long long) b->num_leaves);
+	TextAppend(&buf, ", %d category sets\n", b->num_category_sets);
 	TextAppend(&buf, "%s", compiled->mir_text);
 	TextAppend(&buf, "compile time: %.3f ms\n", compiled->compile_ms);
 	if (with_llvm_ir && compiled->llvm_ir)

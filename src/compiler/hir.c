@@ -6,15 +6,18 @@
  * node array, which doubles as the work queue: visiting node i appends its
  * two children as a pair, so a split's right child is always left + 1.
  *
- * A tree no deeper than pad_depth is padded.  Visiting a leaf above the
- * tree's depth turns it into a dummy split and appends a pair of copies of
- * the leaf; the second copy is a twin that reuses the first one's children.
- * The chain below a shallow leaf therefore costs two nodes per level, and
- * every path from the root has exactly depth steps.  Deeper trees are left
- * unpadded and walked by a counted loop in which leaves stay put.
+ * Each tree is padded to the level its walks ask for (pad_to, by HIR
+ * position; MirPadLevels computes it).  Visiting a leaf above that level
+ * turns it into a dummy split and appends a pair of copies of the leaf;
+ * the second copy is a twin that reuses the first one's children.  The
+ * chain below a shallow leaf therefore costs two nodes per level, and no
+ * path from the root ends above the pad level.  A tree padded to its depth
+ * is walked in exactly depth hops with no leaf test; others take their
+ * padded hops without tests and the rest in a loop in which leaves stay put.
  *
- * Trees keep the model's order: reordering them (say, by depth) would change
- * the order of the float sums and so the results.
+ * Trees keep the model's order unless the schedule says reorderTrees():
+ * sorting them by depth changes the order of the float sums, so results
+ * then match the interpreter only up to rounding.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,17 +34,19 @@ typedef struct HirScratch
 
 /*
  * Number of HIR nodes a tree needs: the nodes reachable from its root,
- * plus two per level below each shallow leaf when padded.
+ * plus two per level below each leaf above pad_to; *min_leaf gets the
+ * level of its shallowest leaf.
  */
 static int64_t
-HirTreeSize(const Forest *forest, const ForestTree *ftree, bool padded,
-			HirScratch *scratch)
+HirTreeSize(const Forest *forest, const ForestTree *ftree, int32_t pad_to,
+			HirScratch *scratch, int32_t *min_leaf)
 {
 	const ForestNode *nodes = forest->nodes + ftree->first_node;
 	int32_t		head = 0;
 	int32_t		tail = 0;
 	int64_t		size = 0;
 
+	*min_leaf = ftree->depth;
 	scratch->queue[tail++] = 0;
 	scratch->level[0] = 0;
 	while (head < tail)
@@ -57,8 +62,13 @@ HirTreeSize(const Forest *forest, const ForestTree *ftree, bool padded,
 			scratch->queue[tail++] = node->left;
 			scratch->queue[tail++] = node->right;
 		}
-		else if (padded)
-			size += 2 * (int64_t) (ftree->depth - scratch->level[local]);
+		else
+		{
+			if (scratch->level[local] < pad_to)
+				size += 2 * (int64_t) (pad_to - scratch->level[local]);
+			if (scratch->level[local] < *min_leaf)
+				*min_leaf = scratch->level[local];
+		}
 	}
 	return size;
 }
@@ -103,7 +113,7 @@ HirLayTree(const Forest *forest, const HirTree *tree, HirNode *nodes)
 		else if (fnode->kind != FOREST_NODE_LEAF)
 			HirAddPair(nodes, &next, i, first + fnode->left, first + fnode->right,
 					   false);
-		else if (tree->padded && nodes[i].level < tree->depth)
+		else if (nodes[i].level < tree->fixed)
 		{
 			nodes[i].padding = 1;
 			HirAddPair(nodes, &next, i, nodes[i].source, nodes[i].source, true);
@@ -113,7 +123,8 @@ HirLayTree(const Forest *forest, const HirTree *tree, HirNode *nodes)
 
 /* Size every tree and fill in the HIR tree table */
 static bool
-HirSizeTrees(const Forest *forest, Hir *hir, SilvanStatus *status)
+HirSizeTrees(const Forest *forest, const int32_t *order, const int32_t *pad_to,
+			 Hir *hir, SilvanStatus *status)
 {
 	HirScratch	scratch;
 	int32_t		largest = 1;
@@ -132,15 +143,24 @@ HirSizeTrees(const Forest *forest, Hir *hir, SilvanStatus *status)
 	}
 	for (int32_t t = 0; t < forest->num_trees; t++)
 	{
-		const ForestTree *ftree = &forest->trees[t];
+		const ForestTree *ftree = &forest->trees[order[t]];
 		HirTree    *tree = &hir->trees[t];
+		int32_t		pad = pad_to ? pad_to[t] : 0;
+		int32_t		min_leaf;
 		int64_t		size;
 
-		tree->source = t;
+		tree->source = order[t];
 		tree->group = ftree->group;
 		tree->depth = ftree->depth;
-		tree->padded = ftree->depth <= hir->pad_depth;
-		size = HirTreeSize(forest, ftree, tree->padded, &scratch);
+		pad = pad < 0 ? 0 : pad;
+		pad = pad > HIR_MAX_PAD_DEPTH ? HIR_MAX_PAD_DEPTH : pad;
+		tree->fixed = pad < ftree->depth ? pad : ftree->depth;
+		tree->padded = tree->fixed == tree->depth;
+		size = HirTreeSize(forest, ftree, tree->fixed, &scratch, &min_leaf);
+		/* the hops above the shallowest leaf need no leaf test either */
+		if (min_leaf > tree->fixed)
+			tree->fixed = min_leaf;
+		tree->padded = tree->fixed == tree->depth;
 		tree->first_node = total;
 		tree->num_nodes = (int32_t) size;
 		total += size;
@@ -160,12 +180,38 @@ HirSizeTrees(const Forest *forest, Hir *hir, SilvanStatus *status)
 	return true;
 }
 
-/* Build the HIR of a validated forest, padding trees up to pad_depth */
+/*
+ * Walk order of the trees: model order, or by depth (stable) when by_depth.
+ * order[] gets num_trees Forest tree indices.
+ */
+void
+HirOrder(const Forest *forest, bool by_depth, int32_t *order)
+{
+	int32_t		n = 0;
+	int32_t		max_depth = 0;
+
+	for (int32_t t = 0; t < forest->num_trees; t++)
+		max_depth = forest->trees[t].depth > max_depth ? forest->trees[t].depth : max_depth;
+	if (!by_depth)
+		max_depth = 0;
+	for (int32_t d = 0; d <= max_depth; d++)
+		for (int32_t t = 0; t < forest->num_trees; t++)
+			if (!by_depth || forest->trees[t].depth == d)
+				order[n++] = t;
+}
+
+/*
+ * Build the HIR of a validated forest: trees in the given order (NULL:
+ * model order), tree at position t padded to level pad_to[t] (NULL: none).
+ */
 Hir *
-HirBuild(const Forest *forest, int32_t pad_depth, SilvanStatus *status)
+HirBuild(const Forest *forest, const int32_t *order, const int32_t *pad_to,
+		 SilvanStatus *status)
 {
 	Hir		   *hir = calloc(1, sizeof(Hir));
+	int32_t    *identity = NULL;
 	int64_t		reachable = 0;
+	bool		ok;
 
 	if (hir == NULL)
 	{
@@ -173,16 +219,27 @@ HirBuild(const Forest *forest, int32_t pad_depth, SilvanStatus *status)
 		return NULL;
 	}
 	hir->forest = forest;
-	hir->pad_depth = pad_depth < HIR_MAX_PAD_DEPTH ? pad_depth : HIR_MAX_PAD_DEPTH;
 	hir->num_trees = forest->num_trees;
 	hir->trees = calloc((size_t) forest->num_trees + 1, sizeof(HirTree));
-	if (hir->trees == NULL)
+	if (order == NULL)
 	{
+		identity = malloc(sizeof(int32_t) * ((size_t) forest->num_trees + 1));
+		if (identity)
+			HirOrder(forest, false, identity);
+		order = identity;
+	}
+	if (hir->trees == NULL || order == NULL)
+	{
+		free(identity);
 		StatusNoMemory(status, "the HIR trees");
 		HirFree(hir);
 		return NULL;
 	}
-	if (!HirSizeTrees(forest, hir, status))
+	for (int32_t t = 0; t < forest->num_trees; t++)
+		hir->reordered |= order[t] != t;
+	ok = HirSizeTrees(forest, order, pad_to, hir, status);
+	free(identity);
+	if (!ok)
 	{
 		HirFree(hir);
 		return NULL;
@@ -200,6 +257,25 @@ HirBuild(const Forest *forest, int32_t pad_depth, SilvanStatus *status)
 		if (!hir->nodes[i].padding && !hir->nodes[i].copy)
 			reachable++;
 	hir->num_padding_nodes = hir->num_nodes - reachable;
+	return hir;
+}
+
+/* Model order, every tree no deeper than pad_depth padded completely */
+Hir *
+HirBuildPadded(const Forest *forest, int32_t pad_depth, SilvanStatus *status)
+{
+	int32_t    *pad_to = malloc(sizeof(int32_t) * ((size_t) forest->num_trees + 1));
+	Hir		   *hir;
+
+	if (pad_to == NULL)
+	{
+		StatusNoMemory(status, "the HIR padding levels");
+		return NULL;
+	}
+	for (int32_t t = 0; t < forest->num_trees; t++)
+		pad_to[t] = forest->trees[t].depth <= pad_depth ? forest->trees[t].depth : 0;
+	hir = HirBuild(forest, NULL, pad_to, status);
+	free(pad_to);
 	return hir;
 }
 
@@ -228,7 +304,7 @@ HirDumpNode(TextBuf *buf, const Forest *forest, const HirNode *node, int32_t i)
 	TextAppend(buf, "%s\n", node->copy ? " (copy)" : "");
 }
 
-/* Summarize trees by depth: how many, and whether padded */
+/* Summarize trees by depth: how many, and whether padded (tiles: hops by tile) */
 static void
 HirDumpDepths(TextBuf *buf, const Hir *hir)
 {
@@ -248,10 +324,31 @@ HirDumpDepths(TextBuf *buf, const Hir *hir)
 		count[hir->trees[t].depth]++;
 	for (int32_t d = 0; d <= max_depth; d++)
 		if (count[d] > 0)
-			TextAppend(buf, "  depth %d: %d tree%s, %s\n", d, count[d],
-					   count[d] == 1 ? "" : "s",
-					   d <= hir->pad_depth ? "padded: fixed walk, no leaf tests" :
-					   "unpadded: walk stops at leaves");
+		{
+			int32_t		padded = 0;
+			int32_t		peeled = 0;
+
+			for (int32_t t = 0; t < hir->num_trees; t++)
+				if (hir->trees[t].depth == d)
+				{
+					padded += hir->trees[t].padded && d > 0;
+					peeled += !hir->trees[t].padded && hir->trees[t].fixed > 0;
+				}
+			TextAppend(buf, "  depth %d: %d tree%s", d, count[d], count[d] == 1 ? "" : "s");
+			if (hir->tiled)
+			{
+				TextAppend(buf, "\n");
+				continue;
+			}
+			if (padded)
+				TextAppend(buf, ", %d padded (fixed walk, no leaf tests)", padded);
+			if (peeled)
+				TextAppend(buf, ", %d padded at the top (peeled walk)", peeled);
+			if (count[d] - padded - peeled > 0 && d > 0)
+				TextAppend(buf, ", %d unpadded (walk stops at leaves)",
+						   count[d] - padded - peeled);
+			TextAppend(buf, "\n");
+		}
 	free(count);
 }
 
@@ -261,17 +358,18 @@ HirDump(const Hir *hir, bool with_nodes)
 {
 	TextBuf		buf = {0};
 
-	TextAppend(&buf, "hir: %d trees in model order, %lld nodes (%lld padding), pad depth %d\n",
-			   hir->num_trees, (long long) hir->num_nodes,
-			   (long long) hir->num_padding_nodes, hir->pad_depth);
+	TextAppend(&buf, "hir: %d trees %s, %lld nodes (%lld padding)\n",
+			   hir->num_trees, hir->reordered ? "sorted by depth" : "in model order",
+			   (long long) hir->num_nodes, (long long) hir->num_padding_nodes);
 	HirDumpDepths(&buf, hir);
 	for (int32_t t = 0; with_nodes && t < hir->num_trees; t++)
 	{
 		const HirTree *tree = &hir->trees[t];
 
-		TextAppend(&buf, "  tree %d (group %d, depth %d, %s, %d nodes):\n",
+		TextAppend(&buf, "  tree %d (group %d, depth %d, %s %d, %d nodes):\n",
 				   tree->source, tree->group, tree->depth,
-				   tree->padded ? "padded" : "unpadded", tree->num_nodes);
+				   tree->padded ? "padded" : "padded to level", tree->fixed,
+				   tree->num_nodes);
 		for (int32_t i = 0; i < tree->num_nodes; i++)
 			HirDumpNode(&buf, hir->forest, &hir->nodes[tree->first_node + i], i);
 	}

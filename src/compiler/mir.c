@@ -1,108 +1,577 @@
 /*
  * mir.c
- *		Lower HIR + schedule to the MIR loop nest, and dump it.
+ *		Lower a schedule's loop nest to MIR, legalize its reductions, and
+ *		dump it.
  *
- * The loop nest is built from the schedule's knobs: an optional batch tile
- * loop (b0), the tree loop in HIR order, and the row loop of the tile (b1)
- * stepping by the interleave factor with remainder loops of 4 and 1.  The
- * walk op takes exactly depth(tree) hops: padded trees need no leaf test;
- * in unpadded (deeper) trees a row that reached a leaf stays there.
+ * Preconditions: the schedule came from ScheduleParse, ScheduleTiled or
+ * ScheduleInitDefault, so its variables and loops are consistent (every
+ * live variable is one loop, innermost-only directives sit on innermost
+ * loops).  MirBuild needs only the tree and group counts; the HIR it will
+ * walk is built afterwards with the padding MirPadLevels asks for, and
+ * MirFinish then records which kinds of walk each walk op needs.
+ *
+ * Building is one recursive pass over the schedule's loop tree.  Each loop
+ * becomes a loop op; the innermost loop of each path gets a walk op and a
+ * reduce op.  On the way the pass checks what lowering needs: a tile's
+ * inner loop must iterate inside its outer loop (its trip count depends on
+ * the tile), and walk hops are limited by how deep trees may be padded.
+ * Static extents (loop trip counts with an unbounded batch) give interleave
+ * widths and the trees each walk may meet.
+ *
+ * Legalization then marks every parallel loop over trees as a conflicting
+ * loop for the accumulator (two of its iterations add into the same
+ * acc[row][group]) and appends a reduce-dimension op after it, unless the
+ * schedule asked for atomicReduce there.  Directives with no meaning on a
+ * CPU are kept as notes that the dump prints.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "silvan/mir.h"
+#include "silvan/repr.h"
+
+/* State of one MirBuild */
+typedef struct MirBuilder
+{
+	const Schedule *s;
+	Mir		   *mir;
+	SilvanStatus *status;
+	int16_t		stack[SCHEDULE_MAX_VARS];	/* variables of enclosing loops */
+	int			depth;
+} MirBuilder;
 
 /* Take a fresh op from the MIR's pool */
 static MirOp *
-MirNewOp(Mir *mir, MirOpKind kind, const char *var, int32_t step)
+MirNewOp(Mir *mir, MirOpKind kind, MirOp *parent)
 {
 	MirOp	   *op = &mir->ops[mir->num_ops++];
 
 	memset(op, 0, sizeof(MirOp));
 	op->kind = kind;
-	snprintf(op->var, sizeof(op->var), "%s", var);
-	op->step = step;
+	op->var = -1;
+	op->parent = parent;
+	op->extent = -1;
 	return op;
 }
 
-/* Build the loop nest of the schedule over the HIR */
-bool
-MirBuild(const Hir *hir, const Schedule *schedule, Mir *mir, SilvanStatus *status)
+/* Record a note for the dump (directive lowered differently on a CPU) */
+static void
+MirNote(Mir *mir, const char *fmt,...)
+__attribute__((format(printf, 2, 3)));
+
+static void
+MirNote(Mir *mir, const char *fmt,...)
 {
-	MirOp	   *tile = NULL;
-	MirOp	   *tree;
-	MirOp	   *rows;
-	MirOp	   *walk;
+	va_list		args;
 
-	if (!ScheduleCheck(schedule, status))
+	if (mir->num_notes == MIR_MAX_NOTES)
+		return;
+	va_start(args, fmt);
+	vsnprintf(mir->notes[mir->num_notes++], sizeof(mir->notes[0]), fmt, args);
+	va_end(args);
+}
+
+/* Most iterations of variable v; -1 when it grows with the batch */
+static int64_t
+StaticExtent(const Schedule *s, int v, int32_t num_trees)
+{
+	const IndexVar *var = &s->vars[v];
+	int64_t		p;
+
+	if (var->origin == INDEX_ORIGIN_ROOT)
+		return var->kind == INDEX_TREE ? num_trees : -1;
+	p = StaticExtent(s, var->parent, num_trees);
+	switch (var->origin)
+	{
+		case INDEX_ORIGIN_TILE_OUTER:
+			return p < 0 ? -1 : (p + var->param - 1) / var->param;
+		case INDEX_ORIGIN_TILE_INNER:
+			return p < 0 || p > var->param ? var->param : p;
+		case INDEX_ORIGIN_SPLIT_FIRST:
+			return p < 0 || p > var->param ? var->param : p;
+		case INDEX_ORIGIN_SPLIT_SECOND:
+			return p < 0 ? -1 : (p > var->param ? p - var->param : 0);
+		default:
+			return -1;
+	}
+}
+
+/*
+ * Trees variable v (tree kind) may take, as root positions [*lo, *hi).
+ * Splits of a root-unit variable clip the range; below a tile the parent's
+ * range is kept (a superset).  Returns whether v's units are tree numbers.
+ */
+static bool
+StaticTrees(const Schedule *s, int v, int32_t num_trees, int32_t *lo, int32_t *hi)
+{
+	const IndexVar *var = &s->vars[v];
+	bool		abs;
+
+	if (var->origin == INDEX_ORIGIN_ROOT)
+	{
+		*lo = 0;
+		*hi = num_trees;
+		return true;
+	}
+	abs = StaticTrees(s, var->parent, num_trees, lo, hi);
+	if (!abs)
 		return false;
-	memset(mir, 0, sizeof(Mir));
-	mir->hir = hir;
-	mir->tile_rows = schedule->batch_block;
-	mir->interleave = schedule->interleave;
-	mir->leaf_walk = hir->num_unpadded > 0;
-	mir->fixed_walk = !mir->leaf_walk || hir->num_unpadded < hir->num_trees;
+	if (var->origin == INDEX_ORIGIN_SPLIT_FIRST)
+	{
+		if (*lo + var->param < *hi)
+			*hi = (int32_t) (*lo + var->param);
+		return true;
+	}
+	if (var->origin == INDEX_ORIGIN_SPLIT_SECOND)
+	{
+		*lo = *lo + var->param < *hi ? (int32_t) (*lo + var->param) : *hi;
+		return true;
+	}
+	return false;
+}
 
-	if (mir->tile_rows > 0)
-		tile = MirNewOp(mir, MIR_LOOP_TILE, "b0", mir->tile_rows);
-	tree = MirNewOp(mir, MIR_LOOP_TREE, "tree", 1);
-	rows = MirNewOp(mir, MIR_LOOP_ROWS, tile ? "b1" : "batch", mir->interleave);
-	walk = MirNewOp(mir, MIR_WALK, "", mir->interleave);
-	walk->next = MirNewOp(mir, MIR_REDUCE, "", mir->interleave);
-	rows->body = walk;
-	tree->body = rows;
-	if (tile)
-		tile->body = tree;
-	mir->root = tile ? tile : tree;
+/* Is some variable of the list derived from v (through parents or copies)? */
+static bool
+StackDerives(const Schedule *s, const int16_t *stack, int n, int v)
+{
+	for (int i = 0; i < n; i++)
+		for (int w = stack[i], hops = 0; w >= 0 && hops < 4 * SCHEDULE_MAX_VARS; hops++)
+		{
+			if (w == v)
+				return true;
+			w = s->vars[w].copy_of >= 0 ? s->vars[w].copy_of : s->vars[w].parent;
+		}
+	return false;
+}
+
+/*
+ * A tile's inner loop needs its outer loop around it: its trip count is
+ * what is left of the tile.  Checked for every tile variable an enclosing
+ * loop (or v itself) derives from.
+ */
+static bool
+CheckTileNesting(MirBuilder *b, int v)
+{
+	const Schedule *s = b->s;
+
+	for (int w = v, hops = 0; w >= 0 && hops < 4 * SCHEDULE_MAX_VARS; hops++)
+	{
+		const IndexVar *var = &s->vars[w];
+
+		if (var->copy_of >= 0)
+		{
+			w = var->copy_of;
+			continue;
+		}
+		if (var->origin == INDEX_ORIGIN_TILE_INNER)
+		{
+			int			outer = s->vars[var->parent].children[0];
+
+			if (!StackDerives(s, b->stack, b->depth, outer))
+				return StatusFail(b->status, SILVAN_ERROR_INVALID, "invalid schedule",
+								  "Loop %s iterates within a tile of %s, so loop %s "
+								  "must enclose it.", s->vars[v].name,
+								  s->vars[var->parent].name, s->vars[outer].name);
+		}
+		w = var->parent;
+	}
 	return true;
 }
 
-/* Dump one op and what it nests, indented by depth */
-static void
-MirDumpOp(TextBuf *buf, const Mir *mir, const MirOp *op, int indent,
-		  const char *row_range, const char *row_var)
+/* Check the walk directives of an innermost loop against what lowering can do */
+static bool
+CheckWalkDirectives(MirBuilder *b, const IndexVar *var)
 {
-	char		range[64];
+	if (var->unroll_walk > HIR_MAX_PAD_DEPTH)
+		return StatusFail(b->status, SILVAN_ERROR_INVALID, "invalid schedule",
+						  "unrollWalk(%s, %d): trees can be padded to depth %d at most.",
+						  var->name, var->unroll_walk, HIR_MAX_PAD_DEPTH);
+	if (var->peel_walk > HIR_MAX_PAD_DEPTH)
+		return StatusFail(b->status, SILVAN_ERROR_INVALID, "invalid schedule",
+						  "peelWalk(%s, %d): walks can be peeled for %d hops at most.",
+						  var->name, var->peel_walk, HIR_MAX_PAD_DEPTH);
+	if (var->unroll_walk < 0 || var->peel_walk < 0)
+		return StatusFail(b->status, SILVAN_ERROR_INVALID, "invalid schedule",
+						  "Walk hops on loop %s are negative.", var->name);
+	return true;
+}
 
+/* The walk and reduce ops at the bottom of a path whose innermost loop is op */
+static bool
+MirAddWalk(MirBuilder *b, MirOp *loop)
+{
+	const Schedule *s = b->s;
+	const IndexVar *var = &s->vars[loop->var];
+	MirOp	   *walk = MirNewOp(b->mir, MIR_WALK, loop);
+	MirOp	   *reduce = MirNewOp(b->mir, MIR_REDUCE, loop);
+	int32_t		lo = 0;
+	int32_t		hi = b->mir->num_trees;
+
+	if (!CheckWalkDirectives(b, var))
+		return false;
+	walk->lanes = var->kind == INDEX_TREE ? MIR_LANES_TREES : MIR_LANES_ROWS;
+	walk->width = 1;
+	if (var->interleave)
+		walk->width = loop->extent > 0 && loop->extent < MIR_MAX_WIDTH ?
+			(int32_t) loop->extent : MIR_MAX_WIDTH;
+	walk->unroll = var->unroll_walk;
+	walk->peel = var->peel_walk;
+	for (int i = 0; i < b->depth; i++)
+		if (s->vars[b->stack[i]].kind == INDEX_TREE)
+		{
+			int32_t		l;
+			int32_t		h;
+
+			StaticTrees(s, b->stack[i], b->mir->num_trees, &l, &h);
+			lo = l > lo ? l : lo;
+			hi = h < hi ? h : hi;
+		}
+	walk->tree_lo = lo;
+	walk->tree_hi = hi > lo ? hi : lo;
+	reduce->lanes = walk->lanes;
+	reduce->width = walk->width;
+	for (MirOp *p = loop; p != NULL; p = p->parent)
+		if (p->kind == MIR_LOOP && p->index_kind == INDEX_TREE && p->parallel)
+		{
+			reduce->atomic_add |= p->atomic;
+			reduce->to_partial |= p->privatize;
+		}
+	walk->next = reduce;
+	loop->body = walk;
+	return true;
+}
+
+/* Decide how a parallel loop's reductions are legalized; note odd directives */
+static void
+MirLegalize(MirBuilder *b, MirOp *op, const IndexVar *var)
+{
+	Mir		   *mir = b->mir;
+	bool		conflicting = op->parallel && var->kind == INDEX_TREE;
+
+	if (var->gpu_dim != GPU_DIM_NONE)
+		MirNote(mir, "gpuDimension(%s) ignored: the target is the cpu", var->name);
+	if (var->specialize)
+		MirNote(mir, "specialize(%s): one loop for all iterations on the cpu", var->name);
+	if (var->reduce == REDUCE_SHARED)
+		MirNote(mir, "sharedReduce(%s) is gpu only: %s", var->name,
+				conflicting ? "privatized partial sums instead" : "ignored");
+	if ((var->reduce == REDUCE_ATOMIC || var->reduce == REDUCE_VECTOR) && !conflicting)
+		MirNote(mir, "%s(%s) ignored: %s is not a parallel loop over trees",
+				var->reduce == REDUCE_ATOMIC ? "atomicReduce" : "vectorReduce",
+				var->name, var->name);
+	if (!conflicting)
+		return;
+	mir->parallel = true;
+	if (var->reduce == REDUCE_ATOMIC)
+	{
+		op->atomic = true;
+		return;
+	}
+	op->privatize = true;
+	op->vector_width = var->reduce == REDUCE_VECTOR ? var->vector_width : 0;
+	mir->needs_partials = true;
+}
+
+static bool MirBuildLoops(MirBuilder *b, int l, MirOp *parent, MirOp **first);
+
+/* Build the loop op of schedule loop l and everything it nests */
+static MirOp *
+MirBuildLoop(MirBuilder *b, int l, MirOp *parent)
+{
+	const Schedule *s = b->s;
+	const ScheduleLoop *loop = &s->loops[l];
+	const IndexVar *var = &s->vars[loop->var];
+	MirOp	   *op;
+
+	if (b->mir->num_ops + 4 > MIR_MAX_OPS)
+	{
+		StatusFail(b->status, SILVAN_ERROR_INVALID, "invalid schedule",
+				   "The loop nest has too many loops.");
+		return NULL;
+	}
+	if (!CheckTileNesting(b, loop->var))
+		return NULL;
+	op = MirNewOp(b->mir, MIR_LOOP, parent);
+	op->var = loop->var;
+	op->index_kind = var->kind;
+	op->parallel = var->parallel;
+	op->cache = var->cache;
+	op->poll = parent == NULL;
+	op->extent = StaticExtent(s, loop->var, b->mir->num_trees);
+	if (op->parallel)
+		b->mir->parallel = true;
+	MirLegalize(b, op, var);
+	b->stack[b->depth++] = loop->var;
+	if (loop->first_child < 0)
+	{
+		if (!MirAddWalk(b, op))
+			return NULL;
+	}
+	else if (!MirBuildLoops(b, loop->first_child, op, &op->body))
+		return NULL;
+	b->depth--;
+	return op;
+}
+
+/* Does any loop in the ops below have index kind k? */
+static bool
+HasLoopOfKind(const MirOp *op, IndexKind k)
+{
+	for (; op != NULL; op = op->next)
+		if (op->kind == MIR_LOOP &&
+			(op->index_kind == k || HasLoopOfKind(op->body, k)))
+			return true;
+	return false;
+}
+
+/* Build a chain of sibling loops; *first gets the first op */
+static bool
+MirBuildLoops(MirBuilder *b, int l, MirOp *parent, MirOp **first)
+{
+	MirOp	  **link = first;
+
+	for (; l >= 0; l = b->s->loops[l].next_sibling)
+	{
+		MirOp	   *op = MirBuildLoop(b, l, parent);
+
+		if (op == NULL)
+			return false;
+		op->fixes_tree = !HasLoopOfKind(op->body, INDEX_TREE) &&
+			!(op->body->kind == MIR_WALK && op->body->lanes == MIR_LANES_TREES);
+		op->fixes_row = !HasLoopOfKind(op->body, INDEX_BATCH) &&
+			!(op->body->kind == MIR_WALK && op->body->lanes == MIR_LANES_ROWS &&
+			  op->body->width > 1);
+		*link = op;
+		link = &op->next;
+		if (op->privatize)
+		{
+			MirOp	   *dim = MirNewOp(b->mir, MIR_REDUCE_DIM, parent);
+
+			dim->loop = op;
+			dim->vector_width = op->vector_width;
+			*link = dim;
+			link = &dim->next;
+		}
+	}
+	return true;
+}
+
+/* Build the MIR of a schedule for a forest of num_trees trees */
+bool
+MirBuild(const Schedule *schedule, int32_t num_trees, int32_t num_groups,
+		 Mir *mir, SilvanStatus *status)
+{
+	MirBuilder	b = {.s = schedule, .mir = mir, .status = status};
+
+	memset(mir, 0, sizeof(Mir));
+	mir->schedule = schedule;
+	mir->num_trees = num_trees;
+	mir->num_groups = num_groups;
+	if (schedule->root_loop < 0 || schedule->num_loops < 2)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid schedule",
+						  "The loop nest has no loops over rows and trees.");
+	if (!MirBuildLoops(&b, schedule->root_loop, NULL, &mir->root))
+		return false;
+	for (int i = 0; i < mir->num_ops; i++)
+		if (mir->ops[i].kind == MIR_WALK)
+		{
+			int32_t		p = mir->ops[i].unroll > mir->ops[i].peel ?
+				mir->ops[i].unroll : mir->ops[i].peel;
+
+			mir->max_pad = p > mir->max_pad ? p : mir->max_pad;
+			if (mir->ops[i].unroll > mir->max_unroll)
+				mir->max_unroll = mir->ops[i].unroll;
+		}
+	return true;
+}
+
+/*
+ * Padding each tree needs, by HIR position: the deepest any walk that may
+ * meet it asks for.  unrollWalk(d) pads trees no deeper than d completely;
+ * peelWalk(p) pads the first p levels (leaves above level p move down).
+ * depths[] are the trees' depths in HIR order; pad_to[] gets levels.
+ */
+void
+MirPadLevels(const Mir *mir, const int32_t *depths, int32_t *pad_to)
+{
+	for (int32_t t = 0; t < mir->num_trees; t++)
+		pad_to[t] = 0;
+	for (int i = 0; i < mir->num_ops; i++)
+	{
+		const MirOp *walk = &mir->ops[i];
+
+		if (walk->kind != MIR_WALK)
+			continue;
+		for (int32_t t = walk->tree_lo; t < walk->tree_hi; t++)
+		{
+			int32_t		need = 0;
+
+			if (walk->unroll > 0 && depths[t] <= walk->unroll)
+				need = depths[t];
+			else if (walk->peel > 0)
+				need = walk->peel < depths[t] ? walk->peel : depths[t];
+			if (need > pad_to[t])
+				pad_to[t] = need;
+		}
+	}
+}
+
+/*
+ * Note which kinds of hop each walk meets, now that the representation
+ * knows each tree's hops (nodes, or tiles): some without leaf tests
+ * (fixed > 0), some with (depth > fixed)
+ */
+void
+MirFinish(Mir *mir, const Hir *hir, const ReprTreeShape *trees)
+{
+	mir->hir = hir;
+	for (int i = 0; i < mir->num_ops; i++)
+	{
+		MirOp	   *walk = &mir->ops[i];
+
+		if (walk->kind != MIR_WALK)
+			continue;
+		walk->fixed_walk = walk->leaf_walk = false;
+		for (int32_t t = walk->tree_lo; t < walk->tree_hi && t < hir->num_trees; t++)
+		{
+			walk->fixed_walk |= trees[t].fixed > 0;
+			walk->leaf_walk |= trees[t].depth > trees[t].fixed;
+		}
+	}
+}
+
+/* The loops enclosing op (and op, if a loop), and each variable's stand-in */
+void
+MirPathOf(const Mir *mir, const MirOp *op, MirPath *path)
+{
+	const Schedule *s = mir->schedule;
+	const MirOp *chain[SCHEDULE_MAX_VARS];
+	int			n = 0;
+
+	for (const MirOp *p = op; p != NULL && n < SCHEDULE_MAX_VARS; p = p->parent)
+		if (p->kind == MIR_LOOP)
+			chain[n++] = p;
+	path->num_loops = n;
+	for (int i = 0; i < n; i++)
+		path->loops[i] = chain[n - 1 - i];
+	for (int v = 0; v < SCHEDULE_MAX_VARS; v++)
+		path->rep[v] = -1;
+	/* live loops and every variable they derive from stand for themselves */
+	for (int i = 0; i < n; i++)
+		for (int w = path->loops[i]->var, hops = 0; w >= 0 && hops < SCHEDULE_MAX_VARS; hops++)
+		{
+			path->rep[w] = (int16_t) w;
+			w = s->vars[w].parent;
+		}
+	/* a variable copied by a split is stood for by its copy on the path */
+	for (int w = 0; w < s->num_vars; w++)
+		if (path->rep[w] == w)
+			for (int c = s->vars[w].copy_of, hops = 0; c >= 0 && hops < SCHEDULE_MAX_VARS; hops++)
+			{
+				if (path->rep[c] < 0)
+					path->rep[c] = (int16_t) w;
+				c = s->vars[c].copy_of;
+			}
+}
+
+/* Name of a variable */
+static const char *
+VarName(const Mir *mir, int v)
+{
+	return mir->schedule->vars[v].name;
+}
+
+/* The range of a loop's variable, as text */
+static void
+DumpRange(TextBuf *buf, const Mir *mir, const MirOp *op)
+{
+	const IndexVar *var = &mir->schedule->vars[op->var];
+	const char *p = var->parent >= 0 ? VarName(mir, var->parent) : "";
+	const char *whole = var->kind == INDEX_TREE ? "num_trees" : "num_rows";
+
+	switch (var->origin)
+	{
+		case INDEX_ORIGIN_ROOT:
+			if (var->kind == INDEX_TREE)
+				TextAppend(buf, "0 to %d", mir->num_trees);
+			else
+				TextAppend(buf, "0 to %s", whole);
+			break;
+		case INDEX_ORIGIN_TILE_OUTER:
+			TextAppend(buf, "tiles of %s by %lld", p, (long long) var->param);
+			break;
+		case INDEX_ORIGIN_TILE_INNER:
+			TextAppend(buf, "0 to min(%lld, rest of the %s tile)", (long long) var->param, p);
+			break;
+		case INDEX_ORIGIN_SPLIT_FIRST:
+			TextAppend(buf, "first %lld of %s", (long long) var->param, p);
+			break;
+		case INDEX_ORIGIN_SPLIT_SECOND:
+			TextAppend(buf, "%s after %lld", p, (long long) var->param);
+			break;
+	}
+}
+
+/* Dump one op and what it nests, indented */
+static void
+MirDumpOps(TextBuf *buf, const Mir *mir, const MirOp *op, int indent)
+{
 	for (; op != NULL; op = op->next)
 	{
 		TextAppend(buf, "%*s", indent * 2, "");
 		switch (op->kind)
 		{
-			case MIR_LOOP_TILE:
-				TextAppend(buf, "for %s = 0 to num_rows step %d {\n", op->var, op->step);
-				snprintf(range, sizeof(range), "%s to min(%s + %d, num_rows)",
-						 op->var, op->var, op->step);
-				MirDumpOp(buf, mir, op->body, indent + 1, range, row_var);
-				break;
-			case MIR_LOOP_TREE:
-				TextAppend(buf, "for %s = 0 to %d {  # model order\n",
-						   op->var, mir->hir->num_trees);
-				TextAppend(buf, "%*sroot, depth, group = getTree(%s)\n",
-						   indent * 2 + 2, "", op->var);
-				MirDumpOp(buf, mir, op->body, indent + 1, row_range, row_var);
-				break;
-			case MIR_LOOP_ROWS:
-				TextAppend(buf, "for %s = %s step %d%s {\n", op->var, row_range, op->step,
-						   op->step > MIR_REMAINDER_STEP ? ", remainder step 4, 1" :
-						   op->step > 1 ? ", remainder step 1" : "");
-				MirDumpOp(buf, mir, op->body, indent + 1, row_range, op->var);
+			case MIR_LOOP:
+				TextAppend(buf, "%sfor %s in ", op->parallel ? "par." : "", VarName(mir, op->var));
+				DumpRange(buf, mir, op);
+				if (op->body && op->body->kind == MIR_WALK && op->body->width > 1)
+					TextAppend(buf, " step %d (remainder %s)", op->body->width,
+							   op->body->width > MIR_REMAINDER_STEP ? "4, 1" : "1");
+				TextAppend(buf, " {");
+				if (op->privatize)
+					TextAppend(buf, "  # conflicting loop: chunk c > 0 reduces into partial[c]");
+				else if (op->atomic)
+					TextAppend(buf, "  # conflicting loop: atomic adds into acc");
+				if (op->poll)
+					TextAppend(buf, "%s interrupt check per iteration",
+							   op->privatize || op->atomic ? ";" : "  #");
+				TextAppend(buf, "\n");
+				if (op->cache)
+					TextAppend(buf, "%*s%s(%s)\n", indent * 2 + 2, "",
+							   op->index_kind == INDEX_TREE ? "cacheTrees" : "cacheRows",
+							   VarName(mir, op->var));
+				MirDumpOps(buf, mir, op->body, indent + 1);
+				TextAppend(buf, "%*s}\n", indent * 2, "");
 				break;
 			case MIR_WALK:
-				TextAppend(buf, "leaf[0:%d] = walkDecisionTree(tree, rows[%s:%s+%d], "
-						   "hops = depth(tree)%s%s)\n", op->step, row_var, row_var,
-						   op->step, mir->fixed_walk ? ", padded: no leaf test" : "",
-						   mir->leaf_walk ? ", unpadded: until all rows reach leaves" : "");
+				TextAppend(buf, "leaf[0:%d] = walkDecisionTree(%s, %s",
+						   op->width, op->lanes == MIR_LANES_TREES && op->width > 1 ?
+						   "trees[0:w]" : "tree", op->lanes == MIR_LANES_ROWS && op->width > 1 ?
+						   "rows[0:w]" : "row");
+				if (op->unroll)
+					TextAppend(buf, ", unrollWalk %d", op->unroll);
+				if (op->peel)
+					TextAppend(buf, ", peelWalk %d", op->peel);
+				TextAppend(buf, ")  # trees %d to %d", op->tree_lo, op->tree_hi);
+				if (mir->hir)
+					TextAppend(buf, "%s%s", op->fixed_walk ? "; padded hops: no leaf test" : "",
+							   op->leaf_walk ? "; then hops until every lane is at a leaf" : "");
+				TextAppend(buf, "\n");
 				break;
 			case MIR_REDUCE:
-				TextAppend(buf, "reduce(acc[%s + i][group], leaf[i]) for i < %d\n",
-						   row_var, op->step);
+				TextAppend(buf, "reduce(%s[row][group(tree)], leaf[i]) for i < %d%s\n",
+						   op->to_partial ? "partial[chunk]" : "acc", op->width,
+						   op->atomic_add ? ", atomically" : "");
+				break;
+			case MIR_REDUCE_DIM:
+				TextAppend(buf, "acc[rows of %s] = reduceDimension(partial[0:chunks][rows], 0)",
+						   VarName(mir, op->loop->var));
+				if (op->vector_width)
+					TextAppend(buf, ", vectors of %d", op->vector_width);
+				TextAppend(buf, "  # then partial[1:chunks][rows] = 0\n");
 				break;
 		}
-		if (op->kind == MIR_LOOP_TILE || op->kind == MIR_LOOP_TREE ||
-			op->kind == MIR_LOOP_ROWS)
-			TextAppend(buf, "%*s}\n", indent * 2, "");
 	}
 }
 
@@ -113,6 +582,11 @@ MirDump(const Mir *mir)
 	TextBuf		buf = {0};
 
 	TextAppend(&buf, "mir:\n");
-	MirDumpOp(&buf, mir, mir->root, 1, "0 to num_rows", "row");
+	if (mir->needs_partials)
+		TextAppend(&buf, "  partial = zeroed [chunks - 1][num_rows][%d]; chunk 0 uses acc\n",
+				   mir->num_groups);
+	MirDumpOps(&buf, mir, mir->root, 1);
+	for (int i = 0; i < mir->num_notes; i++)
+		TextAppend(&buf, "  note: %s\n", mir->notes[i]);
 	return TextFinish(&buf);
 }

@@ -1,18 +1,22 @@
 /*
  * repr.c
- *		The registry of representations and the tables they share.
+ *		The registry of representations and what they share: the tree and
+ *		category tables, and prefetching for tree caching.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "silvan/repr.h"
+#include "silvan/codegen.h"
 
 /* Find a representation by its schedule name; NULL if unknown */
 const Representation *
 ReprLookup(const char *name)
 {
-	if (strcmp(name, ReprArray.name) == 0)
-		return &ReprArray;
+	static const Representation *const all[] = {&ReprArray, &ReprSparse, &ReprReorg};
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (strcmp(name, all[i]->name) == 0)
+			return all[i];
 	return NULL;
 }
 
@@ -24,6 +28,8 @@ ReprBuffersFree(ReprBuffers *buffers)
 	free(buffers->trees);
 	free(buffers->category_words);
 	free(buffers->category_sets);
+	for (int i = 0; i < REPR_MAX_AUX; i++)
+		free(buffers->aux[i]);
 	memset(buffers, 0, sizeof(ReprBuffers));
 }
 
@@ -42,8 +48,9 @@ ReprCountCategorical(const Hir *hir)
 
 /*
  * Build the tables every layout shares: the tree table (roots at the HIR's
- * tree offsets), the category words, and room for one set per categorical
- * split.  The layout fills in the sets as it meets the splits.
+ * tree offsets, which a layout may renumber), the category words, and room
+ * for one set per categorical split.  ReprDescribe fills in the sets as it
+ * meets the splits.
  */
 bool
 ReprBuildTables(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
@@ -71,7 +78,9 @@ ReprBuildTables(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
 			.root = (int32_t) tree->first_node,
 			.depth = tree->depth,
 			.group = tree->group,
-			.padded = tree->padded
+			.fixed = tree->fixed,
+			.first = (int32_t) tree->first_node,
+			.count = tree->num_nodes
 		};
 	}
 	if (forest->num_category_words > 0)
@@ -79,4 +88,72 @@ ReprBuildTables(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
 			   sizeof(uint32_t) * (size_t) forest->num_category_words);
 	buffers->num_category_sets = 0;
 	return true;
+}
+
+/* llvm.prefetch(ptr, read, high locality, data cache), declared once */
+static LLVMValueRef
+PrefetchFunction(CodegenContext *cg, LLVMTypeRef *type)
+{
+	LLVMTypeRef params[4] = {cg->t_i8p, cg->t_i32, cg->t_i32, cg->t_i32};
+	LLVMValueRef fn = LLVMGetNamedFunction(cg->module, "llvm.prefetch.p0i8");
+
+	*type = LLVMFunctionType(LLVMVoidTypeInContext(cg->context), params, 4, false);
+	if (fn == NULL)
+		fn = LLVMAddFunction(cg->module, "llvm.prefetch.p0i8", *type);
+	return fn;
+}
+
+/* Prefetch v_bytes (i64) from v_base (i8*), one line in 64 bytes, at most max_lines */
+void
+ReprPrefetch(CodegenContext *cg, LLVMValueRef v_base, LLVMValueRef v_bytes,
+			 int32_t max_lines)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMTypeRef t_fn;
+	LLVMValueRef fn = PrefetchFunction(cg, &t_fn);
+	LLVMBasicBlockRef b_from = LLVMGetInsertBlock(b);
+	LLVMBasicBlockRef b_head = CgNewBlock(cg, "b_prefetch_head");
+	LLVMBasicBlockRef b_body = CgNewBlock(cg, "b_prefetch_body");
+	LLVMBasicBlockRef b_done = CgNewBlock(cg, "b_prefetch_done");
+	LLVMValueRef v_cap = CgInt64(cg, (int64_t) max_lines * 64);
+	LLVMValueRef v_end = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, v_bytes, v_cap, ""),
+										 v_bytes, v_cap, "");
+	LLVMValueRef v_off;
+	LLVMValueRef v_next;
+	LLVMValueRef v_zero = CgInt64(cg, 0);
+	LLVMValueRef args[4];
+
+	LLVMBuildBr(b, b_head);
+	LLVMPositionBuilderAtEnd(b, b_head);
+	v_off = LLVMBuildPhi(b, cg->t_i64, "v_off");
+	LLVMAddIncoming(v_off, &v_zero, &b_from, 1);
+	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, v_off, v_end, ""), b_body, b_done);
+	LLVMPositionBuilderAtEnd(b, b_body);
+	args[0] = LLVMBuildGEP2(b, LLVMInt8TypeInContext(cg->context), v_base, &v_off, 1, "");
+	args[1] = CgInt32(cg, 0);
+	args[2] = CgInt32(cg, 3);
+	args[3] = CgInt32(cg, 1);
+	LLVMBuildCall2(b, t_fn, fn, args, 4, "");
+	v_next = LLVMBuildAdd(b, v_off, CgInt64(cg, 64), "");
+	LLVMAddIncoming(v_off, &v_next, &b_body, 1);
+	LLVMBuildBr(b, b_head);
+	LLVMPositionBuilderAtEnd(b, b_done);
+}
+
+/* cacheTrees for layouts that keep a tree's records together (first, count) */
+void
+ReprCacheRecords(CodegenContext *cg, LLVMValueRef v_tree)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMValueRef v_first = LLVMBuildZExt(b, CgLoad(cg, cg->t_i32,
+												   LLVMBuildStructGEP2(b, cg->t_tree, v_tree, 4, ""),
+												   ""), cg->t_i64, "");
+	LLVMValueRef v_count = LLVMBuildZExt(b, CgLoad(cg, cg->t_i32,
+												   LLVMBuildStructGEP2(b, cg->t_tree, v_tree, 5, ""),
+												   ""), cg->t_i64, "");
+	LLVMValueRef v_base = LLVMBuildGEP2(b, cg->t_node, cg->v_nodes, &v_first, 1, "");
+
+	ReprPrefetch(cg, LLVMBuildBitCast(b, v_base, cg->t_i8p, ""),
+				 LLVMBuildMul(b, v_count, CgInt64(cg, (int64_t) cg->buffers->node_size), ""),
+				 64);
 }

@@ -1,19 +1,23 @@
 /*
  * schedule.c
- *		Default schedules and their text in the schedule language.
+ *		Default schedules, written as loop nests of the schedule language.
  *
- * 0.1 understands one family of loop nests, XGBoost's own strategy made
- * explicit: tile the batch, walk every tree over one tile of rows at a
- * time, and walk several rows of the tile in lock-step through each tree:
+ * The default is XGBoost's own strategy made explicit: tile the batch, walk
+ * every tree over one tile of rows at a time, and walk several rows of the
+ * tile in lock-step through each tree:
  *
- *   tile(batch, b0, b1, 128); reorder(b0, tree, b1); interleave(b1, 16);
- *   unrollWalk(b1, 8); representation(array)
+ *   tile(batch, b0, b1, 512); reorder(b0, tree, b1);
+ *   tile(b1, b2, b3, 16); interleave(b3); unrollWalk(b3, 8)
  *
  * The tile keeps its rows in the L1 cache while all trees pass over them;
- * the tree's nodes stay hot across the rows of the tile; interleaving hides
- * the latency of each walk's dependent loads.  unrollWalk(b1, d) pads every
- * tree up to depth d so that its walk has a fixed number of hops and no
- * leaf tests (the code generator emits that walk as a counted loop).
+ * the tree's nodes stay hot across the rows of the tile; interleaving the
+ * 16 rows of b3 hides the latency of each walk's dependent loads.
+ * unrollWalk(b3, d) pads every tree up to depth d so that its walk has a
+ * fixed number of hops and no leaf tests.
+ *
+ * The default is written as schedule text and parsed, so that it prints
+ * (ScheduleToText) and stores like any user schedule.  ScheduleTiled builds
+ * the same family of nests directly in the structure, without text.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,73 +55,153 @@ HasCategorical(const Forest *forest)
 	return false;
 }
 
+/* Add an index variable; returns its number */
+static int
+AddVar(Schedule *s, const char *name, IndexKind kind, IndexOrigin origin,
+	   int parent, int64_t param)
+{
+	int			v = s->num_vars++;
+	IndexVar   *var = &s->vars[v];
+
+	memset(var, 0, sizeof(IndexVar));
+	snprintf(var->name, sizeof(var->name), "%s", name);
+	var->kind = kind;
+	var->origin = origin;
+	var->parent = (int16_t) parent;
+	var->children[0] = var->children[1] = -1;
+	var->copy_of = -1;
+	var->param = param;
+	return v;
+}
+
+/* Tile variable v into outer and inner; returns the inner one */
+static int
+TileVar(Schedule *s, int v, const char *outer, const char *inner, int64_t size)
+{
+	int			o = AddVar(s, outer, s->vars[v].kind, INDEX_ORIGIN_TILE_OUTER, v, size);
+	int			i = AddVar(s, inner, s->vars[v].kind, INDEX_ORIGIN_TILE_INNER, v, size);
+
+	s->vars[v].children[0] = (int16_t) o;
+	s->vars[v].children[1] = (int16_t) i;
+	return i;
+}
+
+/* Make the loop nest a chain of the given variables, outermost first */
+static void
+ChainLoops(Schedule *s, const int *vars, int n)
+{
+	s->num_loops = n;
+	for (int i = 0; i < n; i++)
+		s->loops[i] = (ScheduleLoop) {
+			.var = (int16_t) vars[i],
+			.first_child = (int16_t) (i + 1 < n ? i + 1 : -1),
+			.next_sibling = -1
+		};
+	s->root_loop = 0;
+}
+
+/*
+ * The family of XGBoost-like schedules: batch_tile rows per tile (0: no
+ * batch tile, trees outermost), interleave rows in lock-step (1: none),
+ * trees up to unroll_depth padded (0: none).
+ */
+void
+ScheduleTiled(Schedule *s, int32_t batch_tile, int32_t interleave,
+			  int32_t unroll_depth, const char *representation)
+{
+	int			batch;
+	int			tree;
+	int			rows;
+	int			chain[4];
+	int			n = 0;
+
+	memset(s, 0, sizeof(Schedule));
+	batch = AddVar(s, "batch", INDEX_BATCH, INDEX_ORIGIN_ROOT, -1, 0);
+	tree = AddVar(s, "tree", INDEX_TREE, INDEX_ORIGIN_ROOT, -1, 0);
+	rows = batch;
+	if (batch_tile > 0)
+	{
+		rows = TileVar(s, batch, "b0", "b1", batch_tile);
+		chain[n++] = s->vars[batch].children[0];
+	}
+	chain[n++] = tree;
+	if (interleave > 1)
+	{
+		rows = TileVar(s, rows, batch_tile > 0 ? "b2" : "b0",
+					   batch_tile > 0 ? "b3" : "b1", interleave);
+		chain[n++] = s->vars[s->vars[rows].parent].children[0];
+		s->vars[rows].interleave = true;
+	}
+	chain[n++] = rows;
+	s->vars[rows].unroll_walk = unroll_depth;
+	ChainLoops(s, chain, n);
+	snprintf(s->representation, sizeof(s->representation), "%s",
+			 representation ? representation : "array");
+	s->tile_size = 1;
+	s->tiling = TREE_TILING_UNIFORM;
+}
+
+/*
+ * The same family as ScheduleTiled, as schedule text parsed into schedule;
+ * false if the text does not parse (it always should)
+ */
+static bool
+ScheduleParseTiled(Schedule *schedule, int32_t batch_tile, int32_t interleave,
+				   int32_t unroll_depth)
+{
+	char		text[512];
+	int			n = 0;
+	const char *rows = "batch";
+	SilvanStatus status;
+
+	if (batch_tile > 0)
+	{
+		n += snprintf(text + n, sizeof(text) - n,
+					  "tile(batch, b0, b1, %d)\nreorder(b0, tree, b1)\n", batch_tile);
+		rows = "b1";
+	}
+	else
+		n += snprintf(text + n, sizeof(text) - n, "reorder(tree, batch)\n");
+	if (interleave > 1)
+	{
+		const char *outer = batch_tile > 0 ? "b2" : "b0";
+		const char *inner = batch_tile > 0 ? "b3" : "b1";
+
+		n += snprintf(text + n, sizeof(text) - n, "tile(%s, %s, %s, %d)\ninterleave(%s)\n",
+					  rows, outer, inner, interleave, inner);
+		rows = inner;
+	}
+	if (unroll_depth > 0)
+		n += snprintf(text + n, sizeof(text) - n, "unrollWalk(%s, %d)\n", rows, unroll_depth);
+	snprintf(text + n, sizeof(text) - n, "representation(array)\n");
+	return ScheduleParse(text, schedule, &status);
+}
+
 /*
  * Pick the default schedule for a forest and a typical batch size.
  *
  * Measured on a 100-tree depth-8 XGBoost model (higgs, 4096 rows): walking
  * 16 rows in lock-step beats 8 by about 25%, tile sizes from 64 to 1024
  * rows are within noise; forests with categorical splits, whose steps are
- * longer, do best with 8.  Trees up to depth 16 are padded.
+ * longer, do best with 8.  Trees up to depth 16 are padded.  A batch no
+ * larger than one tile needs no batch tile: trees go outermost.
  */
 void
 ScheduleDefault(const Forest *forest, int32_t batch_size, Schedule *schedule)
 {
 	int64_t		row_bytes = (int64_t) forest->num_features * (int64_t) ForestValueSize(forest);
 	int32_t		tile = FloorPow2(SCHEDULE_TILE_BYTES / (row_bytes > 0 ? row_bytes : 1));
+	int32_t		interleave = HasCategorical(forest) ?
+		SCHEDULE_CATEGORICAL_INTERLEAVE : SCHEDULE_DEFAULT_INTERLEAVE;
+	int32_t		unroll = forest->max_depth < SCHEDULE_DEFAULT_UNROLL ?
+		forest->max_depth : SCHEDULE_DEFAULT_UNROLL;
 
 	if (tile < SCHEDULE_MIN_TILE)
 		tile = SCHEDULE_MIN_TILE;
 	if (tile > SCHEDULE_MAX_TILE)
 		tile = SCHEDULE_MAX_TILE;
-	memset(schedule, 0, sizeof(Schedule));
-	schedule->batch_block = batch_size > 0 && batch_size <= tile ? 0 : tile;
-	schedule->interleave = HasCategorical(forest) ?
-		SCHEDULE_CATEGORICAL_INTERLEAVE : SCHEDULE_DEFAULT_INTERLEAVE;
-	schedule->unroll_depth = forest->max_depth < SCHEDULE_DEFAULT_UNROLL ?
-		forest->max_depth : SCHEDULE_DEFAULT_UNROLL;
-	snprintf(schedule->representation, sizeof(schedule->representation), "array");
-}
-
-/* The schedule in the text form of the schedule language (malloc'd) */
-char *
-ScheduleToText(const Schedule *schedule)
-{
-	TextBuf		buf = {0};
-	const char *rows = schedule->batch_block > 0 ? "b1" : "batch";
-
-	if (schedule->batch_block > 0)
-		TextAppend(&buf, "tile(batch, b0, b1, %d); reorder(b0, tree, b1); ",
-				   schedule->batch_block);
-	else
-		TextAppend(&buf, "reorder(tree, batch); ");
-	TextAppend(&buf, "interleave(%s, %d); unrollWalk(%s, %d); representation(%.*s)",
-			   rows, schedule->interleave, rows, schedule->unroll_depth,
-			   (int) sizeof(schedule->representation), schedule->representation);
-	return TextFinish(&buf);
-}
-
-/* Check that the schedule's knobs are in range */
-bool
-ScheduleCheck(const Schedule *schedule, SilvanStatus *status)
-{
-	char		name[sizeof(schedule->representation) + 1];
-
-	if (schedule->interleave < 1 || schedule->interleave > SCHEDULE_MAX_INTERLEAVE)
-		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid schedule",
-						  "Interleave factor %d is out of range; expected 1 to %d.",
-						  schedule->interleave, SCHEDULE_MAX_INTERLEAVE);
-	if (schedule->unroll_depth < 0 || schedule->unroll_depth > SCHEDULE_MAX_UNROLL_DEPTH)
-		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid schedule",
-						  "Unroll depth %d is out of range; expected 0 to %d.",
-						  schedule->unroll_depth, SCHEDULE_MAX_UNROLL_DEPTH);
-	if (schedule->batch_block < 0 || schedule->batch_block > SCHEDULE_MAX_BATCH_BLOCK)
-		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid schedule",
-						  "Batch tile of %d rows is out of range; expected 0 to %d.",
-						  schedule->batch_block, SCHEDULE_MAX_BATCH_BLOCK);
-	memcpy(name, schedule->representation, sizeof(schedule->representation));
-	name[sizeof(schedule->representation)] = '\0';
-	if (ReprLookup(name) == NULL)
-		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid schedule",
-						  "Representation \"%s\" is unknown; expected \"array\".", name);
-	return true;
+	if (batch_size > 0 && batch_size <= tile)
+		tile = 0;
+	if (!ScheduleParseTiled(schedule, tile, interleave, unroll))
+		ScheduleTiled(schedule, tile, interleave, unroll, "array");
 }

@@ -86,6 +86,17 @@ NextChild(const Forest *forest, const ForestNode *node, double x)
 	return go_left ? node->left : node->right;
 }
 
+/*
+ * Does a value send a split node left?  The same rule as NextChild (it is
+ * NextChild), for walks that evaluate nodes out of the usual order, such as
+ * tiled walks that test every node of a tile before moving.
+ */
+bool
+ForestNodeGoesLeft(const Forest *forest, const ForestNode *node, double x)
+{
+	return NextChild(forest, node, x) == node->left;
+}
+
 /* Walk one tree for one row; return the tree-local index of the leaf */
 int32_t
 ForestWalkTree(const Forest *forest, int32_t tree, const void *row)
@@ -121,6 +132,34 @@ ForestInterpretAccumulate(const Forest *forest, const void *rows,
 				((float *) acc)[base + tree->group] += (float) leaf;
 			else
 				((double *) acc)[base + tree->group] += leaf;
+		}
+	}
+}
+
+/* Count, for every node, the rows whose walk visits it */
+void
+ForestProfileAccumulate(const Forest *forest, const void *rows,
+						int64_t num_rows, int64_t *node_hits)
+{
+	size_t		row_bytes = ForestValueSize(forest) * (size_t) forest->num_features;
+
+	for (int64_t r = 0; r < num_rows; r++)
+	{
+		const void *row = (const char *) rows + (size_t) r * row_bytes;
+
+		for (int32_t t = 0; t < forest->num_trees; t++)
+		{
+			const ForestNode *nodes = forest->nodes + forest->trees[t].first_node;
+			int64_t    *hits = node_hits + forest->trees[t].first_node;
+			int32_t		local = 0;
+
+			hits[0]++;
+			while (nodes[local].kind != FOREST_NODE_LEAF)
+			{
+				local = NextChild(forest, &nodes[local],
+								  RowValue(forest, row, nodes[local].feature));
+				hits[local]++;
+			}
 		}
 	}
 }

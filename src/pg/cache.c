@@ -21,6 +21,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
@@ -87,14 +88,13 @@ SilvanCatalogRelid(const char *relname)
 	return get_relname_relid(relname, nsp);
 }
 
-/* Free a version's forest and code */
+/* Free a version: its compiled code, forest and memory */
 static void
 ModelVersionFree(ModelVersion *version)
 {
-	if (version->compiled)
-		CompiledForestFree(version->compiled);
+	ModelVersionFreeVariants(version);
 	ForestFree(version->forest);
-	pfree(version);
+	MemoryContextDelete(version->cxt);
 }
 
 /* Retire a version: free now, or at its last unpin */
@@ -135,65 +135,156 @@ ReportUnknownModel(const char *name)
 			 errhint("Load it with silvan.load_model(); silvan.models lists the loaded models.")));
 }
 
-/* Build a version from the catalog's binary form */
-static ModelVersion *
-ModelVersionFromCatalog(int64 id, int64 revision, bytea *forest_bytes)
+/*
+ * What identifies a model's state besides its revision: its cpu schedules
+ * and the profile stored for this revision.  Any change makes a new version.
+ */
+static const char *const fetch_sql =
+"SELECT m.id, m.revision,"
+" coalesce((SELECT string_agg(coalesce(s.batch_size, 0) || ':' || md5(s.schedule), ','"
+"                             ORDER BY coalesce(s.batch_size, 0))"
+"             FROM silvan.schedule s WHERE s.model_id = m.id AND s.target = 'cpu'), '')"
+" || '/' || coalesce((SELECT p.num_rows || '@' || p.created"
+"             FROM silvan.profile p WHERE p.model_id = m.id AND p.revision = m.revision), '')"
+" FROM silvan.model m WHERE m.name = $1";
+
+/* Run a one-parameter read-only query; error if SPI fails */
+static void
+CacheQuery(const char *sql, Oid argtype, Datum arg)
+{
+	int			ret = SPI_execute_with_args(sql, 1, &argtype, &arg, NULL, true, 0);
+
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not read the silvan catalog: %s", SPI_result_code_string(ret));
+}
+
+/* Load the forest of a version from the catalog's binary form */
+static void
+CacheLoadForest(ModelVersion *version)
 {
 	SilvanStatus status;
-	Forest	   *forest;
-	ModelVersion *version;
+	bool		isnull;
+	bytea	   *bytes;
 
-	forest = ForestDeserialize((const uint8_t *) VARDATA_ANY(forest_bytes),
-							   VARSIZE_ANY_EXHDR(forest_bytes), &status);
-	if (forest == NULL)
+	CacheQuery("SELECT forest FROM silvan.model WHERE id = $1", INT8OID, Int64GetDatum(version->id));
+	if (SPI_processed != 1)
+		elog(ERROR, "model %lld vanished while loading", (long long) version->id);
+	bytes = DatumGetByteaPP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	version->forest = ForestDeserialize((const uint8_t *) VARDATA_ANY(bytes),
+										VARSIZE_ANY_EXHDR(bytes), &status);
+	if (version->forest == NULL)
 		SilvanReportStatus(ERROR, &status);
-	version = MemoryContextAllocZero(TopMemoryContext, sizeof(ModelVersion));
+}
+
+/* Load the cpu schedules stored for a version's model */
+static void
+CacheLoadSchedules(ModelVersion *version)
+{
+	bool		isnull;
+
+	CacheQuery("SELECT coalesce(batch_size, 0), schedule FROM silvan.schedule"
+			   " WHERE model_id = $1 AND target = 'cpu' ORDER BY 1",
+			   INT8OID, Int64GetDatum(version->id));
+	version->num_schedules = SPI_processed;
+	version->schedules = MemoryContextAllocZero(version->cxt,
+												sizeof(StoredSchedule) * (SPI_processed + 1));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		version->schedules[i].batch_size =
+			DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		version->schedules[i].text =
+			MemoryContextStrdup(version->cxt, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
+	}
+}
+
+/* Load the node hit counts profiled for this revision, if any and consistent */
+static void
+CacheLoadProfile(ModelVersion *version)
+{
+	Datum	   *hits;
+	bool	   *nulls;
+	int			n;
+	bool		isnull;
+	ForestProfile *profile;
+
+	CacheQuery("SELECT p.num_rows, p.node_hits FROM silvan.profile p JOIN silvan.model m ON m.id = p.model_id"
+			   " WHERE p.model_id = $1 AND p.revision = m.revision",
+			   INT8OID, Int64GetDatum(version->id));
+	if (SPI_processed != 1)
+		return;
+	deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)),
+					  INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &hits, &nulls, &n);
+	if (n != version->forest->num_nodes)
+		return;
+	profile = MemoryContextAllocZero(version->cxt, sizeof(ForestProfile));
+	profile->num_rows = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	profile->num_nodes = n;
+	profile->node_hits = MemoryContextAlloc(version->cxt, sizeof(int64) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		profile->node_hits[i] = nulls[i] ? 0 : DatumGetInt64(hits[i]);
+	version->profile = profile;
+}
+
+/* Build a version: forest, schedules and profile, in a memory context of its own */
+static ModelVersion *
+CacheLoadVersion(int64 id, int64 revision, const char *fingerprint)
+{
+	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext, "silvan model",
+											  ALLOCSET_SMALL_SIZES);
+	ModelVersion *version = MemoryContextAllocZero(cxt, sizeof(ModelVersion));
+
+	version->cxt = cxt;
 	version->id = id;
 	version->revision = revision;
-	version->forest = forest;
+	version->fingerprint = MemoryContextStrdup(cxt, fingerprint);
+	version->last_variant = -1;
+	PG_TRY();
+	{
+		CacheLoadForest(version);
+		CacheLoadSchedules(version);
+		CacheLoadProfile(version);
+	}
+	PG_CATCH();
+	{
+		ForestFree(version->forest);
+		MemoryContextDelete(cxt);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	return version;
 }
 
 /*
- * Read (id, revision) of a model, and its forest when the revision differs
- * from known_revision.  Returns NULL when the model does not exist.
+ * Read a model's state from the catalog; a new version unless it matches
+ * known (then *unchanged).  Errors when the model does not exist.
  */
 static ModelVersion *
-ModelCatalogFetch(const char *name, int64 known_revision, bool *unchanged)
+ModelCatalogFetch(const char *name, const ModelVersion *known, bool *unchanged)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1];
 	ModelVersion *version = NULL;
 	bool		isnull;
-	int			ret;
+	bool		found;
 
 	*unchanged = false;
-	args[0] = CStringGetTextDatum(name);
 	SPI_connect();
-	ret = SPI_execute_with_args("SELECT id, revision FROM silvan.model WHERE name = $1",
-								1, argtypes, args, NULL, true, 1);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "could not read silvan.model: %s", SPI_result_code_string(ret));
-	if (SPI_processed == 1)
+	CacheQuery(fetch_sql, TEXTOID, CStringGetTextDatum(name));
+	found = SPI_processed == 1;
+	if (found)
 	{
-		int64		id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		int64		revision = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+		HeapTuple	tuple = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		int64		id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
+		int64		revision = DatumGetInt64(SPI_getbinval(tuple, desc, 2, &isnull));
+		char	   *fingerprint = SPI_getvalue(tuple, desc, 3);
 
-		if (revision == known_revision)
+		if (known != NULL && known->id == id && known->revision == revision &&
+			strcmp(known->fingerprint, fingerprint) == 0)
 			*unchanged = true;
 		else
-		{
-			ret = SPI_execute_with_args("SELECT forest FROM silvan.model WHERE name = $1",
-										1, argtypes, args, NULL, true, 1);
-			if (ret != SPI_OK_SELECT || SPI_processed != 1)
-				elog(ERROR, "model \"%s\" vanished while loading", name);
-			version = ModelVersionFromCatalog(id, revision,
-											  DatumGetByteaPP(SPI_getbinval(SPI_tuptable->vals[0],
-																			SPI_tuptable->tupdesc, 1, &isnull)));
-		}
+			version = CacheLoadVersion(id, revision, fingerprint);
 	}
 	SPI_finish();
-	if (version == NULL && !*unchanged)
+	if (!found)
 		ReportUnknownModel(name);
 	return version;
 }
@@ -214,8 +305,7 @@ ModelCacheLookup(const char *name)
 	entry = hash_search(model_cache, name, HASH_FIND, &found);
 	if (found && !entry->stale && entry->version != NULL)
 		return entry->version;
-	fresh = ModelCatalogFetch(name, found && entry->version ? entry->version->revision : -1,
-							  &unchanged);
+	fresh = ModelCatalogFetch(name, found ? entry->version : NULL, &unchanged);
 	entry = hash_search(model_cache, name, HASH_ENTER, &found);
 	if (!found)
 		entry->version = NULL;

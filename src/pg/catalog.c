@@ -1,6 +1,7 @@
 /*
  * catalog.c
- *		load_model() and drop_model(): writing the model catalog.
+ *		Writing the catalog: load_model(), drop_model(), set_schedule() and
+ *		the profiles stored by silvan.profile().
  *
  * Parsing and validation happen before the catalog is touched, so a bad
  * model leaves nothing behind.  Everyone may read the catalog; writes
@@ -15,6 +16,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/rel.h"
 
@@ -129,8 +131,11 @@ CatalogStore(const char *name, const char *model_text, ModelFormat format,
 			"revision = nextval('silvan.model_revision_seq') WHERE name = $1 RETURNING id";
 		if (SPI_execute_with_args("DELETE FROM silvan.schedule WHERE model_id = "
 								  "(SELECT id FROM silvan.model WHERE name = $1)",
+								  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE ||
+			SPI_execute_with_args("DELETE FROM silvan.profile WHERE model_id = "
+								  "(SELECT id FROM silvan.model WHERE name = $1)",
 								  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE)
-			elog(ERROR, "could not clear schedules of model \"%s\"", name);
+			elog(ERROR, "could not clear schedules and profile of model \"%s\"", name);
 	}
 	else
 		sql = "INSERT INTO silvan.model (name, format, objective, task, num_features, "
@@ -254,4 +259,123 @@ silvan_drop_model(PG_FUNCTION_ARGS)
 	}
 	CatalogWriteEnd(&writer);
 	PG_RETURN_BOOL(exists);
+}
+
+/* Error unless a batch size argument is NULL or positive */
+static int32
+CatalogBatchSize(FunctionCallInfo fcinfo, int argno)
+{
+	int32		batch_size;
+
+	if (PG_ARGISNULL(argno))
+		return 0;
+	batch_size = PG_GETARG_INT32(argno);
+	if (batch_size < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("batch size must be positive"),
+				 errdetail("Argument \"batch_size\" is %d; pass NULL for every batch size.",
+						   batch_size)));
+	return batch_size;
+}
+
+/* Parse a schedule and compile it for the model once, so a bad one is never stored */
+static void
+CatalogCheckSchedule(const char *name, const char *schedule_text)
+{
+	SilvanStatus status;
+	Schedule	schedule;
+	ModelVersion *version = ModelCacheLookup(name);
+	CompiledForest *code;
+
+	if (!ScheduleParse(schedule_text, &schedule, &status))
+		SilvanReportStatus(ERROR, &status);
+	code = CompileForest(version->forest, &schedule, version->profile, &status);
+	if (code == NULL)
+		SilvanReportStatus(ERROR, &status);
+	CompiledForestFree(code);
+}
+
+PG_FUNCTION_INFO_V1(silvan_set_schedule);
+
+/* set_schedule(model, schedule, target, batch_size): store, replace or (NULL) remove */
+Datum
+silvan_set_schedule(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+	char	   *target;
+	int32		batch_size = CatalogBatchSize(fcinfo, 3);
+	CatalogWriter writer;
+	Oid			argtypes[4] = {INT8OID, TEXTOID, INT4OID, TEXTOID};
+	Datum		args[4];
+	int64		id;
+	Oid			owner;
+
+	RequireArgument(fcinfo, 0, "model");
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	target = PG_ARGISNULL(2) ? "cpu" : text_to_cstring(PG_GETARG_TEXT_PP(2));
+	if (strcmp(target, "cpu") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("unsupported target \"%s\"", target),
+				 errdetail("Argument \"target\" must be \"cpu\"; GPU targets are not built yet.")));
+	if (!PG_ARGISNULL(1))
+		CatalogCheckSchedule(name, text_to_cstring(PG_GETARG_TEXT_PP(1)));
+
+	CatalogWriteBegin(&writer);
+	if (!CatalogFindModel(name, &id, &owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" does not exist", name)));
+	CheckModelOwner(&writer, owner, name);
+	args[0] = Int64GetDatum(id);
+	args[1] = CStringGetTextDatum(target);
+	args[2] = Int32GetDatum(batch_size);
+	if (SPI_execute_with_args("DELETE FROM silvan.schedule WHERE model_id = $1 AND target = $2"
+							  " AND coalesce(batch_size, 0) = $3",
+							  3, argtypes, args, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not update silvan.schedule");
+	if (!PG_ARGISNULL(1))
+	{
+		args[3] = PG_GETARG_DATUM(1);
+		if (SPI_execute_with_args("INSERT INTO silvan.schedule (model_id, target, batch_size, schedule)"
+								  " VALUES ($1, $2, nullif($3, 0), $4)",
+								  4, argtypes, args, NULL, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not update silvan.schedule");
+	}
+	CatalogWriteEnd(&writer);
+	PG_RETURN_VOID();
+}
+
+/* Store the node hit counts of a profiling scan for the model's current revision */
+void
+CatalogStoreProfile(const char *name, int64 revision, int64 num_rows,
+					const int64 *node_hits, int64 num_nodes)
+{
+	CatalogWriter writer;
+	Oid			argtypes[4] = {INT8OID, INT8OID, INT8OID, INT8ARRAYOID};
+	Datum		args[4];
+	Datum	   *hits = palloc(sizeof(Datum) * Max(num_nodes, 1));
+	int64		id;
+	Oid			owner;
+
+	for (int64 i = 0; i < num_nodes; i++)
+		hits[i] = Int64GetDatum(node_hits[i]);
+	CatalogWriteBegin(&writer);
+	if (!CatalogFindModel(name, &id, &owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" does not exist", name)));
+	CheckModelOwner(&writer, owner, name);
+	args[0] = Int64GetDatum(id);
+	args[1] = Int64GetDatum(revision);
+	args[2] = Int64GetDatum(num_rows);
+	args[3] = PointerGetDatum(construct_array(hits, num_nodes, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	if (SPI_execute_with_args("DELETE FROM silvan.profile WHERE model_id = $1",
+							  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE ||
+		SPI_execute_with_args("INSERT INTO silvan.profile (model_id, revision, num_rows, node_hits)"
+							  " VALUES ($1, $2, $3, $4)",
+							  4, argtypes, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not store the profile of model \"%s\"", name);
+	CatalogWriteEnd(&writer);
 }

@@ -102,7 +102,7 @@ PredictOne(FunctionCallInfo fcinfo, ScoreOutput output)
 	acc = palloc(sizeof(double) * forest->num_groups);
 	margins = palloc(sizeof(double) * forest->num_groups);
 	scratch = palloc(sizeof(double) * forest->num_groups);
-	ScoreBatch(version, row, 1, acc, margins);
+	ScoreBatch(version, 1, row, 1, acc, margins);
 	return ScoreResultDatum(version, output, margins, scratch);
 }
 

@@ -72,8 +72,10 @@ typedef struct BatchScan
 	bool	   *row_nulls;		/* whole feature array NULL: result NULL */
 	MemoryContext batch_cxt;
 
-	Tuplestorestate *tupstore;
+	Tuplestorestate *tupstore;	/* NULL when profiling */
 	TupleDesc	result_desc;
+	int64	   *node_hits;		/* SCORE_PROFILE: hits per node */
+	int64		rows_seen;
 } BatchScan;
 
 /* Error for a feature column of a type we cannot read */
@@ -103,6 +105,12 @@ ScanCheckKey(BatchScan *state, TupleDesc desc)
 {
 	Form_pg_attribute key = TupleDescAttr(desc, 0);
 
+	if (state->output == SCORE_PROFILE)
+	{
+		/* profiling ignores keys: any type, copied like predict_query's */
+		state->integer_key = false;
+		state->declared_key_type = key->atttypid;
+	}
 	if (state->integer_key)
 	{
 		if (key->atttypid != INT2OID && key->atttypid != INT4OID && key->atttypid != INT8OID)
@@ -224,7 +232,17 @@ ScanFlush(BatchScan *state)
 
 	if (state->batch_rows == 0)
 		return;
-	ScoreBatch(state->version, state->rows, state->batch_rows, state->acc, state->margins);
+	state->rows_seen += state->batch_rows;
+	if (state->output == SCORE_PROFILE)
+	{
+		ForestProfileAccumulate(state->forest, state->rows, state->batch_rows, state->node_hits);
+		state->batch_rows = 0;
+		MemoryContextReset(state->batch_cxt);
+		CHECK_FOR_INTERRUPTS();
+		return;
+	}
+	ScoreBatch(state->version, state->batch_size, state->rows, state->batch_rows,
+			   state->acc, state->margins);
 	old = MemoryContextSwitchTo(state->batch_cxt);
 	for (int r = 0; r < state->batch_rows; r++)
 	{
@@ -375,6 +393,11 @@ ScanExecute(BatchScan *state, const char *query, bool read_only)
 	state->forest = state->version->forest;
 	ScoreCheckOutput(state->version, state->output, state->model_name);
 	ScanAllocBatch(state);
+	if (state->output == SCORE_PROFILE)
+		state->node_hits = MemoryContextAllocHuge(CurrentMemoryContext,
+												  sizeof(int64) * Max(state->forest->num_nodes, 1));
+	if (state->node_hits)
+		memset(state->node_hits, 0, sizeof(int64) * Max(state->forest->num_nodes, 1));
 	ModelVersionPin(state->version);
 	PG_TRY();
 	{
@@ -387,14 +410,12 @@ ScanExecute(BatchScan *state, const char *query, bool read_only)
 	PG_END_TRY();
 }
 
-/* Set up the receiver and the result tuplestore */
+/* A receiver that batches rows for a model */
 static BatchScan *
-ScanBegin(FunctionCallInfo fcinfo, ScoreOutput output, bool integer_key)
+ScanCreate(ScoreOutput output, bool integer_key)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	BatchScan  *state = palloc0(sizeof(BatchScan));
 
-	InitMaterializedSRF(fcinfo, integer_key ? 0 : MAT_SRF_USE_EXPECTED_DESC);
 	state->pub.receiveSlot = ScanReceiveSlot;
 	state->pub.rStartup = ScanStartup;
 	state->pub.rShutdown = ScanShutdown;
@@ -402,6 +423,17 @@ ScanBegin(FunctionCallInfo fcinfo, ScoreOutput output, bool integer_key)
 	state->pub.mydest = DestNone;
 	state->output = output;
 	state->integer_key = integer_key;
+	return state;
+}
+
+/* Set up the receiver and the result tuplestore of a set-returning scan */
+static BatchScan *
+ScanBegin(FunctionCallInfo fcinfo, ScoreOutput output, bool integer_key)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	BatchScan  *state = ScanCreate(output, integer_key);
+
+	InitMaterializedSRF(fcinfo, integer_key ? 0 : MAT_SRF_USE_EXPECTED_DESC);
 	state->tupstore = rsinfo->setResult;
 	state->result_desc = rsinfo->setDesc;
 	if (state->result_desc->natts != 2)
@@ -557,4 +589,51 @@ Datum
 silvan_predict_raw_query(PG_FUNCTION_ARGS)
 {
 	return ScanQuery(fcinfo, SCORE_RAW);
+}
+
+/* Profile a model over the rows of a prepared scan and store the counts */
+static Datum
+ScanProfile(BatchScan *state, const char *query)
+{
+	int64		revision;
+
+	ScanExecute(state, query, true);
+	revision = state->version->revision;
+	CatalogStoreProfile(state->model_name, revision, state->rows_seen,
+						state->node_hits, state->forest->num_nodes);
+	return Int64GetDatum(state->rows_seen);
+}
+
+PG_FUNCTION_INFO_V1(silvan_profile_table);
+PG_FUNCTION_INFO_V1(silvan_profile_query);
+
+/* profile(model, source, key_column, feature_columns): node hits over a table */
+Datum
+silvan_profile_table(PG_FUNCTION_ARGS)
+{
+	BatchScan  *state = ScanCreate(SCORE_PROFILE, true);
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("model, source and key_column must not be null")));
+	state->model_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	state->batch_size = 4096;
+	return ScanProfile(state, ScanTableQuery(PG_GETARG_OID(1), text_to_cstring(PG_GETARG_TEXT_PP(2)),
+											 PG_ARGISNULL(3) ? NULL : PG_GETARG_ARRAYTYPE_P(3)));
+}
+
+/* profile(model, query): node hits over a query's rows (first column: a key) */
+Datum
+silvan_profile_query(PG_FUNCTION_ARGS)
+{
+	BatchScan  *state = ScanCreate(SCORE_PROFILE, false);
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("model and query must not be null")));
+	state->model_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	state->batch_size = 4096;
+	return ScanProfile(state, text_to_cstring(PG_GETARG_TEXT_PP(1)));
 }

@@ -10,60 +10,45 @@
 #include "silvan_pg.h"
 
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
 
-/* Batch size the default schedule is chosen for */
-#define SCORE_DEFAULT_BATCH 4096
+#include "silvan/runtime.h"
 
 /*
- * Compile the version's forest unless already done.  Returns NULL when the
- * compiler declines the model (too large to lay out): it is then
- * interpreted, with a notice the first time.
- */
-static CompiledForest *
-ScoreCompiled(ModelVersion *version)
-{
-	if (version->compiled == NULL && !version->interpret_only)
-	{
-		Schedule	schedule;
-		SilvanStatus status;
-
-		ScheduleDefault(version->forest, SCORE_DEFAULT_BATCH, &schedule);
-		version->compiled = CompileForest(version->forest, &schedule, &status);
-		if (version->compiled == NULL && status.kind == SILVAN_ERROR_UNSUPPORTED)
-		{
-			version->interpret_only = true;
-			ereport(NOTICE,
-					(errmsg("model is interpreted instead of compiled"),
-					 errdetail("%s: %s", status.message, status.detail)));
-		}
-		else if (version->compiled == NULL)
-			SilvanReportStatus(ERROR, &status);
-	}
-	return version->compiled;
-}
-
-/*
- * Margins of num_rows rows.  rows are of the forest's precision; acc is
- * scratch of num_rows * num_groups values of that precision; margins gets
- * num_rows * num_groups doubles.
+ * Margins of num_rows rows, with the code compiled for batches of nominal
+ * size batch_size.  rows are of the forest's precision; acc is scratch of
+ * num_rows * num_groups values of that precision; margins gets num_rows *
+ * num_groups doubles.  Compiled code stops early when an interrupt is
+ * pending: the interrupt is serviced here (a cancel raises) and the batch
+ * runs again, or is interpreted when interrupts are held off.
  */
 void
-ScoreBatch(ModelVersion *version, const void *rows, int64 num_rows,
-		   void *acc, double *margins)
+ScoreBatch(ModelVersion *version, int32 batch_size, const void *rows,
+		   int64 num_rows, void *acc, double *margins)
 {
 	Forest	   *forest = version->forest;
+	CompiledForest *code = silvan_jit ? ModelVersionVariant(version, batch_size)->code : NULL;
 
-	CompiledForest *compiled = silvan_jit ? ScoreCompiled(version) : NULL;
-
-	ForestMarginsInit(forest, acc, num_rows);
-	if (compiled != NULL)
-		CompiledForestAccumulate(compiled, rows, num_rows, acc);
-	else
-		ForestInterpretAccumulate(forest, rows, num_rows, acc);
+	for (;;)
+	{
+		ForestMarginsInit(forest, acc, num_rows);
+		if (code == NULL)
+		{
+			ForestInterpretAccumulate(forest, rows, num_rows, acc);
+			break;
+		}
+		CompiledForestAccumulate(code, rows, num_rows, acc);
+		if (!RuntimeInterrupted())
+			break;
+		/* interrupts held off: finish this batch without early exits */
+		if (!INTERRUPTS_CAN_BE_PROCESSED())
+			code = NULL;
+		CHECK_FOR_INTERRUPTS();
+	}
 	ForestMarginsFinish(forest, acc, num_rows, margins);
 }
 
@@ -108,6 +93,8 @@ ScoreResultDatum(ModelVersion *version, ScoreOutput output,
 			return Float8ArrayDatum(scratch, ForestProbaRow(forest, margins, scratch));
 		case SCORE_RAW:
 			return Float8ArrayDatum(margins, forest->num_groups);
+		case SCORE_PROFILE:
+			break;
 	}
 	return (Datum) 0;
 }

@@ -6,15 +6,29 @@
 #include "silvan_pg.h"
 
 #include "commands/trigger.h"
+#include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/inval.h"
+#include "miscadmin.h"
+
+#include "silvan/runtime.h"
 
 PG_MODULE_MAGIC;
 
 bool		silvan_jit = true;
+int			silvan_max_threads = 1;
 
 void		_PG_init(void);
+
+#define SILVAN_MAX_THREADS 256
+
+/* Pass silvan.max_threads on to the runtime's thread pool */
+static void
+SilvanAssignMaxThreads(int newval, void *extra)
+{
+	RuntimeSetMaxThreads(newval);
+}
 
 /* Define GUCs and set up the model cache */
 void
@@ -24,7 +38,14 @@ _PG_init(void)
 							 "Compile models to native code; off uses the reference interpreter.",
 							 NULL, &silvan_jit, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
+	silvan_max_threads = RuntimeCoreCount();
+	DefineCustomIntVariable("silvan.max_threads",
+							"Threads a parallel loop of compiled code may use; 1 runs serially.",
+							NULL, &silvan_max_threads, silvan_max_threads, 1, SILVAN_MAX_THREADS,
+							PGC_USERSET, 0, NULL, SilvanAssignMaxThreads, NULL);
 	MarkGUCPrefixReserved("silvan");
+	RuntimeSetMaxThreads(silvan_max_threads);
+	RuntimeSetInterruptFlag(&InterruptPending);
 	ModelCacheInit();
 }
 
@@ -59,58 +80,78 @@ SilvanReportStatus(int elevel, const SilvanStatus *status)
 
 PG_FUNCTION_INFO_V1(silvan_catalog_changed);
 
-/* Statement trigger on the catalog: tell every backend to revalidate */
+/*
+ * Statement trigger on the catalog tables: tell every backend to revalidate
+ * its models.  Backends listen for silvan.model, so that is the relation
+ * invalidated whichever table changed.
+ */
 Datum
 silvan_catalog_changed(PG_FUNCTION_ARGS)
 {
-	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		elog(ERROR, "silvan_catalog_changed: not called by trigger manager");
-	CacheInvalidateRelcacheByRelid(RelationGetRelid(trigdata->tg_relation));
+	CacheInvalidateRelcacheByRelid(SilvanCatalogRelid("model"));
 	return PointerGetDatum(NULL);
 }
 
 PG_FUNCTION_INFO_V1(silvan_explain);
 
-/* Text of every IR level for a model */
+/* Error unless target names the cpu */
+static void
+CheckCpuTarget(FunctionCallInfo fcinfo, int argno)
+{
+	char	   *target;
+
+	if (PG_ARGISNULL(argno))
+		return;
+	target = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (strcmp(target, "cpu") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("unsupported target \"%s\"", target),
+				 errdetail("Argument \"target\" must be \"cpu\"; GPU targets are not built yet.")));
+}
+
+/*
+ * Text of every IR level for a model at a batch size: which schedule the
+ * predict functions would use and why, the Forest IR summary, and the
+ * compiler's HIR, MIR (and LLVM IR) for it.
+ */
 Datum
 silvan_explain(PG_FUNCTION_ARGS)
 {
-	char	   *name;
 	ModelVersion *version;
-	Schedule	schedule;
-	CompiledForest *compiled;
-	SilvanStatus status;
-	char	   *forest_text;
-	char	   *ir_text;
-	text	   *result;
+	CompiledVariant *variant;
+	StringInfoData out;
+	char	   *dump;
 	int32		batch_size;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	batch_size = PG_ARGISNULL(1) ? 4096 : PG_GETARG_INT32(1);
 	if (batch_size < 1)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("batch size must be positive"),
 						errdetail("Argument \"batch_size\" is %d.", batch_size)));
-	if (!PG_ARGISNULL(2) && strcmp(text_to_cstring(PG_GETARG_TEXT_PP(2)), "cpu") != 0)
-		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						errmsg("unsupported target"),
-						errdetail("Argument \"target\" is \"%s\"; this version compiles for \"cpu\" only.",
-								  text_to_cstring(PG_GETARG_TEXT_PP(2)))));
-	version = ModelCacheLookup(name);
-	ScheduleDefault(version->forest, batch_size, &schedule);
-	compiled = CompileForest(version->forest, &schedule, &status);
-	if (compiled == NULL)
-		SilvanReportStatus(ERROR, &status);
-	forest_text = ForestDump(version->forest, false);
-	ir_text = CompiledForestExplain(compiled, !PG_ARGISNULL(3) && PG_GETARG_BOOL(3));
-	CompiledForestFree(compiled);
-	result = cstring_to_text(psprintf("%s%s", forest_text ? forest_text : "",
-									  ir_text ? ir_text : ""));
-	free(forest_text);
-	free(ir_text);
-	PG_RETURN_TEXT_P(result);
+	CheckCpuTarget(fcinfo, 2);
+	version = ModelCacheLookup(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	variant = ModelVersionVariant(version, batch_size);
+	initStringInfo(&out);
+	if (variant->stored && variant->stored_batch_size > 0)
+		appendStringInfo(&out, "schedule source: stored for batch size %d\n", variant->stored_batch_size);
+	else
+		appendStringInfo(&out, "schedule source: %s\n",
+						 variant->stored ? "stored for every batch size" : "default");
+	dump = ForestDump(version->forest, false);
+	appendStringInfoString(&out, dump ? dump : "");
+	free(dump);
+	if (variant->code == NULL)
+		appendStringInfoString(&out, "interpreted: the compiler declined this model\n");
+	else
+	{
+		dump = CompiledForestExplain(variant->code, !PG_ARGISNULL(3) && PG_GETARG_BOOL(3));
+		appendStringInfoString(&out, dump ? dump : "");
+		free(dump);
+	}
+	PG_RETURN_TEXT_P(cstring_to_text(out.data));
 }

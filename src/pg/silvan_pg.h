@@ -19,27 +19,57 @@
 
 /* GUCs */
 extern bool silvan_jit;
+extern int	silvan_max_threads;
 
 /* What a scoring function returns per row */
 typedef enum ScoreOutput
 {
 	SCORE_PREDICT,				/* float8: the library's predict() */
 	SCORE_PROBA,				/* float8[]: class probabilities */
-	SCORE_RAW					/* float8[]: margins before the transform */
+	SCORE_RAW,					/* float8[]: margins before the transform */
+	SCORE_PROFILE				/* nothing: count node hits (silvan.profile) */
 } ScoreOutput;
 
+/* A schedule stored in silvan.schedule for the cpu target */
+typedef struct StoredSchedule
+{
+	int32		batch_size;		/* 0: all batch sizes */
+	char	   *text;
+} StoredSchedule;
+
+/* Compiled code for one schedule of a model version */
+typedef struct CompiledVariant
+{
+	char	   *schedule_text;	/* the schedule it was compiled with */
+	bool		stored;			/* from silvan.schedule, not the default */
+	int32		stored_batch_size;	/* its batch_size (0 = all), if stored */
+	CompiledForest *code;		/* NULL when the compiler declined */
+} CompiledVariant;
+
+#define MODEL_MAX_VARIANTS 8
+
 /*
- * One loaded revision of a model, with its compiled code once compiled.
- * Pinned while a scan uses it; a revision replaced while pinned is freed
- * when the last pin goes.
+ * One loaded state of a model: a revision of its forest together with the
+ * schedules and profile stored for it (any change to those makes a new
+ * version), and the code compiled so far, one variant per schedule used.
+ * Pinned while a scan uses it; a version replaced while pinned is freed
+ * when the last pin goes.  Everything lives in cxt except the malloc'd
+ * forest and compiled code.
  */
 typedef struct ModelVersion
 {
+	MemoryContext cxt;
 	int64		id;
 	int64		revision;
+	char	   *fingerprint;	/* schedules + profile it was built with */
 	Forest	   *forest;			/* malloc'd */
-	CompiledForest *compiled;	/* NULL until first JIT use */
-	bool		interpret_only; /* the compiler declined: interpret */
+	ForestProfile *profile;		/* NULL when the revision has none */
+	int			num_schedules;
+	StoredSchedule *schedules;
+	int			num_variants;
+	CompiledVariant variants[MODEL_MAX_VARIANTS];
+	int32		last_batch_size;	/* fast path: the last batch size asked */
+	int			last_variant;
 	int			pins;
 	bool		orphaned;		/* no longer current; free at last unpin */
 } ModelVersion;
@@ -55,9 +85,17 @@ extern void ModelVersionPin(ModelVersion *version);
 extern void ModelVersionUnpin(ModelVersion *version);
 extern Oid	SilvanCatalogRelid(const char *relname);
 
+/* catalog.c */
+extern void CatalogStoreProfile(const char *name, int64 revision, int64 num_rows,
+								const int64 *node_hits, int64 num_nodes);
+
+/* variant.c */
+extern CompiledVariant *ModelVersionVariant(ModelVersion *version, int32 batch_size);
+extern void ModelVersionFreeVariants(ModelVersion *version);
+
 /* score.c */
-extern void ScoreBatch(ModelVersion *version, const void *rows, int64 num_rows,
-					   void *acc, double *margins);
+extern void ScoreBatch(ModelVersion *version, int32 batch_size, const void *rows,
+					   int64 num_rows, void *acc, double *margins);
 extern Datum ScoreResultDatum(ModelVersion *version, ScoreOutput output,
 							  const double *margins, double *scratch);
 extern void ScoreCheckOutput(ModelVersion *version, ScoreOutput output, const char *name);

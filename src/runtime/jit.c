@@ -154,13 +154,15 @@ JitEnsure(SilvanStatus *status)
 const char *
 JitHostCpuName(void)
 {
+	pthread_once(&jit_once, JitInitOnce);
 	return jit_cpu ? jit_cpu : "";
 }
 
-/* The host CPU's features, for the target-features attribute */
+/* The host CPU's features (+avx2, ...), for target-features and gathers */
 const char *
 JitHostCpuFeatures(void)
 {
+	pthread_once(&jit_once, JitInitOnce);
 	return jit_features ? jit_features : "";
 }
 

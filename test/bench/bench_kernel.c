@@ -2,8 +2,11 @@
  * bench_kernel.c
  *		Kernel timing: compiled forest vs the interpreter vs XGBoost, same rows.
  *
- *   bench_kernel MODEL ROWS_FILE [BATCH [INTERLEAVE TILE UNROLL]]
+ *   bench_kernel MODEL ROWS_FILE [BATCH [SCHEDULE [THREADS]]]
+ *   bench_kernel MODEL ROWS_FILE BATCH INTERLEAVE TILE UNROLL
  *
+ * SCHEDULE is schedule-language text (default: ScheduleDefault); THREADS
+ * caps the runtime's thread pool (default 1).
  * ROWS_FILE: text rows (comma, tab or space separated); the first
  * num_features columns of each line are used, cycled to fill the batch.
  * Prints compile time, whether compiled margins equal the interpreter's
@@ -17,6 +20,8 @@
 #include <time.h>
 
 #include "silvan/compiler.h"
+#include "silvan/mir.h"
+#include "silvan/runtime.h"
 #include "silvan/parse.h"
 
 static double
@@ -105,7 +110,7 @@ main(int argc, char **argv)
 
 	if (argc < 3)
 	{
-		fprintf(stderr, "usage: %s MODEL ROWS_FILE [BATCH [INTERLEAVE TILE UNROLL]]\n", argv[0]);
+		fprintf(stderr, "usage: %s MODEL ROWS_FILE [BATCH [SCHEDULE [THREADS]]]\n", argv[0]);
 		return 2;
 	}
 	text = ReadAll(argv[1], &len);
@@ -151,16 +156,18 @@ main(int argc, char **argv)
 	}
 
 	ScheduleDefault(fo, batch, &s);
-	if (argc > 4 && atoi(argv[4]) > 0)
-		s.interleave = atoi(argv[4]);
-	if (argc > 5 && atoi(argv[5]) >= 0)
-		s.batch_block = atoi(argv[5]);
-	if (argc > 6 && atoi(argv[6]) >= 0)
-		s.unroll_depth = atoi(argv[6]);
+	if (argc > 6)
+		ScheduleTiled(&s, atoi(argv[5]), atoi(argv[4]), atoi(argv[6]), "array");
+	else if (argc > 4 && argv[4][0] && !ScheduleParse(argv[4], &s, &st))
+	{
+		fprintf(stderr, "%s: %s\n", st.message, st.detail);
+		return 1;
+	}
+	RuntimeSetMaxThreads(argc == 6 ? atoi(argv[5]) : 1);
 	acc = malloc(8 * (size_t) batch * fo->num_groups);
 	ref = malloc(8 * (size_t) batch * fo->num_groups);
 	c0 = Now();
-	c = CompileForest(fo, &s, &st);
+	c = CompileForest(fo, &s, NULL, &st);
 	if (c == NULL)
 	{
 		fprintf(stderr, "%s: %s\n", st.message, st.detail);
@@ -172,6 +179,20 @@ main(int argc, char **argv)
 	ForestMarginsInit(fo, ref, batch);
 	ForestInterpretAccumulate(fo, vrows, batch, ref);
 	same = memcmp(acc, ref, ForestValueSize(fo) * batch * fo->num_groups) == 0;
+	if (!same)
+	{
+		double		worst = 0;
+
+		for (long i = 0; i < (long) batch * fo->num_groups; i++)
+		{
+			double		a = fo->precision == FOREST_FLOAT32 ? ((float *) acc)[i] : ((double *) acc)[i];
+			double		r = fo->precision == FOREST_FLOAT32 ? ((float *) ref)[i] : ((double *) ref)[i];
+			double		d = (a > r ? a - r : r - a) / (1 + (r > 0 ? r : -r));
+
+			worst = d > worst ? d : worst;
+		}
+		printf("  margins differ: worst relative difference %.3g\n", worst);
+	}
 	kern = TimeIt(fo, c, vrows, batch, acc);
 	interp = TimeIt(fo, NULL, vrows, batch, ref);
 	sched = ScheduleToText(&s);

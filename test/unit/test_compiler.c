@@ -315,7 +315,7 @@ CheckSchedule(const char *name, const Forest *forest, const Schedule *schedule,
 {
 	static const int64_t batches[] = {1, 3, 4097};
 	SilvanStatus status;
-	CompiledForest *compiled = CompileForest(forest, schedule, &status);
+	CompiledForest *compiled = CompileForest(forest, schedule, NULL, &status);
 	char		what[256];
 	char	   *text = schedule ? ScheduleToText(schedule) : strdup("default");
 
@@ -340,13 +340,10 @@ CheckForest(const char *name, const Forest *forest)
 
 	ScheduleDefault(forest, 0, &schedules[0]);
 	ScheduleDefault(forest, 1, &schedules[1]);
-	schedules[2] = (Schedule) {.batch_block = 7, .interleave = 3, .unroll_depth = 2};
-	schedules[3] = (Schedule) {.batch_block = 0, .interleave = 1, .unroll_depth = 0};
-	schedules[4] = (Schedule) {.batch_block = 256, .interleave = 16, .unroll_depth = 32};
-	schedules[5] = (Schedule) {.batch_block = 64, .interleave = 4,
-	.unroll_depth = deep > 1 ? deep - 1 : 0};
-	for (int i = 2; i < 6; i++)
-		strcpy(schedules[i].representation, "array");
+	ScheduleTiled(&schedules[2], 7, 3, 2, "array");
+	ScheduleTiled(&schedules[3], 0, 1, 0, "array");
+	ScheduleTiled(&schedules[4], 256, 16, 32, "array");
+	ScheduleTiled(&schedules[5], 64, 4, deep > 1 ? deep - 1 : 0, "array");
 	CheckSchedule(name, forest, NULL, rows);
 	for (int i = 0; i < 6; i++)
 		CheckSchedule(name, forest, &schedules[i], rows);
@@ -368,7 +365,7 @@ CheckGeneratedAs(const char *name, GenOptions opt, const char *variant)
 	CheckForest(name, forest);
 	if (variant)
 	{
-		compiled = CompileForest(forest, NULL, &status);
+		compiled = CompileForest(forest, NULL, NULL, &status);
 		text = compiled ? CompiledForestExplain(compiled, false) : NULL;
 		CHECK_MSG(text && strstr(text, variant), "%s: expected layout %s", name, variant);
 		free(text);
@@ -534,7 +531,7 @@ static void
 CompiledMargins(const Forest *forest, const void *rows, int64_t num_rows, void *acc)
 {
 	SilvanStatus status;
-	CompiledForest *compiled = CompileForest(forest, NULL, &status);
+	CompiledForest *compiled = CompileForest(forest, NULL, NULL, &status);
 
 	CHECK_MSG(compiled != NULL, "%s: %s", status.message, status.detail);
 	ForestMarginsInit(forest, acc, num_rows);
@@ -684,7 +681,7 @@ TestHirPadding(void)
 	CHECK(forest != NULL);
 	if (forest == NULL)
 		return;
-	hir = HirBuild(forest, 8, &status);
+	hir = HirBuildPadded(forest, 8, &status);
 	CHECK(hir != NULL);
 	CHECK(hir->num_nodes == 7);
 	CHECK(hir->num_padding_nodes == 2);
@@ -695,13 +692,34 @@ TestHirPadding(void)
 	CHECK(text && strstr(text, "n1: pad -> n3, n4") != NULL);
 	free(text);
 	HirFree(hir);
-	hir = HirBuild(forest, 1, &status);
+	hir = HirBuildPadded(forest, 1, &status);
 	CHECK(hir->num_nodes == 5 && hir->num_unpadded == 1);
 	HirFree(hir);
 	ForestFree(forest);
 }
 
-/* Schedule text, explain text, and a bad schedule */
+/* A schedule that parses but does not compile: kind and a piece of the detail */
+static void
+CheckBadSchedule(const Forest *forest, const char *text, SilvanErrorKind kind,
+				 const char *detail)
+{
+	Schedule	schedule;
+	SilvanStatus status;
+	CompiledForest *compiled;
+
+	if (!ScheduleParse(text, &schedule, &status))
+	{
+		CHECK_MSG(false, "%s: does not parse: %s", text, status.detail);
+		return;
+	}
+	compiled = CompileForest(forest, &schedule, NULL, &status);
+	CHECK_MSG(compiled == NULL && status.kind == kind && strstr(status.detail, detail),
+			  "%s: %s: %s", text, compiled ? "compiled" : status.message,
+			  compiled ? "" : status.detail);
+	CompiledForestFree(compiled);
+}
+
+/* Schedule text, explain text, and bad schedules */
 static void
 TestScheduleAndExplain(void)
 {
@@ -713,20 +731,28 @@ TestScheduleAndExplain(void)
 	char	   *text;
 
 	ScheduleDefault(forest, 4096, &schedule);
+	CHECK(schedule.num_loops == 4 && schedule.vars[schedule.loops[0].var].param == 512 &&
+		  schedule.vars[schedule.loops[1].var].kind == INDEX_TREE &&
+		  schedule.vars[schedule.loops[3].var].interleave &&
+		  schedule.vars[schedule.loops[3].var].param == 16 &&
+		  schedule.vars[schedule.loops[3].var].unroll_walk == 5 &&
+		  strcmp(schedule.representation, "array") == 0);
 	text = ScheduleToText(&schedule);
-	CHECK_MSG(strcmp(text, "tile(batch, b0, b1, 512); reorder(b0, tree, b1); "
-					 "interleave(b1, 16); unrollWalk(b1, 5); representation(array)") == 0,
-			  "%s", text);
+	CHECK_MSG(text && strncmp(text, "tile(batch, b0, b1, 512)\nreorder(b0, tree, b1)\n"
+							  "tile(b1, b2, b3, 16)\ninterleave(b3)\nunrollWalk(b3, 5)\n"
+							  "representation(array)", 122) == 0, "%s", text);
 	free(text);
 	ScheduleDefault(forest, 16, &schedule);
+	CHECK(schedule.num_loops == 3 && schedule.vars[schedule.loops[0].var].kind == INDEX_TREE);
 	text = ScheduleToText(&schedule);
-	CHECK_MSG(strncmp(text, "reorder(tree, batch); interleave(batch, 16)", 43) == 0, "%s", text);
+	CHECK_MSG(text && strncmp(text, "reorder(tree, batch)\ntile(batch, b0, b1, 16)\n", 44) == 0,
+			  "%s", text);
 	free(text);
 
-	compiled = CompileForest(forest, NULL, &status);
+	compiled = CompileForest(forest, NULL, NULL, &status);
 	CHECK(compiled != NULL);
 	text = CompiledForestExplain(compiled, true);
-	CHECK(text && strstr(text, "schedule: tile(batch") && strstr(text, "hir: 12 trees") &&
+	CHECK(text && strstr(text, "schedule: ") && strstr(text, "hir: 12 trees") &&
 		  strstr(text, "mir:") && strstr(text, "walkDecisionTree") &&
 		  strstr(text, "define void @silvan_forest_batch_"));
 	free(text);
@@ -736,13 +762,24 @@ TestScheduleAndExplain(void)
 	CHECK(CompiledForestCompileMillis(compiled) > 0.0);
 	CompiledForestFree(compiled);
 
-	schedule.interleave = 99;
-	CHECK(CompileForest(forest, &schedule, &status) == NULL);
-	CHECK(status.kind == SILVAN_ERROR_INVALID);
-	schedule.interleave = 4;
-	strcpy(schedule.representation, "sparse");
-	CHECK(CompileForest(forest, &schedule, &status) == NULL);
-	CHECK(status.kind == SILVAN_ERROR_INVALID && strstr(status.detail, "sparse"));
+	CheckBadSchedule(forest, "tile(batch, b0, b1, 64); reorder(b0, tree, b1); unrollWalk(b1, 40)",
+					 SILVAN_ERROR_INVALID, "unrollWalk(b1, 40)");
+	CheckBadSchedule(forest, "tile(batch, b0, b1, 64); peelWalk(tree, 33)",
+					 SILVAN_ERROR_INVALID, "peelWalk(tree, 33)");
+	CheckBadSchedule(forest, "tile(batch, b0, b1, 64); reorder(b1, b0)",
+					 SILVAN_ERROR_INVALID, "b0 must enclose it");
+	CheckBadSchedule(forest, "tileTrees(4, probabilistic)",
+					 SILVAN_ERROR_INVALID, "silvan.profile");
+	ScheduleTiled(&schedule, 64, 4, 4, "bitmap");
+	CHECK(CompileForest(forest, &schedule, NULL, &status) == NULL);
+	CHECK(status.kind == SILVAN_ERROR_INVALID && strstr(status.detail, "bitmap"));
+	ScheduleTiled(&schedule, 64, 99, 4, "sparse");
+	compiled = CompileForest(forest, &schedule, NULL, &status);
+	text = compiled ? CompiledForestExplain(compiled, false) : NULL;
+	CHECK_MSG(text && strstr(text, "representation: sparse") && strstr(text, "step 16"),
+			  "%s", text ? text : status.detail);
+	free(text);
+	CompiledForestFree(compiled);
 	ForestFree(forest);
 }
 
@@ -826,7 +863,7 @@ TestRealModels(void)
 			printf("  skip %s: %s: %s\n", paths[i], status.message, status.detail);
 			continue;
 		}
-		compiled = CompileForest(forest, NULL, &status);
+		compiled = CompileForest(forest, NULL, NULL, &status);
 		CHECK_MSG(compiled != NULL, "%s: %s: %s", paths[i], status.message, status.detail);
 		if (compiled)
 			printf("  %s: %d trees, depth %d, compiled in %.1f ms\n", paths[i],

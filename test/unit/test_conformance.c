@@ -484,7 +484,7 @@ CheckCompiled(const char *name, const Forest *forest, const void *rows,
 
 	StatusClear(&status);
 	ScheduleDefault(forest, batch, &schedule);
-	compiled = CompileForest(forest, &schedule, &status);
+	compiled = CompileForest(forest, &schedule, NULL, &status);
 	CHECK_MSG(compiled != NULL, "%s: compile (batch %d) failed: %s: %s", name,
 			  batch, status.message, status.detail);
 	if (compiled == NULL)

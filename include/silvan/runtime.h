@@ -1,0 +1,48 @@
+/*
+ * runtime.h
+ *		What compiled code needs at run time: the backend's thread pool and
+ *		the interrupt flag.
+ *
+ * The pool is created lazily on the first parallel loop and owned by the
+ * process (one per backend).  Worker threads run compiled loop bodies only:
+ * they never call PostgreSQL (no palloc, elog, locks) and never raise.
+ * Every parallel loop is joined before control returns to the caller.
+ */
+#ifndef SILVAN_RUNTIME_H
+#define SILVAN_RUNTIME_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Cap the threads a parallel loop may use (1 = serial); default: cores */
+extern void RuntimeSetMaxThreads(int max_threads);
+extern int	RuntimeMaxThreads(void);
+
+/* Number of online cores */
+extern int	RuntimeCoreCount(void);
+
+/*
+ * A flag compiled code polls between tiles; when it becomes nonzero the
+ * batch stops early (its results are then meaningless) so the caller can
+ * service the interrupt.  The adapter passes &InterruptPending.
+ */
+extern void RuntimeSetInterruptFlag(volatile sig_atomic_t *flag);
+extern bool RuntimeInterrupted(void);
+
+/* The flag compiled code polls (never NULL: a zero until one is set) */
+extern volatile sig_atomic_t *RuntimeInterruptFlag(void);
+
+/*
+ * Run body over [begin, end) split into at most max_chunks contiguous
+ * chunks (and no more than RuntimeMaxThreads()), chunk c on its own thread,
+ * chunk 0 on the caller's; returns the number of chunks used, after every
+ * chunk has finished.  A call made inside a parallel loop runs serially as
+ * one chunk.
+ */
+typedef void (*RuntimeLoopBody) (void *context, int64_t begin, int64_t end,
+								 int64_t chunk);
+extern int64_t RuntimeParallelFor(RuntimeLoopBody body, void *context,
+								  int64_t begin, int64_t end, int64_t max_chunks);
+
+#endif							/* SILVAN_RUNTIME_H */

@@ -1,0 +1,64 @@
+-- Schedules: stored per model and batch size, validated, chosen by batch
+-- size, explained; every variant gives XGBoost's own predictions.
+\set fx binary_logistic
+\i sql/fixture.psql
+
+-- serial schedules keep XGBoost's summation order: float32-exact
+SELECT silvan.set_schedule('binary_logistic', 'reorder(tree, batch)', batch_size => 64);
+SELECT silvan.set_schedule('binary_logistic',
+       'tile(batch, b0, b1, 8); reorder(b0, tree, b1); interleave(b1)', batch_size => 7);
+SELECT silvan.set_schedule('binary_logistic',
+       E'tile(batch, b0, b1, 4)\ntile(tree, t0, t1, 2)\nreorder(b0, t0, b1, t1)', batch_size => 13);
+SELECT silvan.set_schedule('binary_logistic',
+       'tile(batch, b0, b1, 32); reorder(b0, tree, b1); parallel(b0); representation(sparse)',
+       batch_size => 33);
+SELECT b, count(*) AS rows, count(*) FILTER (WHERE t.prediction::real <> x.e[1]::real) AS diff
+  FROM unnest('{64, 7, 13, 33, 1000}'::int[]) AS b,
+       silvan.predict_table('binary_logistic', 'fx_in', 'id', batch_size => b) AS t
+  JOIN fx_exp AS x ON x.id = t.key
+ GROUP BY b ORDER BY b;
+SELECT coalesce(batch_size, 0) AS batch_size, schedule FROM silvan.schedule ORDER BY 1;
+
+-- a tree-parallel schedule sums trees in another order: equal within float rounding
+SELECT silvan.set_schedule('binary_logistic',
+       'tile(tree, t0, t1, 3); reorder(t0, batch, t1); parallel(t0)', batch_size => 99);
+SET silvan.max_threads = 2;
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE abs(t.prediction - x.e[1]) > 1e-6) AS diff
+  FROM silvan.predict_table('binary_logistic', 'fx_in', 'id', batch_size => 99) AS t
+  JOIN fx_exp AS x ON x.id = t.key;
+RESET silvan.max_threads;
+
+-- which schedule a batch size gets
+SELECT regexp_replace(split_part(silvan.explain('binary_logistic', 64), E'\n', 1), '\d+ ms', 'N ms') AS b64,
+       split_part(silvan.explain('binary_logistic', 70), E'\n', 1) AS b70,
+       split_part(silvan.explain('binary_logistic', 100000), E'\n', 1) AS b100000;
+SELECT silvan.set_schedule('binary_logistic', 'reorder(tree, batch)');
+SELECT split_part(silvan.explain('binary_logistic', 100000), E'\n', 1) AS all_sizes;
+SELECT silvan.set_schedule('binary_logistic', NULL);
+SELECT silvan.set_schedule('binary_logistic', NULL, batch_size => 99);
+SELECT count(*) AS stored FROM silvan.schedule;
+
+-- explain shows every level (compile time masked)
+SELECT regexp_replace(silvan.explain('binary_logistic', 7), 'compile time: [0-9.]+ ms', 'compile time: N ms');
+
+-- bad schedules are never stored
+SELECT silvan.set_schedule('binary_logistic', 'tile(batch, b0, b1, 0)');
+SELECT silvan.set_schedule('binary_logistic', 'tile(batch, b0, b1, 4); reorder(b0, nope)');
+SELECT silvan.set_schedule('binary_logistic', E'tile(batch, b0, b1, 4)\nreorder(b0, tree)');
+SELECT silvan.set_schedule('binary_logistic', 'interleave(batch)');
+SELECT silvan.set_schedule('binary_logistic', 'unrollWalk(batch, 2)');
+SELECT silvan.set_schedule('binary_logistic', 'tile(batch b0, b1, 4)');
+SELECT silvan.set_schedule('binary_logistic', 'Tile(batch, b0, b1, 4)');
+SELECT silvan.set_schedule('binary_logistic', 'representation(bitmap)');
+SELECT silvan.set_schedule('binary_logistic', 'reorder(tree, batch)', target => 'cuda');
+SELECT silvan.set_schedule('binary_logistic', 'reorder(tree, batch)', batch_size => 0);
+SELECT silvan.set_schedule('no_such_model', 'reorder(tree, batch)');
+SELECT count(*) AS stored FROM silvan.schedule;
+
+-- profiles: node hit counts over real rows, for probability-based tiling
+SELECT silvan.profile('binary_logistic', 'fx_in', 'id') AS rows_profiled;
+SELECT num_rows, array_length(node_hits, 1) AS nodes, node_hits[1] AS root_hits
+  FROM silvan.profile JOIN silvan.model ON model.id = profile.model_id
+ WHERE name = 'binary_logistic';
+SELECT silvan.profile('binary_logistic', 'SELECT id::text, f FROM fx_in WHERE id <= 10') AS rows_profiled;

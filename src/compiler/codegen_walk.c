@@ -1,0 +1,279 @@
+/*
+ * codegen_walk.c
+ *		Lower walk and reduce ops: lock-step tree walks and the adds of
+ *		their leaves into the accumulator.
+ *
+ * Preconditions: the loops around the op have fixed the tree (rows lanes)
+ * or the row (tree lanes), or both when the walk has one lane, and
+ * env->width lanes are to be walked (the innermost loop's step).
+ *
+ * A walk has two phases.  The first takes the hops every lane's tree has
+ * padded (ReprTree.fixed: no leaf above that level) in a counted loop
+ * without any leaf test.  The second, for trees deeper than their padding,
+ * is a loop that stops once every lane is at a leaf, in which a lane that
+ * reached a leaf stays there.  Lanes of different trees (interleaved tree
+ * loops) take the first phase for the smallest padding among them and the
+ * second up to the largest depth.  Each hop moves every lane one level
+ * down, so the lanes' dependent loads overlap.  Fully unrolling the hops
+ * per depth was measured: a few percent faster at ten times the compile
+ * time, since each distinct depth needs its own copy.
+ *
+ * The reduce adds each lane's leaf into target[row][group], lane by lane:
+ * for tree lanes that is tree order, so serial schedules keep the
+ * interpreter's order of sums.  atomicReduce makes the add an atomic
+ * read-modify-write (LLVM expands it to a compare-and-swap loop).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "silvan/codegen.h"
+
+/* One lane of a walk: where it starts and what it reads */
+typedef struct WalkLane
+{
+	LLVMValueRef v_row;			/* i64 */
+	LLVMValueRef v_row_ptr;
+	LLVMValueRef v_root;		/* i64 */
+	LLVMValueRef v_depth;		/* i32 */
+	LLVMValueRef v_fixed;		/* i32 */
+	LLVMValueRef v_group;		/* i32 */
+} WalkLane;
+
+/* Signed min or max of two i32 */
+static LLVMValueRef
+Pick32(CodegenContext *cg, LLVMValueRef a, LLVMValueRef b, bool min)
+{
+	return LLVMBuildSelect(cg->builder,
+						   LLVMBuildICmp(cg->builder, min ? LLVMIntSLT : LLVMIntSGT, a, b, ""),
+						   a, b, "");
+}
+
+/*
+ * How far the root index (row or tree) moves when variable v moves by one:
+ * the product of the tile sizes where v's chain runs through an outer loop
+ */
+static int64_t
+LaneStride(const Schedule *s, int v)
+{
+	int64_t		stride = 1;
+
+	for (int hops = 0; v >= 0 && hops < 4 * SCHEDULE_MAX_VARS; hops++)
+	{
+		if (s->vars[v].origin == INDEX_ORIGIN_TILE_OUTER)
+			stride *= s->vars[v].param;
+		v = s->vars[v].parent;
+	}
+	return stride;
+}
+
+/*
+ * The row and tree of every lane.  Lane k is lane 0 moved by k iterations
+ * of the innermost loop, so its row pointer is lane 0's plus a constant
+ * (one base register for all lanes' feature loads).
+ */
+static void
+SetUpLanes(CodegenContext *cg, const MirPath *path, const CodegenEnv *env, int32_t width,
+		   WalkLane *lanes)
+{
+	LLVMBuilderRef b = cg->builder;
+	int64_t		stride = width > 1 ? LaneStride(cg->mir->schedule, env->lane_var) : 0;
+	LLVMValueRef v_tree0 = NULL;
+	LLVMValueRef v_rec;
+	CodegenEnv	lane_env = *env;
+
+	for (int32_t k = 0; k < width; k++)
+	{
+		WalkLane   *lane = &lanes[k];
+
+		if (env->v_row != NULL)
+		{
+			lane->v_row = env->v_row;
+			lane->v_row_ptr = env->v_row_ptr;
+		}
+		else if (k == 0)
+		{
+			lane->v_row = CgVarValue(cg, &lane_env, path, CgRootVar(cg, INDEX_BATCH));
+			lane->v_row_ptr = CgRowPointer(cg, lane->v_row);
+		}
+		else
+		{
+			LLVMValueRef v_off = CgInt64(cg, k * stride * cg->forest->num_features);
+
+			lane->v_row = LLVMBuildAdd(b, lanes[0].v_row, CgInt64(cg, k * stride), "v_lane_row");
+			lane->v_row_ptr = LLVMBuildGEP2(b, cg->t_value, lanes[0].v_row_ptr, &v_off, 1,
+											"v_row_ptr");
+		}
+		if (env->v_tree != NULL)
+		{
+			lane->v_root = env->v_root;
+			lane->v_depth = env->v_depth;
+			lane->v_fixed = env->v_fixed;
+			lane->v_group = env->v_group;
+			continue;
+		}
+		if (k == 0)
+			v_tree0 = CgVarValue(cg, &lane_env, path, CgRootVar(cg, INDEX_TREE));
+		CgLoadTree(cg, k == 0 ? v_tree0 : LLVMBuildAdd(b, v_tree0, CgInt64(cg, k * stride), ""),
+				   &v_rec, &lane->v_root, &lane->v_depth, &lane->v_fixed, &lane->v_group);
+	}
+}
+
+/*
+ * Hops v_start .. v_end of every lane (v_idx in: where they are; out: where
+ * they end).  check: test for leaves, keep lanes at leaves, stop when all
+ * are; otherwise every lane moves each hop.
+ */
+static void
+EmitHops(CodegenContext *cg, int32_t width, const WalkLane *lanes, LLVMValueRef *v_idx,
+		 LLVMValueRef v_start, LLVMValueRef v_end, bool check)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMBasicBlockRef b_from = LLVMGetInsertBlock(b);
+	LLVMBasicBlockRef b_head = CgNewBlock(cg, check ? "b_leafwalk_head" : "b_walk_head");
+	LLVMBasicBlockRef b_body = CgNewBlock(cg, check ? "b_leafwalk_body" : "b_walk_body");
+	LLVMBasicBlockRef b_done = CgNewBlock(cg, check ? "b_leafwalk_done" : "b_walk_done");
+	LLVMValueRef v_step;
+	LLVMValueRef v_step_next;
+	LLVMValueRef v_cur[MIR_MAX_WIDTH];
+	LLVMValueRef v_next[MIR_MAX_WIDTH];
+	LLVMValueRef v_leaf[MIR_MAX_WIDTH];
+	LLVMValueRef v_out[MIR_MAX_WIDTH];
+	ReprNode	nodes[MIR_MAX_WIDTH];
+	LLVMBasicBlockRef b_latch;
+
+	LLVMBuildBr(b, b_head);
+	LLVMPositionBuilderAtEnd(b, b_head);
+	v_step = LLVMBuildPhi(b, cg->t_i32, "v_step");
+	LLVMAddIncoming(v_step, &v_start, &b_from, 1);
+	for (int32_t k = 0; k < width; k++)
+	{
+		v_cur[k] = LLVMBuildPhi(b, cg->t_i64, "v_node");
+		LLVMAddIncoming(v_cur[k], &v_idx[k], &b_from, 1);
+	}
+	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, v_step, v_end, ""), b_body, b_done);
+
+	LLVMPositionBuilderAtEnd(b, b_done);
+	for (int32_t k = 0; k < width; k++)
+	{
+		v_out[k] = LLVMBuildPhi(b, cg->t_i64, "v_walked");
+		LLVMAddIncoming(v_out[k], &v_cur[k], &b_head, 1);
+	}
+
+	LLVMPositionBuilderAtEnd(b, b_body);
+	for (int32_t k = 0; k < width; k++)
+		cg->repr->load_node(cg, v_cur[k], check, &nodes[k]);
+	if (check)
+	{
+		LLVMValueRef v_all = NULL;
+		LLVMBasicBlockRef b_move = CgNewBlock(cg, "b_leafwalk_move");
+
+		for (int32_t k = 0; k < width; k++)
+		{
+			v_leaf[k] = cg->repr->is_leaf(cg, &nodes[k]);
+			v_all = v_all ? LLVMBuildAnd(b, v_all, v_leaf[k], "") : v_leaf[k];
+		}
+		LLVMBuildCondBr(b, v_all, b_done, b_move);
+		for (int32_t k = 0; k < width; k++)
+			LLVMAddIncoming(v_out[k], &v_cur[k], &b_body, 1);
+		LLVMPositionBuilderAtEnd(b, b_move);
+	}
+	for (int32_t k = 0; k < width; k++)
+	{
+		v_next[k] = cg->repr->move_to_child(cg, &nodes[k], lanes[k].v_row_ptr);
+		if (check)
+			v_next[k] = LLVMBuildSelect(b, v_leaf[k], v_cur[k], v_next[k], "v_next");
+	}
+	v_step_next = LLVMBuildAdd(b, v_step, CgInt32(cg, 1), "");
+	b_latch = LLVMGetInsertBlock(b);	/* moves may add blocks */
+	LLVMBuildBr(b, b_head);
+	LLVMAddIncoming(v_step, &v_step_next, &b_latch, 1);
+	for (int32_t k = 0; k < width; k++)
+		LLVMAddIncoming(v_cur[k], &v_next[k], &b_latch, 1);
+
+	LLVMMoveBasicBlockAfter(b_done, LLVMGetLastBasicBlock(cg->fn.function));
+	LLVMPositionBuilderAtEnd(b, b_done);
+	memcpy(v_idx, v_out, sizeof(LLVMValueRef) * (size_t) width);
+}
+
+/*
+ * Walk env->width lanes; v_leaf gets each lane's leaf value, v_rows its row
+ * (i64) and v_groups its tree's group (i32), for the reduce
+ */
+void
+CgEmitWalk(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
+		   LLVMValueRef *v_leaf, LLVMValueRef *v_rows, LLVMValueRef *v_groups)
+{
+	int32_t		width = env->width > 0 ? env->width : 1;
+	MirPath		path;
+	WalkLane	lanes[MIR_MAX_WIDTH];
+	LLVMValueRef v_idx[MIR_MAX_WIDTH];
+	LLVMValueRef v_fixed;
+	LLVMValueRef v_depth;
+	bool		per_lane_trees = env->v_tree == NULL;
+	bool		check = op->leaf_walk || (per_lane_trees && width > 1 && op->fixed_walk);
+
+	MirPathOf(cg->mir, op, &path);
+	SetUpLanes(cg, &path, env, width, lanes);
+	for (int32_t k = 0; k < width; k++)
+	{
+		v_idx[k] = lanes[k].v_root;
+		v_rows[k] = lanes[k].v_row;
+		v_groups[k] = lanes[k].v_group;
+	}
+	v_fixed = lanes[0].v_fixed;
+	v_depth = lanes[0].v_depth;
+	for (int32_t k = 1; per_lane_trees && k < width; k++)
+	{
+		v_fixed = Pick32(cg, v_fixed, lanes[k].v_fixed, true);
+		v_depth = Pick32(cg, v_depth, lanes[k].v_depth, false);
+	}
+	if (op->fixed_walk)
+		EmitHops(cg, width, lanes, v_idx, CgInt32(cg, 0), v_fixed, false);
+	if (check)
+		EmitHops(cg, width, lanes, v_idx, op->fixed_walk ? v_fixed : CgInt32(cg, 0),
+				 v_depth, true);
+	for (int32_t k = 0; k < width; k++)
+		v_leaf[k] = cg->repr->leaf_value(cg, v_idx[k]);
+}
+
+/* target[row][group] += leaf, lane by lane */
+void
+CgEmitReduce(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
+			 const LLVMValueRef *v_leaf, const LLVMValueRef *v_rows,
+			 const LLVMValueRef *v_groups)
+{
+	LLVMBuilderRef b = cg->builder;
+	int32_t		width = env->width > 0 ? env->width : 1;
+	LLVMValueRef v_num_groups = CgInt64(cg, cg->forest->num_groups);
+
+	bool		row_lanes = width > 1 && env->v_row == NULL;
+	int64_t		stride = row_lanes ? LaneStride(cg->mir->schedule, env->lane_var) : 0;
+	LLVMValueRef v_first = NULL;
+
+	for (int32_t k = 0; k < width; k++)
+	{
+		LLVMValueRef v_ptr;
+
+		if (row_lanes && k > 0)
+		{
+			/* one tree, rows a constant apart: constant offsets from lane 0 */
+			LLVMValueRef v_off = CgInt64(cg, k * stride * cg->forest->num_groups);
+
+			v_ptr = LLVMBuildGEP2(b, cg->t_value, v_first, &v_off, 1, "v_acc_ptr");
+		}
+		else
+		{
+			LLVMValueRef v_slot = LLVMBuildAdd(b, LLVMBuildMul(b, v_rows[k], v_num_groups, ""),
+											   LLVMBuildSExt(b, v_groups[k], cg->t_i64, ""), "");
+
+			v_ptr = LLVMBuildGEP2(b, cg->t_value, env->v_target, &v_slot, 1, "v_acc_ptr");
+			v_first = v_ptr;
+		}
+		if (op->atomic_add)
+			LLVMBuildAtomicRMW(b, LLVMAtomicRMWBinOpFAdd, v_ptr, v_leaf[k],
+							   LLVMAtomicOrderingMonotonic, false);
+		else
+			LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, cg->t_value, v_ptr, ""),
+											v_leaf[k], "v_sum"), v_ptr);
+	}
+}

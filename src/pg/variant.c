@@ -1,0 +1,152 @@
+/*
+ * variant.c
+ *		Which schedule a batch runs with, and the code compiled for it.
+ *
+ * A model version carries the cpu schedules stored for it in
+ * silvan.schedule.  For a batch of nominal size B the choice is, in order:
+ * a schedule stored for exactly B; one stored for all sizes (batch_size
+ * NULL); the stored one whose size is closest to B by ratio; otherwise
+ * the compiler's default for B.  Code is compiled once per distinct
+ * schedule text and kept with the version (a few variants at most; the
+ * oldest goes first).  The last batch size asked is remembered, so a
+ * scalar predict() per row costs no lookup at all.
+ */
+#include "silvan_pg.h"
+
+#include <math.h>
+
+#include "utils/memutils.h"
+
+/* The stored schedule for a batch size, or NULL when none fits */
+static const StoredSchedule *
+VariantChooseStored(const ModelVersion *version, int32 batch_size)
+{
+	const StoredSchedule *all_sizes = NULL;
+	const StoredSchedule *closest = NULL;
+	double		best = 0;
+
+	for (int i = 0; i < version->num_schedules; i++)
+	{
+		const StoredSchedule *s = &version->schedules[i];
+		double		distance;
+
+		if (s->batch_size == batch_size)
+			return s;
+		if (s->batch_size == 0)
+		{
+			all_sizes = s;
+			continue;
+		}
+		distance = fabs(log((double) s->batch_size / (double) batch_size));
+		if (closest == NULL || distance < best)
+		{
+			closest = s;
+			best = distance;
+		}
+	}
+	return all_sizes ? all_sizes : closest;
+}
+
+/* Free every compiled variant of a version */
+void
+ModelVersionFreeVariants(ModelVersion *version)
+{
+	for (int i = 0; i < version->num_variants; i++)
+		if (version->variants[i].code)
+			CompiledForestFree(version->variants[i].code);
+	version->num_variants = 0;
+	version->last_variant = -1;
+}
+
+/* Make room for one more variant, dropping the oldest when full */
+static CompiledVariant *
+VariantSlot(ModelVersion *version)
+{
+	if (version->num_variants == MODEL_MAX_VARIANTS)
+	{
+		if (version->variants[0].code)
+			CompiledForestFree(version->variants[0].code);
+		pfree(version->variants[0].schedule_text);
+		memmove(&version->variants[0], &version->variants[1],
+				sizeof(CompiledVariant) * (MODEL_MAX_VARIANTS - 1));
+		version->num_variants--;
+	}
+	return &version->variants[version->num_variants];
+}
+
+/* Compile a schedule's code; NULL (interpret) when the compiler declines the model */
+static CompiledForest *
+VariantCompile(ModelVersion *version, const Schedule *schedule, const char *origin)
+{
+	SilvanStatus status;
+	CompiledForest *code = CompileForest(version->forest, schedule, version->profile, &status);
+
+	if (code == NULL && status.kind == SILVAN_ERROR_UNSUPPORTED)
+		ereport(NOTICE,
+				(errmsg("model is interpreted instead of compiled"),
+				 errdetail("%s: %s", status.message, status.detail)));
+	else if (code == NULL)
+		ereport(ERROR,
+				(errcode(status.kind == SILVAN_ERROR_OUT_OF_MEMORY ? ERRCODE_OUT_OF_MEMORY
+						 : ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s", status.message),
+				 errdetail("%s", status.detail),
+				 errcontext("compiling %s", origin)));
+	return code;
+}
+
+/* The schedule (parsed) and its text for a batch size */
+static const char *
+VariantSchedule(ModelVersion *version, int32 batch_size, Schedule *schedule,
+				const StoredSchedule **stored)
+{
+	SilvanStatus status;
+	char	   *text;
+	char	   *copy;
+
+	*stored = VariantChooseStored(version, batch_size);
+	if (*stored != NULL)
+	{
+		if (!ScheduleParse((*stored)->text, schedule, &status))
+			SilvanReportStatus(ERROR, &status);
+		return (*stored)->text;
+	}
+	ScheduleDefault(version->forest, batch_size, schedule);
+	text = ScheduleToText(schedule);
+	if (text == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	copy = MemoryContextStrdup(version->cxt, text);
+	free(text);
+	return copy;
+}
+
+/* The compiled variant a batch of nominal size batch_size runs with */
+CompiledVariant *
+ModelVersionVariant(ModelVersion *version, int32 batch_size)
+{
+	const StoredSchedule *stored;
+	CompiledVariant *variant;
+	Schedule	schedule;
+	const char *text;
+
+	if (version->last_variant >= 0 && version->last_batch_size == batch_size)
+		return &version->variants[version->last_variant];
+	text = VariantSchedule(version, batch_size, &schedule, &stored);
+	for (int i = 0; i < version->num_variants; i++)
+		if (strcmp(version->variants[i].schedule_text, text) == 0)
+		{
+			version->last_batch_size = batch_size;
+			version->last_variant = i;
+			return &version->variants[i];
+		}
+	variant = VariantSlot(version);
+	memset(variant, 0, sizeof(CompiledVariant));
+	variant->code = VariantCompile(version, &schedule,
+								   stored ? "the stored schedule" : "the default schedule");
+	variant->schedule_text = MemoryContextStrdup(version->cxt, text);
+	variant->stored = stored != NULL;
+	variant->stored_batch_size = stored ? stored->batch_size : 0;
+	version->last_batch_size = batch_size;
+	version->last_variant = version->num_variants++;
+	return variant;
+}

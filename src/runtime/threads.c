@@ -1,0 +1,231 @@
+/*
+ * threads.c
+ *		The backend's small thread pool for parallel loops, and the
+ *		interrupt flag compiled code polls.
+ *
+ * The pool is created lazily by the first parallel loop that wants more
+ * than one thread and grows up to RuntimeMaxThreads() - 1 workers (the
+ * calling thread always runs chunk 0).  A loop's iterations are split into
+ * contiguous chunks of nearly equal size; worker w runs chunk w + 1.  The
+ * caller publishes the job under the pool's lock, bumps a generation
+ * counter and wakes the workers; it runs its own chunk and then waits until
+ * every participating worker has reported back, so a parallel loop is
+ * always joined before RuntimeParallelFor returns.  Because the caller
+ * waits for exactly the workers it enlisted, a worker can never run a stale
+ * job: the next generation starts only after it has finished.
+ *
+ * Workers run compiled loop bodies only: no PostgreSQL calls, no memory
+ * allocation, nothing that raises.  They block every signal, so signal
+ * handlers (and with them PostgreSQL's interrupt handling) run only on the
+ * backend's own thread.  Nested parallel loops, and calls that arrive while
+ * another thread uses the pool, run serially as a single chunk.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "silvan/runtime.h"
+
+#define RUNTIME_MAX_WORKERS	255
+
+typedef struct RuntimePool
+{
+	pthread_mutex_t lock;
+	pthread_cond_t work;		/* workers wait here for a new generation */
+	pthread_cond_t done;		/* the caller waits here for its workers */
+	pthread_mutex_t call;		/* one parallel loop at a time */
+	int			num_workers;
+	pthread_t	threads[RUNTIME_MAX_WORKERS];
+	uint64_t	born[RUNTIME_MAX_WORKERS];	/* generation when created */
+	uint64_t	generation;
+	/* the current job */
+	RuntimeLoopBody body;
+	void	   *context;
+	int64_t		begin;
+	int64_t		end;
+	int64_t		chunks;
+	int64_t		pending;		/* enlisted workers not yet finished */
+} RuntimePool;
+
+static RuntimePool pool = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.work = PTHREAD_COND_INITIALIZER,
+	.done = PTHREAD_COND_INITIALIZER,
+	.call = PTHREAD_MUTEX_INITIALIZER
+};
+static int	max_threads = 0;	/* 0: not set, use the core count */
+static __thread bool in_parallel_loop = false;
+static volatile sig_atomic_t no_interrupt = 0;
+static volatile sig_atomic_t *interrupt_flag = &no_interrupt;
+
+/* Number of online cores */
+int
+RuntimeCoreCount(void)
+{
+	long		n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : (n > RUNTIME_MAX_WORKERS + 1 ? RUNTIME_MAX_WORKERS + 1 : (int) n);
+}
+
+/* Cap the threads a parallel loop may use (1 = serial) */
+void
+RuntimeSetMaxThreads(int n)
+{
+	if (n < 1)
+		n = 1;
+	if (n > RUNTIME_MAX_WORKERS + 1)
+		n = RUNTIME_MAX_WORKERS + 1;
+	max_threads = n;
+}
+
+/* Threads a parallel loop may use */
+int
+RuntimeMaxThreads(void)
+{
+	return max_threads > 0 ? max_threads : RuntimeCoreCount();
+}
+
+/* Register the flag compiled code polls between tiles */
+void
+RuntimeSetInterruptFlag(volatile sig_atomic_t *flag)
+{
+	interrupt_flag = flag ? flag : &no_interrupt;
+}
+
+/* The flag compiled code polls */
+volatile sig_atomic_t *
+RuntimeInterruptFlag(void)
+{
+	return interrupt_flag;
+}
+
+/* Is an interrupt pending (so the last batch may have stopped early)? */
+bool
+RuntimeInterrupted(void)
+{
+	return *interrupt_flag != 0;
+}
+
+/* Bounds of chunk c of chunks over [begin, end) */
+static void
+ChunkBounds(int64_t begin, int64_t end, int64_t chunks, int64_t c,
+			int64_t *lo, int64_t *hi)
+{
+	int64_t		n = end - begin;
+	int64_t		q = n / chunks;
+	int64_t		r = n % chunks;
+
+	*lo = begin + c * q + (c < r ? c : r);
+	*hi = *lo + q + (c < r ? 1 : 0);
+}
+
+/* A worker: wait for a generation that enlists it, run its chunk, report */
+static void *
+WorkerMain(void *arg)
+{
+	int64_t		index = (int64_t) (intptr_t) arg;
+	uint64_t	seen = 0;
+
+	in_parallel_loop = true;
+	pthread_mutex_lock(&pool.lock);
+	seen = pool.born[index];
+	for (;;)
+	{
+		int64_t		lo;
+		int64_t		hi;
+
+		while (pool.generation == seen)
+			pthread_cond_wait(&pool.work, &pool.lock);
+		seen = pool.generation;
+		if (index + 1 >= pool.chunks)
+			continue;
+		pthread_mutex_unlock(&pool.lock);
+		ChunkBounds(pool.begin, pool.end, pool.chunks, index + 1, &lo, &hi);
+		pool.body(pool.context, lo, hi, index + 1);
+		pthread_mutex_lock(&pool.lock);
+		if (--pool.pending == 0)
+			pthread_cond_signal(&pool.done);
+	}
+	return NULL;
+}
+
+/* Grow the pool to n workers if possible; returns how many there are */
+static int
+EnsureWorkers(int n)
+{
+	sigset_t	all;
+	sigset_t	old;
+
+	if (n > RUNTIME_MAX_WORKERS)
+		n = RUNTIME_MAX_WORKERS;
+	if (pool.num_workers >= n)
+		return pool.num_workers;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_mutex_lock(&pool.lock);
+	while (pool.num_workers < n &&
+		   (pool.born[pool.num_workers] = pool.generation, true) &&
+		   pthread_create(&pool.threads[pool.num_workers], NULL, WorkerMain,
+						  (void *) (intptr_t) pool.num_workers) == 0)
+	{
+		pthread_detach(pool.threads[pool.num_workers]);
+		pool.num_workers++;
+	}
+	pthread_mutex_unlock(&pool.lock);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return pool.num_workers;
+}
+
+/* Run body over [begin, end) in up to max_chunks chunks; joined on return */
+int64_t
+RuntimeParallelFor(RuntimeLoopBody body, void *context, int64_t begin,
+				   int64_t end, int64_t max_chunks)
+{
+	int64_t		chunks = RuntimeMaxThreads();
+	int64_t		lo;
+	int64_t		hi;
+
+	if (end <= begin)
+		return 0;
+	if (chunks > max_chunks)
+		chunks = max_chunks;
+	if (chunks > end - begin)
+		chunks = end - begin;
+	if (chunks <= 1 || in_parallel_loop || pthread_mutex_trylock(&pool.call) != 0)
+	{
+		body(context, begin, end, 0);
+		return 1;
+	}
+	if (1 + (int64_t) EnsureWorkers((int) chunks - 1) < chunks)
+		chunks = 1 + pool.num_workers;
+	if (chunks <= 1)
+	{
+		pthread_mutex_unlock(&pool.call);
+		body(context, begin, end, 0);
+		return 1;
+	}
+	pthread_mutex_lock(&pool.lock);
+	pool.body = body;
+	pool.context = context;
+	pool.begin = begin;
+	pool.end = end;
+	pool.chunks = chunks;
+	pool.pending = chunks - 1;
+	pool.generation++;
+	pthread_cond_broadcast(&pool.work);
+	pthread_mutex_unlock(&pool.lock);
+
+	in_parallel_loop = true;
+	ChunkBounds(begin, end, chunks, 0, &lo, &hi);
+	body(context, lo, hi, 0);
+	in_parallel_loop = false;
+
+	pthread_mutex_lock(&pool.lock);
+	while (pool.pending > 0)
+		pthread_cond_wait(&pool.done, &pool.lock);
+	pthread_mutex_unlock(&pool.lock);
+	pthread_mutex_unlock(&pool.call);
+	return chunks;
+}

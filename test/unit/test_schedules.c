@@ -1,0 +1,505 @@
+/*
+ * test_schedules.c
+ *		Every representation under a spread of schedule-language nests,
+ *		against the reference interpreter.
+ *
+ * Schedules cover the loop shapes of SilvanForge section 3 and the draft's
+ * section 5: the default, row-parallel (XGBoost's), tree-parallel, both,
+ * interleaved over rows and over trees, unrolled, peeled, one tree at a
+ * time, tiled batch/tree nests, splits (fission, with the copies' names),
+ * caching, the reduction directives, reorderTrees, and the Tahoe GPU nests
+ * whose gpuDimension a CPU ignores.  Each runs with every representation
+ * on hand-built forests and real models, on batches that leave tile
+ * remainders, with the thread pool at 1 and 3 threads.
+ *
+ * Serial schedules must equal the interpreter bit for bit.  Schedules that
+ * sum trees in another order (a parallel loop over trees, reorderTrees)
+ * must agree within 1e-6 (1 + |x|) in float32 and 1e-12 (1 + |x|) in
+ * float64.  A representation may refuse a model it cannot hold (reorg and
+ * deep trees) with SILVAN_ERROR_UNSUPPORTED; anything else is a failure.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "silvan/compiler.h"
+#include "silvan/parse.h"
+#include "silvan/runtime.h"
+#include "unit.h"
+
+/* One schedule of the spread */
+typedef struct TestSchedule
+{
+	const char *name;
+	const char *text;			/* NULL: ScheduleDefault */
+	bool		reorders;		/* sums in another order: compare with tolerance */
+} TestSchedule;
+
+static const TestSchedule schedules[] = {
+	{"default", NULL, false},
+	{"row-parallel", "tile(batch, b0, b1, 256); reorder(b0, tree, b1); parallel(b0)", false},
+	{"tree-parallel", "tile(tree, t0, t1, 25); reorder(t0, batch, t1); parallel(t0)", true},
+	{"both", "tile(batch, b0, b1, 256); tile(tree, t0, t1, 25); reorder(b0, t0, b1, t1); "
+	"parallel(b0); parallel(t0)", true},
+	{"tree-parallel inside row tiles", "tile(batch, b0, b1, 100); tile(tree, t0, t1, 3); "
+	"reorder(b0, t0, b1, t1); parallel(t0)", true},
+	{"interleaved", "tile(batch, b0, b1, 64); reorder(b0, tree, b1); tile(b1, b2, b3, 8); "
+	"interleave(b3)", false},
+	{"unrolled", "tile(batch, b0, b1, 64); reorder(b0, tree, b1); tile(b1, b2, b3, 4); "
+	"interleave(b3); unrollWalk(b3, 6)", false},
+	{"peeled", "tile(batch, b0, b1, 32); reorder(b0, tree, b1); peelWalk(b1, 3)", false},
+	{"peeled, interleaved", "tile(batch, b0, b1, 50); reorder(b0, tree, b1); interleave(b1); "
+	"peelWalk(b1, 2)", false},
+	{"one tree at a time", "reorder(tree, batch)", false},
+	{"batch then tree", "", false},
+	{"trees interleaved", "tile(tree, t0, t1, 4); interleave(t1); unrollWalk(t1, 6)", false},
+	{"trees interleaved, unpadded", "tile(batch, b0, b1, 16); tile(tree, t0, t1, 3); "
+	"reorder(b0, t0, b1, t1); interleave(t1)", false},
+	{"seed: two trees over the batch", "tile(tree, t0, t1, 2); reorder(t0, batch, t1)", false},
+	{"seed: 4 rows by 2 trees", "tile(batch, b0, b1, 4); tile(tree, t0, t1, 2); "
+	"reorder(b0, t0, b1, t1)", false},
+	{"seed: xgboost", "tile(batch, b0, b1, 64); reorder(b0, tree, b1); parallel(b0)", false},
+	{"seed: tahoe direct", "tile(batch, b0, b1, 32); reorder(b0, b1, tree); "
+	"gpuDimension(b0, grid.x); gpuDimension(b1, block.x)", false},
+	{"seed: tahoe shared data", "reorder(batch, tree); gpuDimension(batch, grid.x); "
+	"gpuDimension(tree, block.x); cache(batch)", false},
+	{"seed: tahoe shared forest", "tile(batch, b0, b1, 16); tile(tree, t0, t1, 1000); "
+	"reorder(b0, b1, t0, t1); cache(t0); gpuDimension(b0, grid.x); gpuDimension(b1, block.x)",
+	false},
+	{"split trees, specialized walks", "reorder(tree, batch); split(tree, t_a, t_b, 3); "
+	"unrollWalk(batch_t_a, 4); peelWalk(batch_t_b, 2)", false},
+	{"split rows", "split(batch, lo, hi, 100); tile(tree_hi, t0, t1, 5); reorder(t0, hi, t1)",
+	false},
+	{"split a tile", "tile(batch, b0, b1, 10); reorder(b0, tree, b1); split(b1, c, d, 7)", false},
+	{"tile of tiles", "tile(batch, b0, b1, 8); tile(b0, b2, b3, 3); reorder(b2, tree, b3, b1)",
+	false},
+	{"cached", "tile(batch, b0, b1, 64); reorder(b0, tree, b1); cache(b0); cache(tree)", false},
+	{"atomic", "tile(tree, t0, t1, 10); reorder(t0, batch, t1); parallel(t0); atomicReduce(t0)",
+	true},
+	{"vector reduce", "tile(tree, t0, t1, 7); reorder(t0, batch, t1); parallel(t0); "
+	"vectorReduce(t0, 8)", true},
+	{"reordered trees", "tile(batch, b0, b1, 128); reorder(b0, tree, b1); tile(b1, b2, b3, 16); "
+	"interleave(b3); unrollWalk(b3, 8); reorderTrees()", true},
+};
+
+#define NUM_SCHEDULES ((int) (sizeof(schedules) / sizeof(schedules[0])))
+
+/* Schedules that also run with tiled trees (indices into schedules[]) */
+static const int tiled_schedules[] = {0, 1, 2, 7, 11, 26};
+
+/* The schedules that run on every model (the rest on some) */
+static const int core_schedules[] = {0, 1, 2, 3, 5, 7, 9, 11};
+
+#define NUM_CORE_SCHEDULES ((int) (sizeof(core_schedules) / sizeof(core_schedules[0])))
+
+#define NUM_TILED_SCHEDULES ((int) (sizeof(tiled_schedules) / sizeof(tiled_schedules[0])))
+
+static const char *const representations[] = {"array", "sparse", "reorg"};
+
+/* xorshift64*: deterministic randomness */
+static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
+
+static uint64_t
+RandNext(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1Dull;
+}
+
+/* Rows of the forest's precision: thresholds, their neighbours, NaN, noise */
+static void *
+MakeRows(const Forest *forest, int64_t num_rows)
+{
+	int64_t		n = num_rows * forest->num_features;
+	void	   *rows = malloc(ForestValueSize(forest) * (size_t) (n > 0 ? n : 1));
+
+	for (int64_t i = 0; i < n; i++)
+	{
+		uint64_t	r = RandNext();
+		double		v;
+
+		if (r % 13 == 0)
+			v = NAN;
+		else if (r % 3 == 0 && forest->num_nodes > 0)
+		{
+			const ForestNode *node = &forest->nodes[(r >> 8) % (uint64_t) forest->num_nodes];
+
+			v = node->kind == FOREST_NODE_LEAF ? 0.5 : node->threshold;
+			if (r % 2)
+				v = nextafter(v, r % 4 ? INFINITY : -INFINITY);
+		}
+		else
+			v = ((double) (r >> 11) / 9007199254740992.0) * 40.0 - 10.0;
+		if (forest->precision == FOREST_FLOAT32)
+			((float *) rows)[i] = (float) v;
+		else
+			((double *) rows)[i] = v;
+	}
+	return rows;
+}
+
+/* Margins equal (exact), or within the tolerance when sums were reordered */
+static bool
+SameMargins(const Forest *forest, const void *want, const void *got, int64_t n,
+			bool tolerant, char *why, size_t why_size)
+{
+	bool		f32 = forest->precision == FOREST_FLOAT32;
+	double		tol = f32 ? 1e-6 : 1e-12;
+
+	if (!tolerant)
+	{
+		if (memcmp(want, got, ForestValueSize(forest) * (size_t) n) == 0)
+			return true;
+		tol = 0;
+	}
+	for (int64_t i = 0; i < n; i++)
+	{
+		double		w = f32 ? ((const float *) want)[i] : ((const double *) want)[i];
+		double		g = f32 ? ((const float *) got)[i] : ((const double *) got)[i];
+		bool		ok = tolerant ? fabs(w - g) <= tol * (1 + fabs(w)) || (isnan(w) && isnan(g)) :
+			memcmp(&w, &g, sizeof(double)) == 0;
+
+		if (!ok)
+		{
+			snprintf(why, why_size, "margin %lld: want %.17g got %.17g", (long long) i, w, g);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Run one compiled forest on the first num_rows rows; compare with the
+ * interpreter's margins for all rows (a batch's margins are their prefix)
+ */
+static bool
+CheckBatch(const Forest *forest, const CompiledForest *compiled, const void *rows,
+		   const void *want, int64_t num_rows, bool tolerant, char *why, size_t why_size)
+{
+	size_t		bytes = ForestValueSize(forest) * (size_t) (num_rows * forest->num_groups);
+	void	   *got = malloc(bytes + 8);
+	bool		same;
+
+	ForestMarginsInit(forest, got, num_rows);
+	CompiledForestAccumulate(compiled, rows, num_rows, got);
+	same = SameMargins(forest, want, got, num_rows * forest->num_groups, tolerant,
+					   why, why_size);
+	free(got);
+	return same;
+}
+
+static int	compiled_count = 0;
+static int	refused_count = 0;
+
+/*
+ * Compile under one schedule, representation and tiling (tile_size 1: none);
+ * compare on several batches
+ */
+static void
+CheckOne(const char *model, const Forest *forest, const TestSchedule *ts,
+		 const char *repr, int tile_size, const char *tiling, const ForestProfile *profile,
+		 const void *rows, const void *want, int64_t max_rows)
+{
+	static const int64_t batches[] = {1, 3, 97, 1000};
+	Schedule	schedule;
+	SilvanStatus status;
+	CompiledForest *compiled;
+	char		text[1024];
+
+	char		what[64];
+
+	snprintf(what, sizeof(what), "%s, tiles of %d %s", repr, tile_size, tiling);
+	if (ts->text == NULL)
+		ScheduleDefault(forest, 0, &schedule);
+	else
+	{
+		snprintf(text, sizeof(text), "%s%srepresentation(%s); tileTrees(%d, %s)", ts->text,
+				 ts->text[0] ? "; " : "", repr, tile_size, tiling);
+		if (!ScheduleParse(text, &schedule, &status))
+		{
+			CHECK_MSG(false, "%s: schedule %s does not parse: %s: %s", model, ts->name,
+					  status.message, status.detail);
+			return;
+		}
+	}
+	snprintf(schedule.representation, sizeof(schedule.representation), "%s", repr);
+	if (ts->text == NULL)
+	{
+		schedule.tile_size = tile_size;
+		schedule.tiling = strcmp(tiling, "uniform") == 0 ?
+			TREE_TILING_UNIFORM : TREE_TILING_PROBABILISTIC;
+	}
+	if (getenv("SILVAN_TEST_VERBOSE"))
+		fprintf(stderr, "%s [%s, %s]\n", model, ts->name, what);
+	compiled = CompileForest(forest, &schedule, profile, &status);
+	if (compiled == NULL && status.kind == SILVAN_ERROR_UNSUPPORTED &&
+		strcmp(repr, "reorg") == 0)
+	{
+		refused_count++;
+		return;
+	}
+	CHECK_MSG(compiled != NULL, "%s [%s, %s]: %s: %s", model, ts->name, what,
+			  compiled ? "" : status.message, compiled ? "" : status.detail);
+	if (compiled == NULL)
+		return;
+	compiled_count++;
+	for (int threads = 1; threads <= 3; threads += 2)
+	{
+		RuntimeSetMaxThreads(threads);
+		for (int i = 0; i < 4 && batches[i] <= max_rows; i++)
+		{
+			char		why[256] = "";
+			bool		same = CheckBatch(forest, compiled, rows, want, batches[i],
+										  ts->reorders, why, sizeof(why));
+
+			CHECK_MSG(same, "%s [%s, %s]: %lld rows, %d threads: %s", model, ts->name, what,
+					  (long long) batches[i], threads, why);
+		}
+	}
+	RuntimeSetMaxThreads(1);
+	CompiledForestFree(compiled);
+}
+
+/* How much of the spread a forest gets */
+typedef enum Coverage
+{
+	COVER_CORE,					/* the core schedules */
+	COVER_ALL,					/* every schedule */
+	COVER_TILED					/* every schedule, and tiled trees */
+} Coverage;
+
+/*
+ * The schedules, each with every representation, on one forest; with
+ * COVER_TILED also tiles of 4 and 8, uniform and probability-based
+ * (profiled on the same rows)
+ */
+static void
+CheckForest(const char *model, const Forest *forest, Coverage coverage)
+{
+	static const int tile_sizes[] = {4, 8};
+	static const char *const tilings[] = {"uniform", "probabilistic"};
+	int64_t		max_rows = 1000;
+	void	   *rows = MakeRows(forest, max_rows);
+	ForestProfile profile = {
+		.num_rows = max_rows, .num_nodes = forest->num_nodes,
+		.node_hits = calloc((size_t) forest->num_nodes + 1, sizeof(int64_t))
+	};
+
+	void	   *want = malloc(ForestValueSize(forest) * (size_t) (max_rows * forest->num_groups));
+
+	ForestMarginsInit(forest, want, max_rows);
+	ForestInterpretAccumulate(forest, rows, max_rows, want);
+	ForestProfileAccumulate(forest, rows, max_rows, profile.node_hits);
+	for (int i = 0; i < (coverage == COVER_CORE ? NUM_CORE_SCHEDULES : NUM_SCHEDULES); i++)
+		for (int r = 0; r < 3; r++)
+			CheckOne(model, forest, &schedules[coverage == COVER_CORE ? core_schedules[i] : i],
+					 representations[r], 1, "uniform", NULL, rows, want, max_rows);
+	for (int z = 0; coverage == COVER_TILED && z < 2; z++)
+		for (int k = 0; k < 2; k++)
+			for (int s = 0; s < NUM_TILED_SCHEDULES; s++)
+				for (int r = 0; r < 3; r++)
+					CheckOne(model, forest, &schedules[tiled_schedules[s]], representations[r],
+							 tile_sizes[z], tilings[k], &profile, rows, want, max_rows);
+	free(want);
+	free(profile.node_hits);
+	free(rows);
+}
+
+/* A random forest: splits of every rule, uneven depths, several groups */
+static Forest *
+RandomForest(ForestSource source, ForestPrecision precision, int32_t num_trees,
+			 int32_t num_groups, int32_t max_depth, bool categorical)
+{
+	SilvanStatus status;
+	Forest	   *forest = ForestCreate(&status);
+	int64_t		cap = 0;
+	int64_t		n = 0;
+	ForestNode *nodes = NULL;
+	uint32_t	words[4] = {0x5u, 0x80000001u, 0x3u, 0xF0u};
+
+	forest->source = source;
+	forest->precision = precision;
+	forest->num_features = 5;
+	forest->task = num_groups > 1 ? FOREST_TASK_MULTICLASS : FOREST_TASK_REGRESSION;
+	forest->num_classes = num_groups > 1 ? num_groups : 1;
+	ForestAllocBaseMargin(forest, num_groups, &status);
+	ForestAllocTrees(forest, num_trees, &status);
+	for (int32_t t = 0; t < num_trees; t++)
+	{
+		int64_t		first = n;
+		int32_t		queue_depth[4096];
+		int32_t		count = 1;
+
+		forest->trees[t].first_node = first;
+		forest->trees[t].group = t % num_groups;
+		queue_depth[0] = 0;
+		for (int32_t i = 0; i < count; i++)
+		{
+			ForestNode *node;
+			bool		leaf = queue_depth[i] >= max_depth || count + 2 > 4000 ||
+				(queue_depth[i] > 0 && RandNext() % 4 == 0) ||
+				(t % 7 == 3 && queue_depth[i] >= 1);
+
+			if (n + 1 > cap)
+			{
+				cap = cap ? cap * 2 : 1024;
+				nodes = realloc(nodes, sizeof(ForestNode) * (size_t) cap);
+			}
+			node = &nodes[n++];
+			memset(node, 0, sizeof(ForestNode));
+			if (leaf)
+			{
+				node->kind = FOREST_NODE_LEAF;
+				node->feature = node->left = node->right = -1;
+				node->leaf_value = ((double) (RandNext() % 2001) - 1000.0) / 997.0;
+				continue;
+			}
+			node->kind = categorical && RandNext() % 4 == 0 ?
+				FOREST_NODE_CATEGORICAL : FOREST_NODE_NUMERIC;
+			node->feature = (int32_t) (RandNext() % 5);
+			node->compare = source == FOREST_SOURCE_LIGHTGBM ? FOREST_CMP_LE : FOREST_CMP_LT;
+			node->missing = source == FOREST_SOURCE_LIGHTGBM ? (uint8_t) (RandNext() % 3) : 0;
+			node->default_left = RandNext() % 2;
+			node->threshold = ((double) (RandNext() % 2001) - 1000.0) / 97.0;
+			if (node->kind == FOREST_NODE_CATEGORICAL)
+			{
+				node->missing = FOREST_MISSING_NAN;
+				node->category_offset = (int64_t) (RandNext() % 3);
+				node->category_words = 1;
+				node->category_in_left = source == FOREST_SOURCE_LIGHTGBM;
+			}
+			node->left = count;
+			node->right = count + 1;
+			queue_depth[count] = queue_depth[count + 1] = queue_depth[i] + 1;
+			count += 2;
+		}
+		forest->trees[t].num_nodes = count;
+	}
+	ForestAllocNodes(forest, n, &status);
+	memcpy(forest->nodes, nodes, sizeof(ForestNode) * (size_t) n);
+	free(nodes);
+	ForestAllocCategoryWords(forest, 4, &status);
+	memcpy(forest->category_words, words, sizeof(words));
+	if (!ForestValidate(forest, &status))
+	{
+		fprintf(stderr, "random forest invalid: %s: %s\n", status.message, status.detail);
+		ForestFree(forest);
+		return NULL;
+	}
+	return forest;
+}
+
+/* Read a whole file; NULL if it is not there */
+static char *
+ReadFile(const char *path, size_t *len)
+{
+	FILE	   *f = fopen(path, "rb");
+	char	   *data;
+	long		size;
+
+	if (f == NULL)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	data = malloc(size + 1);
+	if (fread(data, 1, size, f) != (size_t) size)
+		size = 0;
+	data[size] = '\0';
+	fclose(f);
+	*len = size;
+	return data;
+}
+
+/* Hand-built and random forests */
+static void
+TestGenerated(void)
+{
+	struct
+	{
+		const char *name;
+		ForestSource source;
+		ForestPrecision precision;
+		int32_t		trees;
+		int32_t		groups;
+		int32_t		depth;
+		bool		categorical;
+	}			cases[] = {
+		{"random xgboost float", FOREST_SOURCE_XGBOOST, FOREST_FLOAT32, 23, 1, 6, false},
+		{"random lightgbm double, all rules", FOREST_SOURCE_LIGHTGBM, FOREST_FLOAT64, 17, 1, 7, true},
+		{"random multi-class", FOREST_SOURCE_XGBOOST, FOREST_FLOAT32, 31, 3, 5, true},
+		{"random deep", FOREST_SOURCE_LIGHTGBM, FOREST_FLOAT64, 9, 2, 14, false},
+		{"single tree", FOREST_SOURCE_XGBOOST, FOREST_FLOAT32, 1, 1, 4, false},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		Forest	   *forest = RandomForest(cases[i].source, cases[i].precision, cases[i].trees,
+										  cases[i].groups, cases[i].depth, cases[i].categorical);
+
+		CHECK_MSG(forest != NULL, "%s", cases[i].name);
+		if (forest == NULL)
+			continue;
+		CheckForest(cases[i].name, forest, i < 3 ? COVER_TILED : COVER_ALL);
+		ForestFree(forest);
+	}
+}
+
+/* Real models under ../shared/models, when they are there */
+static void
+TestRealModels(void)
+{
+	static const char *const paths[] = {
+		"asprasad_treebeard/xgb_models--higgs_xgb_model_save.json",
+		"asprasad_treebeard/xgb_models--test--Random_4Tree--TestModel_Size4_2.json",
+		"Elvenson_xgboost-go/test--data--iris_xgboost.json",
+		"dmitryikh_leaves/testdata--lg_breast_cancer.txt",
+		"dmitryikh_leaves/testdata--lgmulticlass.model",
+		"dmlc_treelite/tests--examples--xgb_toy_categorical--xgb_toy_categorical_model.json",
+		"siboehm_lleaves/tests--models--airline--model.txt",
+		"siboehm_lleaves/tests--models--mixed_categorical--model.txt",
+		"siboehm_lleaves/tests--models--multiclass--model.txt",
+	};
+	int			checked = 0;
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+	{
+		char		path[512];
+		size_t		len;
+		char	   *text;
+		SilvanStatus status;
+		Forest	   *forest;
+
+		snprintf(path, sizeof(path), "../shared/models/%s", paths[i]);
+		text = ReadFile(path, &len);
+		if (text == NULL)
+			continue;
+		forest = ParseModel(text, len, MODEL_FORMAT_AUTO, NULL, &status);
+		free(text);
+		if (forest == NULL)
+		{
+			printf("  skip %s: %s: %s\n", paths[i], status.message, status.detail);
+			continue;
+		}
+		CheckForest(paths[i], forest, i == 0 ? COVER_TILED : i == 3 || i == 8 ? COVER_ALL :
+					COVER_CORE);
+		ForestFree(forest);
+		checked++;
+	}
+	printf("  %d real models checked\n", checked);
+}
+
+int
+main(void)
+{
+	clock_t		start = clock();
+
+	TestGenerated();
+	TestRealModels();
+	printf("  %d compiled, %d refused by reorg, %.1f s\n", compiled_count, refused_count,
+		   (double) (clock() - start) / CLOCKS_PER_SEC);
+	UNIT_DONE();
+}
