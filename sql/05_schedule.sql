@@ -62,3 +62,18 @@ SELECT num_rows, array_length(node_hits, 1) AS nodes, node_hits[1] AS root_hits
   FROM silvan.profile JOIN silvan.model ON model.id = profile.model_id
  WHERE name = 'binary_logistic';
 SELECT silvan.profile('binary_logistic', 'SELECT id::text, f FROM fx_in WHERE id <= 10') AS rows_profiled;
+
+-- Treebeard tiling: uniform, and probability-based with the stored profile
+SELECT silvan.set_schedule('binary_logistic', 'tileTrees(4, probabilistic)', batch_size => 50);
+SELECT silvan.set_schedule('binary_logistic', 'tileTrees(8, uniform); representation(sparse)', batch_size => 51);
+SELECT silvan.set_schedule('binary_logistic', 'tileTrees(4, uniform); representation(reorg)', batch_size => 52);
+SELECT silvan.set_schedule('binary_logistic', 'reorderTrees()', batch_size => 53);
+SELECT b, count(*) AS rows,
+       count(*) FILTER (WHERE t.prediction::real <> x.e[1]::real) AS exact_diff,
+       count(*) FILTER (WHERE abs(t.prediction - x.e[1]) > 1e-6) AS diff
+  FROM unnest('{50, 51, 52, 53}'::int[]) AS b,
+       silvan.predict_table('binary_logistic', 'fx_in', 'id', batch_size => b) AS t
+  JOIN fx_exp AS x ON x.id = t.key
+ GROUP BY b ORDER BY b;
+-- probability-based tiling needs a profile
+SELECT silvan.set_schedule('multi_softprob', 'tileTrees(4, probabilistic)');

@@ -150,6 +150,9 @@ extern void CgLoadTree(CodegenContext *cg, LLVMValueRef v_tree, LLVMValueRef *v_
 					   LLVMValueRef *v_fixed, LLVMValueRef *v_group);
 extern LLVMValueRef CgRowPointer(CodegenContext *cg, LLVMValueRef v_row);
 
+/* compile.c: tests force tile feature gathers on (1) or off (0); -1 by CPU */
+extern void CodegenSetGatherPolicy(int policy);
+
 /* codegen_walk.c */
 extern void CgEmitWalk(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 					   LLVMValueRef *v_leaf, LLVMValueRef *v_rows, LLVMValueRef *v_groups);

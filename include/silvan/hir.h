@@ -44,8 +44,8 @@ typedef struct HirTree
 	int32_t		source;			/* index of the tree in the Forest */
 	int32_t		group;			/* margin of the row it adds to */
 	int32_t		depth;			/* steps of the walk (padded trees: exact) */
-	int32_t		fixed;			/* no leaf above this level: hops without
-								 * leaf tests */
+	int32_t		fixed;			/* no leaf above this level (padding, or the
+								 * shallowest leaf): hops without leaf tests */
 	bool		padded;			/* every leaf sits at depth (fixed = depth) */
 	int64_t		first_node;		/* first node in Hir.nodes */
 	int32_t		num_nodes;

@@ -22,7 +22,8 @@
  * The innermost loop of every path holds a walk op and a reduce op.  The
  * walk moves the row (or rows) the path has fixed through the tree (or
  * trees) it has fixed; with interleave the innermost loop's iterations are
- * walked in lock-step groups.  Each tree's walk takes its padded hops
+ * walked in lock-step groups (as many as the loop's trip count, at most
+ * MIR_MAX_WIDTH; then 4, then 1 for what remains).  Each tree's walk takes its padded hops
  * without leaf tests (unrollWalk pads whole trees, peelWalk the first
  * levels) and the rest in a loop that stops when every lane is at a leaf.
  * The reduce op adds each leaf into acc[row][group(tree)].

@@ -21,7 +21,10 @@
  * not once per walk).  Environments are copied into each loop body, so a
  * value is only ever used where its definition dominates.  The innermost
  * loop of an interleaved walk steps by the walk's width, with remainder
- * loops of 4 and 1.
+ * loops of 4 and 1.  When that loop is the inner loop of a tile exactly as
+ * wide as the walk (tile(p, o, i, w); interleave(i)), the two loops are
+ * emitted as one loop over p stepping by w: the same iterations in the same
+ * order, without setting up a loop per tile.
  *
  * Parallel loops.  The body is outlined: the environment's non-constant
  * values are stored into a context array (one i64 each, in an alloca of
@@ -246,10 +249,11 @@ CgVarValue(CodegenContext *cg, CodegenEnv *env, const MirPath *path, int v)
 										 ""),
 							v_inner, "");
 	}
-	if (path->rep[var->children[0]] >= 0 &&
-		CgVarValue(cg, env, path, var->children[0]) != NULL)
-		return CgVarValue(cg, env, path, var->children[0]);
-	return CgVarValue(cg, env, path, var->children[1]);
+	{
+		LLVMValueRef v_first = CgVarValue(cg, env, path, var->children[0]);
+
+		return v_first ? v_first : CgVarValue(cg, env, path, var->children[1]);
+	}
 }
 
 /*

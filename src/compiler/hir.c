@@ -341,12 +341,11 @@ HirDumpDepths(TextBuf *buf, const Hir *hir)
 				continue;
 			}
 			if (padded)
-				TextAppend(buf, ", %d padded (fixed walk, no leaf tests)", padded);
+				TextAppend(buf, ", %d without leaf tests", padded);
 			if (peeled)
-				TextAppend(buf, ", %d padded at the top (peeled walk)", peeled);
+				TextAppend(buf, ", %d with leaf tests after the first hops", peeled);
 			if (count[d] - padded - peeled > 0 && d > 0)
-				TextAppend(buf, ", %d unpadded (walk stops at leaves)",
-						   count[d] - padded - peeled);
+				TextAppend(buf, ", %d with leaf tests", count[d] - padded - peeled);
 			TextAppend(buf, "\n");
 		}
 	free(count);

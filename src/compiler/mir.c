@@ -549,6 +549,8 @@ MirDumpOps(TextBuf *buf, const Mir *mir, const MirOp *op, int indent)
 						   op->width, op->lanes == MIR_LANES_TREES && op->width > 1 ?
 						   "trees[0:w]" : "tree", op->lanes == MIR_LANES_ROWS && op->width > 1 ?
 						   "rows[0:w]" : "row");
+				if (mir->schedule->tile_size > 1)
+					TextAppend(buf, ", tiles of %d: vector compare, LUT", mir->schedule->tile_size);
 				if (op->unroll)
 					TextAppend(buf, ", unrollWalk %d", op->unroll);
 				if (op->peel)

@@ -7,13 +7,16 @@
  * tile in lock-step through each tree:
  *
  *   tile(batch, b0, b1, 512); reorder(b0, tree, b1);
- *   tile(b1, b2, b3, 16); interleave(b3); unrollWalk(b3, 8)
+ *   tile(b1, b2, b3, 16); interleave(b3); unrollWalk(b3, 8); parallel(b0)
  *
  * The tile keeps its rows in the L1 cache while all trees pass over them;
  * the tree's nodes stay hot across the rows of the tile; interleaving the
  * 16 rows of b3 hides the latency of each walk's dependent loads.
  * unrollWalk(b3, d) pads every tree up to depth d so that its walk has a
- * fixed number of hops and no leaf tests.
+ * fixed number of hops and no leaf tests.  Tiles of rows are independent,
+ * so b0 runs on the runtime's threads (as XGBoost's own loop does); with
+ * silvan.max_threads = 1 it is an ordinary loop, and results are the same
+ * bit for bit either way.
  *
  * The default is written as schedule text and parsed, so that it prints
  * (ScheduleToText) and stores like any user schedule.  ScheduleTiled builds
@@ -173,6 +176,8 @@ ScheduleParseTiled(Schedule *schedule, int32_t batch_tile, int32_t interleave,
 	}
 	if (unroll_depth > 0)
 		n += snprintf(text + n, sizeof(text) - n, "unrollWalk(%s, %d)\n", rows, unroll_depth);
+	if (batch_tile > 0)
+		n += snprintf(text + n, sizeof(text) - n, "parallel(b0)\n");
 	snprintf(text + n, sizeof(text) - n, "representation(array)\n");
 	return ScheduleParse(text, schedule, &status);
 }

@@ -198,6 +198,34 @@ ScanPutFeature(BatchScan *state, int64 index, double x)
 		((double *) state->rows)[index] = x;
 }
 
+/* Copy a float4[]/float8[] without NULLs straight into the batch; false otherwise */
+static bool
+ScanPutFloatArray(BatchScan *state, int64 base, ArrayType *array)
+{
+	int			n = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
+	Oid			elemtype = ARR_ELEMTYPE(array);
+
+	if (ARR_HASNULL(array) || (elemtype != FLOAT4OID && elemtype != FLOAT8OID))
+		return false;
+	if (n != state->forest->num_features)
+		ReportFeatureCount(state, n);
+	if (elemtype == FLOAT4OID)
+	{
+		const float4 *v = (const float4 *) ARR_DATA_PTR(array);
+
+		for (int i = 0; i < n; i++)
+			ScanPutFeature(state, base + i, v[i]);
+	}
+	else
+	{
+		const float8 *v = (const float8 *) ARR_DATA_PTR(array);
+
+		for (int i = 0; i < n; i++)
+			ScanPutFeature(state, base + i, v[i]);
+	}
+	return true;
+}
+
 /* Copy the features of a non-NULL array value into row r */
 static void
 ScanPutArray(BatchScan *state, int r, Datum value)
@@ -213,6 +241,8 @@ ScanPutArray(BatchScan *state, int r, Datum value)
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				 errmsg("features must be a one-dimensional array"),
 				 errdetail("A feature array has %d dimensions.", ARR_NDIM(array))));
+	if (ScanPutFloatArray(state, base, array))
+		return;
 	deconstruct_array(array, state->array_elemtype, state->array_elemlen,
 					  state->array_elembyval, state->array_elemalign,
 					  &elems, &nulls, &n);

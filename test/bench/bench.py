@@ -1,16 +1,24 @@
 #!/usr/bin/python3
 """Benchmark silvan's batched scoring against XGBoost's own predict.
 
-For each model: build a 100k-row table (rows drawn with replacement from
-the model's real test inputs), then time, in this one run and on this
-machine,
-  - silvan.predict_table(...) end to end (scan, batch, JIT code, results),
-    in one session after a warm-up run (compilation is timed separately),
-  - XGBoost inplace_predict on the same rows, nthread=1,
-each as the median of several repetitions, and report rows/s and the
-ratio.  Also times compile + first prediction in a fresh backend.
+For each model (the treebeard set from ../shared/models and a few trained
+here: deep, wide, many trees, multi-class) a table of rows is built (drawn
+from the model's real inputs where they exist), then, in this one run on
+this machine and on the same rows:
+
+  - XGBoost inplace_predict over the rows in chunks of the batch size, with
+    nthread=1 and nthread=2;
+  - silvan.predict_table(..., batch_size) end to end (scan, batches, compiled
+    code, one result row per source row) with silvan's default schedule, one
+    thread and two threads;
+  - silvan with the best of a small fixed set of schedules (one thread);
+
+each the median of several runs in one warm session, reported as µs per row,
+with the ratio to XGBoost single-thread.  Compile + first prediction in a
+fresh backend, and compile time for an 800-tree model, are timed too.
 Needs a running server (PGHOST/PGPORT from scripts/cluster.sh).
 """
+import math
 import os
 import statistics
 import subprocess
@@ -26,11 +34,16 @@ SHARED = os.environ.get("SILVAN_SHARED", os.path.join(os.path.dirname(ROOT), "sh
 TB = os.path.join(SHARED, "models", "asprasad_treebeard")
 ROWS = int(os.environ.get("SILVAN_BENCH_ROWS", "100000"))
 REPEAT = int(os.environ.get("SILVAN_BENCH_REPEAT", "5"))
+BATCHES = [int(b) for b in os.environ.get("SILVAN_BENCH_BATCHES", "64,1024,8192").split(",")]
+WORK = tempfile.mkdtemp(prefix="silvan-bench-")
 
-MODELS = [
-    ("higgs", "xgb_models--higgs_xgb_model_save.json", "xgb_models--higgs_xgb_model_save.json.test.sampled.csv"),
-    ("airline", "xgb_models--airline_xgb_model_save.json", "xgb_models--airline_xgb_model_save.json.test.sampled.csv"),
-    ("year", "xgb_models--year_prediction_msd_xgb_model_save.json", "xgb_models--year_prediction_msd_xgb_model_save.json.csv"),
+# The small fixed set of schedules "best of" picks from
+SCHEDULES = [
+    "reorder(tree, batch)",
+    "tile(batch, b0, b1, 64); reorder(b0, tree, b1); tile(b1, b2, b3, 8); interleave(b3)",
+    "tile(batch, b0, b1, 256); reorder(b0, tree, b1); tile(b1, b2, b3, 16); interleave(b3); unrollWalk(b3, 8)",
+    "tile(batch, b0, b1, 512); reorder(b0, tree, b1); tile(b1, b2, b3, 16); interleave(b3); representation(sparse)",
+    "tile(batch, b0, b1, 128); tile(tree, t0, t1, 20); reorder(b0, t0, t1, b1); tile(b1, b2, b3, 16); interleave(b3)",
 ]
 
 
@@ -45,9 +58,9 @@ def psql(*commands, db="postgres"):
     return done.stdout
 
 
-def timed_ms(sql, times=1):
+def timed_ms(sql, times=1, setup=()):
     """Server round-trip times of a statement run `times` times in one fresh session."""
-    out = psql("\\timing on", *([sql] * times))
+    out = psql(*setup, "\\timing on", *([sql] * times))
     return [float(l.split()[1]) for l in out.splitlines() if l.startswith("Time: ")]
 
 
@@ -57,53 +70,118 @@ def load_rows(csv_path):
 
 
 def make_table(name, rows):
-    cols = ", ".join(f"f{i} real" for i in range(rows.shape[1]))
+    """A table bench_<name>(id, f real[] or f0..fn real)."""
+    wide = rows.shape[1] > 200
+    cols = "f real[]" if wide else ", ".join(f"f{i} real" for i in range(rows.shape[1]))
     psql(f"DROP TABLE IF EXISTS bench_{name}", f"CREATE TABLE bench_{name} (id bigint, {cols})")
-    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+    path = os.path.join(WORK, f"{name}.csv")
+    with open(path, "w") as f:
         for i, r in enumerate(rows):
-            f.write(str(i) + "," + ",".join(repr(float(v)) for v in r) + "\n")
-        path = f.name
+            vals = ",".join(repr(float(v)) for v in r)
+            f.write(f'{i},"{{{vals}}}"\n' if wide else f"{i},{vals}\n")
     os.chmod(path, 0o644)
     psql(f"\\copy bench_{name} FROM '{path}' WITH (FORMAT csv)", f"VACUUM ANALYZE bench_{name}")
-    os.unlink(path)
 
 
-def bench_xgboost(model_path, rows):
+def train_models():
+    """Models of our own: deep, wide, many trees, multi-class."""
+    rng = np.random.default_rng(7)
+    out = []
+    specs = [
+        ("deep", 20, dict(objective="reg:squarederror", max_depth=12), 100, 1),
+        ("wide", 500, dict(objective="binary:logistic", max_depth=6), 200, 1),
+        ("many", 30, dict(objective="reg:squarederror", max_depth=6), 1000, 1),
+        ("multi", 30, dict(objective="multi:softprob", num_class=10, max_depth=6), 50, 10),
+    ]
+    for name, nf, params, rounds, classes in specs:
+        X = rng.normal(size=(20000, nf)).astype(np.float32)
+        w = rng.normal(size=nf)
+        z = X @ w + 0.5 * np.sin(3 * X[:, 0]) * X[:, 1]
+        if classes > 1:
+            y = np.digitize(z, np.quantile(z, np.linspace(0, 1, classes + 1)[1:-1]))
+        elif params["objective"] == "binary:logistic":
+            y = (z > 0).astype(np.float32)
+        else:
+            y = z
+        booster = xgb.train({**params, "nthread": 2, "seed": 1}, xgb.DMatrix(X, label=y), rounds)
+        path = os.path.join(WORK, f"{name}.json")
+        booster.save_model(path)
+        out.append((name, path, X))
+    return out
+
+
+def treebeard_models():
+    if not os.path.isdir(TB):
+        print(f"(treebeard models not found at {TB}; skipping them)")
+        return []
+    out = []
+    for name, stem, csv in [
+        ("airline", "xgb_models--airline_xgb_model_save.json", "xgb_models--airline_xgb_model_save.json.test.sampled.csv"),
+        ("higgs", "xgb_models--higgs_xgb_model_save.json", "xgb_models--higgs_xgb_model_save.json.test.sampled.csv"),
+        ("year", "xgb_models--year_prediction_msd_xgb_model_save.json", "xgb_models--year_prediction_msd_xgb_model_save.json.csv"),
+    ]:
+        out.append((name, os.path.join(TB, stem), load_rows(os.path.join(TB, csv))))
+    return out
+
+
+def xgb_us_per_row(model_path, rows, batch, threads):
     booster = xgb.Booster(model_file=model_path)
-    booster.set_param({"nthread": 1})
-    booster.inplace_predict(rows[:100])
+    booster.set_param({"nthread": threads})
+    booster.inplace_predict(rows[:batch])
     times = []
     for _ in range(REPEAT):
         t = time.perf_counter()
-        booster.inplace_predict(rows)
-        times.append((time.perf_counter() - t) * 1000.0)
-    return statistics.median(times)
+        for s in range(0, len(rows), batch):
+            booster.inplace_predict(rows[s:s + batch])
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) / len(rows) * 1e6
+
+
+def silvan_us_per_row(name, batch, nrows, threads=1, schedule=None):
+    setup = [f"SET silvan.max_threads = {threads}"]
+    if schedule:
+        psql(f"SELECT silvan.set_schedule('{name}', $s${schedule}$s$, batch_size => {batch})")
+    sql = f"SELECT count(prediction) FROM silvan.predict_table('{name}', 'bench_{name}', 'id', batch_size => {batch})"
+    ms = statistics.median(timed_ms(sql, REPEAT + 1, setup)[1:])
+    if schedule:
+        psql(f"SELECT silvan.set_schedule('{name}', NULL, batch_size => {batch})")
+    return ms * 1000.0 / nrows
 
 
 def main():
-    if not os.path.isdir(TB):
-        sys.exit(f"bench needs the shared models at {TB}")
     psql("CREATE EXTENSION IF NOT EXISTS silvan")
     rng = np.random.default_rng(42)
-    print(f"{'model':<9} {'rows':>7} {'silvan ms':>10} {'xgboost ms':>11} {'silvan rows/s':>14} "
-          f"{'xgboost rows/s':>15} {'speedup':>8} {'compile+first ms':>17}")
-    for name, model_file, csv_file in MODELS:
-        model_path = os.path.join(TB, model_file)
-        base = load_rows(os.path.join(TB, csv_file))
-        rows = base[rng.integers(0, len(base), ROWS)]
+    models = treebeard_models() + train_models()
+    print(f"µs per row, {ROWS} rows (wide: {ROWS // 5}); XGBoost {xgb.__version__} inplace_predict; "
+          f"silvan predict_table end to end; medians of {REPEAT}")
+    print(f"{'model':<8} {'batch':>5} {'xgb 1t':>7} {'xgb 2t':>7} {'silvan':>7} {'2 thr':>7} "
+          f"{'best':>7} {'speedup':>8} {'best x':>7} {'2t/1t':>6}  compile+first")
+    ratios = {}
+    for name, model_path, base in models:
+        n = ROWS // 5 if base.shape[1] > 200 else ROWS
+        rows = base[rng.integers(0, len(base), n)]
         make_table(name, rows)
-        psql(f"SELECT silvan.drop_model('{name}')",
-             f"\\set m `cat {model_path}`",
+        psql(f"SELECT silvan.drop_model('{name}')", f"\\set m `cat {model_path}`",
              f"SELECT silvan.load_model('{name}', :'m')")
-        one_row = f"SELECT silvan.predict('{name}', '{{{','.join(repr(float(v)) for v in base[0])}}}'::real[])"
-        first = statistics.median(timed_ms(one_row)[0] for _ in range(3))
-        sql = f"SELECT count(prediction) FROM silvan.predict_table('{name}', 'bench_{name}', 'id')"
-        ours = statistics.median(timed_ms(sql, REPEAT + 1)[1:])
-        theirs = bench_xgboost(model_path, rows)
-        print(f"{name:<9} {ROWS:>7} {ours:>10.1f} {theirs:>11.1f} {ROWS / ours * 1000:>14.0f} "
-              f"{ROWS / theirs * 1000:>15.0f} {theirs / ours:>7.2f}x {first:>17.1f}")
-    print(f"(medians of {REPEAT}; XGBoost {xgb.__version__} inplace_predict nthread=1; "
-          f"silvan end to end through predict_table; compile+first = first statement of a fresh session)")
+        one = "'{" + ",".join(repr(float(v)) for v in base[0]) + "}'::real[]"
+        first = statistics.median(timed_ms(f"SELECT silvan.predict('{name}', {one})")[0] for _ in range(3))
+        for batch in BATCHES:
+            x1 = xgb_us_per_row(model_path, rows, batch, 1)
+            x2 = xgb_us_per_row(model_path, rows, batch, 2)
+            ours = silvan_us_per_row(name, batch, n)
+            ours2 = silvan_us_per_row(name, batch, n, threads=2)
+            best = min([ours] + [silvan_us_per_row(name, batch, n, schedule=s) for s in SCHEDULES])
+            ratios.setdefault(batch, []).append(x1 / ours)
+            print(f"{name:<8} {batch:>5} {x1:>7.3f} {x2:>7.3f} {ours:>7.3f} {ours2:>7.3f} {best:>7.3f} "
+                  f"{x1 / ours:>7.2f}x {x1 / best:>6.2f}x {ours / ours2:>5.2f}x  {first:.1f} ms",
+                  flush=True)
+    for batch, r in sorted(ratios.items()):
+        geo = math.exp(sum(math.log(v) for v in r) / len(r))
+        print(f"geometric mean speedup over XGBoost 1 thread at batch {batch}: {geo:.2f}x")
+    many = next((m for m in models if m[0] == "many"), None)
+    if many:
+        ms = [timed_ms(f"SELECT silvan.explain('many', 4096) IS NOT NULL")[0] for _ in range(3)]
+        print(f"compile (explain, fresh session) of the 1000-tree model: {statistics.median(ms):.1f} ms")
 
 
 if __name__ == "__main__":

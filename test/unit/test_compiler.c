@@ -206,7 +206,8 @@ GenForest(const GenOptions *opt)
 		forest->trees[t].group = t % opt->num_groups;
 	}
 	ForestAllocNodes(forest, g.num_nodes, &status);
-	memcpy(forest->nodes, g.nodes, sizeof(ForestNode) * g.num_nodes);
+	if (g.num_nodes > 0)
+		memcpy(forest->nodes, g.nodes, sizeof(ForestNode) * g.num_nodes);
 	ForestAllocCategoryWords(forest, g.num_words, &status);
 	if (g.num_words > 0)
 		memcpy(forest->category_words, g.words, sizeof(uint32_t) * g.num_words);
@@ -740,7 +741,7 @@ TestScheduleAndExplain(void)
 	text = ScheduleToText(&schedule);
 	CHECK_MSG(text && strncmp(text, "tile(batch, b0, b1, 512)\nreorder(b0, tree, b1)\n"
 							  "tile(b1, b2, b3, 16)\ninterleave(b3)\nunrollWalk(b3, 5)\n"
-							  "representation(array)", 122) == 0, "%s", text);
+							  "parallel(b0)\nrepresentation(array)", 135) == 0, "%s", text);
 	free(text);
 	ScheduleDefault(forest, 16, &schedule);
 	CHECK(schedule.num_loops == 3 && schedule.vars[schedule.loops[0].var].kind == INDEX_TREE);

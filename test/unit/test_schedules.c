@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "silvan/codegen.h"
 #include "silvan/compiler.h"
 #include "silvan/parse.h"
 #include "silvan/runtime.h"
@@ -298,11 +299,16 @@ CheckForest(const char *model, const Forest *forest, Coverage coverage)
 			CheckOne(model, forest, &schedules[coverage == COVER_CORE ? core_schedules[i] : i],
 					 representations[r], 1, "uniform", NULL, rows, want, max_rows);
 	for (int z = 0; coverage == COVER_TILED && z < 2; z++)
+	{
+		/* gathers where the cpu has them (forced on for tiles of 8) */
+		CodegenSetGatherPolicy(z == 1 ? 1 : -1);
 		for (int k = 0; k < 2; k++)
 			for (int s = 0; s < NUM_TILED_SCHEDULES; s++)
 				for (int r = 0; r < 3; r++)
 					CheckOne(model, forest, &schedules[tiled_schedules[s]], representations[r],
 							 tile_sizes[z], tilings[k], &profile, rows, want, max_rows);
+	}
+	CodegenSetGatherPolicy(-1);
 	free(want);
 	free(profile.node_hits);
 	free(rows);

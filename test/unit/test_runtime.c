@@ -1,0 +1,229 @@
+/*
+ * test_runtime.c
+ *		The thread pool, the interrupt flag, and compiled code under both.
+ *
+ * RuntimeParallelFor must cover every iteration exactly once, in at most
+ * the chunks asked for and the threads allowed, run nested calls serially,
+ * and be joined on return.  A compiled batch whose interrupt flag is set
+ * stops early (serial and parallel outer loops alike) and leaves the flag
+ * for the caller; with the flag clear it gives the interpreter's margins.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "silvan/compiler.h"
+#include "silvan/runtime.h"
+#include "unit.h"
+
+/* What the test loop bodies record */
+typedef struct Coverage
+{
+	atomic_int	hits[1000];
+	atomic_int	chunks_seen[64];
+	atomic_int	nested_chunks;
+	pthread_t	threads[64];
+	atomic_int	num_threads;
+} Coverage;
+
+/* Mark every iteration of [begin, end) and the chunk that ran it */
+static void
+MarkBody(void *context, int64_t begin, int64_t end, int64_t chunk)
+{
+	Coverage   *c = context;
+
+	for (int64_t i = begin; i < end; i++)
+		atomic_fetch_add(&c->hits[i], 1);
+	atomic_fetch_add(&c->chunks_seen[chunk], 1);
+}
+
+/* A body that itself runs a parallel loop, which must run as one chunk */
+static void
+NestedBody(void *context, int64_t begin, int64_t end, int64_t chunk)
+{
+	Coverage   *c = context;
+	int64_t		inner = RuntimeParallelFor(MarkBody, c, begin, end, 8);
+
+	atomic_fetch_add(&c->nested_chunks, (int) inner);
+}
+
+/* Every iteration once; chunks within the limits */
+static void
+TestParallelFor(void)
+{
+	static Coverage c;
+
+	for (int threads = 1; threads <= 4; threads++)
+	{
+		RuntimeSetMaxThreads(threads);
+		CHECK(RuntimeMaxThreads() == threads);
+		for (int64_t max_chunks = 1; max_chunks <= 6; max_chunks += 5)
+		{
+			int64_t		used;
+			bool		once = true;
+
+			memset(&c, 0, sizeof(c));
+			used = RuntimeParallelFor(MarkBody, &c, 3, 1000, max_chunks);
+			CHECK(used >= 1 && used <= threads && used <= max_chunks);
+			for (int i = 0; i < 1000; i++)
+				once &= atomic_load(&c.hits[i]) == (i >= 3);
+			CHECK_MSG(once, "%d threads, %lld chunks", threads, (long long) max_chunks);
+			for (int64_t k = 0; k < used; k++)
+				CHECK(atomic_load(&c.chunks_seen[k]) == 1);
+		}
+		memset(&c, 0, sizeof(c));
+		CHECK(RuntimeParallelFor(MarkBody, &c, 5, 5, 4) == 0);
+		CHECK(RuntimeParallelFor(MarkBody, &c, 0, 2, 8) <= 2);
+		memset(&c, 0, sizeof(c));
+		{
+			int64_t		used = RuntimeParallelFor(NestedBody, &c, 0, 1000, 8);
+			bool		once = true;
+
+			for (int i = 0; i < 1000; i++)
+				once &= atomic_load(&c.hits[i]) == 1;
+			CHECK(once);
+			CHECK(atomic_load(&c.nested_chunks) == used);
+		}
+	}
+	RuntimeSetMaxThreads(0);
+	CHECK(RuntimeMaxThreads() == 1);
+	RuntimeSetMaxThreads(1);
+	CHECK(RuntimeCoreCount() >= 1);
+}
+
+/* A forest of many deep-ish trees over two features */
+static Forest *
+BigForest(void)
+{
+	SilvanStatus status;
+	Forest	   *forest = ForestCreate(&status);
+	int32_t		num_trees = 200;
+	int32_t		per_tree = 31;	/* a complete tree of depth 4 */
+
+	forest->source = FOREST_SOURCE_XGBOOST;
+	forest->precision = FOREST_FLOAT32;
+	forest->num_features = 2;
+	forest->num_classes = 1;
+	ForestAllocBaseMargin(forest, 1, &status);
+	ForestAllocTrees(forest, num_trees, &status);
+	ForestAllocNodes(forest, (int64_t) num_trees * per_tree, &status);
+	for (int32_t t = 0; t < num_trees; t++)
+	{
+		ForestNode *nodes = forest->nodes + (int64_t) t * per_tree;
+
+		forest->trees[t].first_node = (int64_t) t * per_tree;
+		forest->trees[t].num_nodes = per_tree;
+		for (int32_t i = 0; i < per_tree; i++)
+		{
+			ForestNode *node = &nodes[i];
+
+			memset(node, 0, sizeof(ForestNode));
+			if (2 * i + 1 < per_tree)
+			{
+				node->kind = FOREST_NODE_NUMERIC;
+				node->feature = (i + t) % 2;
+				node->threshold = (double) ((i * 7 + t) % 13) / 13.0;
+				node->left = 2 * i + 1;
+				node->right = 2 * i + 2;
+			}
+			else
+			{
+				node->kind = FOREST_NODE_LEAF;
+				node->feature = node->left = node->right = -1;
+				node->leaf_value = (double) ((i + t) % 5) / 8.0;
+			}
+		}
+	}
+	ForestAllocCategoryWords(forest, 0, &status);
+	if (!ForestValidate(forest, &status))
+	{
+		fprintf(stderr, "big forest invalid: %s: %s\n", status.message, status.detail);
+		ForestFree(forest);
+		return NULL;
+	}
+	return forest;
+}
+
+/* Margins of one compiled run vs the interpreter: all equal? how many set? */
+static void
+RunCompiled(const Forest *forest, const char *text, volatile sig_atomic_t *flag,
+			int64_t num_rows, bool *all_equal, int64_t *computed)
+{
+	Schedule	schedule;
+	SilvanStatus status;
+	CompiledForest *compiled;
+	float	   *rows = malloc(sizeof(float) * 2 * (size_t) num_rows);
+	float	   *want = malloc(sizeof(float) * (size_t) num_rows);
+	float	   *got = malloc(sizeof(float) * (size_t) num_rows);
+
+	for (int64_t i = 0; i < 2 * num_rows; i++)
+		rows[i] = (float) ((i * 37) % 101) / 101.0f;
+	CHECK(ScheduleParse(text, &schedule, &status));
+	compiled = CompileForest(forest, &schedule, NULL, &status);
+	CHECK_MSG(compiled != NULL, "%s: %s", text, compiled ? "" : status.detail);
+	*all_equal = false;
+	*computed = 0;
+	if (compiled)
+	{
+		ForestMarginsInit(forest, want, num_rows);
+		ForestInterpretAccumulate(forest, rows, num_rows, want);
+		ForestMarginsInit(forest, got, num_rows);
+		RuntimeSetInterruptFlag(flag);
+		CompiledForestAccumulate(compiled, rows, num_rows, got);
+		RuntimeSetInterruptFlag(NULL);
+		*all_equal = memcmp(want, got, sizeof(float) * (size_t) num_rows) == 0;
+		for (int64_t i = 0; i < num_rows; i++)
+			*computed += got[i] == want[i];
+	}
+	CompiledForestFree(compiled);
+	free(rows);
+	free(want);
+	free(got);
+}
+
+/* A set flag stops a batch early; a clear one changes nothing */
+static void
+TestInterrupt(void)
+{
+	static const char *const texts[] = {
+		"tile(batch, b0, b1, 64); reorder(b0, tree, b1)",
+		"tile(batch, b0, b1, 64); reorder(b0, tree, b1); parallel(b0)",
+		"tile(tree, t0, t1, 20); reorder(t0, batch, t1); parallel(t0)",
+	};
+	Forest	   *forest = BigForest();
+	volatile sig_atomic_t flag = 0;
+	int64_t		num_rows = 20000;
+
+	CHECK(forest != NULL);
+	if (forest == NULL)
+		return;
+	RuntimeSetMaxThreads(3);
+	for (int i = 0; i < 3; i++)
+	{
+		bool		equal;
+		int64_t		computed;
+
+		flag = 0;
+		RunCompiled(forest, texts[i], &flag, num_rows, &equal, &computed);
+		CHECK_MSG(equal || i == 2, "%s: flag clear, margins differ", texts[i]);
+		flag = 1;
+		RunCompiled(forest, texts[i], &flag, num_rows, &equal, &computed);
+		CHECK_MSG(!equal && computed < num_rows / 2, "%s: flag set, %lld of %lld rows done",
+				  texts[i], (long long) computed, (long long) num_rows);
+		CHECK(flag == 1);
+		RuntimeSetInterruptFlag(&flag);
+		CHECK(RuntimeInterrupted());
+		RuntimeSetInterruptFlag(NULL);
+		CHECK(!RuntimeInterrupted());
+	}
+	RuntimeSetMaxThreads(1);
+	ForestFree(forest);
+}
+
+int
+main(void)
+{
+	TestParallelFor();
+	TestInterrupt();
+	UNIT_DONE();
+}
