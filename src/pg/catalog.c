@@ -261,6 +261,21 @@ silvan_drop_model(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(exists);
 }
 
+/* The id of a model the caller may change; errors when absent or not owned */
+static int64
+CatalogOwnedModel(const CatalogWriter *writer, const char *name)
+{
+	int64		id;
+	Oid			owner;
+
+	if (!CatalogFindModel(name, &id, &owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" does not exist", name)));
+	CheckModelOwner(writer, owner, name);
+	return id;
+}
+
 /* Error unless a batch size argument is NULL or positive */
 static int32
 CatalogBatchSize(FunctionCallInfo fcinfo, int argno)
@@ -309,7 +324,6 @@ silvan_set_schedule(PG_FUNCTION_ARGS)
 	Oid			argtypes[4] = {INT8OID, TEXTOID, INT4OID, TEXTOID};
 	Datum		args[4];
 	int64		id;
-	Oid			owner;
 
 	RequireArgument(fcinfo, 0, "model");
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
@@ -323,11 +337,7 @@ silvan_set_schedule(PG_FUNCTION_ARGS)
 		CatalogCheckSchedule(name, text_to_cstring(PG_GETARG_TEXT_PP(1)));
 
 	CatalogWriteBegin(&writer);
-	if (!CatalogFindModel(name, &id, &owner))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("model \"%s\" does not exist", name)));
-	CheckModelOwner(&writer, owner, name);
+	id = CatalogOwnedModel(&writer, name);
 	args[0] = Int64GetDatum(id);
 	args[1] = CStringGetTextDatum(target);
 	args[2] = Int32GetDatum(batch_size);
@@ -357,16 +367,11 @@ CatalogStoreProfile(const char *name, int64 revision, int64 num_rows,
 	Datum		args[4];
 	Datum	   *hits = palloc(sizeof(Datum) * Max(num_nodes, 1));
 	int64		id;
-	Oid			owner;
 
 	for (int64 i = 0; i < num_nodes; i++)
 		hits[i] = Int64GetDatum(node_hits[i]);
 	CatalogWriteBegin(&writer);
-	if (!CatalogFindModel(name, &id, &owner))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("model \"%s\" does not exist", name)));
-	CheckModelOwner(&writer, owner, name);
+	id = CatalogOwnedModel(&writer, name);
 	args[0] = Int64GetDatum(id);
 	args[1] = Int64GetDatum(revision);
 	args[2] = Int64GetDatum(num_rows);
