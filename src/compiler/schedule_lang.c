@@ -1027,7 +1027,7 @@ ShowNormalized(Directive *d)
 	}
 	snprintf(text + len, sizeof(text) - len, ")");
 	if (strlen(text) < SHOWN_LEN)
-		snprintf(d->shown, SHOWN_LEN, "%s", text);
+		memcpy(d->shown, text, strlen(text) + 1);
 	else
 		snprintf(d->shown, SHOWN_LEN, "%.*s...", SHOWN_LEN - 4, text);
 }
