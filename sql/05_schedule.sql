@@ -77,3 +77,13 @@ SELECT b, count(*) AS rows,
  GROUP BY b ORDER BY b;
 -- probability-based tiling needs a profile
 SELECT silvan.set_schedule('multi_softprob', 'tileTrees(4, probabilistic)');
+
+-- query cancel stops a long scan, parallel batches included
+SET silvan.max_threads = 2;
+SET statement_timeout = '200ms';
+SELECT count(*) FROM silvan.predict_query('binary_logistic',
+       'SELECT g, 1::real, 2::real, 3::real, 4::real, 5::real, 6::real FROM generate_series(1, 100000000) g',
+       200000) AS (k int, p float8);
+RESET statement_timeout;
+RESET silvan.max_threads;
+SELECT silvan.predict('binary_logistic', '{1,2,3,4,5,6}'::real[]) > 0 AS still_serving;
