@@ -218,6 +218,10 @@ extern void ReprSetTileLink(const ReprTiles *tiles, ReprBuffers *buffers, int64_
 							int32_t link, int32_t lut_row);
 extern double ReprTileRefValue(const Hir *hir, int32_t hir_tree, int32_t ref);
 extern LLVMTypeRef ReprTileType(CodegenContext *cg);
+
+/* Shared by every layout: the record layout's name, and split or tile records */
+extern const char *ReprRecordVariant(const ReprBuffers *buffers);
+extern LLVMTypeRef ReprRecordType(CodegenContext *cg);
 extern void ReprLoadTile(CodegenContext *cg, LLVMValueRef v_index, ReprNode *node);
 extern LLVMValueRef ReprTileChild(CodegenContext *cg, const ReprNode *node,
 								  LLVMValueRef v_row);

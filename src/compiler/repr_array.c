@@ -163,20 +163,6 @@ ArrayBuild(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
 	return true;
 }
 
-/* Name of the record layout build chose */
-static const char *
-ArrayVariant(const ReprBuffers *buffers)
-{
-	return ReprSplitName(buffers->layout);
-}
-
-/* Split records, or tile records */
-static LLVMTypeRef
-ArrayNodeType(CodegenContext *cg)
-{
-	return cg->buffers->tile_size > 1 ? ReprTileType(cg) : ReprSplitType(cg);
-}
-
 /* Load the record at v_index; leaves are records too, so always safe */
 static void
 ArrayLoadNode(CodegenContext *cg, LLVMValueRef v_index, bool may_be_leaf, ReprNode *node)
@@ -218,8 +204,8 @@ ArrayLeafValue(CodegenContext *cg, LLVMValueRef v_index)
 const Representation ReprArray = {
 	.name = "array",
 	.build = ArrayBuild,
-	.variant = ArrayVariant,
-	.node_type = ArrayNodeType,
+	.variant = ReprRecordVariant,
+	.node_type = ReprRecordType,
 	.load_node = ArrayLoadNode,
 	.move_to_child = ArrayMoveToChild,
 	.is_leaf = ArrayIsLeaf,

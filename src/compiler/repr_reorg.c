@@ -211,20 +211,6 @@ ReorgBuild(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
 	return true;
 }
 
-/* Name of the record layout build chose */
-static const char *
-ReorgVariant(const ReprBuffers *buffers)
-{
-	return ReprSplitName(buffers->layout);
-}
-
-/* Split records, or tile records */
-static LLVMTypeRef
-ReorgNodeType(CodegenContext *cg)
-{
-	return cg->buffers->tile_size > 1 ? ReprTileType(cg) : ReprSplitType(cg);
-}
-
 /* Load the record at v_index (leaves are records too); link is signed */
 static void
 ReorgLoadNode(CodegenContext *cg, LLVMValueRef v_index, bool may_be_leaf, ReprNode *node)
@@ -297,8 +283,8 @@ ReorgCacheTree(CodegenContext *cg, LLVMValueRef v_tree)
 const Representation ReprReorg = {
 	.name = "reorg",
 	.build = ReorgBuild,
-	.variant = ReorgVariant,
-	.node_type = ReorgNodeType,
+	.variant = ReprRecordVariant,
+	.node_type = ReprRecordType,
 	.load_node = ReorgLoadNode,
 	.move_to_child = ReorgMoveToChild,
 	.is_leaf = ReorgIsLeaf,

@@ -424,20 +424,6 @@ oom:
 	return StatusNoMemory(status, "the sparse layout");
 }
 
-/* Name of the record layout build chose */
-static const char *
-SparseVariant(const ReprBuffers *buffers)
-{
-	return ReprSplitName(buffers->layout);
-}
-
-/* Split records, or tile records */
-static LLVMTypeRef
-SparseNodeType(CodegenContext *cg)
-{
-	return cg->buffers->tile_size > 1 ? ReprTileType(cg) : ReprSplitType(cg);
-}
-
 /* Load record v_index; a leaf's index reads record 0 instead */
 static void
 SparseLoadNode(CodegenContext *cg, LLVMValueRef v_index, bool may_be_leaf, ReprNode *node)
@@ -490,8 +476,8 @@ SparseLeafValue(CodegenContext *cg, LLVMValueRef v_index)
 const Representation ReprSparse = {
 	.name = "sparse",
 	.build = SparseBuild,
-	.variant = SparseVariant,
-	.node_type = SparseNodeType,
+	.variant = ReprRecordVariant,
+	.node_type = ReprRecordType,
 	.load_node = SparseLoadNode,
 	.move_to_child = SparseMoveToChild,
 	.is_leaf = SparseIsLeaf,

@@ -418,3 +418,17 @@ ReprTileLeafValue(CodegenContext *cg, LLVMValueRef v_index)
 
 	return CgLoad(cg, cg->t_value, v_ptr, "v_leaf");
 }
+
+/* Name of the record layout build chose */
+const char *
+ReprRecordVariant(const ReprBuffers *buffers)
+{
+	return ReprSplitName(buffers->layout);
+}
+
+/* Split records, or tile records */
+LLVMTypeRef
+ReprRecordType(CodegenContext *cg)
+{
+	return cg->buffers->tile_size > 1 ? ReprTileType(cg) : ReprSplitType(cg);
+}
