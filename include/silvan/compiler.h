@@ -25,6 +25,8 @@
 #ifndef SILVAN_COMPILER_H
 #define SILVAN_COMPILER_H
 
+#include <signal.h>
+
 #include "silvan/forest.h"
 #include "silvan/schedule.h"
 
@@ -48,6 +50,14 @@ extern CompiledForest *CompileForest(const Forest *forest,
 extern void CompiledForestAccumulate(const CompiledForest *compiled,
 									 const void *rows, int64_t num_rows,
 									 void *acc);
+
+/*
+ * The same, stopping early once *stop becomes nonzero (instead of the
+ * runtime's interrupt flag); true when it ran to the end with *stop zero.
+ */
+extern bool CompiledForestRun(const CompiledForest *compiled,
+							  const void *rows, int64_t num_rows, void *acc,
+							  volatile sig_atomic_t *stop);
 
 /* Text of every IR level (schedule, HIR, MIR, optionally LLVM IR); malloc'd */
 extern char *CompiledForestExplain(const CompiledForest *compiled,

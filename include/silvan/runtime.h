@@ -45,4 +45,18 @@ typedef void (*RuntimeLoopBody) (void *context, int64_t begin, int64_t end,
 extern int64_t RuntimeParallelFor(RuntimeLoopBody body, void *context,
 								  int64_t begin, int64_t end, int64_t max_chunks);
 
+/*
+ * One task in flight on the backend's pipeline thread (task.c), so that a
+ * batched scan can read its next batch while compiled code scores this
+ * one.  The task's body runs compiled code only, under the same rules as
+ * the pool's workers; it may itself run parallel loops on the pool.
+ * RuntimeTaskStart returns false when the thread cannot be had (the caller
+ * then runs the body itself).  RuntimeTaskWait returns once the task has
+ * finished; while it waits, a pending interrupt sets *stop so that the
+ * body can stop early.  One task at a time.
+ */
+typedef void (*RuntimeTaskBody) (void *context);
+extern bool RuntimeTaskStart(RuntimeTaskBody body, void *context);
+extern void RuntimeTaskWait(volatile sig_atomic_t *stop);
+
 #endif							/* SILVAN_RUNTIME_H */

@@ -318,19 +318,21 @@ CompileForest(const Forest *forest, const Schedule *schedule,
 }
 
 /*
- * Add all trees' leaf values into acc (prepared by ForestMarginsInit).
- * Privatized reductions get one zeroed slice per thread beyond the first;
- * without memory for them the call runs them in one chunk.
+ * Add all trees' leaf values into acc (prepared by ForestMarginsInit),
+ * stopping early once *stop is nonzero; true when *stop was still zero at
+ * the end, that is, when every row got every tree.  Privatized reductions
+ * get one zeroed slice per thread beyond the first; without memory for
+ * them the call runs them in one chunk.
  */
-void
-CompiledForestAccumulate(const CompiledForest *compiled, const void *rows,
-						 int64_t num_rows, void *acc)
+bool
+CompiledForestRun(const CompiledForest *compiled, const void *rows,
+				  int64_t num_rows, void *acc, volatile sig_atomic_t *stop)
 {
 	const ReprBuffers *b = &compiled->buffers;
 	SilvanKernelArgs args = {0};
 
 	if (num_rows <= 0)
-		return;
+		return *stop == 0;
 	args.rows = rows;
 	args.num_rows = num_rows;
 	args.acc = acc;
@@ -341,7 +343,7 @@ CompiledForestAccumulate(const CompiledForest *compiled, const void *rows,
 	args.category_sets = b->category_sets;
 	for (int i = 0; i < REPR_MAX_AUX; i++)
 		args.aux[i] = b->aux[i];
-	args.interrupt = RuntimeInterruptFlag();
+	args.interrupt = stop;
 	args.parallel_for = RuntimeParallelFor;
 	if (compiled->needs_partials && RuntimeMaxThreads() > 1)
 	{
@@ -354,6 +356,15 @@ CompiledForestAccumulate(const CompiledForest *compiled, const void *rows,
 	}
 	compiled->fn(&args);
 	free(args.partials);
+	return *stop == 0;
+}
+
+/* CompiledForestRun stopped by the runtime's interrupt flag */
+void
+CompiledForestAccumulate(const CompiledForest *compiled, const void *rows,
+						 int64_t num_rows, void *acc)
+{
+	(void) CompiledForestRun(compiled, rows, num_rows, acc, RuntimeInterruptFlag());
 }
 
 /* Text of every IR level (schedule, HIR, MIR, optionally LLVM IR) */

@@ -6,304 +6,121 @@
  * How it works: the source becomes a query (predict_table writes
  * "SELECT key, features... FROM source"), planned and run through SPI with
  * our own DestReceiver.  The executor hands each row's slot to
- * ScanReceiveSlot, which deforms it straight into a dense row-major
- * feature buffer of the model's precision (SQL NULL becomes NaN, that is,
- * missing).  When batch_size rows are buffered the compiled batch function
- * runs once over them and one result row per source row goes into the
- * function's tuplestore.  No tuple is copied on the way in, permissions
- * and row-level security apply as for any query, and views, partitioned
- * and foreign tables work alike.  Interrupts are checked between batches.
+ * ScanReceiveSlot, which reads it straight into a dense row-major feature
+ * buffer of the model's precision (scan_rows.c).  When batch_size rows are
+ * buffered the compiled batch function runs once over them and one result
+ * row per source row goes into the function's tuplestore.  No tuple is
+ * copied on the way in, permissions and row-level security apply as for
+ * any query, and views, partitioned and foreign tables work alike.
+ * Interrupts are checked between batches.
+ *
+ * With silvan.max_threads > 1 the scan is a two-stage pipeline over two
+ * batch buffers: a full batch is handed to the pipeline thread
+ * (ScoreBatchStart), the backend goes on reading the next batch into the
+ * other buffer, and only when that one is full does it wait for the first
+ * (ScoreBatchFinish), emit its results, and hand over the second.  Results
+ * keep the source's order.  On any error the batch in flight is stopped
+ * and waited for before its buffers can go away (ScanExecute).
  *
  * The model's ModelVersion stays pinned for the whole scan, so replacing
  * the model from inside the query cannot free code that is running.
  */
-#include "silvan_pg.h"
+#include "scan.h"
 
-#include <math.h>
-
-#include "access/htup_details.h"
 #include "access/relation.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "tcop/dest.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "silvan/runtime.h"
+
 #define SCAN_MAX_BATCH	(1 << 20)
-
-typedef struct BatchScan
-{
-	DestReceiver pub;			/* must be first */
-	const char *model_name;
-	ModelVersion *version;
-	Forest	   *forest;
-	ScoreOutput output;
-	bool		integer_key;	/* predict_table: key becomes bigint */
-	Oid			declared_key_type;	/* predict_query: the caller's key type */
-
-	/* the shape of the source, set up at startup */
-	int			num_columns;	/* feature columns after the key */
-	bool		array_features; /* one array column holds all features */
-	Oid		   *column_types;
-	Oid			array_elemtype;
-	int16		array_elemlen;
-	bool		array_elembyval;
-	char		array_elemalign;
-	Oid			key_type;
-	int16		key_typlen;
-	bool		key_typbyval;
-
-	/* the current batch */
-	int			batch_size;
-	int			batch_rows;
-	char	   *rows;			/* batch_size * num_features values */
-	void	   *acc;
-	double	   *margins;
-	double	   *scratch;
-	Datum	   *keys;
-	bool	   *key_nulls;
-	bool	   *row_nulls;		/* whole feature array NULL: result NULL */
-	MemoryContext batch_cxt;
-
-	Tuplestorestate *tupstore;	/* NULL when profiling */
-	TupleDesc	result_desc;
-	int64	   *node_hits;		/* SCORE_PROFILE: hits per node */
-	int64		rows_seen;
-} BatchScan;
-
-/* Error for a feature column of a type we cannot read */
-static void
-ReportColumnType(const char *column, Oid typid)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_DATATYPE_MISMATCH),
-			 errmsg("feature column \"%s\" is not numeric", column),
-			 errdetail("Column \"%s\" has type %s; features must be integer, floating-point, numeric or boolean, or one array of them.",
-					   column, format_type_be(typid))));
-}
-
-/* Error for a feature count that does not match the model */
-static void
-ReportFeatureCount(const BatchScan *state, int got)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("wrong number of features for model \"%s\"", state->model_name),
-			 errdetail("Expected %d features, got %d.", state->forest->num_features, got)));
-}
-
-/* Check the key column of the source against what we return */
-static void
-ScanCheckKey(BatchScan *state, TupleDesc desc)
-{
-	Form_pg_attribute key = TupleDescAttr(desc, 0);
-
-	if (state->output == SCORE_PROFILE)
-	{
-		/* profiling ignores keys: any type, copied like predict_query's */
-		state->integer_key = false;
-		state->declared_key_type = key->atttypid;
-	}
-	if (state->integer_key)
-	{
-		if (key->atttypid != INT2OID && key->atttypid != INT4OID && key->atttypid != INT8OID)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("key column \"%s\" must be of an integer type", NameStr(key->attname)),
-					 errdetail("Column \"%s\" has type %s.", NameStr(key->attname),
-							   format_type_be(key->atttypid)),
-					 errhint("Use silvan.predict_query() for keys of other types.")));
-	}
-	else if (key->atttypid != state->declared_key_type)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("key column type does not match the declared result type"),
-				 errdetail("The query's first column has type %s but the column definition list declares %s.",
-						   format_type_be(key->atttypid),
-						   format_type_be(state->declared_key_type))));
-	state->key_type = key->atttypid;
-	get_typlenbyval(key->atttypid, &state->key_typlen, &state->key_typbyval);
-}
-
-/* An int2, int4 or int8 key as int64 */
-static inline int64
-ScanIntegerKey(Datum value, Oid typid)
-{
-	if (typid == INT2OID)
-		return DatumGetInt16(value);
-	if (typid == INT4OID)
-		return DatumGetInt32(value);
-	return DatumGetInt64(value);
-}
-
-/* Check the feature columns and decide between columns and one array */
-static void
-ScanCheckFeatures(BatchScan *state, TupleDesc desc)
-{
-	state->num_columns = desc->natts - 1;
-	if (state->num_columns < 1)
-		ReportFeatureCount(state, 0);
-	state->column_types = palloc(sizeof(Oid) * state->num_columns);
-	for (int c = 0; c < state->num_columns; c++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, c + 1);
-		Oid			elemtype = get_element_type(att->atttypid);
-
-		state->column_types[c] = att->atttypid;
-		if (state->num_columns == 1 && OidIsValid(elemtype))
-		{
-			if (!OidIsValid(FeatureElementType(elemtype)))
-				ReportColumnType(NameStr(att->attname), att->atttypid);
-			state->array_features = true;
-			state->array_elemtype = elemtype;
-			get_typlenbyvalalign(elemtype, &state->array_elemlen,
-								 &state->array_elembyval, &state->array_elemalign);
-		}
-		else if (!OidIsValid(FeatureElementType(att->atttypid)))
-			ReportColumnType(NameStr(att->attname), att->atttypid);
-	}
-	if (!state->array_features && state->num_columns != state->forest->num_features)
-		ReportFeatureCount(state, state->num_columns);
-}
 
 /* DestReceiver startup: validate the shape of the source */
 static void
 ScanStartup(DestReceiver *self, int operation, TupleDesc desc)
 {
-	BatchScan  *state = (BatchScan *) self;
-
-	if (desc->natts < 2)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("source must return a key column and at least one feature column"),
-				 errdetail("It returns %d column(s).", desc->natts)));
-	ScanCheckKey(state, desc);
-	ScanCheckFeatures(state, desc);
+	ScanCheckSource((BatchScan *) self, desc);
 }
 
-/* Store one feature value into the batch buffer */
-static inline void
-ScanPutFeature(BatchScan *state, int64 index, double x)
-{
-	if (state->forest->precision == FOREST_FLOAT32)
-		((float *) state->rows)[index] = (float) x;
-	else
-		((double *) state->rows)[index] = x;
-}
-
-/* Copy a float4[]/float8[] without NULLs straight into the batch; false otherwise */
-static bool
-ScanPutFloatArray(BatchScan *state, int64 base, ArrayType *array)
-{
-	int			n = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
-	Oid			elemtype = ARR_ELEMTYPE(array);
-
-	if (ARR_HASNULL(array) || (elemtype != FLOAT4OID && elemtype != FLOAT8OID))
-		return false;
-	if (n != state->forest->num_features)
-		ReportFeatureCount(state, n);
-	if (elemtype == FLOAT4OID)
-	{
-		const float4 *v = (const float4 *) ARR_DATA_PTR(array);
-
-		for (int i = 0; i < n; i++)
-			ScanPutFeature(state, base + i, v[i]);
-	}
-	else
-	{
-		const float8 *v = (const float8 *) ARR_DATA_PTR(array);
-
-		for (int i = 0; i < n; i++)
-			ScanPutFeature(state, base + i, v[i]);
-	}
-	return true;
-}
-
-/* Copy the features of a non-NULL array value into row r */
+/* Emit the results of a scored batch and empty it */
 static void
-ScanPutArray(BatchScan *state, int r, Datum value)
-{
-	ArrayType  *array = DatumGetArrayTypeP(value);
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
-	int64		base = (int64) r * state->forest->num_features;
-
-	if (ARR_NDIM(array) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("features must be a one-dimensional array"),
-				 errdetail("A feature array has %d dimensions.", ARR_NDIM(array))));
-	if (ScanPutFloatArray(state, base, array))
-		return;
-	deconstruct_array(array, state->array_elemtype, state->array_elemlen,
-					  state->array_elembyval, state->array_elemalign,
-					  &elems, &nulls, &n);
-	if (n != state->forest->num_features)
-		ReportFeatureCount(state, n);
-	for (int i = 0; i < n; i++)
-		ScanPutFeature(state, base + i,
-					   nulls[i] ? NAN : FeatureDatumToDouble(elems[i], state->array_elemtype));
-}
-
-/* Run the model over the buffered rows and emit their results */
-static void
-ScanFlush(BatchScan *state)
+ScanEmit(BatchScan *state, ScanBuffer *buffer)
 {
 	int			groups = state->forest->num_groups;
-	MemoryContext old;
+	MemoryContext old = MemoryContextSwitchTo(buffer->cxt);
 
-	if (state->batch_rows == 0)
-		return;
-	state->rows_seen += state->batch_rows;
-	if (state->output == SCORE_PROFILE)
-	{
-		ForestProfileAccumulate(state->forest, state->rows, state->batch_rows, state->node_hits);
-		state->batch_rows = 0;
-		MemoryContextReset(state->batch_cxt);
-		CHECK_FOR_INTERRUPTS();
-		return;
-	}
-	ScoreBatch(state->version, state->batch_size, state->rows, state->batch_rows,
-			   state->acc, state->margins);
-	old = MemoryContextSwitchTo(state->batch_cxt);
-	for (int r = 0; r < state->batch_rows; r++)
+	for (int r = 0; r < buffer->num_rows; r++)
 	{
 		Datum		values[2];
 		bool		nulls[2];
 
-		values[0] = state->keys[r];
-		nulls[0] = state->key_nulls[r];
-		nulls[1] = state->row_nulls[r];
+		values[0] = buffer->keys[r];
+		nulls[0] = buffer->key_nulls[r];
+		nulls[1] = buffer->row_nulls[r];
 		values[1] = nulls[1] ? (Datum) 0 :
 			ScoreResultDatum(state->version, state->output,
-							 state->margins + (int64) r * groups, state->scratch);
+							 buffer->margins + (int64) r * groups, state->scratch);
 		tuplestore_putvalues(state->tupstore, state->result_desc, values, nulls);
 	}
 	MemoryContextSwitchTo(old);
-	MemoryContextReset(state->batch_cxt);
-	state->batch_rows = 0;
-	CHECK_FOR_INTERRUPTS();
+	MemoryContextReset(buffer->cxt);
+	buffer->num_rows = 0;
 }
 
-/* A feature column's value as double; the common float types inline */
-static inline double
-ScanColumnValue(Datum value, bool isnull, Oid typid)
+/* Wait for the batch being scored, if any, and emit its results */
+static void
+ScanDrain(BatchScan *state)
 {
-	if (isnull)
-		return NAN;
-	if (typid == FLOAT4OID)
-		return DatumGetFloat4(value);
-	if (typid == FLOAT8OID)
-		return DatumGetFloat8(value);
-	return FeatureDatumToDouble(value, typid);
+	ScanBuffer *buffer = state->scoring;
+
+	if (buffer == NULL)
+		return;
+	ScoreBatchFinish(&buffer->task);
+	state->scoring = NULL;
+	ScanEmit(state, buffer);
+}
+
+/*
+ * Score the filling batch: profile it, or score and emit it, or (pipelined)
+ * emit the batch scored before it and start this one on the pipeline thread
+ */
+static void
+ScanFlush(BatchScan *state)
+{
+	ScanBuffer *buffer = state->filling;
+
+	if (buffer->num_rows == 0)
+		return;
+	state->rows_seen += buffer->num_rows;
+	if (state->output == SCORE_PROFILE)
+	{
+		ForestProfileAccumulate(state->forest, buffer->rows, buffer->num_rows, state->node_hits);
+		buffer->num_rows = 0;
+		MemoryContextReset(buffer->cxt);
+	}
+	else if (!state->pipelined)
+	{
+		ScoreBatch(state->version, state->batch_size, buffer->rows, buffer->num_rows,
+				   buffer->acc, buffer->margins);
+		ScanEmit(state, buffer);
+	}
+	else
+	{
+		ScanDrain(state);
+		ScoreBatchStart(&buffer->task, state->version, state->batch_size, buffer->rows,
+						buffer->num_rows, buffer->acc, buffer->margins);
+		state->scoring = buffer;
+		state->filling = buffer == &state->buffers[0] ? &state->buffers[1] : &state->buffers[0];
+	}
+	CHECK_FOR_INTERRUPTS();
 }
 
 /* DestReceiver: add one source row to the batch */
@@ -311,34 +128,9 @@ static bool
 ScanReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 {
 	BatchScan  *state = (BatchScan *) self;
-	int			r = state->batch_rows;
-	int64		base = (int64) r * state->forest->num_features;
-	MemoryContext old;
 
-	slot_getallattrs(slot);
-	state->key_nulls[r] = slot->tts_isnull[0];
-	state->row_nulls[r] = false;
-	old = MemoryContextSwitchTo(state->batch_cxt);
-	if (slot->tts_isnull[0])
-		state->keys[r] = (Datum) 0;
-	else if (state->integer_key)
-		state->keys[r] = Int64GetDatum(ScanIntegerKey(slot->tts_values[0], state->key_type));
-	else
-		state->keys[r] = datumCopy(slot->tts_values[0], state->key_typbyval, state->key_typlen);
-	if (state->array_features)
-	{
-		if (slot->tts_isnull[1])
-			state->row_nulls[r] = true;
-		else
-			ScanPutArray(state, r, slot->tts_values[1]);
-	}
-	else
-		for (int c = 0; c < state->num_columns; c++)
-			ScanPutFeature(state, base + c,
-						   ScanColumnValue(slot->tts_values[c + 1], slot->tts_isnull[c + 1],
-										   state->column_types[c]));
-	MemoryContextSwitchTo(old);
-	if (++state->batch_rows == state->batch_size)
+	ScanReadRow(state, slot, state->filling);
+	if (state->filling->num_rows == state->batch_size)
 		ScanFlush(state);
 	return true;
 }
@@ -354,24 +146,41 @@ ScanDestroy(DestReceiver *self)
 {
 }
 
-/* Allocate the batch buffers for batch_size rows */
+/* Allocate one batch's buffers for batch_size rows */
 static void
-ScanAllocBatch(BatchScan *state)
+ScanAllocBuffer(BatchScan *state, ScanBuffer *buffer)
 {
 	Forest	   *forest = state->forest;
 	Size		n = state->batch_size;
 	Size		value_size = ForestValueSize(forest);
 
-	state->rows = MemoryContextAllocHuge(CurrentMemoryContext,
-										 n * forest->num_features * value_size);
-	state->acc = MemoryContextAllocHuge(CurrentMemoryContext, n * forest->num_groups * value_size);
-	state->margins = MemoryContextAllocHuge(CurrentMemoryContext, n * forest->num_groups * sizeof(double));
-	state->scratch = palloc(sizeof(double) * forest->num_groups);
-	state->keys = MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(Datum));
-	state->key_nulls = MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(bool));
-	state->row_nulls = MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(bool));
-	state->batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "silvan batch",
-											 ALLOCSET_DEFAULT_SIZES);
+	buffer->num_rows = 0;
+	buffer->rows = MemoryContextAllocHuge(CurrentMemoryContext,
+										  n * forest->num_features * value_size);
+	buffer->acc = MemoryContextAllocHuge(CurrentMemoryContext, n * forest->num_groups * value_size);
+	buffer->margins = MemoryContextAllocHuge(CurrentMemoryContext, n * forest->num_groups * sizeof(double));
+	buffer->keys = MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(Datum));
+	buffer->key_nulls = MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(bool));
+	buffer->row_nulls = MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(bool));
+	buffer->cxt = AllocSetContextCreate(CurrentMemoryContext, "silvan batch",
+										ALLOCSET_DEFAULT_SIZES);
+}
+
+/*
+ * Allocate the batches: two when batches are scored on the pipeline thread
+ * (silvan.max_threads > 1, compiled code, results wanted), else one
+ */
+static void
+ScanAllocBatches(BatchScan *state)
+{
+	state->pipelined = state->output != SCORE_PROFILE && silvan_jit &&
+		RuntimeMaxThreads() > 1;
+	ScanAllocBuffer(state, &state->buffers[0]);
+	if (state->pipelined)
+		ScanAllocBuffer(state, &state->buffers[1]);
+	state->filling = &state->buffers[0];
+	state->scoring = NULL;
+	state->scratch = palloc(sizeof(double) * state->forest->num_groups);
 }
 
 /* Check batch_size */
@@ -412,6 +221,7 @@ ScanRunQuery(BatchScan *state, const char *query, bool read_only)
 	if (ret < 0)
 		elog(ERROR, "could not run query: %s", SPI_result_code_string(ret));
 	ScanFlush(state);
+	ScanDrain(state);
 	SPI_finish();
 }
 
@@ -422,7 +232,7 @@ ScanExecute(BatchScan *state, const char *query, bool read_only)
 	state->version = ModelCacheLookup(state->model_name);
 	state->forest = state->version->forest;
 	ScoreCheckOutput(state->version, state->output, state->model_name);
-	ScanAllocBatch(state);
+	ScanAllocBatches(state);
 	if (state->output == SCORE_PROFILE)
 		state->node_hits = MemoryContextAllocHuge(CurrentMemoryContext,
 												  sizeof(int64) * Max(state->forest->num_nodes, 1));
@@ -435,6 +245,8 @@ ScanExecute(BatchScan *state, const char *query, bool read_only)
 	}
 	PG_FINALLY();
 	{
+		if (state->scoring != NULL)
+			ScoreBatchAbandon(&state->scoring->task);
 		ModelVersionUnpin(state->version);
 	}
 	PG_END_TRY();

@@ -52,6 +52,83 @@ ScoreBatch(ModelVersion *version, int32 batch_size, const void *rows,
 	ForestMarginsFinish(forest, acc, num_rows, margins);
 }
 
+/*
+ * The body of a pipelined batch, on the pipeline thread: plain C only, no
+ * PostgreSQL calls (runtime.h).
+ */
+static void
+ScoreTaskRun(void *context)
+{
+	ScoreTask  *task = (ScoreTask *) context;
+	const Forest *forest = task->version->forest;
+
+	ForestMarginsInit(forest, task->acc, task->num_rows);
+	task->completed = CompiledForestRun(task->code, task->rows, task->num_rows,
+										task->acc, &task->stop);
+	if (task->completed)
+		ForestMarginsFinish(forest, task->acc, task->num_rows, task->margins);
+}
+
+/*
+ * Start scoring a batch on the pipeline thread, as ScoreBatch would; the
+ * buffers must stay untouched until ScoreBatchFinish.  Runs the batch here
+ * and now when the model is interpreted, when silvan.max_threads is 1, or
+ * when the thread cannot be had.
+ */
+void
+ScoreBatchStart(ScoreTask *task, ModelVersion *version, int32 batch_size,
+				const void *rows, int64 num_rows, void *acc, double *margins)
+{
+	CompiledForest *code = silvan_jit ? ModelVersionVariant(version, batch_size)->code : NULL;
+
+	memset(task, 0, sizeof(ScoreTask));
+	task->version = version;
+	task->batch_size = batch_size;
+	task->code = code;
+	task->rows = rows;
+	task->num_rows = num_rows;
+	task->acc = acc;
+	task->margins = margins;
+	if (code != NULL && RuntimeMaxThreads() > 1 && version->busy_code == NULL &&
+		RuntimeTaskStart(ScoreTaskRun, task))
+	{
+		task->in_flight = true;
+		version->busy_code = code;
+		return;
+	}
+	ScoreBatch(version, batch_size, rows, num_rows, acc, margins);
+	task->completed = true;
+}
+
+/* Wait for a started batch; an interrupt that stopped it early is serviced and the batch rerun */
+void
+ScoreBatchFinish(ScoreTask *task)
+{
+	if (!task->in_flight)
+		return;
+	RuntimeTaskWait(&task->stop);
+	task->in_flight = false;
+	task->version->busy_code = NULL;
+	if (task->completed)
+		return;
+	CHECK_FOR_INTERRUPTS();
+	ScoreBatch(task->version, task->batch_size, task->rows, task->num_rows,
+			   task->acc, task->margins);
+	task->completed = true;
+}
+
+/* On an error: stop a started batch and wait for it, without raising */
+void
+ScoreBatchAbandon(ScoreTask *task)
+{
+	if (!task->in_flight)
+		return;
+	task->stop = 1;
+	RuntimeTaskWait(&task->stop);
+	task->in_flight = false;
+	task->version->busy_code = NULL;
+}
+
 /* Error unless the model can produce the requested output */
 void
 ScoreCheckOutput(ModelVersion *version, ScoreOutput output, const char *name)

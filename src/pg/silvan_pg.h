@@ -68,6 +68,7 @@ typedef struct ModelVersion
 	StoredSchedule *schedules;
 	int			num_variants;
 	CompiledVariant variants[MODEL_MAX_VARIANTS];
+	CompiledForest *busy_code;	/* a batch runs it on the pipeline thread */
 	int32		last_batch_size;	/* fast path: the last batch size asked */
 	int			last_variant;
 	int			pins;
@@ -93,7 +94,29 @@ extern void CatalogStoreProfile(const char *name, int64 revision, int64 num_rows
 extern CompiledVariant *ModelVersionVariant(ModelVersion *version, int32 batch_size);
 extern void ModelVersionFreeVariants(ModelVersion *version);
 
+/*
+ * A batch scored on the pipeline thread while the backend goes on
+ * (ScoreBatchStart / ScoreBatchFinish); see score.c.
+ */
+typedef struct ScoreTask
+{
+	ModelVersion *version;
+	int32		batch_size;
+	const CompiledForest *code;
+	const void *rows;
+	int64		num_rows;
+	void	   *acc;
+	double	   *margins;
+	volatile sig_atomic_t stop; /* set by the waiting backend on an interrupt */
+	bool		completed;		/* the code ran to the end */
+	bool		in_flight;
+} ScoreTask;
+
 /* score.c */
+extern void ScoreBatchStart(ScoreTask *task, ModelVersion *version, int32 batch_size,
+							const void *rows, int64 num_rows, void *acc, double *margins);
+extern void ScoreBatchFinish(ScoreTask *task);
+extern void ScoreBatchAbandon(ScoreTask *task);
 extern void ScoreBatch(ModelVersion *version, int32 batch_size, const void *rows,
 					   int64 num_rows, void *acc, double *margins);
 extern Datum ScoreResultDatum(ModelVersion *version, ScoreOutput output,

@@ -58,17 +58,23 @@ ModelVersionFreeVariants(ModelVersion *version)
 	version->last_variant = -1;
 }
 
-/* Make room for one more variant, dropping the oldest when full */
+/*
+ * Make room for one more variant, dropping the oldest when full (but not
+ * code that a batch on the pipeline thread is running)
+ */
 static CompiledVariant *
 VariantSlot(ModelVersion *version)
 {
 	if (version->num_variants == MODEL_MAX_VARIANTS)
 	{
-		if (version->variants[0].code)
-			CompiledForestFree(version->variants[0].code);
-		pfree(version->variants[0].schedule_text);
-		memmove(&version->variants[0], &version->variants[1],
-				sizeof(CompiledVariant) * (MODEL_MAX_VARIANTS - 1));
+		int			victim = version->variants[0].code != NULL &&
+			version->variants[0].code == version->busy_code ? 1 : 0;
+
+		if (version->variants[victim].code)
+			CompiledForestFree(version->variants[victim].code);
+		pfree(version->variants[victim].schedule_text);
+		memmove(&version->variants[victim], &version->variants[victim + 1],
+				sizeof(CompiledVariant) * (MODEL_MAX_VARIANTS - 1 - victim));
 		version->num_variants--;
 	}
 	return &version->variants[version->num_variants];

@@ -35,6 +35,10 @@ TB = os.path.join(SHARED, "models", "asprasad_treebeard")
 ROWS = int(os.environ.get("SILVAN_BENCH_ROWS", "100000"))
 REPEAT = int(os.environ.get("SILVAN_BENCH_REPEAT", "5"))
 BATCHES = [int(b) for b in os.environ.get("SILVAN_BENCH_BATCHES", "64,1024,8192").split(",")]
+# Optional filters while working on one part: a comma list of model names,
+# and SILVAN_BENCH_BEST=0 to skip the fixed set of schedules
+ONLY = [m for m in os.environ.get("SILVAN_BENCH_MODELS", "").split(",") if m]
+WITH_BEST = os.environ.get("SILVAN_BENCH_BEST", "1") != "0"
 WORK = tempfile.mkdtemp(prefix="silvan-bench-")
 
 # The small fixed set of schedules "best of" picks from
@@ -69,11 +73,16 @@ def load_rows(csv_path):
     return data[:, :-1].astype(np.float32)
 
 
-def make_table(name, rows):
-    """A table bench_<name>(id, f real[] or f0..fn real)."""
+def make_table(name, rows, storage="MAIN"):
+    """A table bench_<name>(id, f real[] or f0..fn real).
+
+    A wide row's array (over 2 kB) is kept in the row (STORAGE MAIN, as the
+    README advises) unless storage says otherwise: EXTENDED, PostgreSQL's
+    default, moves it out of line to the TOAST table."""
     wide = rows.shape[1] > 200
     cols = "f real[]" if wide else ", ".join(f"f{i} real" for i in range(rows.shape[1]))
-    psql(f"DROP TABLE IF EXISTS bench_{name}", f"CREATE TABLE bench_{name} (id bigint, {cols})")
+    psql(f"DROP TABLE IF EXISTS bench_{name}", f"CREATE TABLE bench_{name} (id bigint, {cols})",
+         *([f"ALTER TABLE bench_{name} ALTER COLUMN f SET STORAGE {storage}"] if wide else []))
     path = os.path.join(WORK, f"{name}.csv")
     with open(path, "w") as f:
         for i, r in enumerate(rows):
@@ -103,6 +112,8 @@ def train_models():
             y = (z > 0).astype(np.float32)
         else:
             y = z
+        if ONLY and name not in ONLY:
+            continue            # its rows were drawn all the same: later models stay the same
         booster = xgb.train({**params, "nthread": 2, "seed": 1}, xgb.DMatrix(X, label=y), rounds)
         path = os.path.join(WORK, f"{name}.json")
         booster.save_model(path)
@@ -151,7 +162,7 @@ def silvan_us_per_row(name, batch, nrows, threads=1, schedule=None):
 def main():
     psql("CREATE EXTENSION IF NOT EXISTS silvan")
     rng = np.random.default_rng(42)
-    models = treebeard_models() + train_models()
+    models = [m for m in treebeard_models() + train_models() if not ONLY or m[0] in ONLY]
     print(f"µs per row, {ROWS} rows (wide: {ROWS // 5}); XGBoost {xgb.__version__} inplace_predict; "
           f"silvan predict_table end to end; medians of {REPEAT}")
     print(f"{'model':<8} {'batch':>5} {'xgb 1t':>7} {'xgb 2t':>7} {'silvan':>7} {'2 thr':>7} "
@@ -170,7 +181,8 @@ def main():
             x2 = xgb_us_per_row(model_path, rows, batch, 2)
             ours = silvan_us_per_row(name, batch, n)
             ours2 = silvan_us_per_row(name, batch, n, threads=2)
-            best = min([ours] + [silvan_us_per_row(name, batch, n, schedule=s) for s in SCHEDULES])
+            best = min([ours] + [silvan_us_per_row(name, batch, n, schedule=s)
+                                 for s in (SCHEDULES if WITH_BEST else [])])
             ratios.setdefault(batch, []).append(x1 / ours)
             print(f"{name:<8} {batch:>5} {x1:>7.3f} {x2:>7.3f} {ours:>7.3f} {ours2:>7.3f} {best:>7.3f} "
                   f"{x1 / ours:>7.2f}x {x1 / best:>6.2f}x {ours / ours2:>5.2f}x  {first:.1f} ms",
@@ -178,6 +190,14 @@ def main():
     for batch, r in sorted(ratios.items()):
         geo = math.exp(sum(math.log(v) for v in r) / len(r))
         print(f"geometric mean speedup over XGBoost 1 thread at batch {batch}: {geo:.2f}x")
+    wide = next((m for m in models if m[0] == "wide"), None)
+    if wide:
+        n = ROWS // 5
+        make_table("wide_toast", wide[2][rng.integers(0, len(wide[2]), n)], storage="EXTENDED")
+        psql("SELECT silvan.drop_model('wide_toast')", f"\\set m `cat {wide[1]}`",
+             "SELECT silvan.load_model('wide_toast', :'m')")
+        print(f"wide with the array out of line (STORAGE EXTENDED, the default), batch 1024: "
+              f"{silvan_us_per_row('wide_toast', 1024, n):.3f} us/row")
     many = next((m for m in models if m[0] == "many"), None)
     if many:
         ms = [timed_ms(f"SELECT silvan.explain('many', 4096) IS NOT NULL")[0] for _ in range(3)]

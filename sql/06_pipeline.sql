@@ -1,0 +1,69 @@
+-- Batched scans read plain heap tuples in place and, with more than one
+-- thread, score batch N on the pipeline thread while reading batch N+1.
+-- Every path gives XGBoost's own predictions, in the source's order.
+\set fx binary_logistic
+\i sql/fixture.psql
+
+-- one column per feature: read in place (float4, key first)
+CREATE TABLE cols AS
+  SELECT id, f[1] AS f1, f[2] AS f2, f[3] AS f3, f[4] AS f4, f[5] AS f5, f[6] AS f6 FROM fx_in;
+-- NULL is missing, as NaN is: those rows take the general path
+UPDATE cols SET f2 = NULL WHERE id % 10 = 3 AND f2 = 'NaN';
+-- float8 features, an int4 key, a dropped column, the key last (a projection)
+CREATE TABLE cols8 AS
+  SELECT id::int AS id, f1::float8 AS f1, f2::float8 AS f2, f3::float8 AS f3,
+         f4::float8 AS f4, f5::float8 AS f5, f6::float8 AS f6 FROM cols;
+CREATE TABLE dropped AS SELECT id, 0::real AS junk, f1, f2, f3, f4, f5, f6 FROM cols;
+ALTER TABLE dropped DROP COLUMN junk;
+CREATE TABLE keylast AS SELECT f1, f2, f3, f4, f5, f6, id FROM cols;
+-- rows stored before ADD COLUMN have fewer attributes than the table
+CREATE TABLE added AS SELECT id, f1, f2, f3, f4, f5 FROM cols;
+ALTER TABLE added ADD COLUMN f6 real DEFAULT 0.5;
+
+CREATE FUNCTION diffs(src regclass, b int)
+RETURNS TABLE (rows bigint, diff bigint, out_of_order bigint) LANGUAGE sql AS $$
+  SELECT count(*), count(*) FILTER (WHERE t.prediction::real <> x.e[1]::real),
+         count(*) FILTER (WHERE t.key <> t.n)
+    FROM (SELECT p.*, row_number() OVER () AS n
+            FROM silvan.predict_table('binary_logistic', src, 'id', batch_size => b) AS p) AS t
+    JOIN fx_exp AS x ON x.id = t.key
+$$;
+
+SELECT s, b, d.* FROM unnest('{cols, cols8, dropped, keylast}'::regclass[]) AS s,
+       unnest('{7, 64}'::int[]) AS b, diffs(s, b) AS d ORDER BY 1, 2;
+SET silvan.max_threads = 2;
+SELECT s, b, d.* FROM unnest('{cols, cols8, dropped, keylast}'::regclass[]) AS s,
+       unnest('{7, 64}'::int[]) AS b, diffs(s, b) AS d ORDER BY 1, 2;
+
+-- stored-short tuples read like the view of them that the executor projects
+CREATE VIEW added_view AS SELECT id, f1, f2, f3, f4, f5, f6 FROM added WHERE id > 0;
+SELECT count(*) AS rows, count(*) FILTER (WHERE a.prediction <> v.prediction) AS diff
+  FROM silvan.predict_table('binary_logistic', 'added', 'id', batch_size => 9) AS a
+  JOIN silvan.predict_table('binary_logistic', 'added_view', 'id', batch_size => 9) AS v USING (key);
+
+-- a larger scan: one thread and two agree bit for bit, in order
+CREATE TABLE big AS SELECT g AS id, c.f1, c.f2, c.f3, c.f4, c.f5, c.f6
+  FROM generate_series(1, 50000) AS g JOIN cols AS c ON c.id = 1 + g % 100 ORDER BY g;
+CREATE TABLE two AS SELECT * FROM silvan.predict_table('binary_logistic', 'big', 'id', batch_size => 1000);
+RESET silvan.max_threads;
+SET silvan.max_threads = 1;
+CREATE TABLE one AS SELECT * FROM silvan.predict_table('binary_logistic', 'big', 'id', batch_size => 1000);
+RESET silvan.max_threads;
+SELECT count(*) AS rows, count(*) FILTER (WHERE one.prediction <> two.prediction) AS diff
+  FROM one JOIN two USING (key);
+SELECT count(*) AS out_of_order
+  FROM (SELECT key, row_number() OVER () AS n FROM two) AS t WHERE key <> n;
+
+-- an error while a batch is in flight leaves the backend serving
+SET silvan.max_threads = 2;
+SELECT count(*) FROM silvan.predict_query('binary_logistic',
+       'SELECT g, 1::real, 2::real, 3::real, 4::real, 5::real, (10 / (3000 - g))::real
+          FROM generate_series(1, 5000) g', 500) AS (k int, p float8);
+SELECT count(*) FROM silvan.predict_query('binary_logistic',
+       $$SELECT g, CASE WHEN g < 2500 THEN '{1,2,3,4,5,6}'::real[] ELSE '{1,2}'::real[] END
+           FROM generate_series(1, 5000) g$$, 1000) AS (k int, p float8);
+RESET silvan.max_threads;
+SELECT silvan.predict('binary_logistic', '{1,2,3,4,5,6}'::real[]) > 0 AS still_serving;
+
+DROP TABLE cols, cols8, dropped, keylast, added, big, one, two CASCADE;
+DROP FUNCTION diffs;

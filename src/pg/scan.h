@@ -1,0 +1,76 @@
+/*
+ * scan.h
+ *		The state of a batched scan, shared by scan.c (the receiver, its
+ *		batches and the set-returning functions) and scan_rows.c (reading
+ *		source rows into a batch).
+ */
+#ifndef SILVAN_SCAN_H
+#define SILVAN_SCAN_H
+
+#include "silvan_pg.h"
+
+#include "executor/tuptable.h"
+#include "tcop/dest.h"
+#include "utils/tuplestore.h"
+
+/* One batch of source rows and the buffers its scoring writes */
+typedef struct ScanBuffer
+{
+	int			num_rows;
+	char	   *rows;			/* batch_size * num_features values */
+	void	   *acc;
+	double	   *margins;
+	Datum	   *keys;
+	bool	   *key_nulls;
+	bool	   *row_nulls;		/* whole feature array NULL: result NULL */
+	MemoryContext cxt;			/* copied keys */
+	ScoreTask	task;			/* its scoring, maybe on the pipeline thread */
+} ScanBuffer;
+
+typedef struct BatchScan
+{
+	DestReceiver pub;			/* must be first */
+	const char *model_name;
+	ModelVersion *version;
+	Forest	   *forest;
+	ScoreOutput output;
+	bool		integer_key;	/* predict_table: key becomes bigint */
+	Oid			declared_key_type;	/* predict_query: the caller's key type */
+
+	/* the shape of the source, set up at startup (scan_rows.c) */
+	int			num_columns;	/* feature columns after the key */
+	bool		array_features; /* one array column holds all features */
+	Oid		   *column_types;
+	Oid			array_elemtype;
+	int16		array_elemlen;
+	bool		array_elembyval;
+	char		array_elemalign;
+	Oid			key_type;
+	int16		key_typlen;
+	bool		key_typbyval;
+
+	/* rows read in place from heap tuples of a fixed layout (scan_rows.c) */
+	TupleDesc	heap_desc;		/* the slot descriptor last checked */
+	bool		heap_layout;	/* does heap_desc have the fixed layout? */
+	bool		heap_contiguous;	/* features: adjacent values of the model's type */
+	int32	   *heap_offsets;	/* per source column: offset in the tuple data */
+
+	/* batches: one filling, and with more than one thread one being scored */
+	int			batch_size;
+	bool		pipelined;
+	ScanBuffer	buffers[2];
+	ScanBuffer *filling;
+	ScanBuffer *scoring;		/* started, results not yet emitted; or NULL */
+	double	   *scratch;
+
+	Tuplestorestate *tupstore;	/* NULL when profiling */
+	TupleDesc	result_desc;
+	int64	   *node_hits;		/* SCORE_PROFILE: hits per node */
+	int64		rows_seen;
+} BatchScan;
+
+/* scan_rows.c */
+extern void ScanCheckSource(BatchScan *state, TupleDesc desc);
+extern void ScanReadRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer);
+
+#endif							/* SILVAN_SCAN_H */

@@ -1,0 +1,342 @@
+/*
+ * scan_rows.c
+ *		Reading the rows of a batched scan's source into a batch.
+ *
+ * The source's first column is the key; the features follow, either one
+ * column each (integer, floating-point, numeric or boolean) or as one
+ * array.  Each row becomes num_features values of the model's precision in
+ * a dense row-major batch; SQL NULL becomes NaN, which the model treats as
+ * missing.
+ *
+ * The common case is read without deforming the tuple at all: when the
+ * executor hands over a heap tuple (a plain table scanned with no
+ * projection, as predict_table's query is when the key is the table's
+ * first column) whose descriptor has only fixed-width by-value columns
+ * with float4 or float8 features, and the tuple has no NULLs, every value
+ * sits at an offset known from the descriptor alone.  ScanHeapLayout
+ * works those offsets out once per descriptor; ScanHeapRow then copies
+ * the features straight from the tuple, with one memcpy when they are
+ * adjacent values of the model's own type.  Any other row takes the
+ * general path through slot_getallattrs.
+ */
+#include "scan.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+
+/* Error for a feature column of a type we cannot read */
+static void
+ReportColumnType(const char *column, Oid typid)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("feature column \"%s\" is not numeric", column),
+			 errdetail("Column \"%s\" has type %s; features must be integer, floating-point, numeric or boolean, or one array of them.",
+					   column, format_type_be(typid))));
+}
+
+/* Error for a feature count that does not match the model */
+static void
+ReportFeatureCount(const BatchScan *state, int got)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("wrong number of features for model \"%s\"", state->model_name),
+			 errdetail("Expected %d features, got %d.", state->forest->num_features, got)));
+}
+
+/* Check the key column of the source against what we return */
+static void
+ScanCheckKey(BatchScan *state, TupleDesc desc)
+{
+	Form_pg_attribute key = TupleDescAttr(desc, 0);
+
+	if (state->output == SCORE_PROFILE)
+	{
+		/* profiling ignores keys: any type, copied like predict_query's */
+		state->integer_key = false;
+		state->declared_key_type = key->atttypid;
+	}
+	if (state->integer_key)
+	{
+		if (key->atttypid != INT2OID && key->atttypid != INT4OID && key->atttypid != INT8OID)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("key column \"%s\" must be of an integer type", NameStr(key->attname)),
+					 errdetail("Column \"%s\" has type %s.", NameStr(key->attname),
+							   format_type_be(key->atttypid)),
+					 errhint("Use silvan.predict_query() for keys of other types.")));
+	}
+	else if (key->atttypid != state->declared_key_type)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("key column type does not match the declared result type"),
+				 errdetail("The query's first column has type %s but the column definition list declares %s.",
+						   format_type_be(key->atttypid),
+						   format_type_be(state->declared_key_type))));
+	state->key_type = key->atttypid;
+	get_typlenbyval(key->atttypid, &state->key_typlen, &state->key_typbyval);
+}
+
+/* An int2, int4 or int8 key as int64 */
+static inline int64
+ScanIntegerKey(Datum value, Oid typid)
+{
+	if (typid == INT2OID)
+		return DatumGetInt16(value);
+	if (typid == INT4OID)
+		return DatumGetInt32(value);
+	return DatumGetInt64(value);
+}
+
+/* Check the feature columns and decide between columns and one array */
+static void
+ScanCheckFeatures(BatchScan *state, TupleDesc desc)
+{
+	state->num_columns = desc->natts - 1;
+	if (state->num_columns < 1)
+		ReportFeatureCount(state, 0);
+	state->column_types = palloc(sizeof(Oid) * state->num_columns);
+	for (int c = 0; c < state->num_columns; c++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, c + 1);
+		Oid			elemtype = get_element_type(att->atttypid);
+
+		state->column_types[c] = att->atttypid;
+		if (state->num_columns == 1 && OidIsValid(elemtype))
+		{
+			if (!OidIsValid(FeatureElementType(elemtype)))
+				ReportColumnType(NameStr(att->attname), att->atttypid);
+			state->array_features = true;
+			state->array_elemtype = elemtype;
+			get_typlenbyvalalign(elemtype, &state->array_elemlen,
+								 &state->array_elembyval, &state->array_elemalign);
+		}
+		else if (!OidIsValid(FeatureElementType(att->atttypid)))
+			ReportColumnType(NameStr(att->attname), att->atttypid);
+	}
+	if (!state->array_features && state->num_columns != state->forest->num_features)
+		ReportFeatureCount(state, state->num_columns);
+}
+
+/* Validate the shape of the source (the receiver's startup) */
+void
+ScanCheckSource(BatchScan *state, TupleDesc desc)
+{
+	if (desc->natts < 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("source must return a key column and at least one feature column"),
+				 errdetail("It returns %d column(s).", desc->natts)));
+	ScanCheckKey(state, desc);
+	ScanCheckFeatures(state, desc);
+}
+
+/* Store one feature value into a batch */
+static inline void
+ScanPutFeature(BatchScan *state, ScanBuffer *buffer, int64 index, double x)
+{
+	if (state->forest->precision == FOREST_FLOAT32)
+		((float *) buffer->rows)[index] = (float) x;
+	else
+		((double *) buffer->rows)[index] = x;
+}
+
+/* Copy a float4[]/float8[] without NULLs straight into the batch; false otherwise */
+static bool
+ScanPutFloatArray(BatchScan *state, ScanBuffer *buffer, int64 base, ArrayType *array)
+{
+	int			n = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
+	Oid			elemtype = ARR_ELEMTYPE(array);
+
+	if (ARR_HASNULL(array) || (elemtype != FLOAT4OID && elemtype != FLOAT8OID))
+		return false;
+	if (n != state->forest->num_features)
+		ReportFeatureCount(state, n);
+	if (elemtype == (state->forest->precision == FOREST_FLOAT32 ? FLOAT4OID : FLOAT8OID))
+		memcpy(buffer->rows + base * ForestValueSize(state->forest), ARR_DATA_PTR(array),
+			   (Size) n * ForestValueSize(state->forest));
+	else if (elemtype == FLOAT4OID)
+	{
+		const float4 *v = (const float4 *) ARR_DATA_PTR(array);
+
+		for (int i = 0; i < n; i++)
+			ScanPutFeature(state, buffer, base + i, v[i]);
+	}
+	else
+	{
+		const float8 *v = (const float8 *) ARR_DATA_PTR(array);
+
+		for (int i = 0; i < n; i++)
+			ScanPutFeature(state, buffer, base + i, v[i]);
+	}
+	return true;
+}
+
+/* Copy the features of a non-NULL array value into row r */
+static void
+ScanPutArray(BatchScan *state, ScanBuffer *buffer, int r, Datum value)
+{
+	ArrayType  *array = DatumGetArrayTypeP(value);
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int64		base = (int64) r * state->forest->num_features;
+
+	if (ARR_NDIM(array) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("features must be a one-dimensional array"),
+				 errdetail("A feature array has %d dimensions.", ARR_NDIM(array))));
+	if (ScanPutFloatArray(state, buffer, base, array))
+		return;
+	deconstruct_array(array, state->array_elemtype, state->array_elemlen,
+					  state->array_elembyval, state->array_elemalign,
+					  &elems, &nulls, &n);
+	if (n != state->forest->num_features)
+		ReportFeatureCount(state, n);
+	for (int i = 0; i < n; i++)
+		ScanPutFeature(state, buffer, base + i,
+					   nulls[i] ? NAN : FeatureDatumToDouble(elems[i], state->array_elemtype));
+}
+
+/* A feature column's value as double; the common float types inline */
+static inline double
+ScanColumnValue(Datum value, bool isnull, Oid typid)
+{
+	if (isnull)
+		return NAN;
+	if (typid == FLOAT4OID)
+		return DatumGetFloat4(value);
+	if (typid == FLOAT8OID)
+		return DatumGetFloat8(value);
+	return FeatureDatumToDouble(value, typid);
+}
+
+/*
+ * Does a slot descriptor have the layout ScanHeapRow reads in place: the
+ * query's own columns, all fixed-width and passed by value, the features
+ * float4 or float8?  Fills state->heap_offsets (valid for tuples without
+ * NULLs) and state->heap_contiguous.
+ */
+static bool
+ScanHeapLayout(BatchScan *state, TupleDesc desc)
+{
+	int32		offset = 0;
+	Oid			model_type = state->forest->precision == FOREST_FLOAT32 ? FLOAT4OID : FLOAT8OID;
+
+	if (state->array_features || desc->natts != state->num_columns + 1)
+		return false;
+	if (state->heap_offsets == NULL)
+		state->heap_offsets = palloc(sizeof(int32) * desc->natts);
+	state->heap_contiguous = true;
+	for (int a = 0; a < desc->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+		Oid			expected = a == 0 ? state->key_type : state->column_types[a - 1];
+
+		if (att->attisdropped || att->attlen <= 0 || !att->attbyval ||
+			att->atttypid != expected ||
+			(a > 0 && expected != FLOAT4OID && expected != FLOAT8OID))
+			return false;
+		offset = att_align_nominal(offset, att->attalign);
+		state->heap_offsets[a] = offset;
+		if (a > 0 && (expected != model_type ||
+					  offset != state->heap_offsets[1] + (a - 1) * att->attlen))
+			state->heap_contiguous = false;
+		offset += att->attlen;
+	}
+	return true;
+}
+
+/*
+ * Read row r straight from a heap tuple without deforming the slot; false
+ * (nothing stored) when the tuple does not have the fixed layout: another
+ * slot type, NULLs, or fewer stored attributes than columns.
+ */
+static bool
+ScanHeapRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer, int r)
+{
+	HeapTuple	tuple;
+	HeapTupleHeader header;
+	const char *data;
+	int			n = state->num_columns;
+	int64		base = (int64) r * n;
+
+	if (!TTS_IS_BUFFERTUPLE(slot) && !TTS_IS_HEAPTUPLE(slot))
+		return false;
+	if (slot->tts_tupleDescriptor != state->heap_desc)
+	{
+		state->heap_desc = slot->tts_tupleDescriptor;
+		state->heap_layout = ScanHeapLayout(state, state->heap_desc);
+	}
+	tuple = ((HeapTupleTableSlot *) slot)->tuple;
+	if (!state->heap_layout || tuple == NULL)
+		return false;
+	header = tuple->t_data;
+	if (HeapTupleHasNulls(tuple) || HeapTupleHeaderGetNatts(header) < n + 1)
+		return false;
+	data = (const char *) header + header->t_hoff;
+	buffer->key_nulls[r] = false;
+	buffer->row_nulls[r] = false;
+	buffer->keys[r] = fetch_att(data, true, TupleDescAttr(state->heap_desc, 0)->attlen);
+	if (state->integer_key)
+		buffer->keys[r] = Int64GetDatum(ScanIntegerKey(buffer->keys[r], state->key_type));
+	if (state->heap_contiguous)
+		memcpy(buffer->rows + base * ForestValueSize(state->forest),
+			   data + state->heap_offsets[1], n * ForestValueSize(state->forest));
+	else
+		for (int c = 0; c < n; c++)
+		{
+			const char *v = data + state->heap_offsets[c + 1];
+
+			ScanPutFeature(state, buffer, base + c, state->column_types[c] == FLOAT4OID ?
+						   *(const float4 *) v : *(const float8 *) v);
+		}
+	return true;
+}
+
+/* Read one source row into the next row of a batch */
+void
+ScanReadRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer)
+{
+	int			r = buffer->num_rows;
+	int64		base = (int64) r * state->forest->num_features;
+	MemoryContext old;
+
+	if (ScanHeapRow(state, slot, buffer, r))
+	{
+		buffer->num_rows++;
+		return;
+	}
+	slot_getallattrs(slot);
+	buffer->key_nulls[r] = slot->tts_isnull[0];
+	buffer->row_nulls[r] = false;
+	old = MemoryContextSwitchTo(buffer->cxt);
+	if (slot->tts_isnull[0])
+		buffer->keys[r] = (Datum) 0;
+	else if (state->integer_key)
+		buffer->keys[r] = Int64GetDatum(ScanIntegerKey(slot->tts_values[0], state->key_type));
+	else
+		buffer->keys[r] = datumCopy(slot->tts_values[0], state->key_typbyval, state->key_typlen);
+	if (state->array_features)
+	{
+		if (slot->tts_isnull[1])
+			buffer->row_nulls[r] = true;
+		else
+			ScanPutArray(state, buffer, r, slot->tts_values[1]);
+	}
+	else
+		for (int c = 0; c < state->num_columns; c++)
+			ScanPutFeature(state, buffer, base + c,
+						   ScanColumnValue(slot->tts_values[c + 1], slot->tts_isnull[c + 1],
+										   state->column_types[c]));
+	MemoryContextSwitchTo(old);
+	buffer->num_rows++;
+}

@@ -1,0 +1,125 @@
+/*
+ * task.c
+ *		The backend's pipeline thread: one task in flight beside the backend.
+ *
+ * A batched scan with silvan.max_threads > 1 overlaps its two halves: the
+ * backend reads and converts the rows of batch N+1 while this thread runs
+ * the compiled code over batch N (itself splitting the batch over the
+ * pool's workers with RuntimeParallelFor).  The backend then waits for
+ * batch N, emits its results and hands over batch N+1.
+ *
+ * The thread is created lazily on the first task, blocks every signal and
+ * lives as long as the process.  Start and wait are a mutex and two
+ * condition variables; there is at most one task, so no queue.  The waiting
+ * backend wakes every millisecond to look at the interrupt flag: a pending
+ * query cancel sets the task's stop flag, which compiled code polls between
+ * tiles, so cancel is never delayed by a whole batch.  The body must not
+ * call PostgreSQL: it runs compiled code and plain C only.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+#include "silvan/runtime.h"
+
+typedef struct RuntimeTaskThread
+{
+	pthread_mutex_t lock;
+	pthread_cond_t start;		/* the thread waits here for a task */
+	pthread_cond_t done;		/* the backend waits here for the end */
+	bool		created;
+	bool		failed;			/* pthread_create failed: never try again */
+	bool		busy;			/* a task was started and has not finished */
+	RuntimeTaskBody body;
+	void	   *context;
+} RuntimeTaskThread;
+
+static RuntimeTaskThread task_thread = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.start = PTHREAD_COND_INITIALIZER,
+	.done = PTHREAD_COND_INITIALIZER
+};
+
+/* The pipeline thread: run each task it is given, then report */
+static void *
+TaskThreadMain(void *arg)
+{
+	pthread_mutex_lock(&task_thread.lock);
+	for (;;)
+	{
+		while (!task_thread.busy)
+			pthread_cond_wait(&task_thread.start, &task_thread.lock);
+		pthread_mutex_unlock(&task_thread.lock);
+		task_thread.body(task_thread.context);
+		pthread_mutex_lock(&task_thread.lock);
+		task_thread.busy = false;
+		pthread_cond_signal(&task_thread.done);
+	}
+	return NULL;
+}
+
+/* Create the thread with every signal blocked; false if it cannot be */
+static bool
+TaskThreadEnsure(void)
+{
+	sigset_t	all;
+	sigset_t	old;
+	pthread_t	thread;
+
+	if (task_thread.created || task_thread.failed)
+		return task_thread.created;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&thread, NULL, TaskThreadMain, NULL) == 0)
+	{
+		pthread_detach(thread);
+		task_thread.created = true;
+	}
+	else
+		task_thread.failed = true;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return task_thread.created;
+}
+
+/* Start body(context) on the pipeline thread; false if it cannot run there */
+bool
+RuntimeTaskStart(RuntimeTaskBody body, void *context)
+{
+	if (!TaskThreadEnsure())
+		return false;
+	pthread_mutex_lock(&task_thread.lock);
+	if (task_thread.busy)
+	{
+		pthread_mutex_unlock(&task_thread.lock);
+		return false;
+	}
+	task_thread.body = body;
+	task_thread.context = context;
+	task_thread.busy = true;
+	pthread_cond_signal(&task_thread.start);
+	pthread_mutex_unlock(&task_thread.lock);
+	return true;
+}
+
+/* Wait for the task to finish, passing a pending interrupt on to *stop */
+void
+RuntimeTaskWait(volatile sig_atomic_t *stop)
+{
+	pthread_mutex_lock(&task_thread.lock);
+	while (task_thread.busy)
+	{
+		struct timespec until;
+
+		if (*RuntimeInterruptFlag() != 0)
+			*stop = 1;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 1000000;
+		if (until.tv_nsec >= 1000000000)
+		{
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		(void) pthread_cond_timedwait(&task_thread.done, &task_thread.lock, &until);
+	}
+	pthread_mutex_unlock(&task_thread.lock);
+}
