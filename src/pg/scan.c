@@ -28,9 +28,11 @@
 #include "scan.h"
 
 #include "access/relation.h"
+#include "access/htup_details.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "executor/tuptable.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
@@ -50,6 +52,45 @@ ScanStartup(DestReceiver *self, int operation, TupleDesc desc)
 	ScanCheckSource((BatchScan *) self, desc);
 }
 
+/*
+ * When both result columns are fixed-width and passed by value (a bigint or
+ * other scalar key, a float8 prediction), form one result tuple now and
+ * only patch its two values per row: the tuplestore then copies it.
+ */
+static void
+ScanPrepareResultTemplate(BatchScan *state)
+{
+	TupleDesc	desc = state->result_desc;
+	Datum		values[2] = {0, 0};
+	bool		nulls[2] = {false, false};
+	int32		offset = 0;
+	char	   *data;
+
+	for (int a = 0; a < 2; a++)
+		if (TupleDescAttr(desc, a)->attlen <= 0 || !TupleDescAttr(desc, a)->attbyval)
+			return;
+	state->result_template = heap_form_minimal_tuple(desc, values, nulls);
+	data = (char *) state->result_template - MINIMAL_TUPLE_OFFSET +
+		state->result_template->t_hoff;
+	for (int a = 0; a < 2; a++)
+	{
+		offset = att_align_nominal(offset, TupleDescAttr(desc, a)->attalign);
+		state->result_values[a] = data + offset;
+		offset += TupleDescAttr(desc, a)->attlen;
+	}
+	state->result_slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+}
+
+/* Put one result row with two non-NULL values through the template */
+static inline void
+ScanPutResult(BatchScan *state, Datum key, Datum value)
+{
+	store_att_byval(state->result_values[0], key, TupleDescAttr(state->result_desc, 0)->attlen);
+	store_att_byval(state->result_values[1], value, TupleDescAttr(state->result_desc, 1)->attlen);
+	ExecStoreMinimalTuple(state->result_template, state->result_slot, false);
+	tuplestore_puttupleslot(state->tupstore, state->result_slot);
+}
+
 /* Emit the results of a scored batch and empty it */
 static void
 ScanEmit(BatchScan *state, ScanBuffer *buffer)
@@ -62,6 +103,13 @@ ScanEmit(BatchScan *state, ScanBuffer *buffer)
 		Datum		values[2];
 		bool		nulls[2];
 
+		if (state->result_template && !buffer->key_nulls[r] && !buffer->row_nulls[r])
+		{
+			ScanPutResult(state, buffer->keys[r],
+						  ScoreResultDatum(state->version, state->output,
+										   buffer->margins + (int64) r * groups, state->scratch));
+			continue;
+		}
 		values[0] = buffer->keys[r];
 		nulls[0] = buffer->key_nulls[r];
 		nulls[1] = buffer->row_nulls[r];
@@ -291,6 +339,7 @@ ScanBegin(FunctionCallInfo fcinfo, ScoreOutput output, bool integer_key)
 				 errdetail("The column definition list declares %s.",
 						   format_type_be(TupleDescAttr(state->result_desc, 1)->atttypid))));
 	state->declared_key_type = TupleDescAttr(state->result_desc, 0)->atttypid;
+	ScanPrepareResultTemplate(state);
 	return state;
 }
 

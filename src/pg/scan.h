@@ -65,6 +65,10 @@ typedef struct BatchScan
 
 	Tuplestorestate *tupstore;	/* NULL when profiling */
 	TupleDesc	result_desc;
+	/* results of two fixed-width by-value columns: one tuple patched per row */
+	MinimalTuple result_template;	/* NULL: form each result tuple */
+	char	   *result_values[2];	/* where its two values are */
+	TupleTableSlot *result_slot;
 	int64	   *node_hits;		/* SCORE_PROFILE: hits per node */
 	int64		rows_seen;
 } BatchScan;
