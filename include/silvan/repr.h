@@ -79,6 +79,17 @@ typedef enum ReprSplitLayout
 #define REPR_MAX_AUX	4
 
 /* What a representation builds; every array is malloc'd and non-empty */
+/*
+ * How a PLAIN record's compare picks the second of its two children, so
+ * that the walk's step is link + (one unordered compare): see repr_split.c
+ */
+typedef enum ReprPlainForm
+{
+	REPR_PLAIN_GO_LEFT = 0,		/* slot 1 unless the split's go-left test */
+	REPR_PLAIN_BELOW_X,			/* slot 1 iff threshold <u x (NaN right) */
+	REPR_PLAIN_X_BELOW			/* slot 1 iff x <u threshold (NaN left, swapped) */
+} ReprPlainForm;
+
 typedef struct ReprBuffers
 {
 	void	   *nodes;
@@ -94,6 +105,7 @@ typedef struct ReprBuffers
 	int64_t		aux_count[REPR_MAX_AUX];
 	uint32_t	has;			/* REPR_HAS_* */
 	ReprSplitLayout layout;
+	ReprPlainForm plain_form;	/* PLAIN: how slot 1 is chosen (repr_split.c) */
 	int64_t		num_splits;		/* sparse: split records before the leaves */
 	int64_t		num_leaves;
 	/* tiled trees (tile_size > 1): records are tiles, walks hop by tile */

@@ -34,6 +34,15 @@
  *     to the default child.  Categorical splits test the row's category in
  *     the set's bitset after range checks, on a branch of their own.
  *
+ * PLAIN records of scalar walks go one step further, so that the step to
+ * the next node is link + one compare whose "unordered or less" outcome is
+ * the processor's carry flag (an add-with-carry on x86, no flag-to-register
+ * moves): with NaN going right everywhere, the record holds b' = the value
+ * just below b and slot 1 is taken iff b' <u x (x >= b or NaN; b = -inf
+ * stores NaN, which is always unordered); with NaN going left everywhere,
+ * every split's children are swapped and slot 1 (now the left child) is
+ * taken iff x <u b.  Tiled walks keep the plain go-left test.
+ *
  * Layouts describe their nodes into a list of ReprRecord whose links point
  * at the first of two adjacent children in the same list; ReprChooseLayout
  * picks the record layout and mirrors NaN-left splits by swapping those
@@ -379,6 +388,45 @@ SplitMirror(ReprRecord *recs, int64_t num_nodes, ForestPrecision precision, bool
 	}
 }
 
+/* The value just below b in the precision; NaN when there is none (b = -inf) */
+static double
+SplitBelow(double b, ForestPrecision precision)
+{
+	if (b == -INFINITY)
+		return NAN;
+	if (precision == FOREST_FLOAT32)
+		return nextafterf((float) b, -INFINITY);
+	return nextafter(b, -INFINITY);
+}
+
+/* Rewrite PLAIN records (links index the list) for the carry-flag step */
+static ReprPlainForm
+SplitPlainForm(ReprRecord *recs, int64_t num_records, uint32_t has,
+			   ForestPrecision precision)
+{
+	bool		left = (has & REPR_HAS_DEFAULT_LEFT) != 0;
+
+	if (has & (REPR_HAS_NAN_TO_ZERO | REPR_HAS_LE_INF | REPR_HAS_CATEGORICAL))
+		return REPR_PLAIN_GO_LEFT;
+	for (int64_t i = 0; i < num_records; i++)
+	{
+		ReprRecord *rec = &recs[i];
+		ReprRecord tmp;
+
+		if (!rec->numeric)
+			continue;
+		if (!left)
+		{
+			rec->threshold = SplitBelow(rec->threshold, precision);
+			continue;
+		}
+		tmp = recs[rec->link];
+		recs[rec->link] = recs[rec->link + 1];
+		recs[rec->link + 1] = tmp;
+	}
+	return left ? REPR_PLAIN_X_BELOW : REPR_PLAIN_BELOW_X;
+}
+
 /*
  * Pick the record layout for a list of records (links index the list) and
  * rewrite the records for it: SIGN mirrors NaN-left splits (swapping their
@@ -396,6 +444,8 @@ ReprChooseLayout(ReprRecord *recs, int64_t num_records, ReprBuffers *buffers,
 	if (layout == REPR_SPLIT_PLAIN)
 		for (int64_t i = 0; i < num_records; i++)
 			recs[i].feature_flags &= SPLIT_FEATURE_MASK;
+	buffers->plain_form = layout == REPR_SPLIT_PLAIN && swap_children ?
+		SplitPlainForm(recs, num_records, buffers->has, precision) : REPR_PLAIN_GO_LEFT;
 	buffers->layout = layout;
 	buffers->node_size = ReprRecordSize(layout, precision);
 	return layout;
@@ -602,6 +652,10 @@ SplitApplySign(CodegenContext *cg, LLVMValueRef v_x, LLVMValueRef v_sign)
 static LLVMValueRef
 SplitGoRight(CodegenContext *cg, const ReprNode *node, LLVMValueRef v_x)
 {
+	if (cg->buffers->plain_form == REPR_PLAIN_BELOW_X)
+		return LLVMBuildFCmp(cg->builder, LLVMRealULT, node->v_threshold, v_x, "v_go_right");
+	if (cg->buffers->plain_form == REPR_PLAIN_X_BELOW)
+		return LLVMBuildFCmp(cg->builder, LLVMRealULT, v_x, node->v_threshold, "v_go_right");
 	if (cg->buffers->layout == REPR_SPLIT_SIGN)
 		return LLVMBuildFCmp(cg->builder, LLVMRealUGE,
 							 SplitApplySign(cg, v_x, node->v_sign),
