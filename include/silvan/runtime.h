@@ -42,6 +42,13 @@ extern volatile sig_atomic_t *RuntimeInterruptFlag(void);
  */
 typedef void (*RuntimeLoopBody) (void *context, int64_t begin, int64_t end,
 								 int64_t chunk);
+
+/*
+ * max_chunks at or above this: the iterations are independent and chunk
+ * means nothing to the body, so the loop is split dynamically (grains
+ * claimed from a counter) and may take helpers (RuntimeHelp).
+ */
+#define RUNTIME_ANY_CHUNKS	INT32_MAX
 extern int64_t RuntimeParallelFor(RuntimeLoopBody body, void *context,
 								  int64_t begin, int64_t end, int64_t max_chunks);
 
@@ -52,10 +59,14 @@ extern int64_t RuntimeParallelFor(RuntimeLoopBody body, void *context,
  * the pool's workers; it may itself run parallel loops on the pool.
  * RuntimeTaskStart returns false when the thread cannot be had (the caller
  * then runs the body itself).  RuntimeTaskWait returns once the task has
- * finished; while it waits, a pending interrupt sets *stop so that the
- * body can stop early.  One task at a time.
+ * finished; while it waits it helps with the task's dynamic parallel loops
+ * (RuntimeHelp), and a pending interrupt sets *stop so that the body can
+ * stop early.  One task at a time.
  */
 typedef void (*RuntimeTaskBody) (void *context);
+
+/* Claim grains of the dynamic parallel loop running now; false if none is */
+extern bool RuntimeHelp(void);
 extern bool RuntimeTaskStart(RuntimeTaskBody body, void *context);
 extern void RuntimeTaskWait(volatile sig_atomic_t *stop);
 

@@ -44,6 +44,8 @@
 #include "silvan/runtime.h"
 
 #define SCAN_MAX_BATCH	(1 << 20)
+/* Smaller batches are not pipelined: the handover would cost more than it saves */
+#define SCAN_PIPELINE_MIN_BATCH	512
 
 /* DestReceiver startup: validate the shape of the source */
 static void
@@ -216,13 +218,14 @@ ScanAllocBuffer(BatchScan *state, ScanBuffer *buffer)
 
 /*
  * Allocate the batches: two when batches are scored on the pipeline thread
- * (silvan.max_threads > 1, compiled code, results wanted), else one
+ * (silvan.max_threads > 1, compiled code, results wanted, and batches big
+ * enough to pay for handing them over), else one
  */
 static void
 ScanAllocBatches(BatchScan *state)
 {
 	state->pipelined = state->output != SCORE_PROFILE && silvan_jit &&
-		RuntimeMaxThreads() > 1;
+		RuntimeMaxThreads() > 1 && state->batch_size >= SCAN_PIPELINE_MIN_BATCH;
 	ScanAllocBuffer(state, &state->buffers[0]);
 	if (state->pipelined)
 		ScanAllocBuffer(state, &state->buffers[1]);

@@ -11,9 +11,13 @@
  * The thread is created lazily on the first task, blocks every signal and
  * lives as long as the process.  Start and wait are a mutex and two
  * condition variables; there is at most one task, so no queue.  The waiting
- * backend wakes every millisecond to look at the interrupt flag: a pending
- * query cancel sets the task's stop flag, which compiled code polls between
- * tiles, so cancel is never delayed by a whole batch.  The body must not
+ * backend does not just sleep: it joins the task's dynamic parallel loop
+ * (RuntimeHelp in threads.c) and claims grains of rows like the pool's
+ * workers, so both cores stay busy whichever stage is slower.  Between
+ * grains, and every 200 microseconds when there is nothing to help with,
+ * it looks at the interrupt flag: a pending query cancel sets the task's
+ * stop flag, which compiled code polls between tiles, so cancel is never
+ * delayed by a whole batch.  The body must not
  * call PostgreSQL: it runs compiled code and plain C only.
  */
 #include <pthread.h>
@@ -21,6 +25,8 @@
 #include <time.h>
 
 #include "silvan/runtime.h"
+
+#define TASK_WAIT_NS	200000
 
 typedef struct RuntimeTaskThread
 {
@@ -101,7 +107,10 @@ RuntimeTaskStart(RuntimeTaskBody body, void *context)
 	return true;
 }
 
-/* Wait for the task to finish, passing a pending interrupt on to *stop */
+/*
+ * Wait for the task to finish, helping with its parallel loops and passing
+ * a pending interrupt on to *stop
+ */
 void
 RuntimeTaskWait(volatile sig_atomic_t *stop)
 {
@@ -112,8 +121,15 @@ RuntimeTaskWait(volatile sig_atomic_t *stop)
 
 		if (*RuntimeInterruptFlag() != 0)
 			*stop = 1;
+		pthread_mutex_unlock(&task_thread.lock);
+		while (*stop == 0 && RuntimeHelp())
+			if (*RuntimeInterruptFlag() != 0)
+				*stop = 1;
+		pthread_mutex_lock(&task_thread.lock);
+		if (!task_thread.busy)
+			break;
 		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += 1000000;
+		until.tv_nsec += TASK_WAIT_NS;
 		if (until.tv_nsec >= 1000000000)
 		{
 			until.tv_sec++;

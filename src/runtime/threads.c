@@ -14,6 +14,16 @@
  * waits for exactly the workers it enlisted, a worker can never run a stale
  * job: the next generation starts only after it has finished.
  *
+ * A loop whose iterations are independent (max_chunks at or above
+ * RUNTIME_ANY_CHUNKS: compiled code passes that for loops with nothing
+ * privatized) is split dynamically instead: every participant claims
+ * grains of a few iterations from a shared counter until none are left,
+ * so a thread that shares its core with another does not hold the loop
+ * back.  Such a loop also takes helpers: RuntimeHelp lets a thread that
+ * would otherwise wait (the backend, waiting for its pipelined batch)
+ * claim grains too.  The caller closes the loop to helpers once the
+ * counter runs out and waits for the helpers that joined.
+ *
  * Workers run compiled loop bodies only: no PostgreSQL calls, no memory
  * allocation, nothing that raises.  They block every signal, so signal
  * handlers (and with them PostgreSQL's interrupt handling) run only on the
@@ -29,6 +39,7 @@
 #include "silvan/runtime.h"
 
 #define RUNTIME_MAX_WORKERS	255
+#define RUNTIME_GRAINS_PER_THREAD	8
 
 typedef struct RuntimePool
 {
@@ -47,6 +58,12 @@ typedef struct RuntimePool
 	int64_t		end;
 	int64_t		chunks;
 	int64_t		pending;		/* enlisted workers not yet finished */
+	/* dynamic loops */
+	bool		dynamic;
+	bool		open;			/* helpers may join */
+	int64_t		helpers;		/* helpers that joined and have not left */
+	int64_t		grain;
+	int64_t		next;			/* next unclaimed iteration (atomic) */
 } RuntimePool;
 
 static RuntimePool pool = {
@@ -121,6 +138,20 @@ ChunkBounds(int64_t begin, int64_t end, int64_t chunks, int64_t c,
 	*hi = *lo + q + (c < r ? 1 : 0);
 }
 
+/* Claim grains of a dynamic loop until none are left; chunk names the claimer */
+static void
+ClaimGrains(RuntimeLoopBody body, void *context, int64_t end, int64_t grain, int64_t chunk)
+{
+	for (;;)
+	{
+		int64_t		lo = __atomic_fetch_add(&pool.next, grain, __ATOMIC_RELAXED);
+
+		if (lo >= end)
+			return;
+		body(context, lo, lo + grain < end ? lo + grain : end, chunk);
+	}
+}
+
 /* A worker: wait for a generation that enlists it, run its chunk, report */
 static void *
 WorkerMain(void *arg)
@@ -142,8 +173,13 @@ WorkerMain(void *arg)
 		if (index + 1 >= pool.chunks)
 			continue;
 		pthread_mutex_unlock(&pool.lock);
-		ChunkBounds(pool.begin, pool.end, pool.chunks, index + 1, &lo, &hi);
-		pool.body(pool.context, lo, hi, index + 1);
+		if (pool.dynamic)
+			ClaimGrains(pool.body, pool.context, pool.end, pool.grain, index + 1);
+		else
+		{
+			ChunkBounds(pool.begin, pool.end, pool.chunks, index + 1, &lo, &hi);
+			pool.body(pool.context, lo, hi, index + 1);
+		}
 		pthread_mutex_lock(&pool.lock);
 		if (--pool.pending == 0)
 			pthread_cond_signal(&pool.done);
@@ -213,19 +249,66 @@ RuntimeParallelFor(RuntimeLoopBody body, void *context, int64_t begin,
 	pool.end = end;
 	pool.chunks = chunks;
 	pool.pending = chunks - 1;
+	pool.dynamic = max_chunks >= RUNTIME_ANY_CHUNKS;
+	pool.grain = (end - begin) / (chunks * RUNTIME_GRAINS_PER_THREAD);
+	if (pool.grain < 1)
+		pool.grain = 1;
+	pool.next = begin;
+	pool.open = pool.dynamic;
 	pool.generation++;
 	pthread_cond_broadcast(&pool.work);
 	pthread_mutex_unlock(&pool.lock);
 
 	in_parallel_loop = true;
-	ChunkBounds(begin, end, chunks, 0, &lo, &hi);
-	body(context, lo, hi, 0);
+	if (pool.dynamic)
+		ClaimGrains(body, context, end, pool.grain, 0);
+	else
+	{
+		ChunkBounds(begin, end, chunks, 0, &lo, &hi);
+		body(context, lo, hi, 0);
+	}
 	in_parallel_loop = false;
 
 	pthread_mutex_lock(&pool.lock);
-	while (pool.pending > 0)
+	pool.open = false;
+	while (pool.pending > 0 || pool.helpers > 0)
 		pthread_cond_wait(&pool.done, &pool.lock);
 	pthread_mutex_unlock(&pool.lock);
 	pthread_mutex_unlock(&pool.call);
 	return chunks;
+}
+
+/* Claim grains of the dynamic loop running now, if any; false if none is open */
+bool
+RuntimeHelp(void)
+{
+	RuntimeLoopBody body;
+	void	   *context;
+	int64_t		end;
+	int64_t		grain;
+	int64_t		chunk;
+
+	pthread_mutex_lock(&pool.lock);
+	if (!pool.open || __atomic_load_n(&pool.next, __ATOMIC_RELAXED) >= pool.end)
+	{
+		pthread_mutex_unlock(&pool.lock);
+		return false;
+	}
+	pool.helpers++;
+	body = pool.body;
+	context = pool.context;
+	end = pool.end;
+	grain = pool.grain;
+	chunk = pool.chunks;
+	pthread_mutex_unlock(&pool.lock);
+
+	in_parallel_loop = true;
+	ClaimGrains(body, context, end, grain, chunk);
+	in_parallel_loop = false;
+
+	pthread_mutex_lock(&pool.lock);
+	if (--pool.helpers == 0 && pool.pending == 0)
+		pthread_cond_signal(&pool.done);
+	pthread_mutex_unlock(&pool.lock);
+	return true;
 }
