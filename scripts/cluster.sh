@@ -3,6 +3,7 @@
 #   source scripts/cluster.sh; cluster_start; ...; cluster_stop
 # Runs the server as the "postgres" OS user (the server refuses root) on a
 # private socket directory; exports PGHOST, PGPORT, PGUSER for clients.
+# SILVAN_PGOPTIONS adds server options ("-c name=value ...").
 PG_BIN=/usr/lib/postgresql/15/bin
 
 cluster_start() {
@@ -14,7 +15,7 @@ cluster_start() {
 		{ cat "$CLUSTER_DIR/initdb.log"; return 1; }
 	export PGHOST=$CLUSTER_DIR PGPORT=${SILVAN_PGPORT:-54329} PGUSER=postgres PGDATABASE=postgres
 	"${as[@]}" "$PG_BIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/server.log" -w \
-		-o "-k $CLUSTER_DIR -p $PGPORT -c listen_addresses='' -c fsync=off" start >/dev/null ||
+		-o "-k $CLUSTER_DIR -p $PGPORT -c listen_addresses='' -c fsync=off ${SILVAN_PGOPTIONS:-}" start >/dev/null ||
 		{ cat "$CLUSTER_DIR/server.log"; return 1; }
 	trap cluster_stop EXIT
 }

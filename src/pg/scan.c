@@ -46,6 +46,8 @@
 #define SCAN_MAX_BATCH	(1 << 20)
 /* Smaller batches are not pipelined: the handover would cost more than it saves */
 #define SCAN_PIPELINE_MIN_BATCH	512
+/* ... and batches of more feature bytes than this (a 500-feature model at batch 8192 is 16 MB) */
+#define SCAN_PIPELINE_MAX_BYTES	(4 * 1024 * 1024)
 
 /* DestReceiver startup: validate the shape of the source */
 static void
@@ -219,13 +221,18 @@ ScanAllocBuffer(BatchScan *state, ScanBuffer *buffer)
 /*
  * Allocate the batches: two when batches are scored on the pipeline thread
  * (silvan.max_threads > 1, compiled code, results wanted, and batches big
- * enough to pay for handing them over), else one
+ * enough to pay for handing them over but small enough that two of them
+ * stay in the caches), else one
  */
 static void
 ScanAllocBatches(BatchScan *state)
 {
+	Size		batch_bytes = (Size) state->batch_size * state->forest->num_features *
+		ForestValueSize(state->forest);
+
 	state->pipelined = state->output != SCORE_PROFILE && silvan_jit &&
-		RuntimeMaxThreads() > 1 && state->batch_size >= SCAN_PIPELINE_MIN_BATCH;
+		RuntimeMaxThreads() > 1 && state->batch_size >= SCAN_PIPELINE_MIN_BATCH &&
+		batch_bytes <= SCAN_PIPELINE_MAX_BYTES;
 	ScanAllocBuffer(state, &state->buffers[0]);
 	if (state->pipelined)
 		ScanAllocBuffer(state, &state->buffers[1]);

@@ -81,14 +81,10 @@ ScoreBatchStart(ScoreTask *task, ModelVersion *version, int32 batch_size,
 {
 	CompiledForest *code = silvan_jit ? ModelVersionVariant(version, batch_size)->code : NULL;
 
-	memset(task, 0, sizeof(ScoreTask));
-	task->version = version;
-	task->batch_size = batch_size;
-	task->code = code;
-	task->rows = rows;
-	task->num_rows = num_rows;
-	task->acc = acc;
-	task->margins = margins;
+	*task = (ScoreTask) {
+		.version = version, .batch_size = batch_size, .code = code,
+		.rows = rows, .num_rows = num_rows, .acc = acc, .margins = margins
+	};
 	if (code != NULL && RuntimeMaxThreads() > 1 && version->busy_code == NULL &&
 		RuntimeTaskStart(ScoreTaskRun, task))
 	{
