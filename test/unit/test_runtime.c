@@ -4,13 +4,16 @@
  *
  * RuntimeParallelFor must cover every iteration exactly once, in at most
  * the chunks asked for and the threads allowed, run nested calls serially,
- * and be joined on return.  A compiled batch whose interrupt flag is set
+ * and be joined on return; dynamic loops too, with helpers.  A task on the
+ * pipeline thread runs once, its waiter helps with its loops, and a
+ * pending interrupt reaches the task's stop flag.  A compiled batch whose interrupt flag is set
  * stops early (serial and parallel outer loops alike) and leaves the flag
  * for the caller; with the flag clear it gives the interpreter's margins.
  */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "silvan/compiler.h"
 #include "silvan/runtime.h"
@@ -89,6 +92,111 @@ TestParallelFor(void)
 	CHECK(RuntimeMaxThreads() == 1);
 	RuntimeSetMaxThreads(1);
 	CHECK(RuntimeCoreCount() >= 1);
+}
+
+/* Dynamic loops: every iteration once, whatever the threads */
+static void
+TestDynamicFor(void)
+{
+	static Coverage c;
+
+	for (int threads = 1; threads <= 4; threads++)
+	{
+		int64_t		used;
+		bool		once = true;
+
+		RuntimeSetMaxThreads(threads);
+		memset(&c, 0, sizeof(c));
+		used = RuntimeParallelFor(MarkBody, &c, 3, 1000, RUNTIME_ANY_CHUNKS);
+		CHECK(used >= 1 && used <= threads);
+		for (int i = 0; i < 1000; i++)
+			once &= atomic_load(&c.hits[i]) == (i >= 3);
+		CHECK_MSG(once, "dynamic, %d threads", threads);
+		CHECK(!RuntimeHelp());
+	}
+	RuntimeSetMaxThreads(1);
+}
+
+/* What a pipelined test task does and sees */
+typedef struct TaskProbe
+{
+	Coverage   *coverage;
+	pthread_t	waiter;
+	atomic_int	helped;			/* iterations the waiting thread ran */
+	volatile sig_atomic_t stop;
+	atomic_int	runs;
+	bool		until_stopped;	/* spin until stop instead of a loop */
+} TaskProbe;
+
+/* A slow body that notes iterations run by the waiting thread */
+static void
+SlowBody(void *context, int64_t begin, int64_t end, int64_t chunk)
+{
+	TaskProbe  *task = context;
+	struct timespec pause = {0, 20000};
+
+	for (int64_t i = begin; i < end; i++)
+	{
+		atomic_fetch_add(&task->coverage->hits[i], 1);
+		if (pthread_equal(pthread_self(), task->waiter))
+			atomic_fetch_add(&task->helped, 1);
+		nanosleep(&pause, NULL);
+	}
+}
+
+/* The task: one dynamic loop, or wait for the stop flag (at most 10 s) */
+static void
+TaskBody(void *context)
+{
+	TaskProbe  *task = context;
+
+	atomic_fetch_add(&task->runs, 1);
+	if (task->until_stopped)
+	{
+		struct timespec pause = {0, 1000000};
+
+		for (int i = 0; i < 10000 && task->stop == 0; i++)
+			nanosleep(&pause, NULL);
+		return;
+	}
+	RuntimeParallelFor(SlowBody, task, 0, 1000, RUNTIME_ANY_CHUNKS);
+}
+
+/* The pipeline thread: runs the task once, the waiter helps, stop arrives */
+static void
+TestTask(void)
+{
+	static Coverage c;
+	static TaskProbe task;
+	volatile sig_atomic_t flag = 0;
+	bool		once = true;
+
+	RuntimeSetMaxThreads(2);
+	memset(&c, 0, sizeof(c));
+	memset(&task, 0, sizeof(task));
+	task.coverage = &c;
+	task.waiter = pthread_self();
+	CHECK(RuntimeTaskStart(TaskBody, &task));
+	CHECK(!RuntimeTaskStart(TaskBody, &task));	/* one task at a time */
+	RuntimeTaskWait(&task.stop);
+	CHECK(atomic_load(&task.runs) == 1);
+	for (int i = 0; i < 1000; i++)
+		once &= atomic_load(&c.hits[i]) == 1;
+	CHECK(once);
+	CHECK_MSG(atomic_load(&task.helped) > 0, "the waiting thread ran no iteration");
+	CHECK(task.stop == 0);
+
+	/* a pending interrupt sets the task's stop flag while it is waited for */
+	memset(&task, 0, sizeof(task));
+	task.until_stopped = true;
+	flag = 1;
+	RuntimeSetInterruptFlag(&flag);
+	CHECK(RuntimeTaskStart(TaskBody, &task));
+	RuntimeTaskWait(&task.stop);
+	CHECK(task.stop == 1);
+	CHECK(atomic_load(&task.runs) == 1);
+	RuntimeSetInterruptFlag(NULL);
+	RuntimeSetMaxThreads(1);
 }
 
 /* A forest of many deep-ish trees over two features */
@@ -224,6 +332,8 @@ int
 main(void)
 {
 	TestParallelFor();
+	TestDynamicFor();
+	TestTask();
 	TestInterrupt();
 	UNIT_DONE();
 }
