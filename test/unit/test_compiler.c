@@ -784,28 +784,6 @@ TestScheduleAndExplain(void)
 	ForestFree(forest);
 }
 
-/* Read a whole file; NULL if it is not there */
-static char *
-ReadFile(const char *path, size_t *len)
-{
-	FILE	   *f = fopen(path, "rb");
-	char	   *data;
-	long		size;
-
-	if (f == NULL)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	size = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	data = malloc(size + 1);
-	if (fread(data, 1, size, f) != (size_t) size)
-		size = 0;
-	data[size] = '\0';
-	fclose(f);
-	*len = size;
-	return data;
-}
-
 /* Real models: parse, compile, compare with the interpreter */
 static void
 TestRealModels(void)
@@ -846,24 +824,12 @@ TestRealModels(void)
 
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 	{
-		char		path[512];
-		size_t		len;
-		char	   *text;
+		Forest	   *forest = LoadSharedModel(paths[i]);
 		SilvanStatus status;
-		Forest	   *forest;
 		CompiledForest *compiled;
 
-		snprintf(path, sizeof(path), "../shared/models/%s", paths[i]);
-		text = ReadFile(path, &len);
-		if (text == NULL)
-			continue;
-		forest = ParseModel(text, len, MODEL_FORMAT_AUTO, NULL, &status);
-		free(text);
 		if (forest == NULL)
-		{
-			printf("  skip %s: %s: %s\n", paths[i], status.message, status.detail);
 			continue;
-		}
 		compiled = CompileForest(forest, NULL, NULL, &status);
 		CHECK_MSG(compiled != NULL, "%s: %s: %s", paths[i], status.message, status.detail);
 		if (compiled)

@@ -198,36 +198,6 @@ static const char *const shared_skipped[] = {
 
 /* ---- reading text ---- */
 
-/* Read a whole file; NULL if it cannot be read */
-static char *
-ReadWholeFile(const char *path, size_t *len)
-{
-	FILE	   *f = fopen(path, "rb");
-	char	   *buf;
-	long		size;
-
-	if (f == NULL)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 ||
-		fseek(f, 0, SEEK_SET) != 0)
-	{
-		fclose(f);
-		return NULL;
-	}
-	buf = malloc((size_t) size + 1);
-	if (buf == NULL || fread(buf, 1, (size_t) size, f) != (size_t) size)
-	{
-		free(buf);
-		fclose(f);
-		return NULL;
-	}
-	buf[size] = '\0';
-	fclose(f);
-	if (len)
-		*len = (size_t) size;
-	return buf;
-}
-
 /* "dir/name suffix" in a malloc'd string */
 static char *
 PathJoin(const char *dir, const char *name, const char *suffix)
@@ -286,7 +256,7 @@ static bool
 TableRead(const char *path, bool header, Table *t)
 {
 	size_t		len;
-	char	   *text = ReadWholeFile(path, &len);
+	char	   *text = ReadFile(path, &len);
 	char	   *line;
 	char	   *save = NULL;
 	int64_t		n = 0,
@@ -362,7 +332,7 @@ static bool
 LibsvmRead(const char *path, int32_t num_features, double absent, Table *t)
 {
 	size_t		len;
-	char	   *text = ReadWholeFile(path, &len);
+	char	   *text = ReadFile(path, &len);
 	char	   *line;
 	char	   *save = NULL;
 
@@ -784,7 +754,7 @@ static Forest *
 LoadModel(const char *name, const char *path, char **text_out)
 {
 	size_t		len;
-	char	   *text = ReadWholeFile(path, &len);
+	char	   *text = ReadFile(path, &len);
 	SilvanStatus status;
 	ModelFormat detected;
 	Forest	   *forest;
@@ -910,7 +880,7 @@ RunFixtures(const char *dir, const char *only)
 	int			count = 0;
 
 	path = PathJoin(dir, "MANIFEST", "");
-	manifest = ReadWholeFile(path, NULL);
+	manifest = ReadFile(path, NULL);
 	CHECK_MSG(manifest != NULL, "cannot read %s", path);
 	free(path);
 	if (manifest == NULL)

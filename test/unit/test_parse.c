@@ -21,32 +21,6 @@
 
 /* ---------- helpers ---------- */
 
-/* Read a whole file; NULL if it cannot be read */
-static char *
-ReadFile(const char *path, size_t *len)
-{
-	FILE	   *f = fopen(path, "rb");
-	char	   *buf;
-	long		n;
-
-	if (f == NULL)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc(n + 1);
-	if (buf == NULL || fread(buf, 1, n, f) != (size_t) n)
-	{
-		free(buf);
-		fclose(f);
-		return NULL;
-	}
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t) n;
-	return buf;
-}
-
 /* The shared model folder, or NULL when it is absent */
 static const char *
 SharedModels(void)

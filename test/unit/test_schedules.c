@@ -398,28 +398,6 @@ RandomForest(ForestSource source, ForestPrecision precision, int32_t num_trees,
 	return forest;
 }
 
-/* Read a whole file; NULL if it is not there */
-static char *
-ReadFile(const char *path, size_t *len)
-{
-	FILE	   *f = fopen(path, "rb");
-	char	   *data;
-	long		size;
-
-	if (f == NULL)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	size = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	data = malloc(size + 1);
-	if (fread(data, 1, size, f) != (size_t) size)
-		size = 0;
-	data[size] = '\0';
-	fclose(f);
-	*len = size;
-	return data;
-}
-
 /* Hand-built and random forests */
 static void
 TestGenerated(void)
@@ -473,23 +451,10 @@ TestRealModels(void)
 
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 	{
-		char		path[512];
-		size_t		len;
-		char	   *text;
-		SilvanStatus status;
-		Forest	   *forest;
+		Forest	   *forest = LoadSharedModel(paths[i]);
 
-		snprintf(path, sizeof(path), "../shared/models/%s", paths[i]);
-		text = ReadFile(path, &len);
-		if (text == NULL)
-			continue;
-		forest = ParseModel(text, len, MODEL_FORMAT_AUTO, NULL, &status);
-		free(text);
 		if (forest == NULL)
-		{
-			printf("  skip %s: %s: %s\n", paths[i], status.message, status.detail);
 			continue;
-		}
 		CheckForest(paths[i], forest, i == 0 ? COVER_TILED : i == 3 || i == 8 ? COVER_ALL :
 					COVER_CORE);
 		ForestFree(forest);

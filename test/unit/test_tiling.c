@@ -603,26 +603,6 @@ MakeRows(const Forest *f, const FeatureInfo *info, int64_t num_rows, bool skew,
 	return rows;
 }
 
-/* Read a whole file; NULL if it cannot be read */
-static char *
-ReadFile(const char *path, size_t *len)
-{
-	FILE	   *fp = fopen(path, "rb");
-	char	   *text = NULL;
-	long		size;
-
-	if (fp == NULL)
-		return NULL;
-	if (fseek(fp, 0, SEEK_END) == 0 && (size = ftell(fp)) >= 0 &&
-		fseek(fp, 0, SEEK_SET) == 0 && (text = malloc((size_t) size + 1)) != NULL)
-	{
-		*len = fread(text, 1, (size_t) size, fp);
-		text[*len] = '\0';
-	}
-	fclose(fp);
-	return text;
-}
-
 /*
  * The model's own input rows, where the set has them: a treebeard CSV
  * beside the model, every column but the last a feature.  Returns the

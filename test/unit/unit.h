@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "silvan/parse.h"
+
 static int	unit_passed = 0;
 static int	unit_failed = 0;
 
@@ -44,5 +46,59 @@ static int	unit_failed = 0;
 		printf("%d passed, %d failed\n", unit_passed, unit_failed); \
 		return unit_failed == 0 ? 0 : 1; \
 	} while (0)
+
+/* Read a whole file, NUL-terminated; NULL if it cannot be read (len may be NULL) */
+static inline char *
+ReadFile(const char *path, size_t *len)
+{
+	FILE	   *f = fopen(path, "rb");
+	char	   *buf;
+	long		size;
+
+	if (f == NULL)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 ||
+		fseek(f, 0, SEEK_SET) != 0)
+	{
+		fclose(f);
+		return NULL;
+	}
+	buf = malloc((size_t) size + 1);
+	if (buf == NULL || fread(buf, 1, (size_t) size, f) != (size_t) size)
+	{
+		free(buf);
+		fclose(f);
+		return NULL;
+	}
+	buf[size] = '\0';
+	fclose(f);
+	if (len)
+		*len = (size_t) size;
+	return buf;
+}
+
+/*
+ * Parse ../shared/models/<relpath>; NULL when the file is absent (no
+ * ../shared) or does not parse, which is printed as a skip
+ */
+static inline Forest *
+LoadSharedModel(const char *relpath)
+{
+	char		path[512];
+	size_t		len;
+	char	   *text;
+	SilvanStatus status;
+	Forest	   *forest;
+
+	snprintf(path, sizeof(path), "../shared/models/%s", relpath);
+	text = ReadFile(path, &len);
+	if (text == NULL)
+		return NULL;
+	forest = ParseModel(text, len, MODEL_FORMAT_AUTO, NULL, &status);
+	free(text);
+	if (forest == NULL)
+		printf("  skip %s: %s: %s\n", relpath, status.message, status.detail);
+	return forest;
+}
 
 #endif							/* SILVAN_UNIT_H */
