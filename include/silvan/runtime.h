@@ -67,6 +67,8 @@ typedef void (*RuntimeTaskBody) (void *context);
 
 /* Claim grains of the dynamic parallel loop running now; false if none is */
 extern bool RuntimeHelp(void);
+/* This thread's dynamic loops are helped by a thread counted in the cap */
+extern void RuntimeSetLoopsHelped(bool helped);
 extern bool RuntimeTaskStart(RuntimeTaskBody body, void *context);
 extern void RuntimeTaskWait(volatile sig_atomic_t *stop);
 

@@ -8,8 +8,9 @@
  * our own DestReceiver.  The executor hands each row's slot to
  * ScanReceiveSlot, which reads it straight into a dense row-major feature
  * buffer of the model's precision (scan_rows.c).  When batch_size rows are
- * buffered the compiled batch function runs once over them and one result
- * row per source row goes into the function's tuplestore.  No tuple is
+ * buffered (or fewer, when a batch would hold more than SCAN_CHUNK_BYTES of
+ * features) the code compiled for that batch size runs once over them and
+ * one result row per source row goes into the function's tuplestore.  No tuple is
  * copied on the way in, permissions and row-level security apply as for
  * any query, and views, partitioned and foreign tables work alike.
  * Interrupts are checked between batches.
@@ -18,8 +19,8 @@
  * batch buffers: a full batch is handed to the pipeline thread
  * (ScoreBatchStart), the backend goes on reading the next batch into the
  * other buffer, and only when that one is full does it wait for the first
- * (ScoreBatchFinish), emit its results, and hand over the second.  Results
- * keep the source's order.  On any error the batch in flight is stopped
+ * (ScoreBatchFinish), hand over the second, and emit the first's results
+ * while the second is scored.  Results keep the source's order.  On any error the batch in flight is stopped
  * and waited for before its buffers can go away (ScanExecute).
  *
  * The model's ModelVersion stays pinned for the whole scan, so replacing
@@ -46,8 +47,13 @@
 #define SCAN_MAX_BATCH	(1 << 20)
 /* Smaller batches are not pipelined: the handover would cost more than it saves */
 #define SCAN_PIPELINE_MIN_BATCH	512
-/* ... and batches of more feature bytes than this (a 500-feature model at batch 8192 is 16 MB) */
-#define SCAN_PIPELINE_MAX_BYTES	(4 * 1024 * 1024)
+/*
+ * A batch of more feature bytes than this is scored in chunks of this size,
+ * so that the rows the scan writes are still in the caches when the code
+ * reads them (a 500-feature model at batch 8192 has 16 MB of features).
+ * Each row's result is the same whatever rows share its chunk.
+ */
+#define SCAN_CHUNK_BYTES	(2 * 1024 * 1024)
 
 /* DestReceiver startup: validate the shape of the source */
 static void
@@ -166,11 +172,17 @@ ScanFlush(BatchScan *state)
 	}
 	else
 	{
-		ScanDrain(state);
+		ScanBuffer *scored = state->scoring;
+
+		/* wait for the batch before, start this one, then emit the one before */
+		if (scored != NULL)
+			ScoreBatchFinish(&scored->task);
 		ScoreBatchStart(&buffer->task, state->version, state->batch_size, buffer->rows,
 						buffer->num_rows, buffer->acc, buffer->margins);
 		state->scoring = buffer;
 		state->filling = buffer == &state->buffers[0] ? &state->buffers[1] : &state->buffers[0];
+		if (scored != NULL)
+			ScanEmit(state, scored);
 	}
 	CHECK_FOR_INTERRUPTS();
 }
@@ -182,7 +194,7 @@ ScanReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 	BatchScan  *state = (BatchScan *) self;
 
 	ScanReadRow(state, slot, state->filling);
-	if (state->filling->num_rows == state->batch_size)
+	if (state->filling->num_rows == state->chunk_rows)
 		ScanFlush(state);
 	return true;
 }
@@ -198,12 +210,12 @@ ScanDestroy(DestReceiver *self)
 {
 }
 
-/* Allocate one batch's buffers for batch_size rows */
+/* Allocate one batch's buffers for chunk_rows rows */
 static void
 ScanAllocBuffer(BatchScan *state, ScanBuffer *buffer)
 {
 	Forest	   *forest = state->forest;
-	Size		n = state->batch_size;
+	Size		n = state->chunk_rows;
 	Size		value_size = ForestValueSize(forest);
 
 	buffer->num_rows = 0;
@@ -221,18 +233,18 @@ ScanAllocBuffer(BatchScan *state, ScanBuffer *buffer)
 /*
  * Allocate the batches: two when batches are scored on the pipeline thread
  * (silvan.max_threads > 1, compiled code, results wanted, and batches big
- * enough to pay for handing them over but small enough that two of them
- * stay in the caches), else one
+ * enough to pay for handing them over), else one.  Each holds a chunk of
+ * at most SCAN_CHUNK_BYTES of features.
  */
 static void
 ScanAllocBatches(BatchScan *state)
 {
-	Size		batch_bytes = (Size) state->batch_size * state->forest->num_features *
+	Size		row_bytes = (Size) Max(state->forest->num_features, 1) *
 		ForestValueSize(state->forest);
 
+	state->chunk_rows = Min(state->batch_size, Max(SCAN_CHUNK_BYTES / row_bytes, 1));
 	state->pipelined = state->output != SCORE_PROFILE && silvan_jit &&
-		RuntimeMaxThreads() > 1 && state->batch_size >= SCAN_PIPELINE_MIN_BATCH &&
-		batch_bytes <= SCAN_PIPELINE_MAX_BYTES;
+		RuntimeMaxThreads() > 1 && state->chunk_rows >= SCAN_PIPELINE_MIN_BATCH;
 	ScanAllocBuffer(state, &state->buffers[0]);
 	if (state->pipelined)
 		ScanAllocBuffer(state, &state->buffers[1]);

@@ -17,7 +17,7 @@
 typedef struct ScanBuffer
 {
 	int			num_rows;
-	char	   *rows;			/* batch_size * num_features values */
+	char	   *rows;			/* chunk_rows * num_features values */
 	void	   *acc;
 	double	   *margins;
 	Datum	   *keys;
@@ -56,7 +56,8 @@ typedef struct BatchScan
 	int32	   *heap_offsets;	/* per source column: offset in the tuple data */
 
 	/* batches: one filling, and with more than one thread one being scored */
-	int			batch_size;
+	int			batch_size;		/* the batch the code was compiled for */
+	int			chunk_rows;		/* rows scored at a time: the batch or less */
 	bool		pipelined;
 	ScanBuffer	buffers[2];
 	ScanBuffer *filling;

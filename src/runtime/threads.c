@@ -22,7 +22,11 @@
  * back.  Such a loop also takes helpers: RuntimeHelp lets a thread that
  * would otherwise wait (the backend, waiting for its pipelined batch)
  * claim grains too.  The caller closes the loop to helpers once the
- * counter runs out and waits for the helpers that joined.
+ * counter runs out and waits for the helpers that joined.  A thread whose
+ * loops are known to be helped (RuntimeSetLoopsHelped: the pipeline
+ * thread) enlists one worker fewer, down to none, so that the backend, its
+ * helper, makes up the cap: with silvan.max_threads = 2 a pipelined scan
+ * runs two threads, not three taking turns on two cores.
  *
  * Workers run compiled loop bodies only: no PostgreSQL calls, no memory
  * allocation, nothing that raises.  They block every signal, so signal
@@ -39,7 +43,7 @@
 #include "silvan/runtime.h"
 
 #define RUNTIME_MAX_WORKERS	255
-#define RUNTIME_GRAINS_PER_THREAD	8
+#define RUNTIME_GRAINS_PER_THREAD	16
 
 typedef struct RuntimePool
 {
@@ -74,6 +78,7 @@ static RuntimePool pool = {
 };
 static int	max_threads = 0;	/* 0: not set, use the core count */
 static __thread bool in_parallel_loop = false;
+static __thread bool loops_are_helped = false;
 static volatile sig_atomic_t no_interrupt = 0;
 static volatile sig_atomic_t *interrupt_flag = &no_interrupt;
 
@@ -102,6 +107,18 @@ int
 RuntimeMaxThreads(void)
 {
 	return max_threads > 0 ? max_threads : RuntimeCoreCount();
+}
+
+/*
+ * Declare that the calling thread's dynamic loops will be helped by another
+ * thread that counts against RuntimeMaxThreads() (the pipeline thread's
+ * loops, helped by the waiting backend): they then enlist one worker fewer,
+ * so that the threads of a pipelined scan never outnumber the cap
+ */
+void
+RuntimeSetLoopsHelped(bool helped)
+{
+	loops_are_helped = helped;
 }
 
 /* Register the flag compiled code polls between tiles */
@@ -219,7 +236,9 @@ int64_t
 RuntimeParallelFor(RuntimeLoopBody body, void *context, int64_t begin,
 				   int64_t end, int64_t max_chunks)
 {
-	int64_t		chunks = RuntimeMaxThreads();
+	bool		dynamic = max_chunks >= RUNTIME_ANY_CHUNKS;
+	bool		helped = dynamic && loops_are_helped;
+	int64_t		chunks = RuntimeMaxThreads() - (helped ? 1 : 0);
 	int64_t		lo;
 	int64_t		hi;
 
@@ -229,14 +248,17 @@ RuntimeParallelFor(RuntimeLoopBody body, void *context, int64_t begin,
 		chunks = max_chunks;
 	if (chunks > end - begin)
 		chunks = end - begin;
-	if (chunks <= 1 || in_parallel_loop || pthread_mutex_trylock(&pool.call) != 0)
+	if (chunks < 1)
+		chunks = 1;
+	if ((chunks <= 1 && !helped) || in_parallel_loop ||
+		pthread_mutex_trylock(&pool.call) != 0)
 	{
 		body(context, begin, end, 0);
 		return 1;
 	}
 	if (1 + (int64_t) EnsureWorkers((int) chunks - 1) < chunks)
 		chunks = 1 + pool.num_workers;
-	if (chunks <= 1)
+	if (chunks <= 1 && !helped)
 	{
 		pthread_mutex_unlock(&pool.call);
 		body(context, begin, end, 0);
@@ -249,14 +271,15 @@ RuntimeParallelFor(RuntimeLoopBody body, void *context, int64_t begin,
 	pool.end = end;
 	pool.chunks = chunks;
 	pool.pending = chunks - 1;
-	pool.dynamic = max_chunks >= RUNTIME_ANY_CHUNKS;
-	pool.grain = (end - begin) / (chunks * RUNTIME_GRAINS_PER_THREAD);
+	pool.dynamic = dynamic;
+	pool.grain = (end - begin) / ((chunks + (helped ? 1 : 0)) * RUNTIME_GRAINS_PER_THREAD);
 	if (pool.grain < 1)
 		pool.grain = 1;
 	pool.next = begin;
 	pool.open = pool.dynamic;
 	pool.generation++;
-	pthread_cond_broadcast(&pool.work);
+	if (chunks > 1)
+		pthread_cond_broadcast(&pool.work);
 	pthread_mutex_unlock(&pool.lock);
 
 	in_parallel_loop = true;

@@ -122,7 +122,9 @@ typedef struct TaskProbe
 {
 	Coverage   *coverage;
 	pthread_t	waiter;
+	pthread_t	runner;			/* the pipeline thread */
 	atomic_int	helped;			/* iterations the waiting thread ran */
+	atomic_int	others;			/* iterations neither thread ran */
 	volatile sig_atomic_t stop;
 	atomic_int	runs;
 	bool		until_stopped;	/* spin until stop instead of a loop */
@@ -140,6 +142,8 @@ SlowBody(void *context, int64_t begin, int64_t end, int64_t chunk)
 		atomic_fetch_add(&task->coverage->hits[i], 1);
 		if (pthread_equal(pthread_self(), task->waiter))
 			atomic_fetch_add(&task->helped, 1);
+		else if (!pthread_equal(pthread_self(), task->runner))
+			atomic_fetch_add(&task->others, 1);
 		nanosleep(&pause, NULL);
 	}
 }
@@ -150,6 +154,7 @@ TaskBody(void *context)
 {
 	TaskProbe  *task = context;
 
+	task->runner = pthread_self();
 	atomic_fetch_add(&task->runs, 1);
 	if (task->until_stopped)
 	{
@@ -184,6 +189,9 @@ TestTask(void)
 		once &= atomic_load(&c.hits[i]) == 1;
 	CHECK(once);
 	CHECK_MSG(atomic_load(&task.helped) > 0, "the waiting thread ran no iteration");
+	/* with a cap of two, the waiter is the second thread: no pool worker joins */
+	CHECK_MSG(atomic_load(&task.others) == 0, "%d iterations ran on a third thread",
+			  atomic_load(&task.others));
 	CHECK(task.stop == 0);
 
 	/* a pending interrupt sets the task's stop flag while it is waited for */
