@@ -36,6 +36,7 @@
 #include "executor/tuptable.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -54,6 +55,13 @@
  * Each row's result is the same whatever rows share its chunk.
  */
 #define SCAN_CHUNK_BYTES	(2 * 1024 * 1024)
+/*
+ * Pipelined rows of at least this many feature bytes (64 float4 features)
+ * are not copied by the backend: it notes where each row's features are
+ * (pinning their pages) and the pipeline thread, helped by the backend,
+ * gathers them in parallel before scoring (scan_rows.c)
+ */
+#define SCAN_DEFER_MIN_BYTES	256
 
 /* DestReceiver startup: validate the shape of the source */
 static void
@@ -131,6 +139,10 @@ ScanEmit(BatchScan *state, ScanBuffer *buffer)
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(buffer->cxt);
 	buffer->num_rows = 0;
+	for (int p = 0; p < buffer->num_pins; p++)
+		ReleaseBuffer(buffer->pins[p]);
+	buffer->num_pins = 0;
+	buffer->any_deferred = false;
 }
 
 /* Wait for the batch being scored, if any, and emit its results */
@@ -173,12 +185,16 @@ ScanFlush(BatchScan *state)
 	else
 	{
 		ScanBuffer *scored = state->scoring;
+		ScoreGather gather = {
+			.rows = buffer->rows, .sources = buffer->any_deferred ? buffer->sources : NULL,
+			.row_bytes = (size_t) state->forest->num_features * ForestValueSize(state->forest)
+		};
 
 		/* wait for the batch before, start this one, then emit the one before */
 		if (scored != NULL)
 			ScoreBatchFinish(&scored->task);
 		ScoreBatchStart(&buffer->task, state->version, state->batch_size, buffer->rows,
-						buffer->num_rows, buffer->acc, buffer->margins);
+						buffer->num_rows, buffer->acc, buffer->margins, &gather);
 		state->scoring = buffer;
 		state->filling = buffer == &state->buffers[0] ? &state->buffers[1] : &state->buffers[0];
 		if (scored != NULL)
@@ -228,6 +244,13 @@ ScanAllocBuffer(BatchScan *state, ScanBuffer *buffer)
 	buffer->row_nulls = MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(bool));
 	buffer->cxt = AllocSetContextCreate(CurrentMemoryContext, "silvan batch",
 										ALLOCSET_DEFAULT_SIZES);
+	if (state->defer_rows)
+	{
+		buffer->sources = MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(char *));
+		buffer->pins = MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(Buffer));
+	}
+	buffer->num_pins = 0;
+	buffer->any_deferred = false;
 }
 
 /*
@@ -245,6 +268,7 @@ ScanAllocBatches(BatchScan *state)
 	state->chunk_rows = Min(state->batch_size, Max(SCAN_CHUNK_BYTES / row_bytes, 1));
 	state->pipelined = state->output != SCORE_PROFILE && silvan_jit &&
 		RuntimeMaxThreads() > 1 && state->chunk_rows >= SCAN_PIPELINE_MIN_BATCH;
+	state->defer_rows = state->pipelined && row_bytes >= SCAN_DEFER_MIN_BYTES;
 	ScanAllocBuffer(state, &state->buffers[0]);
 	if (state->pipelined)
 		ScanAllocBuffer(state, &state->buffers[1]);

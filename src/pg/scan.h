@@ -23,8 +23,13 @@ typedef struct ScanBuffer
 	Datum	   *keys;
 	bool	   *key_nulls;
 	bool	   *row_nulls;		/* whole feature array NULL: result NULL */
-	MemoryContext cxt;			/* copied keys */
+	MemoryContext cxt;			/* copied keys, detoasted arrays */
 	ScoreTask	task;			/* its scoring, maybe on the pipeline thread */
+	/* rows left in place until the pipeline thread gathers them (defer_rows) */
+	const char **sources;		/* per row: where its features are, or NULL */
+	bool		any_deferred;
+	Buffer	   *pins;			/* pinned pages those rows are on */
+	int			num_pins;
 } ScanBuffer;
 
 typedef struct BatchScan
@@ -59,6 +64,7 @@ typedef struct BatchScan
 	int			batch_size;		/* the batch the code was compiled for */
 	int			chunk_rows;		/* rows scored at a time: the batch or less */
 	bool		pipelined;
+	bool		defer_rows;		/* wide rows: copied on the pipeline thread */
 	ScanBuffer	buffers[2];
 	ScanBuffer *filling;
 	ScanBuffer *scoring;		/* started, results not yet emitted; or NULL */

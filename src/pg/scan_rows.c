@@ -25,6 +25,7 @@
 
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
+#include "storage/bufmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -148,10 +149,55 @@ ScanPutFeature(BatchScan *state, ScanBuffer *buffer, int64 index, double x)
 		((double *) buffer->rows)[index] = x;
 }
 
+/*
+ * Leave row r's features, the model's type and adjacent at src, where they
+ * are, for the pipeline thread to gather (defer_rows); false when they may
+ * not outlive this call.  They may when they are in the batch's own memory
+ * (a detoasted array, in_batch) or on the page of the slot's buffer, which
+ * is then pinned until the batch is emitted: a pinned page is never
+ * evicted, and its tuples do not move.  Past a share of shared_buffers in
+ * pins, rows are copied as usual.
+ */
+static bool
+ScanDeferRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer, int r,
+			 const char *src, bool in_batch)
+{
+	Buffer		page_buffer;
+	const char *page;
+	size_t		bytes = (size_t) state->forest->num_features * ForestValueSize(state->forest);
+
+	if (!state->defer_rows)
+		return false;
+	if (!in_batch)
+	{
+		if (!TTS_IS_BUFFERTUPLE(slot))
+			return false;
+		page_buffer = ((BufferHeapTupleTableSlot *) slot)->buffer;
+		if (!BufferIsValid(page_buffer))
+			return false;
+		page = (const char *) BufferGetPage(page_buffer);
+		if (src < page || src + bytes > page + BLCKSZ)
+			return false;
+		if (buffer->num_pins == 0 || buffer->pins[buffer->num_pins - 1] != page_buffer)
+		{
+			/* both batches together keep at most 1/16 of shared_buffers pinned */
+			if (buffer->num_pins >= NBuffers / 32)
+				return false;
+			IncrBufferRefCount(page_buffer);
+			buffer->pins[buffer->num_pins++] = page_buffer;
+		}
+	}
+	buffer->sources[r] = src;
+	buffer->any_deferred = true;
+	return true;
+}
+
 /* Copy a float4[]/float8[] without NULLs straight into the batch; false otherwise */
 static bool
-ScanPutFloatArray(BatchScan *state, ScanBuffer *buffer, int64 base, ArrayType *array)
+ScanPutFloatArray(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer, int r,
+				  ArrayType *array, bool in_batch)
 {
+	int64		base = (int64) r * state->forest->num_features;
 	int			n = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
 	Oid			elemtype = ARR_ELEMTYPE(array);
 
@@ -160,8 +206,11 @@ ScanPutFloatArray(BatchScan *state, ScanBuffer *buffer, int64 base, ArrayType *a
 	if (n != state->forest->num_features)
 		ReportFeatureCount(state, n);
 	if (elemtype == (state->forest->precision == FOREST_FLOAT32 ? FLOAT4OID : FLOAT8OID))
-		memcpy(buffer->rows + base * ForestValueSize(state->forest), ARR_DATA_PTR(array),
-			   (Size) n * ForestValueSize(state->forest));
+	{
+		if (!ScanDeferRow(state, slot, buffer, r, ARR_DATA_PTR(array), in_batch))
+			memcpy(buffer->rows + base * ForestValueSize(state->forest), ARR_DATA_PTR(array),
+				   (Size) n * ForestValueSize(state->forest));
+	}
 	else if (elemtype == FLOAT4OID)
 	{
 		const float4 *v = (const float4 *) ARR_DATA_PTR(array);
@@ -181,9 +230,10 @@ ScanPutFloatArray(BatchScan *state, ScanBuffer *buffer, int64 base, ArrayType *a
 
 /* Copy the features of a non-NULL array value into row r */
 static void
-ScanPutArray(BatchScan *state, ScanBuffer *buffer, int r, Datum value)
+ScanPutArray(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer, int r, Datum value)
 {
 	ArrayType  *array = DatumGetArrayTypeP(value);
+	bool		in_batch = (Pointer) array != DatumGetPointer(value);	/* detoasted here */
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
@@ -194,7 +244,7 @@ ScanPutArray(BatchScan *state, ScanBuffer *buffer, int r, Datum value)
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				 errmsg("features must be a one-dimensional array"),
 				 errdetail("A feature array has %d dimensions.", ARR_NDIM(array))));
-	if (ScanPutFloatArray(state, buffer, base, array))
+	if (ScanPutFloatArray(state, slot, buffer, r, array, in_batch))
 		return;
 	deconstruct_array(array, state->array_elemtype, state->array_elemlen,
 					  state->array_elembyval, state->array_elemalign,
@@ -289,8 +339,11 @@ ScanHeapRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer, int r)
 	if (state->integer_key)
 		buffer->keys[r] = Int64GetDatum(ScanIntegerKey(buffer->keys[r], state->key_type));
 	if (state->heap_contiguous)
-		memcpy(buffer->rows + base * ForestValueSize(state->forest),
-			   data + state->heap_offsets[1], n * ForestValueSize(state->forest));
+	{
+		if (!ScanDeferRow(state, slot, buffer, r, data + state->heap_offsets[1], false))
+			memcpy(buffer->rows + base * ForestValueSize(state->forest),
+				   data + state->heap_offsets[1], n * ForestValueSize(state->forest));
+	}
 	else
 		for (int c = 0; c < n; c++)
 		{
@@ -310,6 +363,8 @@ ScanReadRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer)
 	int64		base = (int64) r * state->forest->num_features;
 	MemoryContext old;
 
+	if (state->defer_rows)
+		buffer->sources[r] = NULL;
 	if (ScanHeapRow(state, slot, buffer, r))
 	{
 		buffer->num_rows++;
@@ -330,7 +385,7 @@ ScanReadRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer)
 		if (slot->tts_isnull[1])
 			buffer->row_nulls[r] = true;
 		else
-			ScanPutArray(state, buffer, r, slot->tts_values[1]);
+			ScanPutArray(state, slot, buffer, r, slot->tts_values[1]);
 	}
 	else
 		for (int c = 0; c < state->num_columns; c++)

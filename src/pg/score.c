@@ -52,9 +52,21 @@ ScoreBatch(ModelVersion *version, int32 batch_size, const void *rows,
 	ForestMarginsFinish(forest, acc, num_rows, margins);
 }
 
+/* Copy rows [begin, end) of a gather into place: a parallel loop body, plain C */
+static void
+ScoreGatherRows(void *context, int64_t begin, int64_t end, int64_t chunk)
+{
+	const ScoreGather *gather = (const ScoreGather *) context;
+
+	for (int64_t r = begin; r < end; r++)
+		if (gather->sources[r] != NULL)
+			memcpy(gather->rows + r * gather->row_bytes, gather->sources[r], gather->row_bytes);
+}
+
 /*
  * The body of a pipelined batch, on the pipeline thread: plain C only, no
- * PostgreSQL calls (runtime.h).
+ * PostgreSQL calls (runtime.h).  Rows left where the scan found them are
+ * gathered first, by this thread and the helping backend.
  */
 static void
 ScoreTaskRun(void *context)
@@ -62,6 +74,9 @@ ScoreTaskRun(void *context)
 	ScoreTask  *task = (ScoreTask *) context;
 	const Forest *forest = task->version->forest;
 
+	if (task->gather.sources != NULL)
+		RuntimeParallelFor(ScoreGatherRows, &task->gather, 0, task->num_rows,
+						   RUNTIME_ANY_CHUNKS);
 	ForestMarginsInit(forest, task->acc, task->num_rows);
 	task->completed = CompiledForestRun(task->code, task->rows, task->num_rows,
 										task->acc, &task->stop);
@@ -77,7 +92,8 @@ ScoreTaskRun(void *context)
  */
 void
 ScoreBatchStart(ScoreTask *task, ModelVersion *version, int32 batch_size,
-				const void *rows, int64 num_rows, void *acc, double *margins)
+				const void *rows, int64 num_rows, void *acc, double *margins,
+				const ScoreGather *gather)
 {
 	CompiledForest *code = silvan_jit ? ModelVersionVariant(version, batch_size)->code : NULL;
 
@@ -85,6 +101,8 @@ ScoreBatchStart(ScoreTask *task, ModelVersion *version, int32 batch_size,
 		.version = version, .batch_size = batch_size, .code = code,
 		.rows = rows, .num_rows = num_rows, .acc = acc, .margins = margins
 	};
+	if (gather != NULL)
+		task->gather = *gather;
 	if (code != NULL && RuntimeMaxThreads() > 1 && version->busy_code == NULL &&
 		RuntimeTaskStart(ScoreTaskRun, task))
 	{
@@ -92,6 +110,8 @@ ScoreBatchStart(ScoreTask *task, ModelVersion *version, int32 batch_size,
 		version->busy_code = code;
 		return;
 	}
+	if (gather != NULL && gather->sources != NULL)
+		ScoreGatherRows(&task->gather, 0, num_rows, 0);
 	ScoreBatch(version, batch_size, rows, num_rows, acc, margins);
 	task->completed = true;
 }

@@ -98,11 +98,24 @@ extern void ModelVersionFreeVariants(ModelVersion *version);
  * A batch scored on the pipeline thread while the backend goes on
  * (ScoreBatchStart / ScoreBatchFinish); see score.c.
  */
+/*
+ * Rows whose features are still where the scan found them: row r's
+ * row_bytes are copied from sources[r] into rows before the batch is scored
+ * (on the pipeline thread, in parallel), unless sources[r] is NULL
+ */
+typedef struct ScoreGather
+{
+	char	   *rows;
+	const char *const *sources;
+	size_t		row_bytes;
+} ScoreGather;
+
 typedef struct ScoreTask
 {
 	ModelVersion *version;
 	int32		batch_size;
 	const CompiledForest *code;
+	ScoreGather gather;			/* gather.sources NULL: rows are in place */
 	const void *rows;
 	int64		num_rows;
 	void	   *acc;
@@ -114,7 +127,8 @@ typedef struct ScoreTask
 
 /* score.c */
 extern void ScoreBatchStart(ScoreTask *task, ModelVersion *version, int32 batch_size,
-							const void *rows, int64 num_rows, void *acc, double *margins);
+							const void *rows, int64 num_rows, void *acc, double *margins,
+							const ScoreGather *gather);
 extern void ScoreBatchFinish(ScoreTask *task);
 extern void ScoreBatchAbandon(ScoreTask *task);
 extern void ScoreBatch(ModelVersion *version, int32 batch_size, const void *rows,
