@@ -20,13 +20,15 @@ CREATE TABLE keylast AS SELECT f1, f2, f3, f4, f5, f6, id FROM cols;
 CREATE TABLE added AS SELECT id, f1, f2, f3, f4, f5 FROM cols;
 ALTER TABLE added ADD COLUMN f6 real DEFAULT 0.5;
 
-CREATE FUNCTION diffs(src regclass, b int)
+-- rows scored, wrong predictions and rows out of order; the source's keys
+-- repeat the fixture's rows 1..100
+CREATE FUNCTION diffs(src regclass, b int, model text DEFAULT 'binary_logistic')
 RETURNS TABLE (rows bigint, diff bigint, out_of_order bigint) LANGUAGE sql AS $$
   SELECT count(*), count(*) FILTER (WHERE t.prediction::real <> x.e[1]::real),
          count(*) FILTER (WHERE t.key <> t.n)
     FROM (SELECT p.*, row_number() OVER () AS n
-            FROM silvan.predict_table('binary_logistic', src, 'id', batch_size => b) AS p) AS t
-    JOIN fx_exp AS x ON x.id = t.key
+            FROM silvan.predict_table(model, src, 'id', batch_size => b) AS p) AS t
+    JOIN fx_exp AS x ON x.id = 1 + (t.key - 1) % 100
 $$;
 
 SELECT s, b, d.* FROM unnest('{cols, cols8, dropped, keylast}'::regclass[]) AS s,
@@ -84,7 +86,6 @@ RESET silvan.max_threads;
 SELECT silvan.predict('binary_logistic', '{1,2,3,4,5,6}'::real[]) > 0 AS still_serving;
 
 DROP TABLE cols, cols8, dropped, keylast, added, big, one, two CASCADE;
-DROP FUNCTION diffs;
 
 -- wide rows (80 features) are not copied by the backend: it notes where each
 -- row's features are, pinning their pages, and the pipeline thread gathers
@@ -93,27 +94,19 @@ DROP FUNCTION diffs;
 \set fx wide_features
 \i sql/fixture.psql
 CREATE TABLE wide_arr AS SELECT g AS id, x.f
-  FROM generate_series(1, 5000) AS g JOIN fx_in AS x ON x.id = 1 + g % 100 ORDER BY g;
+  FROM generate_series(1, 5000) AS g JOIN fx_in AS x ON x.id = 1 + (g - 1) % 100 ORDER BY g;
 DO $$ BEGIN EXECUTE 'CREATE TABLE wide_cols AS SELECT id, ' ||
   (SELECT string_agg(format('f[%s] AS f%s', i, i), ', ') FROM generate_series(1, 80) AS i) ||
   ' FROM wide_arr ORDER BY id'; END $$;
-CREATE FUNCTION wide_diffs(src regclass, b int)
-RETURNS TABLE (rows bigint, diff bigint, out_of_order bigint) LANGUAGE sql AS $$
-  SELECT count(*), count(*) FILTER (WHERE t.prediction::real <> x.e[1]::real),
-         count(*) FILTER (WHERE t.key <> t.n)
-    FROM (SELECT p.*, row_number() OVER () AS n
-            FROM silvan.predict_table('wide_features', src, 'id', batch_size => b) AS p) AS t
-    JOIN fx_exp AS x ON x.id = 1 + t.key % 100
-$$;
 SET silvan.max_threads = 1;
-SELECT s, d.* FROM unnest('{wide_arr, wide_cols}'::regclass[]) AS s, wide_diffs(s, 1000) AS d;
+SELECT s, d.* FROM unnest('{wide_arr, wide_cols}'::regclass[]) AS s, diffs(s, 1000, 'wide_features') AS d;
 SET silvan.max_threads = 2;
-SELECT s, d.* FROM unnest('{wide_arr, wide_cols}'::regclass[]) AS s, wide_diffs(s, 1000) AS d;
+SELECT s, d.* FROM unnest('{wide_arr, wide_cols}'::regclass[]) AS s, diffs(s, 1000, 'wide_features') AS d;
 -- an error with pinned batches in flight: the pins go with the transaction
 INSERT INTO wide_arr SELECT 5001, f[1:79] FROM wide_arr WHERE id = 1;
 SELECT count(*) FROM silvan.predict_table('wide_features', 'wide_arr', 'id', batch_size => 1000);
 DELETE FROM wide_arr WHERE id = 5001;
-SELECT s, d.* FROM unnest('{wide_arr, wide_cols}'::regclass[]) AS s, wide_diffs(s, 1000) AS d;
+SELECT s, d.* FROM unnest('{wide_arr, wide_cols}'::regclass[]) AS s, diffs(s, 1000, 'wide_features') AS d;
 RESET silvan.max_threads;
 DROP TABLE wide_arr, wide_cols;
-DROP FUNCTION wide_diffs;
+DROP FUNCTION diffs;
