@@ -159,9 +159,18 @@ EmitHops(CodegenContext *cg, int32_t width, const WalkLane *lanes, LLVMValueRef 
 		LLVMAddIncoming(v_out[k], &v_cur[k], &b_head, 1);
 	}
 
+	/*
+	 * Without leaf tests each lane's load and move are emitted together: the
+	 * backend keeps that order, so fewer lanes' loaded nodes are live at once
+	 * (fewer spills than all loads first, then all moves).
+	 */
 	LLVMPositionBuilderAtEnd(b, b_body);
 	for (int32_t k = 0; k < width; k++)
+	{
 		cg->repr->load_node(cg, v_cur[k], check, &nodes[k]);
+		if (!check)
+			v_next[k] = cg->repr->move_to_child(cg, &nodes[k], lanes[k].v_row_ptr);
+	}
 	if (check)
 	{
 		LLVMValueRef v_all = NULL;
@@ -177,11 +186,10 @@ EmitHops(CodegenContext *cg, int32_t width, const WalkLane *lanes, LLVMValueRef 
 			LLVMAddIncoming(v_out[k], &v_cur[k], &b_body, 1);
 		LLVMPositionBuilderAtEnd(b, b_move);
 	}
-	for (int32_t k = 0; k < width; k++)
+	for (int32_t k = 0; check && k < width; k++)
 	{
 		v_next[k] = cg->repr->move_to_child(cg, &nodes[k], lanes[k].v_row_ptr);
-		if (check)
-			v_next[k] = LLVMBuildSelect(b, v_leaf[k], v_cur[k], v_next[k], "v_next");
+		v_next[k] = LLVMBuildSelect(b, v_leaf[k], v_cur[k], v_next[k], "v_next");
 	}
 	v_step_next = LLVMBuildAdd(b, v_step, CgInt32(cg, 1), "");
 	b_latch = LLVMGetInsertBlock(b);	/* moves may add blocks */
