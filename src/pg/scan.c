@@ -20,7 +20,8 @@
  * (ScoreBatchStart), the backend goes on reading the next batch into the
  * other buffer, and only when that one is full does it wait for the first
  * (ScoreBatchFinish), hand over the second, and emit the first's results
- * while the second is scored.  Results keep the source's order.  On any error the batch in flight is stopped
+ * while the second is scored.  The first batches are smaller (an eighth,
+ * then doubling), so that scoring starts early.  Results keep the source's order.  On any error the batch in flight is stopped
  * and waited for before its buffers can go away (ScanExecute).
  *
  * The model's ModelVersion stays pinned for the whole scan, so replacing
@@ -62,6 +63,13 @@
  * gathers them in parallel before scoring (scan_rows.c)
  */
 #define SCAN_DEFER_MIN_BYTES	256
+/*
+ * A pipelined scan's first chunk is this fraction of the others (at least
+ * SCAN_PIPELINE_MIN_BATCH rows), and each chunk after it doubles until
+ * chunk_rows: the pipeline thread starts scoring after a few hundred rows
+ * instead of a whole batch, which the backend would otherwise scan alone
+ */
+#define SCAN_RAMP_PARTS		8
 
 /* DestReceiver startup: validate the shape of the source */
 static void
@@ -170,6 +178,7 @@ ScanFlush(BatchScan *state)
 	if (buffer->num_rows == 0)
 		return;
 	state->rows_seen += buffer->num_rows;
+	state->flush_rows = Min(state->flush_rows * 2, state->chunk_rows);
 	if (state->output == SCORE_PROFILE)
 	{
 		ForestProfileAccumulate(state->forest, buffer->rows, buffer->num_rows, state->node_hits);
@@ -210,7 +219,7 @@ ScanReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 	BatchScan  *state = (BatchScan *) self;
 
 	ScanReadRow(state, slot, state->filling);
-	if (state->filling->num_rows == state->chunk_rows)
+	if (state->filling->num_rows == state->flush_rows)
 		ScanFlush(state);
 	return true;
 }
@@ -269,6 +278,9 @@ ScanAllocBatches(BatchScan *state)
 	state->pipelined = state->output != SCORE_PROFILE && silvan_jit &&
 		RuntimeMaxThreads() > 1 && state->chunk_rows >= SCAN_PIPELINE_MIN_BATCH;
 	state->defer_rows = state->pipelined && row_bytes >= SCAN_DEFER_MIN_BYTES;
+	state->flush_rows = state->pipelined ?
+		Min(state->chunk_rows, Max(state->chunk_rows / SCAN_RAMP_PARTS, SCAN_PIPELINE_MIN_BATCH)) :
+		state->chunk_rows;
 	ScanAllocBuffer(state, &state->buffers[0]);
 	if (state->pipelined)
 		ScanAllocBuffer(state, &state->buffers[1]);

@@ -63,6 +63,7 @@ typedef struct BatchScan
 	/* batches: one filling, and with more than one thread one being scored */
 	int			batch_size;		/* the batch the code was compiled for */
 	int			chunk_rows;		/* rows scored at a time: the batch or less */
+	int			flush_rows;		/* rows of the filling batch that flush it */
 	bool		pipelined;
 	bool		defer_rows;		/* wide rows: copied on the pipeline thread */
 	ScanBuffer	buffers[2];
