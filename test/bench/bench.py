@@ -13,8 +13,10 @@ this machine and on the same rows:
     thread and two threads;
   - silvan with the best of a small fixed set of schedules (one thread);
 
-each the median of several runs in one warm session, reported as µs per row,
-with the ratio to XGBoost single-thread.  Compile + first prediction in a
+the first four timed in interleaved rounds (one run of each per round, silvan
+in a session warmed by one untimed run) and each reported as the median over
+the rounds, the best schedule as the median of several runs in one warm
+session; µs per row, with the ratio to XGBoost single-thread.  Compile + first prediction in a
 fresh backend, and compile time for an 800-tree model, are timed too.
 Needs a running server (PGHOST/PGPORT from scripts/cluster.sh).
 """
@@ -33,7 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SHARED = os.environ.get("SILVAN_SHARED", os.path.join(os.path.dirname(ROOT), "shared"))
 TB = os.path.join(SHARED, "models", "asprasad_treebeard")
 ROWS = int(os.environ.get("SILVAN_BENCH_ROWS", "100000"))
-REPEAT = int(os.environ.get("SILVAN_BENCH_REPEAT", "5"))
+REPEAT = int(os.environ.get("SILVAN_BENCH_REPEAT", "7"))
 BATCHES = [int(b) for b in os.environ.get("SILVAN_BENCH_BATCHES", "64,1024,8192").split(",")]
 # Optional filters while working on one part: a comma list of model names,
 # and SILVAN_BENCH_BEST=0 to skip the fixed set of schedules
@@ -135,17 +137,40 @@ def treebeard_models():
     return out
 
 
-def xgb_us_per_row(model_path, rows, batch, threads):
+def xgb_booster(model_path, rows, batch, threads):
+    """A warm XGBoost booster with nthread = threads."""
     booster = xgb.Booster(model_file=model_path)
     booster.set_param({"nthread": threads})
     booster.inplace_predict(rows[:batch])
-    times = []
+    return booster
+
+
+def xgb_pass_us_per_row(booster, rows, batch):
+    """One pass of inplace_predict over the rows in chunks of the batch size."""
+    t = time.perf_counter()
+    for s in range(0, len(rows), batch):
+        booster.inplace_predict(rows[s:s + batch])
+    return (time.perf_counter() - t) / len(rows) * 1e6
+
+
+def silvan_once_us_per_row(name, batch, nrows, threads):
+    """One timed predict_table in a session warmed by one untimed run."""
+    sql = f"SELECT count(prediction) FROM silvan.predict_table('{name}', 'bench_{name}', 'id', batch_size => {batch})"
+    return timed_ms(sql, 2, [f"SET silvan.max_threads = {threads}"])[1] * 1000.0 / nrows
+
+
+def interleaved_us_per_row(name, model_path, rows, batch):
+    """Medians of REPEAT rounds, each timing XGBoost 1 and 2 threads and
+    silvan 1 and 2 threads once, so that a burst of load from elsewhere on
+    the machine hits a round of all four rather than one series."""
+    boosters = [xgb_booster(model_path, rows, batch, t) for t in (1, 2)]
+    series = [[], [], [], []]
     for _ in range(REPEAT):
-        t = time.perf_counter()
-        for s in range(0, len(rows), batch):
-            booster.inplace_predict(rows[s:s + batch])
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) / len(rows) * 1e6
+        series[0].append(xgb_pass_us_per_row(boosters[0], rows, batch))
+        series[1].append(xgb_pass_us_per_row(boosters[1], rows, batch))
+        series[2].append(silvan_once_us_per_row(name, batch, len(rows), 1))
+        series[3].append(silvan_once_us_per_row(name, batch, len(rows), 2))
+    return [statistics.median(s) for s in series]
 
 
 def silvan_us_per_row(name, batch, nrows, threads=1, schedule=None):
@@ -177,10 +202,7 @@ def main():
         one = "'{" + ",".join(repr(float(v)) for v in base[0]) + "}'::real[]"
         first = statistics.median(timed_ms(f"SELECT silvan.predict('{name}', {one})")[0] for _ in range(3))
         for batch in BATCHES:
-            x1 = xgb_us_per_row(model_path, rows, batch, 1)
-            x2 = xgb_us_per_row(model_path, rows, batch, 2)
-            ours = silvan_us_per_row(name, batch, n)
-            ours2 = silvan_us_per_row(name, batch, n, threads=2)
+            x1, x2, ours, ours2 = interleaved_us_per_row(name, model_path, rows, batch)
             best = min([ours] + [silvan_us_per_row(name, batch, n, schedule=s)
                                  for s in (SCHEDULES if WITH_BEST else [])])
             ratios.setdefault(batch, []).append(x1 / ours)
