@@ -18,6 +18,7 @@ typedef struct ScanBuffer
 {
 	int			num_rows;
 	char	   *rows;			/* chunk_rows * num_features values */
+	Size		rows_size;		/* bytes allocated for rows */
 	void	   *acc;
 	double	   *margins;
 	Datum	   *keys;
