@@ -21,8 +21,9 @@
  * other buffer, and only when that one is full does it wait for the first
  * (ScoreBatchFinish), hand over the second, and emit the first's results
  * while the second is scored.  The first batches are smaller (an eighth,
- * then doubling), so that scoring starts early.  Results keep the source's order.  On any error the batch in flight is stopped
- * and waited for before its buffers can go away (ScanExecute).
+ * then doubling), so that scoring starts early.  Results keep the source's
+ * order.  On any error the batch in flight is stopped and waited for before
+ * its buffers can go away (ScanExecute).
  *
  * The model's ModelVersion stays pinned for the whole scan, so replacing
  * the model from inside the query cannot free code that is running.
