@@ -3,8 +3,9 @@
 #   source scripts/cluster.sh; cluster_start; ...; cluster_stop
 # Runs the server as the "postgres" OS user (the server refuses root) on a
 # private socket directory; exports PGHOST, PGPORT, PGUSER for clients.
-# SILVAN_PGOPTIONS adds server options ("-c name=value ...").
-PG_BIN=/usr/lib/postgresql/15/bin
+# SILVAN_PGOPTIONS adds server options ("-c name=value ...");
+# SILVAN_PG_BIN names another server's bin directory (an assert-enabled build).
+PG_BIN=${SILVAN_PG_BIN:-/usr/lib/postgresql/15/bin}
 
 cluster_start() {
 	CLUSTER_DIR=$(mktemp -d /tmp/silvan-cluster.XXXXXX)
