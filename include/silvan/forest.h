@@ -243,5 +243,6 @@ extern bool ForestHasProbabilities(const Forest *forest);
 extern int	ForestProbaRow(const Forest *forest, const double *margins,
 						   double *out);
 extern int	ForestProbaWidth(const Forest *forest);
+extern int	ForestOutputWidth(const Forest *forest);
 
 #endif							/* SILVAN_FOREST_H */

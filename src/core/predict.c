@@ -193,7 +193,16 @@ ForestProbaWidth(const Forest *forest)
 	return 0;
 }
 
-/* Class probabilities of one row; returns how many were written */
+/* Doubles that one row's outputs need: its margins or its probabilities */
+int
+ForestOutputWidth(const Forest *forest)
+{
+	int			width = ForestProbaWidth(forest);
+
+	return width > forest->num_groups ? width : forest->num_groups;
+}
+
+/* Class probabilities of one row (ForestProbaWidth values); returns how many were written */
 int
 ForestProbaRow(const Forest *forest, const double *margins, double *out)
 {

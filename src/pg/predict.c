@@ -101,7 +101,7 @@ PredictOne(FunctionCallInfo fcinfo, ScoreOutput output)
 	row = PredictRowFromArray(array, forest, name);
 	acc = palloc(sizeof(double) * forest->num_groups);
 	margins = palloc(sizeof(double) * forest->num_groups);
-	scratch = palloc(sizeof(double) * forest->num_groups);
+	scratch = palloc(sizeof(double) * ForestOutputWidth(forest));
 	ScoreBatch(version, 1, row, 1, acc, margins);
 	return ScoreResultDatum(version, output, margins, scratch);
 }

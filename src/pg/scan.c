@@ -344,7 +344,7 @@ ScanAllocBatches(BatchScan *state)
 		ScanAllocBuffer(state, &state->buffers[1]);
 	state->filling = &state->buffers[0];
 	state->scoring = NULL;
-	state->scratch = palloc(sizeof(double) * state->forest->num_groups);
+	state->scratch = palloc(sizeof(double) * ForestOutputWidth(state->forest));
 }
 
 /* Check batch_size */

@@ -171,7 +171,7 @@ Float8ArrayDatum(const double *values, int n)
 										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
-/* The Datum one row yields for an output kind; scratch holds num_groups doubles */
+/* The Datum one row yields for an output kind; scratch holds ForestOutputWidth doubles */
 Datum
 ScoreResultDatum(ModelVersion *version, ScoreOutput output,
 				 const double *margins, double *scratch)

@@ -202,12 +202,14 @@ TestTransforms(void)
 	f->num_classes = 2;
 	CHECK(ForestPredictRow(f, m) == 0.5);
 	CHECK(ForestProbaRow(f, m, out) == 2 && out[0] == 0.5 && out[1] == 0.5);
+	/* a binary model has one margin but two probabilities: scratch needs both */
+	CHECK(f->num_groups == 1 && ForestOutputWidth(f) == 2);
 	f->task = FOREST_TASK_MULTICLASS;
 	f->transform = FOREST_TRANSFORM_SOFTMAX;
 	ForestAllocBaseMargin(f, 3, &st);
 	f->num_classes = 3;
 	CHECK(ForestPredictRow(f, m) == 2.0);
-	CHECK(ForestProbaRow(f, m, out) == 3);
+	CHECK(ForestProbaRow(f, m, out) == 3 && ForestOutputWidth(f) == 3);
 	CHECK(fabs(out[0] + out[1] + out[2] - 1.0) < 1e-15);
 	CHECK(fabs(out[2] / out[1] - exp(1.0)) < 1e-12);
 	ForestFree(f);
