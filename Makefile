@@ -3,7 +3,8 @@ EXTENSION = silvan
 EXTVERSION = $(shell grep default_version $(EXTENSION).control | sed -e "s/default_version[[:space:]]*=[[:space:]]*'\([^']*\)'/\1/")
 
 MODULE_big = silvan
-DATA = $(wildcard sql/*--*--*.sql)
+# released versions: their install scripts (frozen) and every upgrade script
+DATA = $(wildcard sql/*--*--*.sql) sql/$(EXTENSION)--0.1.0.sql
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 
 # The core, compiler and runtime include no postgres.h; src/pg is the adapter
@@ -27,6 +28,8 @@ SHLIB_LINK = $(LLVM_LIBS) -ljson-c -lm -lpthread
 
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/[0-9]*_*.sql)))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
+ISOLATION = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))
+ISOLATION_OPTS = --load-extension=$(EXTENSION)
 
 EXTRA_CLEAN = test/unit/bin results regression.diffs regression.out src/*/*.bc
 

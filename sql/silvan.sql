@@ -54,9 +54,12 @@ SELECT pg_catalog.pg_extension_config_dump('model_revision_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('schedule', '');
 SELECT pg_catalog.pg_extension_config_dump('profile', '');
 
--- Every change to the catalog tells every backend to revalidate its cache
+-- Every change to the catalog tells every backend to revalidate its cache.
+-- Only these triggers may use the function.
 CREATE FUNCTION catalog_changed() RETURNS trigger
-	AS 'MODULE_PATHNAME', 'silvan_catalog_changed' LANGUAGE C;
+	AS 'MODULE_PATHNAME', 'silvan_catalog_changed' LANGUAGE C
+	SET search_path = pg_catalog, pg_temp;
+REVOKE ALL ON FUNCTION catalog_changed() FROM PUBLIC;
 CREATE TRIGGER model_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON model
 	FOR EACH STATEMENT EXECUTE FUNCTION catalog_changed();
 CREATE TRIGGER schedule_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON schedule
@@ -66,8 +69,9 @@ CREATE TRIGGER profile_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON p
 
 GRANT USAGE ON SCHEMA silvan TO PUBLIC;
 
--- Everyone may read the catalog; writes go through load_model / drop_model,
--- which check ownership and then write as the catalog's owner.
+-- Everyone may read the catalog; writes go through load_model, drop_model,
+-- set_schedule, profile and reassign_models, which check the caller's
+-- rights and then write as the catalog's owner, under a locked search_path.
 REVOKE ALL ON model, schedule, profile FROM PUBLIC;
 GRANT SELECT ON model, schedule, profile TO PUBLIC;
 
@@ -147,3 +151,7 @@ CREATE FUNCTION explain(model text, batch_size integer DEFAULT 4096,
 						target text DEFAULT 'cpu', llvm_ir boolean DEFAULT false)
 	RETURNS text
 	AS 'MODULE_PATHNAME', 'silvan_explain' LANGUAGE C STABLE;
+
+-- Giving models to another role (as REASSIGN OWNED does for PostgreSQL's objects)
+CREATE FUNCTION reassign_models(old_owner regrole, new_owner regrole) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'silvan_reassign_models' LANGUAGE C VOLATILE STRICT;

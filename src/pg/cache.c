@@ -138,35 +138,37 @@ ReportUnknownModel(const char *name)
 /*
  * What identifies a model's state besides its revision: its cpu schedules
  * and the profile stored for this revision.  Any change makes a new version.
+ * Like every statement on the catalog, these run under a locked search_path
+ * with every name qualified (catalog_sql.c).
  */
 static const char *const fetch_sql =
-"SELECT m.id, m.revision,"
-" coalesce((SELECT string_agg(coalesce(s.batch_size, 0) || ':' || md5(s.schedule), ','"
-"                             ORDER BY coalesce(s.batch_size, 0))"
-"             FROM silvan.schedule s WHERE s.model_id = m.id AND s.target = 'cpu'), '')"
-" || '/' || coalesce((SELECT p.num_rows || '@' || p.created"
-"             FROM silvan.profile p WHERE p.model_id = m.id AND p.revision = m.revision), '')"
-" FROM silvan.model m WHERE m.name = $1";
+"SELECT m.id, m.revision, pg_catalog.concat("
+" (SELECT pg_catalog.string_agg(pg_catalog.concat(s.batch_size, ':', pg_catalog.md5(s.schedule)), ','"
+"                               ORDER BY s.batch_size NULLS FIRST)"
+"    FROM silvan.schedule s WHERE s.model_id OPERATOR(pg_catalog.=) m.id"
+"     AND s.target OPERATOR(pg_catalog.=) 'cpu'::pg_catalog.text),"
+" '/',"
+" (SELECT pg_catalog.concat(p.num_rows, '@', p.created) FROM silvan.profile p"
+"   WHERE p.model_id OPERATOR(pg_catalog.=) m.id AND p.revision OPERATOR(pg_catalog.=) m.revision))"
+" FROM silvan.model m WHERE m.name OPERATOR(pg_catalog.=) $1";
 
-/* Run a one-parameter read-only query; error if SPI fails */
+/* Run a one-parameter read of the catalog, as the caller */
 static void
-CacheQuery(const char *sql, Oid argtype, Datum arg)
+CacheQuery(const CatalogSql *sql, const char *query, Oid argtype, Datum arg)
 {
-	int			ret = SPI_execute_with_args(sql, 1, &argtype, &arg, NULL, true, 0);
-
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "could not read the silvan catalog: %s", SPI_result_code_string(ret));
+	CatalogSqlRun(sql, query, 1, &argtype, &arg, NULL, SPI_OK_SELECT);
 }
 
 /* Load the forest of a version from the catalog's binary form */
 static void
-CacheLoadForest(ModelVersion *version)
+CacheLoadForest(const CatalogSql *sql, ModelVersion *version)
 {
 	SilvanStatus status;
 	bool		isnull;
 	bytea	   *bytes;
 
-	CacheQuery("SELECT forest FROM silvan.model WHERE id = $1", INT8OID, Int64GetDatum(version->id));
+	CacheQuery(sql, "SELECT forest FROM silvan.model WHERE id OPERATOR(pg_catalog.=) $1",
+			   INT8OID, Int64GetDatum(version->id));
 	if (SPI_processed != 1)
 		elog(ERROR, "model %lld vanished while loading", (long long) version->id);
 	bytes = DatumGetByteaPP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -178,12 +180,13 @@ CacheLoadForest(ModelVersion *version)
 
 /* Load the cpu schedules stored for a version's model */
 static void
-CacheLoadSchedules(ModelVersion *version)
+CacheLoadSchedules(const CatalogSql *sql, ModelVersion *version)
 {
 	bool		isnull;
 
-	CacheQuery("SELECT coalesce(batch_size, 0), schedule FROM silvan.schedule"
-			   " WHERE model_id = $1 AND target = 'cpu' ORDER BY 1",
+	CacheQuery(sql, "SELECT COALESCE(batch_size, 0), schedule FROM silvan.schedule"
+			   " WHERE model_id OPERATOR(pg_catalog.=) $1"
+			   " AND target OPERATOR(pg_catalog.=) 'cpu'::pg_catalog.text ORDER BY 1",
 			   INT8OID, Int64GetDatum(version->id));
 	version->num_schedules = SPI_processed;
 	version->schedules = MemoryContextAllocZero(version->cxt,
@@ -199,7 +202,7 @@ CacheLoadSchedules(ModelVersion *version)
 
 /* Load the node hit counts profiled for this revision, if any and consistent */
 static void
-CacheLoadProfile(ModelVersion *version)
+CacheLoadProfile(const CatalogSql *sql, ModelVersion *version)
 {
 	Datum	   *hits;
 	bool	   *nulls;
@@ -207,8 +210,9 @@ CacheLoadProfile(ModelVersion *version)
 	bool		isnull;
 	ForestProfile *profile;
 
-	CacheQuery("SELECT p.num_rows, p.node_hits FROM silvan.profile p JOIN silvan.model m ON m.id = p.model_id"
-			   " WHERE p.model_id = $1 AND p.revision = m.revision",
+	CacheQuery(sql, "SELECT p.num_rows, p.node_hits FROM silvan.profile p, silvan.model m"
+			   " WHERE m.id OPERATOR(pg_catalog.=) p.model_id AND p.model_id OPERATOR(pg_catalog.=) $1"
+			   " AND p.revision OPERATOR(pg_catalog.=) m.revision",
 			   INT8OID, Int64GetDatum(version->id));
 	if (SPI_processed != 1)
 		return;
@@ -227,7 +231,7 @@ CacheLoadProfile(ModelVersion *version)
 
 /* Build a version: forest, schedules and profile, in a memory context of its own */
 static ModelVersion *
-CacheLoadVersion(int64 id, int64 revision, const char *fingerprint)
+CacheLoadVersion(const CatalogSql *sql, int64 id, int64 revision, const char *fingerprint)
 {
 	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext, "silvan model",
 											  ALLOCSET_SMALL_SIZES);
@@ -240,9 +244,9 @@ CacheLoadVersion(int64 id, int64 revision, const char *fingerprint)
 	version->last_variant = -1;
 	PG_TRY();
 	{
-		CacheLoadForest(version);
-		CacheLoadSchedules(version);
-		CacheLoadProfile(version);
+		CacheLoadForest(sql, version);
+		CacheLoadSchedules(sql, version);
+		CacheLoadProfile(sql, version);
 	}
 	PG_CATCH();
 	{
@@ -262,12 +266,13 @@ static ModelVersion *
 ModelCatalogFetch(const char *name, const ModelVersion *known, bool *unchanged)
 {
 	ModelVersion *version = NULL;
+	CatalogSql	sql;
 	bool		isnull;
 	bool		found;
 
 	*unchanged = false;
-	SPI_connect();
-	CacheQuery(fetch_sql, TEXTOID, CStringGetTextDatum(name));
+	CatalogSqlBegin(&sql);
+	CacheQuery(&sql, fetch_sql, TEXTOID, CStringGetTextDatum(name));
 	found = SPI_processed == 1;
 	if (found)
 	{
@@ -281,9 +286,9 @@ ModelCatalogFetch(const char *name, const ModelVersion *known, bool *unchanged)
 			strcmp(known->fingerprint, fingerprint) == 0)
 			*unchanged = true;
 		else
-			version = CacheLoadVersion(id, revision, fingerprint);
+			version = CacheLoadVersion(&sql, id, revision, fingerprint);
 	}
-	SPI_finish();
+	CatalogSqlEnd(&sql);
 	if (!found)
 		ReportUnknownModel(name);
 	return version;

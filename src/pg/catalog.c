@@ -1,84 +1,167 @@
 /*
  * catalog.c
- *		Writing the catalog: load_model(), drop_model(), set_schedule() and
- *		the profiles stored by silvan.profile().
+ *		Writing the catalog: load_model(), drop_model(), set_schedule(),
+ *		reassign_models() and the profiles stored by silvan.profile().
  *
  * Parsing and validation happen before the catalog is touched, so a bad
- * model leaves nothing behind.  Everyone may read the catalog; writes
- * happen as the catalog's owner after checking that the caller owns the
- * model being replaced or dropped (or is a superuser), in the style of
- * PostgreSQL's own SECURITY_LOCAL_USERID_CHANGE sections.
+ * model leaves nothing behind.  Everyone may read the catalog; a write
+ * goes in three steps (catalog_sql.c):
+ *
+ *	1. as the caller: read the model's row and check that the caller may
+ *	   change it (its owner, a role with the owner's privileges, or, for a
+ *	   model whose owner role was dropped, the database's owner);
+ *	2. only then become the catalog's owner, lock the row (FOR UPDATE) and
+ *	   check again, since the row may have changed in between;
+ *	3. write, in as few statements as the change needs.
+ *
+ * Every statement runs under search_path "pg_catalog, pg_temp" with every
+ * name schema-qualified.  A new name that another session inserts first
+ * makes this one's insert do nothing (ON CONFLICT), which is reported as
+ * the model existing, never as a unique violation.
  */
 #include "silvan_pg.h"
 
-#include "access/table.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "silvan/parse.h"
 
-/* What a caller is allowed and who writes */
-typedef struct CatalogWriter
+/* A model's row as a writer sees it */
+typedef struct CatalogModel
 {
-	Oid			caller;
-	Oid			saved_user;
-	int			saved_context;
-} CatalogWriter;
+	int64		id;
+	Oid			owner;
+	int64		revision;
+} CatalogModel;
 
-/* Become the catalog's owner for the writes that follow */
-static void
-CatalogWriteBegin(CatalogWriter *writer)
-{
-	Relation	rel = table_open(SilvanCatalogRelid("model"), AccessShareLock);
-	Oid			owner = rel->rd_rel->relowner;
-
-	table_close(rel, AccessShareLock);
-	GetUserIdAndSecContext(&writer->saved_user, &writer->saved_context);
-	writer->caller = writer->saved_user;
-	SetUserIdAndSecContext(owner, writer->saved_context | SECURITY_LOCAL_USERID_CHANGE);
-	SPI_connect();
-}
-
-/* Return to the caller's identity */
-static void
-CatalogWriteEnd(CatalogWriter *writer)
-{
-	SPI_finish();
-	SetUserIdAndSecContext(writer->saved_user, writer->saved_context);
-}
-
-/* Error unless the caller may change a model owned by owner */
-static void
-CheckModelOwner(const CatalogWriter *writer, Oid owner, const char *name)
-{
-	if (!has_privs_of_role(writer->caller, owner))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of model \"%s\"", name),
-				 errdetail("Only the model's owner or a superuser may replace or drop it.")));
-}
-
-/* Find a model's id and owner (locking its row); false when absent */
+/* Read a model's row (locked FOR UPDATE when running as the owner); false when absent */
 static bool
-CatalogFindModel(const char *name, int64 *id, Oid *owner)
+CatalogFindModel(const CatalogSql *sql, const char *name, CatalogModel *model)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(name)};
 	bool		isnull;
 
-	if (SPI_execute_with_args("SELECT id, owner::oid FROM silvan.model WHERE name = $1 FOR UPDATE",
-							  1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read silvan.model");
+	CatalogSqlRun(sql, sql->as_owner ?
+				  "SELECT id, owner::pg_catalog.oid, revision FROM silvan.model"
+				  " WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE" :
+				  "SELECT id, owner::pg_catalog.oid, revision FROM silvan.model"
+				  " WHERE name OPERATOR(pg_catalog.=) $1",
+				  1, argtypes, args, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 0)
 		return false;
-	*id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	*owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	model->id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	model->owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	model->revision = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
 	return true;
+}
+
+/* Does a role exist? */
+static bool
+RoleExists(Oid role)
+{
+	return SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(role));
+}
+
+/*
+ * May caller change what owner owns: with the owner's privileges, or as
+ * the database's owner when the owner role no longer exists
+ */
+static bool
+CatalogMayManage(Oid caller, Oid owner)
+{
+	if (has_privs_of_role(caller, owner))
+		return true;
+	return !RoleExists(owner) && pg_database_ownercheck(MyDatabaseId, caller);
+}
+
+/* Error unless the caller may change a model */
+static void
+CheckModelOwner(const CatalogSql *sql, const CatalogModel *model, const char *name)
+{
+	if (!CatalogMayManage(sql->caller, model->owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of model \"%s\"", name),
+				 errdetail("Only the model's owner, a member of the owner role, or a superuser may change it.")));
+}
+
+/* Error for a model that is not in the catalog */
+static void
+ReportNoModel(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("model \"%s\" does not exist", name),
+			 errhint("Load it with silvan.load_model(); silvan.models lists the loaded models.")));
+}
+
+/* Error for a model that changed between the check and the write */
+static void
+ReportConcurrentChange(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("model \"%s\" was changed by another session", name),
+			 errdetail("It was replaced or dropped while this call worked on it."),
+			 errhint("Run the call again.")));
+}
+
+/*
+ * As the owner: lock a model's row and check the caller's rights again;
+ * false when the row is gone
+ */
+static bool
+CatalogLockModel(const CatalogSql *sql, const char *name, CatalogModel *model)
+{
+	Assert(sql->as_owner);
+	if (!CatalogFindModel(sql, name, model))
+		return false;
+	CheckModelOwner(sql, model, name);
+	return true;
+}
+
+/*
+ * Steps 1 and 2 for a model that must exist: check as the caller, become
+ * the owner, lock and check again; the row must still be at revision
+ */
+static void
+CatalogTakeModel(CatalogSql *sql, const char *name, CatalogModel *model)
+{
+	CatalogModel locked;
+
+	if (!CatalogFindModel(sql, name, model))
+		ReportNoModel(name);
+	CheckModelOwner(sql, model, name);
+	CatalogSqlBecomeOwner(sql);
+	if (!CatalogLockModel(sql, name, &locked) || locked.id != model->id ||
+		locked.revision != model->revision)
+		ReportConcurrentChange(name);
+}
+
+/*
+ * Check, as the caller, that a model exists and that the caller may change
+ * it; returns its revision.  For work that comes before the write (a
+ * profiling scan, compiling a schedule), so nothing runs for a caller
+ * that could not store its result.
+ */
+int64
+CatalogCheckOwned(const char *name)
+{
+	CatalogSql	sql;
+	CatalogModel model;
+
+	CatalogSqlBegin(&sql);
+	if (!CatalogFindModel(&sql, name, &model))
+		ReportNoModel(name);
+	CheckModelOwner(&sql, &model, name);
+	CatalogSqlEnd(&sql);
+	return model.revision;
 }
 
 /* Parse and validate a model's text, with errors for the user */
@@ -100,17 +183,18 @@ CatalogParse(const char *model_text, const char *format_name, ModelFormat *forma
 	return forest;
 }
 
-/* Insert a new row or update the existing one; returns the model id */
-static int64
-CatalogStore(const char *name, const char *model_text, ModelFormat format,
-			 Forest *forest, bytea *bytes, Oid caller, bool exists, int64 id)
-{
-	Oid			argtypes[11] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID, INT4OID,
-	INT4OID, INT4OID, BYTEAOID, TEXTOID, OIDOID};
-	Datum		args[11];
-	bool		isnull;
-	const char *sql;
+/* The columns of a model's row, as statement parameters $1..$10 */
+#define MODEL_COLUMNS 10
 
+/* Fill the parameters of a model's row */
+static void
+CatalogModelArgs(Oid *argtypes, Datum *args, const char *name, const char *model_text,
+				 ModelFormat format, const Forest *forest, bytea *bytes)
+{
+	static const Oid types[MODEL_COLUMNS] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID,
+	INT4OID, INT4OID, INT4OID, BYTEAOID, TEXTOID};
+
+	memcpy(argtypes, types, sizeof(types));
 	args[0] = CStringGetTextDatum(name);
 	args[1] = CStringGetTextDatum(ModelFormatName(format));
 	args[2] = CStringGetTextDatum(forest->objective);
@@ -122,30 +206,48 @@ CatalogStore(const char *name, const char *model_text, ModelFormat format,
 	args[7] = Int32GetDatum(forest->max_depth);
 	args[8] = PointerGetDatum(bytes);
 	args[9] = CStringGetTextDatum(model_text);
-	args[10] = ObjectIdGetDatum(caller);
-	if (exists)
-	{
-		sql = "UPDATE silvan.model SET format = $2, objective = $3, task = $4, "
-			"num_features = $5, num_classes = $6, num_trees = $7, max_depth = $8, "
-			"forest = $9, source = $10, created = now(), "
-			"revision = nextval('silvan.model_revision_seq') WHERE name = $1 RETURNING id";
-		if (SPI_execute_with_args("DELETE FROM silvan.schedule WHERE model_id = "
-								  "(SELECT id FROM silvan.model WHERE name = $1)",
-								  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE ||
-			SPI_execute_with_args("DELETE FROM silvan.profile WHERE model_id = "
-								  "(SELECT id FROM silvan.model WHERE name = $1)",
-								  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE)
-			elog(ERROR, "could not clear schedules and profile of model \"%s\"", name);
-	}
-	else
-		sql = "INSERT INTO silvan.model (name, format, objective, task, num_features, "
-			"num_classes, num_trees, max_depth, forest, source, owner) "
-			"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::regrole) RETURNING id";
+}
+
+/* Insert a new model row owned by the caller; false when another has the name */
+static bool
+CatalogInsertModel(const CatalogSql *sql, Oid *argtypes, Datum *args, int64 *id)
+{
+	bool		isnull;
+
+	argtypes[MODEL_COLUMNS] = REGROLEOID;
+	args[MODEL_COLUMNS] = ObjectIdGetDatum(sql->caller);
 	/* no row limit: a limited INSERT ... RETURNING skips statement triggers */
-	if (SPI_execute_with_args(sql, 11, argtypes, args, NULL, false, 0) != (exists ? SPI_OK_UPDATE_RETURNING : SPI_OK_INSERT_RETURNING) ||
-		SPI_processed != 1)
-		elog(ERROR, "could not store model \"%s\"", name);
-	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	CatalogSqlRun(sql,
+				  "INSERT INTO silvan.model (name, format, objective, task, num_features,"
+				  " num_classes, num_trees, max_depth, forest, source, owner)"
+				  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+				  " ON CONFLICT (name) DO NOTHING RETURNING id",
+				  MODEL_COLUMNS + 1, argtypes, args, NULL, SPI_OK_INSERT_RETURNING);
+	if (SPI_processed != 1)
+		return false;
+	*id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	return true;
+}
+
+/* Replace a locked model row: new forest and revision, its schedules and profile gone */
+static void
+CatalogReplaceModel(const CatalogSql *sql, Oid *argtypes, Datum *args, int64 id)
+{
+	argtypes[MODEL_COLUMNS] = INT8OID;
+	args[MODEL_COLUMNS] = Int64GetDatum(id);
+	CatalogSqlRun(sql,
+				  "WITH schedules AS (DELETE FROM silvan.schedule"
+				  "                    WHERE model_id OPERATOR(pg_catalog.=) $11),"
+				  "     profiles AS (DELETE FROM silvan.profile"
+				  "                   WHERE model_id OPERATOR(pg_catalog.=) $11)"
+				  " UPDATE silvan.model SET format = $2, objective = $3, task = $4,"
+				  " num_features = $5, num_classes = $6, num_trees = $7, max_depth = $8,"
+				  " forest = $9, source = $10, created = pg_catalog.now(),"
+				  " revision = pg_catalog.nextval('silvan.model_revision_seq'::pg_catalog.regclass)"
+				  " WHERE id OPERATOR(pg_catalog.=) $11 AND name OPERATOR(pg_catalog.=) $1",
+				  MODEL_COLUMNS + 1, argtypes, args, NULL, SPI_OK_UPDATE);
+	if (SPI_processed != 1)
+		elog(ERROR, "could not replace a locked model row");
 }
 
 /* Serialize a forest into a bytea; frees the forest */
@@ -177,6 +279,58 @@ RequireArgument(FunctionCallInfo fcinfo, int argno, const char *argname)
 				 errmsg("argument \"%s\" must not be null", argname)));
 }
 
+/* Error for a load of a name that is taken, without replace */
+static void
+ReportModelExists(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DUPLICATE_OBJECT),
+			 errmsg("model \"%s\" already exists", name),
+			 errhint("Pass replace => true to replace it.")));
+}
+
+/*
+ * Store a parsed model under name: insert it, or replace the existing row
+ * when replace allows.  The first pass decides from what step 1 saw; a
+ * row that appears or disappears under it sends it round once more.
+ */
+static int64
+CatalogStoreModel(const char *name, const char *model_text, ModelFormat format,
+				  const Forest *forest, bytea *bytes, bool replace)
+{
+	CatalogSql	sql;
+	CatalogModel model = {0};
+	Oid			argtypes[MODEL_COLUMNS + 1];
+	Datum		args[MODEL_COLUMNS + 1];
+	bool		exists;
+
+	CatalogModelArgs(argtypes, args, name, model_text, format, forest, bytes);
+	CatalogSqlBegin(&sql);
+	exists = CatalogFindModel(&sql, name, &model);
+	if (exists && !replace)
+		ReportModelExists(name);
+	if (exists)
+		CheckModelOwner(&sql, &model, name);
+	CatalogSqlBecomeOwner(&sql);
+	for (int attempt = 0;; attempt++)
+	{
+		if (!exists && CatalogInsertModel(&sql, argtypes, args, &model.id))
+			break;
+		if (!exists && !replace)
+			ReportModelExists(name);
+		exists = CatalogLockModel(&sql, name, &model);
+		if (exists)
+		{
+			CatalogReplaceModel(&sql, argtypes, args, model.id);
+			break;
+		}
+		if (attempt == 2)
+			ReportConcurrentChange(name);
+	}
+	CatalogSqlEnd(&sql);
+	return model.id;
+}
+
 PG_FUNCTION_INFO_V1(silvan_load_model);
 
 /* load_model(name, model, format, replace): parse, validate, store */
@@ -186,22 +340,16 @@ silvan_load_model(PG_FUNCTION_ARGS)
 	char	   *name;
 	char	   *model_text;
 	char	   *format_name;
-	bool		replace;
 	ModelFormat format;
 	Forest	   *forest;
 	Forest		summary;
 	bytea	   *volatile bytes = NULL;
-	CatalogWriter writer;
-	int64		id = 0;
-	Oid			owner;
-	bool		exists;
 
 	RequireArgument(fcinfo, 0, "name");
 	RequireArgument(fcinfo, 1, "model");
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	model_text = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	format_name = PG_ARGISNULL(2) ? "auto" : text_to_cstring(PG_GETARG_TEXT_PP(2));
-	replace = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
 	if (strlen(name) < 1 || strlen(name) >= NAMEDATALEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_NAME),
@@ -219,19 +367,8 @@ silvan_load_model(PG_FUNCTION_ARGS)
 		ForestFree(forest);
 	}
 	PG_END_TRY();
-
-	CatalogWriteBegin(&writer);
-	exists = CatalogFindModel(name, &id, &owner);
-	if (exists && !replace)
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("model \"%s\" already exists", name),
-				 errhint("Pass replace => true to replace it.")));
-	if (exists)
-		CheckModelOwner(&writer, owner, name);
-	id = CatalogStore(name, model_text, format, &summary, bytes, writer.caller, exists, id);
-	CatalogWriteEnd(&writer);
-	PG_RETURN_INT64(id);
+	PG_RETURN_INT64(CatalogStoreModel(name, model_text, format, &summary, bytes,
+									  !PG_ARGISNULL(3) && PG_GETARG_BOOL(3)));
 }
 
 PG_FUNCTION_INFO_V1(silvan_drop_model);
@@ -241,39 +378,28 @@ Datum
 silvan_drop_model(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	CatalogWriter writer;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(name)};
-	int64		id;
-	Oid			owner;
+	CatalogSql	sql;
+	CatalogModel model;
+	Oid			argtypes[1] = {INT8OID};
+	Datum		args[1];
 	bool		exists;
 
-	CatalogWriteBegin(&writer);
-	exists = CatalogFindModel(name, &id, &owner);
+	CatalogSqlBegin(&sql);
+	exists = CatalogFindModel(&sql, name, &model);
 	if (exists)
 	{
-		CheckModelOwner(&writer, owner, name);
-		if (SPI_execute_with_args("DELETE FROM silvan.model WHERE name = $1",
-								  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE)
-			elog(ERROR, "could not drop model \"%s\"", name);
+		CheckModelOwner(&sql, &model, name);
+		CatalogSqlBecomeOwner(&sql);
+		exists = CatalogLockModel(&sql, name, &model);
 	}
-	CatalogWriteEnd(&writer);
+	if (exists)
+	{
+		args[0] = Int64GetDatum(model.id);
+		CatalogSqlRun(&sql, "DELETE FROM silvan.model WHERE id OPERATOR(pg_catalog.=) $1",
+					  1, argtypes, args, NULL, SPI_OK_DELETE);
+	}
+	CatalogSqlEnd(&sql);
 	PG_RETURN_BOOL(exists);
-}
-
-/* The id of a model the caller may change; errors when absent or not owned */
-static int64
-CatalogOwnedModel(const CatalogWriter *writer, const char *name)
-{
-	int64		id;
-	Oid			owner;
-
-	if (!CatalogFindModel(name, &id, &owner))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("model \"%s\" does not exist", name)));
-	CheckModelOwner(writer, owner, name);
-	return id;
 }
 
 /* Error unless a batch size argument is NULL or positive */
@@ -294,17 +420,23 @@ CatalogBatchSize(FunctionCallInfo fcinfo, int argno)
 	return batch_size;
 }
 
-/* Parse a schedule and compile it for the model once, so a bad one is never stored */
+/*
+ * Parse a schedule and compile it for the model once, so a bad one is
+ * never stored; the model must still be at revision
+ */
 static void
-CatalogCheckSchedule(const char *name, const char *schedule_text)
+CatalogCheckSchedule(const char *name, const char *schedule_text, int64 revision)
 {
 	SilvanStatus status;
 	Schedule	schedule;
-	ModelVersion *version = ModelCacheLookup(name);
+	ModelVersion *version;
 	CompiledForest *code;
 
 	if (!ScheduleParse(schedule_text, &schedule, &status))
 		SilvanReportStatus(ERROR, &status);
+	version = ModelCacheLookup(name);
+	if (version->revision != revision)
+		ReportConcurrentChange(name);
 	code = CompileForest(version->forest, &schedule, version->profile, &status);
 	if (code == NULL)
 		SilvanReportStatus(ERROR, &status);
@@ -320,10 +452,12 @@ silvan_set_schedule(PG_FUNCTION_ARGS)
 	char	   *name;
 	char	   *target;
 	int32		batch_size = CatalogBatchSize(fcinfo, 3);
-	CatalogWriter writer;
+	CatalogSql	sql;
+	CatalogModel model;
 	Oid			argtypes[4] = {INT8OID, TEXTOID, INT4OID, TEXTOID};
 	Datum		args[4];
-	int64		id;
+	char		nulls[4] = {' ', ' ', batch_size == 0 ? 'n' : ' ', ' '};
+	int64		revision;
 
 	RequireArgument(fcinfo, 0, "model");
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
@@ -333,54 +467,106 @@ silvan_set_schedule(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("unsupported target \"%s\"", target),
 				 errdetail("Argument \"target\" must be \"cpu\"; GPU targets are not built yet.")));
+	revision = CatalogCheckOwned(name);
 	if (!PG_ARGISNULL(1))
-		CatalogCheckSchedule(name, text_to_cstring(PG_GETARG_TEXT_PP(1)));
+		CatalogCheckSchedule(name, text_to_cstring(PG_GETARG_TEXT_PP(1)), revision);
 
-	CatalogWriteBegin(&writer);
-	id = CatalogOwnedModel(&writer, name);
-	args[0] = Int64GetDatum(id);
+	CatalogSqlBegin(&sql);
+	CatalogTakeModel(&sql, name, &model);
+	if (model.revision != revision)
+		ReportConcurrentChange(name);
+	args[0] = Int64GetDatum(model.id);
 	args[1] = CStringGetTextDatum(target);
 	args[2] = Int32GetDatum(batch_size);
-	if (SPI_execute_with_args("DELETE FROM silvan.schedule WHERE model_id = $1 AND target = $2"
-							  " AND coalesce(batch_size, 0) = $3",
-							  3, argtypes, args, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not update silvan.schedule");
+	CatalogSqlRun(&sql,
+				  "DELETE FROM silvan.schedule WHERE model_id OPERATOR(pg_catalog.=) $1"
+				  " AND target OPERATOR(pg_catalog.=) $2"
+				  " AND COALESCE(batch_size, 0) OPERATOR(pg_catalog.=) COALESCE($3, 0)",
+				  3, argtypes, args, nulls, SPI_OK_DELETE);
 	if (!PG_ARGISNULL(1))
 	{
 		args[3] = PG_GETARG_DATUM(1);
-		if (SPI_execute_with_args("INSERT INTO silvan.schedule (model_id, target, batch_size, schedule)"
-								  " VALUES ($1, $2, nullif($3, 0), $4)",
-								  4, argtypes, args, NULL, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "could not update silvan.schedule");
+		CatalogSqlRun(&sql,
+					  "INSERT INTO silvan.schedule (model_id, target, batch_size, schedule)"
+					  " VALUES ($1, $2, $3, $4)",
+					  4, argtypes, args, nulls, SPI_OK_INSERT);
 	}
-	CatalogWriteEnd(&writer);
+	CatalogSqlEnd(&sql);
 	PG_RETURN_VOID();
 }
 
-/* Store the node hit counts of a profiling scan for the model's current revision */
+/* Store the node hit counts of a profiling scan of revision of a model */
 void
 CatalogStoreProfile(const char *name, int64 revision, int64 num_rows,
 					const int64 *node_hits, int64 num_nodes)
 {
-	CatalogWriter writer;
+	CatalogSql	sql;
+	CatalogModel model;
 	Oid			argtypes[4] = {INT8OID, INT8OID, INT8OID, INT8ARRAYOID};
 	Datum		args[4];
 	Datum	   *hits = palloc(sizeof(Datum) * Max(num_nodes, 1));
-	int64		id;
 
 	for (int64 i = 0; i < num_nodes; i++)
 		hits[i] = Int64GetDatum(node_hits[i]);
-	CatalogWriteBegin(&writer);
-	id = CatalogOwnedModel(&writer, name);
-	args[0] = Int64GetDatum(id);
+	CatalogSqlBegin(&sql);
+	CatalogTakeModel(&sql, name, &model);
+	if (model.revision != revision)
+		ReportConcurrentChange(name);
+	args[0] = Int64GetDatum(model.id);
 	args[1] = Int64GetDatum(revision);
 	args[2] = Int64GetDatum(num_rows);
 	args[3] = PointerGetDatum(construct_array(hits, num_nodes, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	if (SPI_execute_with_args("DELETE FROM silvan.profile WHERE model_id = $1",
-							  1, argtypes, args, NULL, false, 0) != SPI_OK_DELETE ||
-		SPI_execute_with_args("INSERT INTO silvan.profile (model_id, revision, num_rows, node_hits)"
-							  " VALUES ($1, $2, $3, $4)",
-							  4, argtypes, args, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not store the profile of model \"%s\"", name);
-	CatalogWriteEnd(&writer);
+	CatalogSqlRun(&sql,
+				  "INSERT INTO silvan.profile (model_id, revision, num_rows, node_hits)"
+				  " VALUES ($1, $2, $3, $4) ON CONFLICT (model_id) DO UPDATE"
+				  " SET revision = excluded.revision, num_rows = excluded.num_rows,"
+				  " node_hits = excluded.node_hits, created = pg_catalog.now()",
+				  4, argtypes, args, NULL, SPI_OK_INSERT);
+	CatalogSqlEnd(&sql);
+}
+
+/* Error unless a role (given by OID, as regrole) exists */
+static void
+CheckRoleExists(Oid role, const char *argname)
+{
+	if (!RoleExists(role))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role with OID %u does not exist", role),
+				 errdetail("Argument \"%s\" must name an existing role.", argname)));
+}
+
+PG_FUNCTION_INFO_V1(silvan_reassign_models);
+
+/*
+ * reassign_models(old_owner, new_owner): give every model of old_owner to
+ * new_owner; returns how many.  As REASSIGN OWNED, the caller needs the
+ * privileges of both roles; the models of a dropped role (given by OID)
+ * may be reassigned by the database's owner.
+ */
+Datum
+silvan_reassign_models(PG_FUNCTION_ARGS)
+{
+	Oid			old_owner = PG_GETARG_OID(0);
+	Oid			new_owner = PG_GETARG_OID(1);
+	CatalogSql	sql;
+	Oid			argtypes[2] = {OIDOID, REGROLEOID};
+	Datum		args[2] = {ObjectIdGetDatum(old_owner), ObjectIdGetDatum(new_owner)};
+	int64		reassigned;
+
+	CheckRoleExists(new_owner, "new_owner");
+	CatalogSqlBegin(&sql);
+	if (!CatalogMayManage(sql.caller, old_owner) || !has_privs_of_role(sql.caller, new_owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to reassign models"),
+				 errdetail("Only roles with privileges of both argument \"old_owner\" and argument \"new_owner\" may reassign models; the database's owner may reassign the models of a dropped role.")));
+	CatalogSqlBecomeOwner(&sql);
+	CatalogSqlRun(&sql,
+				  "UPDATE silvan.model SET owner = $2"
+				  " WHERE owner::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
+				  2, argtypes, args, NULL, SPI_OK_UPDATE);
+	reassigned = (int64) SPI_processed;
+	CatalogSqlEnd(&sql);
+	PG_RETURN_INT64(reassigned);
 }

@@ -43,6 +43,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/plancache.h"
 #include "utils/rel.h"
 
 #include "silvan/runtime.h"
@@ -176,12 +177,16 @@ ScanPutResult(BatchScan *state, Datum key, Datum value)
 	tuplestore_puttupleslot(state->tupstore, state->result_slot);
 }
 
-/* Emit the results of a scored batch and empty it */
+/*
+ * Emit the results of a scored batch and empty it.  A row's result Datum
+ * (an array of as many values as the model has classes) lives in
+ * result_cxt only until the tuplestore has copied it.
+ */
 static void
 ScanEmit(BatchScan *state, ScanBuffer *buffer)
 {
 	int			groups = state->forest->num_groups;
-	MemoryContext old = MemoryContextSwitchTo(buffer->cxt);
+	MemoryContext old = MemoryContextSwitchTo(state->result_cxt);
 
 	for (int r = 0; r < buffer->num_rows; r++)
 	{
@@ -193,6 +198,7 @@ ScanEmit(BatchScan *state, ScanBuffer *buffer)
 			ScanPutResult(state, buffer->keys[r],
 						  ScoreResultDatum(state->version, state->output,
 										   buffer->margins + (int64) r * groups, state->scratch));
+			MemoryContextReset(state->result_cxt);
 			continue;
 		}
 		values[0] = buffer->keys[r];
@@ -202,6 +208,7 @@ ScanEmit(BatchScan *state, ScanBuffer *buffer)
 			ScoreResultDatum(state->version, state->output,
 							 buffer->margins + (int64) r * groups, state->scratch);
 		tuplestore_putvalues(state->tupstore, state->result_desc, values, nulls);
+		MemoryContextReset(state->result_cxt);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(buffer->cxt);
@@ -321,20 +328,70 @@ ScanAllocBuffer(BatchScan *state, ScanBuffer *buffer)
 }
 
 /*
+ * Bytes a batch needs per row: its features, its margins in the forest's
+ * precision and as doubles, one slice per thread for privatized sums,
+ * and the key, flags and gather pointer
+ */
+static Size
+ScanBytesPerRow(const BatchScan *state)
+{
+	const Forest *forest = state->forest;
+	Size		value_size = ForestValueSize(forest);
+
+	return (Size) Max(forest->num_features, 1) * value_size +
+		(Size) forest->num_groups * (value_size * RuntimeMaxThreads() + sizeof(double)) +
+		sizeof(Datum) + 2 * sizeof(bool) + sizeof(char *) + sizeof(Buffer);
+}
+
+/*
+ * Rows per chunk within a memory budget for the chunk's buffers; errors
+ * (53200) when not even one row fits
+ */
+static int
+ScanChunkRows(const BatchScan *state, Size budget)
+{
+	Size		per_row = ScanBytesPerRow(state);
+	Size		feature_bytes = (Size) Max(state->forest->num_features, 1) *
+		ForestValueSize(state->forest);
+
+	if (per_row > budget)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("a row of model \"%s\" needs more memory than work_mem allows",
+						state->model_name),
+				 errdetail("Scoring one row takes %zu kB of buffers (%d features, %d margins); work_mem is %d kB.",
+						   (per_row + 1023) / 1024, state->forest->num_features,
+						   state->forest->num_groups, work_mem),
+				 errhint("Raise work_mem to at least %zu kB.", (per_row + 1023) / 1024)));
+	return (int) Min(Min((Size) state->batch_size, budget / per_row),
+					 Max(SCAN_CHUNK_BYTES / feature_bytes, 1));
+}
+
+/*
  * Allocate the batches: two when batches are scored on the pipeline thread
  * (silvan.max_threads > 1, compiled code, results wanted, and batches big
  * enough to pay for handing them over), else one.  Each holds a chunk of
- * at most SCAN_CHUNK_BYTES of features.
+ * at most SCAN_CHUNK_BYTES of features, and all of them together fit in
+ * work_mem: a batch of a model with many classes is scored a few rows at a
+ * time.
  */
 static void
 ScanAllocBatches(BatchScan *state)
 {
 	Size		row_bytes = (Size) Max(state->forest->num_features, 1) *
 		ForestValueSize(state->forest);
+	Size		budget = (Size) work_mem * 1024;
 
-	state->chunk_rows = Min(state->batch_size, Max(SCAN_CHUNK_BYTES / row_bytes, 1));
+	state->chunk_rows = ScanChunkRows(state, budget);
 	state->pipelined = state->output != SCORE_PROFILE && silvan_jit &&
 		RuntimeMaxThreads() > 1 && state->chunk_rows >= SCAN_PIPELINE_MIN_BATCH;
+	if (state->pipelined)
+	{
+		state->chunk_rows = ScanChunkRows(state, budget / 2);
+		state->pipelined = state->chunk_rows >= SCAN_PIPELINE_MIN_BATCH;
+		if (!state->pipelined)
+			state->chunk_rows = ScanChunkRows(state, budget);
+	}
 	state->defer_rows = state->pipelined && row_bytes >= SCAN_DEFER_MIN_BYTES;
 	state->flush_rows = state->pipelined ?
 		Min(state->chunk_rows, Max(state->chunk_rows / SCAN_RAMP_PARTS, SCAN_PIPELINE_MIN_BATCH)) :
@@ -345,6 +402,8 @@ ScanAllocBatches(BatchScan *state)
 	state->filling = &state->buffers[0];
 	state->scoring = NULL;
 	state->scratch = palloc(sizeof(double) * ForestOutputWidth(state->forest));
+	state->result_cxt = AllocSetContextCreate(CurrentMemoryContext, "silvan result row",
+											  ALLOCSET_DEFAULT_SIZES);
 }
 
 /* Check batch_size */
@@ -361,6 +420,39 @@ ScanBatchSize(FunctionCallInfo fcinfo, int argno)
 	return batch_size;
 }
 
+/*
+ * Error unless a prepared query only reads: one SELECT (VALUES, TABLE)
+ * without data-modifying WITH clauses or row locks.  Functions it calls
+ * are the caller's business, as in any query the caller could run.
+ */
+static void
+ScanCheckReadOnly(SPIPlanPtr plan)
+{
+	ListCell   *lc;
+
+	if (!SPI_is_cursor_plan(plan))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("query must return rows"),
+				 errdetail("Argument \"query\" must be a single SELECT, VALUES or TABLE statement.")));
+	foreach(lc, SPI_plan_get_plan_sources(plan))
+	{
+		CachedPlanSource *source = (CachedPlanSource *) lfirst(lc);
+		ListCell   *lq;
+
+		foreach(lq, source->query_list)
+		{
+			Query	   *q = lfirst_node(Query, lq);
+
+			if (q->commandType != CMD_SELECT || q->hasModifyingCTE || q->rowMarks != NIL)
+				ereport(ERROR,
+						(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+						 errmsg("query must only read"),
+						 errdetail("Argument \"query\" must be a SELECT, VALUES or TABLE statement without data-modifying WITH clauses or FOR UPDATE/SHARE.")));
+		}
+	}
+}
+
 /* Plan and run the query, feeding every row to the scan's receiver */
 static void
 ScanRunQuery(BatchScan *state, const char *query, bool read_only)
@@ -373,11 +465,7 @@ ScanRunQuery(BatchScan *state, const char *query, bool read_only)
 	plan = SPI_prepare(query, 0, NULL);
 	if (plan == NULL)
 		elog(ERROR, "could not prepare query: %s", SPI_result_code_string(SPI_result));
-	if (!SPI_is_cursor_plan(plan))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("query must return rows"),
-				 errdetail("Argument \"query\" must be a single SELECT, VALUES or TABLE statement.")));
+	ScanCheckReadOnly(plan);
 	memset(&options, 0, sizeof(options));
 	options.read_only = read_only;
 	options.dest = &state->pub;
@@ -631,6 +719,8 @@ silvan_profile_table(PG_FUNCTION_ARGS)
 				 errmsg("model, source and key_column must not be null")));
 	state->model_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	state->batch_size = 4096;
+	/* nothing is scanned for a caller that could not store the profile */
+	(void) CatalogCheckOwned(state->model_name);
 	return ScanProfile(state, ScanTableQuery(PG_GETARG_OID(1), text_to_cstring(PG_GETARG_TEXT_PP(2)),
 											 PG_ARGISNULL(3) ? NULL : PG_GETARG_ARRAYTYPE_P(3)));
 }
@@ -647,5 +737,6 @@ silvan_profile_query(PG_FUNCTION_ARGS)
 				 errmsg("model and query must not be null")));
 	state->model_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	state->batch_size = 4096;
+	(void) CatalogCheckOwned(state->model_name);
 	return ScanProfile(state, text_to_cstring(PG_GETARG_TEXT_PP(1)));
 }

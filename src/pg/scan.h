@@ -71,6 +71,7 @@ typedef struct BatchScan
 	ScanBuffer *filling;
 	ScanBuffer *scoring;		/* started, results not yet emitted; or NULL */
 	double	   *scratch;
+	MemoryContext result_cxt;	/* one result row's Datums */
 
 	Tuplestorestate *tupstore;	/* NULL when profiling */
 	TupleDesc	result_desc;

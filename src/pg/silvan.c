@@ -5,11 +5,13 @@
  */
 #include "silvan_pg.h"
 
+#include "catalog/namespace.h"
 #include "commands/trigger.h"
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/inval.h"
+#include "utils/rel.h"
 #include "miscadmin.h"
 
 #include "silvan/runtime.h"
@@ -18,16 +20,31 @@ PG_MODULE_MAGIC;
 
 bool		silvan_jit = true;
 int			silvan_max_threads = 1;
+int			silvan_max_threads_limit = 1;
 
 void		_PG_init(void);
 
 #define SILVAN_MAX_THREADS 256
 
-/* Pass silvan.max_threads on to the runtime's thread pool */
+/* Give the runtime's thread pool silvan.max_threads, capped by silvan.max_threads_limit */
+static void
+SilvanSetThreads(int max_threads, int limit)
+{
+	RuntimeSetMaxThreads(Min(max_threads, limit));
+}
+
+/* Assign hook of silvan.max_threads */
 static void
 SilvanAssignMaxThreads(int newval, void *extra)
 {
-	RuntimeSetMaxThreads(newval);
+	SilvanSetThreads(newval, silvan_max_threads_limit);
+}
+
+/* Assign hook of silvan.max_threads_limit */
+static void
+SilvanAssignMaxThreadsLimit(int newval, void *extra)
+{
+	SilvanSetThreads(silvan_max_threads, newval);
 }
 
 /* Define GUCs and set up the model cache */
@@ -38,13 +55,19 @@ _PG_init(void)
 							 "Compile models to native code; off uses the reference interpreter.",
 							 NULL, &silvan_jit, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
-	silvan_max_threads = RuntimeCoreCount();
+	silvan_max_threads = silvan_max_threads_limit = Min(RuntimeCoreCount(), SILVAN_MAX_THREADS);
+	DefineCustomIntVariable("silvan.max_threads_limit",
+							"Most threads any session's silvan.max_threads may use.",
+							"Only superusers may change it; the default is the number of cores.",
+							&silvan_max_threads_limit, silvan_max_threads_limit, 1, SILVAN_MAX_THREADS,
+							PGC_SUSET, 0, NULL, SilvanAssignMaxThreadsLimit, NULL);
 	DefineCustomIntVariable("silvan.max_threads",
 							"Threads a parallel loop of compiled code may use; 1 runs serially.",
-							NULL, &silvan_max_threads, silvan_max_threads, 1, SILVAN_MAX_THREADS,
+							"At most silvan.max_threads_limit threads are used whatever this says.",
+							&silvan_max_threads, silvan_max_threads, 1, SILVAN_MAX_THREADS,
 							PGC_USERSET, 0, NULL, SilvanAssignMaxThreads, NULL);
 	MarkGUCPrefixReserved("silvan");
-	RuntimeSetMaxThreads(silvan_max_threads);
+	SilvanSetThreads(silvan_max_threads, silvan_max_threads_limit);
 	RuntimeSetInterruptFlag(&InterruptPending);
 	ModelCacheInit();
 }
@@ -83,13 +106,20 @@ PG_FUNCTION_INFO_V1(silvan_catalog_changed);
 /*
  * Statement trigger on the catalog tables: tell every backend to revalidate
  * its models.  Backends listen for silvan.model, so that is the relation
- * invalidated whichever table changed.
+ * invalidated whichever table changed.  Fired by anything else (a direct
+ * call, a trigger on another table) it refuses.
  */
 Datum
 silvan_catalog_changed(PG_FUNCTION_ARGS)
 {
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		elog(ERROR, "silvan_catalog_changed: not called by trigger manager");
+	TriggerData *trigger = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) ||
+		RelationGetNamespace(trigger->tg_relation) != get_namespace_oid("silvan", false))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("silvan.catalog_changed() may only be fired by the triggers on silvan's catalog"),
+				 errdetail("It is a trigger function of the tables silvan.model, silvan.schedule and silvan.profile.")));
 	CacheInvalidateRelcacheByRelid(SilvanCatalogRelid("model"));
 	return PointerGetDatum(NULL);
 }

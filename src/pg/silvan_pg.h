@@ -87,8 +87,26 @@ extern void ModelVersionUnpin(ModelVersion *version);
 extern Oid	SilvanCatalogRelid(const char *relname);
 
 /* catalog.c */
+extern int64 CatalogCheckOwned(const char *name);
 extern void CatalogStoreProfile(const char *name, int64 revision, int64 num_rows,
 								const int64 *node_hits, int64 num_nodes);
+
+/* catalog_sql.c: statements on the catalog, as the caller or its owner */
+typedef struct CatalogSql
+{
+	Oid			caller;			/* who called: whose rights are checked */
+	Oid			saved_user;
+	int			saved_context;
+	int			guc_nest;		/* where the locked search_path was set */
+	bool		as_owner;		/* running as the catalog's owner now */
+} CatalogSql;
+
+extern void CatalogSqlBegin(CatalogSql *sql);
+extern void CatalogSqlBecomeOwner(CatalogSql *sql);
+extern void CatalogSqlEnd(CatalogSql *sql);
+extern void CatalogSqlRun(const CatalogSql *sql, const char *query, int nargs,
+						  Oid *argtypes, Datum *args, const char *nulls, int expected);
+extern Oid	CatalogOwner(void);
 
 /* variant.c */
 extern CompiledVariant *ModelVersionVariant(ModelVersion *version, int32 batch_size);

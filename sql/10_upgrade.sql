@@ -1,0 +1,89 @@
+-- Users' data survives upgrades: install the released 0.1.0, load models,
+-- schedules and a profile, update to the current version, and check that
+-- they are all there and predict the same; the updated extension has the
+-- same objects, privileges and settings as a fresh install.
+\set QUIET on
+SET client_min_messages = warning;
+DROP EXTENSION silvan CASCADE;
+CREATE EXTENSION silvan VERSION '0.1.0';
+RESET client_min_messages;
+SELECT extversion FROM pg_extension WHERE extname = 'silvan';
+\set fx binary_logistic
+\i sql/fixture.psql
+ALTER TABLE fx_in RENAME TO binary_in;
+\set fx multi_softprob
+\i sql/fixture.psql
+\set lgb `cat test/fixtures/lightgbm_small.txt`
+SELECT silvan.load_model('lgb_small', :'lgb') > 0 AS loaded;
+SELECT silvan.set_schedule('binary_logistic', 'tile(batch, b0, b1, 8); reorder(b0, tree, b1); interleave(b1)', batch_size => 64);
+SELECT silvan.set_schedule('multi_softprob', 'reorder(tree, batch)');
+SELECT silvan.profile('multi_softprob', 'fx_in', 'id') AS profiled_rows;
+CREATE TABLE before_update AS
+	SELECT 'binary_logistic' AS model, key, prediction
+	  FROM silvan.predict_table('binary_logistic', 'binary_in', 'id', batch_size => 64)
+	UNION ALL
+	SELECT 'multi_softprob', key, prediction FROM silvan.predict_table('multi_softprob', 'fx_in', 'id')
+	UNION ALL
+	SELECT 'lgb_small', x, silvan.predict('lgb_small', ARRAY[x, x % 4]::float8[])
+	  FROM generate_series(-3, 3) AS x;
+CREATE TABLE catalog_before AS
+	SELECT m.name, m.id, m.revision, m.owner, m.forest, s.batch_size, s.schedule, p.node_hits
+	  FROM silvan.model m LEFT JOIN silvan.schedule s ON s.model_id = m.id
+	  LEFT JOIN silvan.profile p ON p.model_id = m.id;
+
+ALTER EXTENSION silvan UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'silvan';
+-- a fresh backend, as after a server restart with the new library
+\c
+SELECT count(*) AS rows_lost FROM (
+	SELECT name, id, revision, owner, forest, batch_size, schedule, node_hits FROM catalog_before
+	EXCEPT
+	SELECT m.name, m.id, m.revision, m.owner, m.forest, s.batch_size, s.schedule, p.node_hits
+	  FROM silvan.model m LEFT JOIN silvan.schedule s ON s.model_id = m.id
+	  LEFT JOIN silvan.profile p ON p.model_id = m.id) AS lost;
+SELECT split_part(silvan.explain('binary_logistic', 64), E'\n', 1) AS binary_schedule,
+       split_part(silvan.explain('multi_softprob', 1000), E'\n', 1) AS multi_schedule;
+SELECT b.model, count(*) AS rows, count(*) FILTER (WHERE a.prediction IS DISTINCT FROM b.prediction) AS changed
+  FROM before_update AS b
+  LEFT JOIN (SELECT 'binary_logistic' AS model, key, prediction
+               FROM silvan.predict_table('binary_logistic', 'binary_in', 'id', batch_size => 64)
+             UNION ALL
+             SELECT 'multi_softprob', key, prediction FROM silvan.predict_table('multi_softprob', 'fx_in', 'id')
+             UNION ALL
+             SELECT 'lgb_small', x, silvan.predict('lgb_small', ARRAY[x, x % 4]::float8[])
+               FROM generate_series(-3, 3) AS x) AS a USING (model, key)
+ GROUP BY b.model ORDER BY b.model;
+-- what 0.2.0 added works on the updated catalog
+SELECT silvan.reassign_models(current_user::regrole, current_user::regrole) AS reassigned;
+
+-- the updated extension's objects equal a fresh install's: each object,
+-- and a function's or table's privileges and settings
+CREATE TABLE updated_objects AS
+	SELECT pg_describe_object(d.classid, d.objid, 0) AS object,
+	       CASE WHEN d.classid = 'pg_proc'::regclass
+	            THEN (SELECT array_to_string(p.proacl, ',') || ' ' || coalesce(array_to_string(p.proconfig, ','), '')
+	                    FROM pg_proc p WHERE p.oid = d.objid)
+	            WHEN d.classid = 'pg_class'::regclass
+	            THEN (SELECT array_to_string(c.relacl, ',') FROM pg_class c WHERE c.oid = d.objid) END AS acl_config
+	  FROM pg_depend d
+	 WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+	   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'silvan');
+SET client_min_messages = warning;
+DROP EXTENSION silvan CASCADE;
+CREATE EXTENSION silvan;
+RESET client_min_messages;
+CREATE TABLE fresh_objects AS
+	SELECT pg_describe_object(d.classid, d.objid, 0) AS object,
+	       CASE WHEN d.classid = 'pg_proc'::regclass
+	            THEN (SELECT array_to_string(p.proacl, ',') || ' ' || coalesce(array_to_string(p.proconfig, ','), '')
+	                    FROM pg_proc p WHERE p.oid = d.objid)
+	            WHEN d.classid = 'pg_class'::regclass
+	            THEN (SELECT array_to_string(c.relacl, ',') FROM pg_class c WHERE c.oid = d.objid) END AS acl_config
+	  FROM pg_depend d
+	 WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+	   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'silvan');
+SELECT count(*) AS objects FROM updated_objects;
+(SELECT 'only updated' AS side, * FROM updated_objects EXCEPT SELECT 'only updated', * FROM fresh_objects)
+UNION ALL
+(SELECT 'only fresh', * FROM fresh_objects EXCEPT SELECT 'only fresh', * FROM updated_objects);
+DROP TABLE before_update, catalog_before, updated_objects, fresh_objects, binary_in, fx_in, fx_exp;
