@@ -1,23 +1,80 @@
 #!/usr/bin/env bash
-# Set everything up and run every test: C unit tests of the core, the
-# conformance suite against the training libraries' own predictions, and
-# the pg_regress suite against a temporary cluster started and stopped here.
-set -euo pipefail
+# Set everything up and run every test:
+#   1. C unit tests of the core and the conformance suite against the
+#      training libraries' own predictions (no server);
+#   2. pg_regress and the isolation tests against a temporary cluster
+#      started and stopped here;
+#   3. the same pg_regress suite against an assert-enabled PostgreSQL
+#      (memory-context checking), built once and cached (test/cassert.sh);
+#   4. each fuzz target for SILVAN_FUZZ_SECONDS (default 60) seconds.
+# SILVAN_CASSERT=0 or SILVAN_FUZZ_SECONDS=0 skip steps 3 and 4.
+# Ends with one line over everything that ran: "N passed, N failed".
+set -uo pipefail
 cd "$(dirname "$0")/.."
-SILVAN_WITH_PYTHON=${SILVAN_WITH_PYTHON:-0} bash scripts/setup.sh
+SILVAN_WITH_PYTHON=${SILVAN_WITH_PYTHON:-0} bash scripts/setup.sh || exit 1
 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+LOGS=$(mktemp -d /tmp/silvan-test.XXXXXX)
+passed=0
+failed=0
 
-echo "== C unit tests and conformance (no server)"
-make -s unittest PG_CONFIG=$PG_CONFIG
+# Add a step's "N passed, N failed" lines to the totals
+count_summary() {
+	local p f
+	p=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$1" | awk '{s += $1} END {print s + 0}')
+	f=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$1" | awk '{s += $3} END {print s + 0}')
+	passed=$((passed + p))
+	failed=$((failed + f))
+}
 
-echo "== pg_regress against a temporary cluster"
-source scripts/cluster.sh
-cluster_start
-status=0
-make -s installcheck PG_CONFIG=$PG_CONFIG || status=$?
-if [ $status -ne 0 ] && [ -f regression.diffs ]; then
-	cat regression.diffs
+# Add pg_regress's "All N tests passed" or "M of N tests failed" lines to the totals
+count_regress() {
+	local line seen=0
+	while read -r line; do
+		seen=1
+		if [[ $line =~ All\ ([0-9]+)\ tests?\ passed ]]; then
+			passed=$((passed + BASH_REMATCH[1]))
+		elif [[ $line =~ ([0-9]+)\ of\ ([0-9]+)\ tests?\ failed ]]; then
+			passed=$((passed + BASH_REMATCH[2] - BASH_REMATCH[1]))
+			failed=$((failed + BASH_REMATCH[1]))
+		fi
+	done < <(grep -E 'tests? (passed|failed)' "$1")
+	[ $seen = 1 ] || failed=$((failed + 1))
+}
+
+# Run a step, showing its output; a step that fails without counting a failure counts one
+run_step() {
+	local name=$1 counter=$2 before=$failed status
+	shift 2
+	echo "== $name"
+	"$@" 2>&1 | tee "$LOGS/$name.log"
+	status=${PIPESTATUS[0]}
+	"$counter" "$LOGS/$name.log"
+	if [ "$status" -ne 0 ] && [ "$failed" -eq "$before" ]; then
+		echo "$name: exited with status $status"
+		failed=$((failed + 1))
+	fi
+}
+
+# pg_regress and isolation tests against a throwaway cluster
+installcheck() {
+	local status=0
+	source scripts/cluster.sh
+	cluster_start || return 1
+	make -s installcheck PG_CONFIG=$PG_CONFIG || status=$?
+	[ $status -ne 0 ] && cat regression.diffs output_iso/regression.diffs 2>/dev/null
+	cluster_stop
+	trap - EXIT
+	return $status
+}
+
+run_step unit count_summary make -s unittest PG_CONFIG=$PG_CONFIG
+run_step installcheck count_regress installcheck
+if [ "${SILVAN_CASSERT:-1}" != 0 ] && [ -f test/cassert.sh ]; then
+	run_step cassert count_summary bash test/cassert.sh
 fi
-cluster_stop
-trap - EXIT
-exit $status
+if [ "${SILVAN_FUZZ_SECONDS:-60}" != 0 ] && [ -f test/fuzz/fuzz.mk ]; then
+	run_step fuzz count_summary make -s fuzz FUZZ_SECONDS="${SILVAN_FUZZ_SECONDS:-60}"
+fi
+rm -rf "$LOGS"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
