@@ -58,7 +58,7 @@ SELECT silvan.reassign_models(current_user::regrole, current_user::regrole) AS r
 
 -- the updated extension's objects equal a fresh install's: each object,
 -- and a function's or table's privileges and settings
-CREATE TABLE updated_objects AS
+CREATE TEMP VIEW extension_objects AS
 	SELECT pg_describe_object(d.classid, d.objid, 0) AS object,
 	       CASE WHEN d.classid = 'pg_proc'::regclass
 	            THEN (SELECT array_to_string(p.proacl, ',') || ' ' || coalesce(array_to_string(p.proconfig, ','), '')
@@ -68,20 +68,12 @@ CREATE TABLE updated_objects AS
 	  FROM pg_depend d
 	 WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
 	   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'silvan');
+CREATE TABLE updated_objects AS SELECT * FROM extension_objects;
 SET client_min_messages = warning;
 DROP EXTENSION silvan CASCADE;
 CREATE EXTENSION silvan;
 RESET client_min_messages;
-CREATE TABLE fresh_objects AS
-	SELECT pg_describe_object(d.classid, d.objid, 0) AS object,
-	       CASE WHEN d.classid = 'pg_proc'::regclass
-	            THEN (SELECT array_to_string(p.proacl, ',') || ' ' || coalesce(array_to_string(p.proconfig, ','), '')
-	                    FROM pg_proc p WHERE p.oid = d.objid)
-	            WHEN d.classid = 'pg_class'::regclass
-	            THEN (SELECT array_to_string(c.relacl, ',') FROM pg_class c WHERE c.oid = d.objid) END AS acl_config
-	  FROM pg_depend d
-	 WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
-	   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'silvan');
+CREATE TABLE fresh_objects AS SELECT * FROM extension_objects;
 SELECT count(*) AS objects FROM updated_objects;
 (SELECT 'only updated' AS side, * FROM updated_objects EXCEPT SELECT 'only updated', * FROM fresh_objects)
 UNION ALL
