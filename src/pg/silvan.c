@@ -12,6 +12,7 @@
 #include "utils/inval.h"
 #include "miscadmin.h"
 
+#include "silvan/llvm_errors.h"
 #include "silvan/runtime.h"
 
 PG_MODULE_MAGIC;
@@ -28,6 +29,19 @@ static void
 SilvanAssignMaxThreads(int newval, void *extra)
 {
 	RuntimeSetMaxThreads(newval);
+}
+
+/*
+ * An LLVM fatal error or out-of-memory inside LLVM: FATAL, which exits
+ * through proc_exit without a longjmp across LLVM's frames
+ */
+static void
+SilvanLlvmError(const char *message, bool out_of_memory)
+{
+	ereport(FATAL,
+			(errcode(out_of_memory ? ERRCODE_OUT_OF_MEMORY : ERRCODE_INTERNAL_ERROR),
+			 errmsg("llvm error: %s", message),
+			 errdetail("LLVM cannot continue after this error, so the session ends.")));
 }
 
 /* Define GUCs and set up the model cache */
@@ -47,6 +61,7 @@ _PG_init(void)
 	RuntimeSetMaxThreads(silvan_max_threads);
 	RuntimeSetInterruptFlag(&InterruptPending);
 	ModelCacheInit();
+	LlvmErrorsSetCallback(SilvanLlvmError);
 }
 
 /* Map a status kind to an errcode */
