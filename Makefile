@@ -9,8 +9,9 @@ DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 
 # The core, compiler and runtime include no postgres.h; src/pg is the adapter
 CORE_SRCS = $(sort $(wildcard src/core/*.c src/compiler/*.c src/runtime/*.c))
+CORE_CXX_SRCS = $(sort $(wildcard src/runtime/*.cpp))
 PG_SRCS = $(sort $(wildcard src/pg/*.c))
-CORE_OBJS = $(CORE_SRCS:.c=.o)
+CORE_OBJS = $(CORE_SRCS:.c=.o) $(CORE_CXX_SRCS:.cpp=.o)
 OBJS = $(CORE_OBJS) $(PG_SRCS:.c=.o)
 
 # Link the LLVM that PostgreSQL's own JIT links (pg_config --configure)
@@ -24,7 +25,9 @@ LLVM_LIBS := $(shell $(LLVM_CONFIG) --ldflags) -lLLVM-$(shell $(LLVM_CONFIG) --v
 
 PG_CPPFLAGS = -I$(srcdir)/include $(LLVM_CPPFLAGS) -I/usr/include/json-c
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
-SHLIB_LINK = $(LLVM_LIBS) -ljson-c -lm -lpthread
+# The C++ shim (llvm_errors.cpp) is built as LLVM is: its -std, no exceptions
+PG_CXXFLAGS = $(filter -std=% -fno-exceptions -fno-rtti,$(shell $(LLVM_CONFIG) --cxxflags)) -Wextra -Werror -Wno-unused-parameter
+SHLIB_LINK = $(LLVM_LIBS) -lstdc++ -ljson-c -lm -lpthread
 
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/[0-9]*_*.sql)))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
@@ -54,7 +57,7 @@ UNIT_CFLAGS = -O2 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno
 
 test/unit/bin/%: test/unit/%.c test/unit/unit.h $(CORE_OBJS)
 	@mkdir -p test/unit/bin
-	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_OBJS) $(LLVM_LIBS) -ljson-c -lm -lpthread
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_OBJS) $(LLVM_LIBS) -lstdc++ -ljson-c -lm -lpthread
 
 .PHONY: unittest bench fixtures
 unittest: $(UNIT_BINS)

@@ -22,21 +22,37 @@
 #include "silvan/repr.h"
 #include "silvan/runtime.h"
 
-/* What one call of a compiled forest gets (layout known to codegen.c) */
+/*
+ * What one call of a compiled forest gets.  CodegenKernelArgsType builds
+ * the same struct for LLVM; FIELDNO_* are its field numbers, which the
+ * generated code uses and test_layout.c checks against offsetof.
+ */
 typedef struct SilvanKernelArgs
 {
+#define FIELDNO_KERNELARGS_ROWS 0
 	const void *rows;
+#define FIELDNO_KERNELARGS_NUM_ROWS 1
 	int64_t		num_rows;
+#define FIELDNO_KERNELARGS_ACC 2
 	void	   *acc;
+#define FIELDNO_KERNELARGS_PARTIALS 3
 	void	   *partials;		/* (max_chunks - 1) zeroed slices of
 								 * num_rows * num_groups values */
+#define FIELDNO_KERNELARGS_MAX_CHUNKS 4
 	int64_t		max_chunks;		/* chunks a privatizing loop may use */
+#define FIELDNO_KERNELARGS_NODES 5
 	const void *nodes;
+#define FIELDNO_KERNELARGS_TREES 6
 	const ReprTree *trees;
+#define FIELDNO_KERNELARGS_CATEGORY_WORDS 7
 	const uint32_t *category_words;
+#define FIELDNO_KERNELARGS_CATEGORY_SETS 8
 	const ReprCategorySet *category_sets;
+#define FIELDNO_KERNELARGS_AUX 9
 	const void *aux[REPR_MAX_AUX];
-	volatile sig_atomic_t *interrupt;
+#define FIELDNO_KERNELARGS_INTERRUPT 10
+	volatile sig_atomic_t *interrupt;	/* read as i32 */
+#define FIELDNO_KERNELARGS_PARALLEL_FOR 11
 	int64_t		(*parallel_for) (RuntimeLoopBody body, void *context,
 								 int64_t begin, int64_t end, int64_t max_chunks);
 } SilvanKernelArgs;
@@ -135,6 +151,9 @@ typedef struct CodegenEnv
 #define CODEGEN_ENV_SLOTS	(3 * SCHEDULE_MAX_VARS + 10)
 
 /* codegen.c */
+extern LLVMTypeRef CodegenKernelArgsType(LLVMContextRef context);
+extern LLVMTypeRef CodegenTreeType(LLVMContextRef context);
+extern LLVMTypeRef CodegenCategorySetType(LLVMContextRef context);
 extern bool CodegenForest(const Mir *mir, const Representation *repr,
 						  const ReprBuffers *buffers, LLVMModuleRef module,
 						  const char *fn_name, const char *cpu,
@@ -145,6 +164,8 @@ extern LLVMValueRef CgLoad(CodegenContext *cg, LLVMTypeRef type, LLVMValueRef v_
 extern LLVMValueRef CgVarValue(CodegenContext *cg, CodegenEnv *env, const MirPath *path,
 							   int var);
 extern int	CgRootVar(CodegenContext *cg, IndexKind kind);
+extern LLVMValueRef CgLoadTreeField(CodegenContext *cg, LLVMValueRef v_rec, unsigned f,
+								   const char *name);
 extern void CgLoadTree(CodegenContext *cg, LLVMValueRef v_tree, LLVMValueRef *v_rec,
 					   LLVMValueRef *v_root, LLVMValueRef *v_depth,
 					   LLVMValueRef *v_fixed, LLVMValueRef *v_group);

@@ -38,24 +38,38 @@
 
 typedef struct CodegenContext CodegenContext;
 
-/* One tree of the tree table, in HIR order */
+/*
+ * The records generated code reads have LLVM twins built by codegen.c and
+ * repr_split.c / repr_tiled.c; FIELDNO_* give the LLVM field numbers the
+ * code uses, and test_layout.c checks every one against offsetof.
+ */
+
+/* One tree of the tree table, in HIR order (CodegenTreeType) */
 typedef struct ReprTree
 {
+#define FIELDNO_REPRTREE_ROOT 0
 	int32_t		root;			/* the layout's index of the root */
+#define FIELDNO_REPRTREE_DEPTH 1
 	int32_t		depth;			/* hops of the longest walk */
+#define FIELDNO_REPRTREE_GROUP 2
 	int32_t		group;			/* margin of the row it adds to */
+#define FIELDNO_REPRTREE_FIXED 3
 	int32_t		fixed;			/* first hops that meet no leaf */
+#define FIELDNO_REPRTREE_FIRST 4
 	int32_t		first;			/* first record of the tree (caching) */
+#define FIELDNO_REPRTREE_COUNT 5
 	int32_t		count;			/* records from first on (caching) */
-	int32_t		reserved[2];
+	int32_t		reserved[2];	/* two more i32 fields in LLVM */
 } ReprTree;
 
 #define REPR_TREE_FIELDS	8
 
-/* Where a categorical split's bitset lies in the category words */
+/* Where a categorical split's bitset lies (CodegenCategorySetType) */
 typedef struct ReprCategorySet
 {
+#define FIELDNO_REPRCATEGORYSET_OFFSET 0
 	int32_t		offset;
+#define FIELDNO_REPRCATEGORYSET_NUM_WORDS 1
 	int32_t		num_words;
 } ReprCategorySet;
 
@@ -75,6 +89,45 @@ typedef enum ReprSplitLayout
 	REPR_SPLIT_SIGN = 1,		/* {T threshold, i32 link, u32 feature, T sign} */
 	REPR_SPLIT_FLAGS = 2		/* {T threshold, i32 link, u32 feature_flags} */
 } ReprSplitLayout;
+
+/*
+ * Split records as C stores them (ReprSplitType builds them for LLVM);
+ * PLAIN and FLAGS share a struct.  Link and feature must stay adjacent:
+ * the walk loads them as one 64-bit word.
+ */
+typedef struct ReprSplitNode32
+{
+#define FIELDNO_SPLIT_THRESHOLD 0
+	float		threshold;
+#define FIELDNO_SPLIT_LINK 1
+	int32_t		left;
+#define FIELDNO_SPLIT_FEATURE 2
+	uint32_t	feature_flags;
+} ReprSplitNode32;
+
+typedef struct ReprSplitNode64
+{
+	double		threshold;
+	int32_t		left;
+	uint32_t	feature_flags;
+} ReprSplitNode64;
+
+typedef struct ReprSignNode32
+{
+	float		threshold;
+	int32_t		left;
+	uint32_t	feature;
+#define FIELDNO_SPLIT_SIGN 3
+	float		sign;			/* -0.0f: read the feature negated */
+} ReprSignNode32;
+
+typedef struct ReprSignNode64
+{
+	double		threshold;
+	int32_t		left;
+	uint32_t	feature;
+	double		sign;
+} ReprSignNode64;
 
 #define REPR_MAX_AUX	4
 
@@ -198,7 +251,8 @@ extern void ReprStoreRecord(const ReprRecord *rec, ReprSplitLayout layout,
 							ForestPrecision precision, void *nodes, int64_t slot,
 							int32_t link);
 extern const char *ReprSplitName(ReprSplitLayout layout);
-extern LLVMTypeRef ReprSplitType(CodegenContext *cg);
+extern LLVMTypeRef ReprSplitType(LLVMContextRef context, ForestPrecision precision,
+								 ReprSplitLayout layout);
 extern void ReprLoadSplit(CodegenContext *cg, LLVMValueRef v_index, bool signed_link,
 						  ReprNode *node);
 extern LLVMValueRef ReprGoRight(CodegenContext *cg, const ReprNode *node,
@@ -219,6 +273,26 @@ typedef struct ReprTiles
 	int32_t		n;
 } ReprTiles;
 
+/*
+ * Byte offsets of a tile record's fields as C stores them (ReprTileLayout)
+ * and, for ReprTileType's LLVM struct, its field numbers
+ */
+typedef struct ReprTileOffsets
+{
+	size_t		thresholds;
+	size_t		features;
+	size_t		signs;
+	size_t		link;
+	size_t		lut_row;
+	size_t		size;
+} ReprTileOffsets;
+
+#define FIELDNO_TILE_THRESHOLDS 0
+#define FIELDNO_TILE_FEATURES 1
+#define FIELDNO_TILE_SIGNS 2		/* SIGN layout only */
+#define FIELDNO_TILE_LINK(layout) ((layout) == REPR_SPLIT_SIGN ? 3 : 2)
+#define FIELDNO_TILE_LUT_ROW(layout) (FIELDNO_TILE_LINK(layout) + 1)
+
 extern bool ReprTilesBegin(const Hir *hir, ReprBuffers *buffers, ReprTiles *tiles,
 						   SilvanStatus *status);
 extern void ReprTilesEnd(ReprTiles *tiles);
@@ -229,7 +303,10 @@ extern void ReprStoreLeafTile(const ReprTiles *tiles, ReprBuffers *buffers, int6
 extern void ReprSetTileLink(const ReprTiles *tiles, ReprBuffers *buffers, int64_t slot,
 							int32_t link, int32_t lut_row);
 extern double ReprTileRefValue(const Hir *hir, int32_t hir_tree, int32_t ref);
-extern LLVMTypeRef ReprTileType(CodegenContext *cg);
+extern ReprTileOffsets ReprTileLayout(int32_t n, ReprSplitLayout layout,
+									  ForestPrecision precision);
+extern LLVMTypeRef ReprTileType(LLVMContextRef context, ForestPrecision precision,
+								ReprSplitLayout layout, int32_t n);
 
 /* Shared by every layout: the record layout's name, and split or tile records */
 extern const char *ReprRecordVariant(const ReprBuffers *buffers);

@@ -50,14 +50,6 @@
 
 #include "silvan/codegen.h"
 
-/* Fields of SilvanKernelArgs as the LLVM struct numbers them */
-enum
-{
-	ARG_ROWS, ARG_NUM_ROWS, ARG_ACC, ARG_PARTIALS, ARG_MAX_CHUNKS, ARG_NODES,
-	ARG_TREES, ARG_CATEGORY_WORDS, ARG_CATEGORY_SETS, ARG_AUX, ARG_INTERRUPT,
-	ARG_PARALLEL_FOR
-};
-
 /* A counted loop being emitted */
 typedef struct CodegenLoop
 {
@@ -332,24 +324,26 @@ RootSpan(CodegenContext *cg, CodegenEnv *env, const MirPath *path, IndexKind kin
 			 CgInt64(cg, 0), v_lo, v_hi);
 }
 
+/* Field f (FIELDNO_REPRTREE_*) of the tree record at v_rec */
+LLVMValueRef
+CgLoadTreeField(CodegenContext *cg, LLVMValueRef v_rec, unsigned f, const char *name)
+{
+	return CgLoad(cg, cg->t_i32, LLVMBuildStructGEP2(cg->builder, cg->t_tree, v_rec, f, ""),
+				  name);
+}
+
 /* Load the tree record at HIR position v_tree (i64) */
 void
 CgLoadTree(CodegenContext *cg, LLVMValueRef v_tree, LLVMValueRef *v_rec,
 		   LLVMValueRef *v_root, LLVMValueRef *v_depth, LLVMValueRef *v_fixed,
 		   LLVMValueRef *v_group)
 {
-	LLVMBuilderRef b = cg->builder;
-
-	*v_rec = LLVMBuildGEP2(b, cg->t_tree, cg->v_trees, &v_tree, 1, "v_tree_rec");
-	*v_root = LLVMBuildZExt(b, CgLoad(cg, cg->t_i32,
-									  LLVMBuildStructGEP2(b, cg->t_tree, *v_rec, 0, ""), ""),
+	*v_rec = LLVMBuildGEP2(cg->builder, cg->t_tree, cg->v_trees, &v_tree, 1, "v_tree_rec");
+	*v_root = LLVMBuildZExt(cg->builder, CgLoadTreeField(cg, *v_rec, FIELDNO_REPRTREE_ROOT, ""),
 							cg->t_i64, "v_root");
-	*v_depth = CgLoad(cg, cg->t_i32, LLVMBuildStructGEP2(b, cg->t_tree, *v_rec, 1, ""),
-					  "v_depth");
-	*v_group = CgLoad(cg, cg->t_i32, LLVMBuildStructGEP2(b, cg->t_tree, *v_rec, 2, ""),
-					  "v_group");
-	*v_fixed = CgLoad(cg, cg->t_i32, LLVMBuildStructGEP2(b, cg->t_tree, *v_rec, 3, ""),
-					  "v_fixed");
+	*v_depth = CgLoadTreeField(cg, *v_rec, FIELDNO_REPRTREE_DEPTH, "v_depth");
+	*v_group = CgLoadTreeField(cg, *v_rec, FIELDNO_REPRTREE_GROUP, "v_group");
+	*v_fixed = CgLoadTreeField(cg, *v_rec, FIELDNO_REPRTREE_FIXED, "v_fixed");
 }
 
 /* Pointer to the first value of row v_row (i64) */
@@ -496,25 +490,28 @@ LoadArgs(CodegenContext *cg, LLVMValueRef v_args)
 	LLVMValueRef v_aux;
 
 	fn->v_args = v_args;
-	fn->v_rows = LoadArg(cg, v_args, ARG_ROWS, t_ptr_value, "rows");
-	fn->v_num_rows = LoadArg(cg, v_args, ARG_NUM_ROWS, NULL, "num_rows");
-	fn->v_acc = LoadArg(cg, v_args, ARG_ACC, t_ptr_value, "acc");
-	fn->v_partials = LoadArg(cg, v_args, ARG_PARTIALS, t_ptr_value, "partials");
-	fn->v_max_chunks = LoadArg(cg, v_args, ARG_MAX_CHUNKS, NULL, "max_chunks");
-	fn->v_nodes = LoadArg(cg, v_args, ARG_NODES, LLVMPointerType(cg->t_node, 0), "nodes");
-	fn->v_trees = LoadArg(cg, v_args, ARG_TREES, LLVMPointerType(cg->t_tree, 0), "trees");
-	fn->v_category_words = LoadArg(cg, v_args, ARG_CATEGORY_WORDS,
+	fn->v_rows = LoadArg(cg, v_args, FIELDNO_KERNELARGS_ROWS, t_ptr_value, "rows");
+	fn->v_num_rows = LoadArg(cg, v_args, FIELDNO_KERNELARGS_NUM_ROWS, NULL, "num_rows");
+	fn->v_acc = LoadArg(cg, v_args, FIELDNO_KERNELARGS_ACC, t_ptr_value, "acc");
+	fn->v_partials = LoadArg(cg, v_args, FIELDNO_KERNELARGS_PARTIALS, t_ptr_value,
+							 "partials");
+	fn->v_max_chunks = LoadArg(cg, v_args, FIELDNO_KERNELARGS_MAX_CHUNKS, NULL, "max_chunks");
+	fn->v_nodes = LoadArg(cg, v_args, FIELDNO_KERNELARGS_NODES,
+						  LLVMPointerType(cg->t_node, 0), "nodes");
+	fn->v_trees = LoadArg(cg, v_args, FIELDNO_KERNELARGS_TREES,
+						  LLVMPointerType(cg->t_tree, 0), "trees");
+	fn->v_category_words = LoadArg(cg, v_args, FIELDNO_KERNELARGS_CATEGORY_WORDS,
 								   LLVMPointerType(cg->t_i32, 0), "category_words");
-	fn->v_category_sets = LoadArg(cg, v_args, ARG_CATEGORY_SETS,
+	fn->v_category_sets = LoadArg(cg, v_args, FIELDNO_KERNELARGS_CATEGORY_SETS,
 								  LLVMPointerType(cg->t_set, 0), "category_sets");
-	v_aux = LLVMBuildStructGEP2(b, cg->t_args, v_args, ARG_AUX, "");
+	v_aux = LLVMBuildStructGEP2(b, cg->t_args, v_args, FIELDNO_KERNELARGS_AUX, "");
 	for (unsigned i = 0; i < REPR_MAX_AUX; i++)
 		fn->v_aux[i] = CgLoad(cg, cg->t_i8p,
 							  LLVMBuildStructGEP2(b, LLVMArrayType(cg->t_i8p, REPR_MAX_AUX),
 												  v_aux, i, ""), "aux");
-	fn->v_interrupt = LoadArg(cg, v_args, ARG_INTERRUPT, LLVMPointerType(cg->t_i32, 0),
-							  "interrupt");
-	fn->v_parallel_for = LoadArg(cg, v_args, ARG_PARALLEL_FOR,
+	fn->v_interrupt = LoadArg(cg, v_args, FIELDNO_KERNELARGS_INTERRUPT,
+							  LLVMPointerType(cg->t_i32, 0), "interrupt");
+	fn->v_parallel_for = LoadArg(cg, v_args, FIELDNO_KERNELARGS_PARALLEL_FOR,
 								 LLVMPointerType(cg->t_parallel_for, 0), "parallel_for");
 	cg->v_nodes = fn->v_nodes;
 	cg->v_trees = fn->v_trees;
@@ -903,13 +900,47 @@ EmitOps(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
 	}
 }
 
+/* {i32 root, depth, group, fixed, first, count, reserved[2]}: ReprTree */
+LLVMTypeRef
+CodegenTreeType(LLVMContextRef context)
+{
+	LLVMTypeRef fields[REPR_TREE_FIELDS];
+
+	for (int i = 0; i < REPR_TREE_FIELDS; i++)
+		fields[i] = LLVMInt32TypeInContext(context);
+	return LLVMStructTypeInContext(context, fields, REPR_TREE_FIELDS, false);
+}
+
+/* {i32 offset, i32 num_words}: ReprCategorySet */
+LLVMTypeRef
+CodegenCategorySetType(LLVMContextRef context)
+{
+	LLVMTypeRef fields[2];
+
+	fields[FIELDNO_REPRCATEGORYSET_OFFSET] = LLVMInt32TypeInContext(context);
+	fields[FIELDNO_REPRCATEGORYSET_NUM_WORDS] = LLVMInt32TypeInContext(context);
+	return LLVMStructTypeInContext(context, fields, 2, false);
+}
+
+/* SilvanKernelArgs: counts are i64, every pointer an i8* cast where loaded */
+LLVMTypeRef
+CodegenKernelArgsType(LLVMContextRef context)
+{
+	LLVMTypeRef t_i8p = LLVMPointerType(LLVMInt8TypeInContext(context), 0);
+	LLVMTypeRef fields[KERNEL_ARGS_FIELDS];
+
+	for (int i = 0; i < KERNEL_ARGS_FIELDS; i++)
+		fields[i] = t_i8p;
+	fields[FIELDNO_KERNELARGS_NUM_ROWS] = LLVMInt64TypeInContext(context);
+	fields[FIELDNO_KERNELARGS_MAX_CHUNKS] = LLVMInt64TypeInContext(context);
+	fields[FIELDNO_KERNELARGS_AUX] = LLVMArrayType(t_i8p, REPR_MAX_AUX);
+	return LLVMStructTypeInContext(context, fields, KERNEL_ARGS_FIELDS, false);
+}
+
 /* Set up the types every emitter uses */
 static void
 InitTypes(CodegenContext *cg)
 {
-	LLVMTypeRef tree_fields[REPR_TREE_FIELDS];
-	LLVMTypeRef set_fields[2];
-	LLVMTypeRef arg_fields[KERNEL_ARGS_FIELDS];
 	LLVMTypeRef body_params[4];
 	LLVMTypeRef pfor_params[5];
 
@@ -919,11 +950,8 @@ InitTypes(CodegenContext *cg)
 	cg->t_i32 = LLVMInt32TypeInContext(cg->context);
 	cg->t_i64 = LLVMInt64TypeInContext(cg->context);
 	cg->t_i8p = LLVMPointerType(LLVMInt8TypeInContext(cg->context), 0);
-	for (int i = 0; i < REPR_TREE_FIELDS; i++)
-		tree_fields[i] = cg->t_i32;
-	set_fields[0] = set_fields[1] = cg->t_i32;
-	cg->t_tree = LLVMStructTypeInContext(cg->context, tree_fields, REPR_TREE_FIELDS, false);
-	cg->t_set = LLVMStructTypeInContext(cg->context, set_fields, 2, false);
+	cg->t_tree = CodegenTreeType(cg->context);
+	cg->t_set = CodegenCategorySetType(cg->context);
 	cg->t_node = cg->repr->node_type(cg);
 	body_params[0] = cg->t_i8p;
 	body_params[1] = body_params[2] = body_params[3] = cg->t_i64;
@@ -932,12 +960,7 @@ InitTypes(CodegenContext *cg)
 	pfor_params[1] = cg->t_i8p;
 	pfor_params[2] = pfor_params[3] = pfor_params[4] = cg->t_i64;
 	cg->t_parallel_for = LLVMFunctionType(cg->t_i64, pfor_params, 5, false);
-	for (int i = 0; i < KERNEL_ARGS_FIELDS; i++)
-		arg_fields[i] = cg->t_i8p;
-	arg_fields[ARG_NUM_ROWS] = cg->t_i64;
-	arg_fields[ARG_MAX_CHUNKS] = cg->t_i64;
-	arg_fields[ARG_AUX] = LLVMArrayType(cg->t_i8p, REPR_MAX_AUX);
-	cg->t_args = LLVMStructTypeInContext(cg->context, arg_fields, KERNEL_ARGS_FIELDS, false);
+	cg->t_args = CodegenKernelArgsType(cg->context);
 	cg->md_invariant = LLVMGetMDKindIDInContext(cg->context, "invariant.load", 14);
 	cg->md_empty = LLVMMDNodeInContext(cg->context, NULL, 0);
 }

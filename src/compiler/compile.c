@@ -18,6 +18,11 @@
  * A call allocates the zeroed partial buffer that privatized reductions
  * need (one slice per extra thread) and hands the kernel the runtime's
  * parallel-for and interrupt flag.
+ *
+ * CompileForest and CompiledForestFree are the compiler's only stretches
+ * of LLVM calls (explain prints IR kept as text at compile time), and each
+ * runs inside an LlvmErrorsEnter/Leave bracket: an LLVM fatal error or
+ * out-of-memory there reaches the adapter's callback, not abort().
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +32,7 @@
 #include "silvan/codegen.h"
 #include "silvan/compiler.h"
 #include "silvan/jit.h"
+#include "silvan/llvm_errors.h"
 #include "silvan/tiling.h"
 
 struct CompiledForest
@@ -267,10 +273,10 @@ CompileFromMir(CompiledForest *compiled, Mir *mir, const Hir *hir, SilvanStatus 
 	return CompileCode(compiled, mir, repr, status);
 }
 
-/* Compile a validated forest; NULL and a status on failure */
-CompiledForest *
-CompileForest(const Forest *forest, const Schedule *schedule,
-			  const ForestProfile *profile, SilvanStatus *status)
+/* CompileForest inside its bracket */
+static CompiledForest *
+CompileBracketed(const Forest *forest, const Schedule *schedule,
+				 const ForestProfile *profile, SilvanStatus *status)
 {
 	double		start = NowMillis();
 	CompiledForest *compiled = calloc(1, sizeof(CompiledForest));
@@ -314,6 +320,19 @@ CompileForest(const Forest *forest, const Schedule *schedule,
 		return NULL;
 	}
 	compiled->compile_ms = NowMillis() - start;
+	return compiled;
+}
+
+/* Compile a validated forest; NULL and a status on failure */
+CompiledForest *
+CompileForest(const Forest *forest, const Schedule *schedule,
+			  const ForestProfile *profile, SilvanStatus *status)
+{
+	CompiledForest *compiled;
+
+	LlvmErrorsEnter();
+	compiled = CompileBracketed(forest, schedule, profile, status);
+	LlvmErrorsLeave();
 	return compiled;
 }
 
@@ -402,7 +421,9 @@ CompiledForestFree(CompiledForest *compiled)
 {
 	if (compiled == NULL)
 		return;
+	LlvmErrorsEnter();
 	JitCodeFree(compiled->code);
+	LlvmErrorsLeave();
 	ReprBuffersFree(&compiled->buffers);
 	free(compiled->schedule_text);
 	free(compiled->hir_text);

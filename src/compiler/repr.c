@@ -145,12 +145,10 @@ void
 ReprCacheRecords(CodegenContext *cg, LLVMValueRef v_tree)
 {
 	LLVMBuilderRef b = cg->builder;
-	LLVMValueRef v_first = LLVMBuildZExt(b, CgLoad(cg, cg->t_i32,
-												   LLVMBuildStructGEP2(b, cg->t_tree, v_tree, 4, ""),
-												   ""), cg->t_i64, "");
-	LLVMValueRef v_count = LLVMBuildZExt(b, CgLoad(cg, cg->t_i32,
-												   LLVMBuildStructGEP2(b, cg->t_tree, v_tree, 5, ""),
-												   ""), cg->t_i64, "");
+	LLVMValueRef v_first = LLVMBuildZExt(b, CgLoadTreeField(cg, v_tree, FIELDNO_REPRTREE_FIRST,
+															""), cg->t_i64, "");
+	LLVMValueRef v_count = LLVMBuildZExt(b, CgLoadTreeField(cg, v_tree, FIELDNO_REPRTREE_COUNT,
+															""), cg->t_i64, "");
 	LLVMValueRef v_base = LLVMBuildGEP2(b, cg->t_node, cg->v_nodes, &v_first, 1, "");
 
 	ReprPrefetch(cg, LLVMBuildBitCast(b, v_base, cg->t_i8p, ""),

@@ -265,9 +265,8 @@ static void
 ReorgCacheTree(CodegenContext *cg, LLVMValueRef v_tree)
 {
 	LLVMBuilderRef b = cg->builder;
-	LLVMValueRef v_t = LLVMBuildZExt(b, CgLoad(cg, cg->t_i32,
-											   LLVMBuildStructGEP2(b, cg->t_tree, v_tree, 4, ""),
-											   ""), cg->t_i64, "");
+	LLVMValueRef v_t = LLVMBuildZExt(b, CgLoadTreeField(cg, v_tree, FIELDNO_REPRTREE_FIRST, ""),
+									 cg->t_i64, "");
 	int64_t		positions = cg->buffers->num_trees > 0 ?
 		cg->buffers->num_nodes / cg->buffers->num_trees : 0;
 

@@ -62,37 +62,6 @@
 
 #include "silvan/codegen.h"
 
-/* The node records, as C sees them */
-typedef struct SplitNode32
-{
-	float		threshold;
-	int32_t		left;
-	uint32_t	feature_flags;
-} SplitNode32;
-
-typedef struct SplitNode64
-{
-	double		threshold;
-	int32_t		left;
-	uint32_t	feature_flags;
-} SplitNode64;
-
-typedef struct SplitSignNode32
-{
-	float		threshold;
-	int32_t		left;
-	uint32_t	feature;
-	float		sign;			/* -0.0f: read the feature negated */
-} SplitSignNode32;
-
-typedef struct SplitSignNode64
-{
-	double		threshold;
-	int32_t		left;
-	uint32_t	feature;
-	double		sign;
-} SplitSignNode64;
-
 /* feature_flags bits */
 #define SPLIT_FEATURE_MASK		0x00FFFFFFu
 #define SPLIT_DEFAULT_LEFT		(1u << 24)
@@ -242,7 +211,7 @@ SplitStore(const ReprRecord *rec, ForestPrecision precision, void *nodes, int64_
 {
 	if (precision == FOREST_FLOAT32)
 	{
-		SplitNode32 *node = &((SplitNode32 *) nodes)[slot];
+		ReprSplitNode32 *node = &((ReprSplitNode32 *) nodes)[slot];
 
 		node->threshold = (float) rec->threshold;
 		if (rec->feature_flags & SPLIT_CATEGORICAL)
@@ -252,7 +221,7 @@ SplitStore(const ReprRecord *rec, ForestPrecision precision, void *nodes, int64_
 	}
 	else
 	{
-		SplitNode64 *node = &((SplitNode64 *) nodes)[slot];
+		ReprSplitNode64 *node = &((ReprSplitNode64 *) nodes)[slot];
 		int64_t		set = rec->set;
 
 		node->threshold = rec->threshold;
@@ -271,11 +240,11 @@ SplitStoreSign(const ReprRecord *rec, ForestPrecision precision, void *nodes,
 	uint32_t	feature = rec->feature_flags & SPLIT_FEATURE_MASK;
 
 	if (precision == FOREST_FLOAT32)
-		((SplitSignNode32 *) nodes)[slot] = (SplitSignNode32) {
+		((ReprSignNode32 *) nodes)[slot] = (ReprSignNode32) {
 			(float) rec->threshold, link, feature, rec->mirrored ? -0.0f : 0.0f
 		};
 	else
-		((SplitSignNode64 *) nodes)[slot] = (SplitSignNode64) {
+		((ReprSignNode64 *) nodes)[slot] = (ReprSignNode64) {
 			rec->threshold, link, feature, rec->mirrored ? -0.0 : 0.0
 		};
 }
@@ -296,8 +265,8 @@ size_t
 ReprRecordSize(ReprSplitLayout layout, ForestPrecision precision)
 {
 	if (layout == REPR_SPLIT_SIGN)
-		return precision == FOREST_FLOAT32 ? sizeof(SplitSignNode32) : sizeof(SplitSignNode64);
-	return precision == FOREST_FLOAT32 ? sizeof(SplitNode32) : sizeof(SplitNode64);
+		return precision == FOREST_FLOAT32 ? sizeof(ReprSignNode32) : sizeof(ReprSignNode64);
+	return precision == FOREST_FLOAT32 ? sizeof(ReprSplitNode32) : sizeof(ReprSplitNode64);
 }
 
 /* Name of a record layout */
@@ -503,9 +472,11 @@ SplitInSet(CodegenContext *cg, const ReprNode *node, LLVMValueRef v_x)
 	LLVMValueRef v_set_rec = LLVMBuildGEP2(b, cg->t_set, cg->v_category_sets,
 										   &v_set_idx, 1, "");
 	LLVMValueRef v_offset = CgLoad(cg, cg->t_i32,
-										   LLVMBuildStructGEP2(b, cg->t_set, v_set_rec, 0, ""), "");
+								   LLVMBuildStructGEP2(b, cg->t_set, v_set_rec,
+													   FIELDNO_REPRCATEGORYSET_OFFSET, ""), "");
 	LLVMValueRef v_words = CgLoad(cg, cg->t_i32,
-										  LLVMBuildStructGEP2(b, cg->t_set, v_set_rec, 1, ""), "");
+								  LLVMBuildStructGEP2(b, cg->t_set, v_set_rec,
+													  FIELDNO_REPRCATEGORYSET_NUM_WORDS, ""), "");
 	LLVMValueRef v_in_range = LLVMBuildAnd(b, v_valid,
 										   LLVMBuildICmp(b, LLVMIntULT, v_cat,
 														 LLVMBuildShl(b, v_words, CgInt32(cg, 5), ""), ""),
@@ -663,14 +634,19 @@ SplitGoRight(CodegenContext *cg, const ReprNode *node, LLVMValueRef v_x)
 	return LLVMBuildNot(cg->builder, SplitGoLeft(cg, node, v_x), "v_go_right");
 }
 
-/* {threshold, link, feature or feature_flags[, sign]} */
+/* {T threshold, i32 link, i32 feature or feature_flags[, T sign]} */
 LLVMTypeRef
-ReprSplitType(CodegenContext *cg)
+ReprSplitType(LLVMContextRef context, ForestPrecision precision, ReprSplitLayout layout)
 {
-	LLVMTypeRef fields[4] = {cg->t_value, cg->t_i32, cg->t_i32, cg->t_value};
+	LLVMTypeRef t_value = precision == FOREST_FLOAT32 ?
+		LLVMFloatTypeInContext(context) : LLVMDoubleTypeInContext(context);
+	LLVMTypeRef fields[4];
 
-	return LLVMStructTypeInContext(cg->context, fields,
-								   cg->buffers->layout == REPR_SPLIT_SIGN ? 4 : 3, false);
+	fields[FIELDNO_SPLIT_THRESHOLD] = t_value;
+	fields[FIELDNO_SPLIT_LINK] = LLVMInt32TypeInContext(context);
+	fields[FIELDNO_SPLIT_FEATURE] = LLVMInt32TypeInContext(context);
+	fields[FIELDNO_SPLIT_SIGN] = t_value;
+	return LLVMStructTypeInContext(context, fields, layout == REPR_SPLIT_SIGN ? 4 : 3, false);
 }
 
 /* Address of field f of record v_index */
@@ -691,7 +667,8 @@ ReprLoadSplit(CodegenContext *cg, LLVMValueRef v_index, bool signed_link, ReprNo
 {
 	LLVMBuilderRef b = cg->builder;
 	LLVMValueRef v_record = LLVMBuildGEP2(b, cg->t_node, cg->v_nodes, &v_index, 1, "v_node");
-	LLVMValueRef v_pair_ptr = LLVMBuildBitCast(b, SplitFieldPtr(cg, v_record, 1),
+	LLVMValueRef v_pair_ptr = LLVMBuildBitCast(b,
+											   SplitFieldPtr(cg, v_record, FIELDNO_SPLIT_LINK),
 											   LLVMPointerType(cg->t_i64, 0), "");
 	LLVMValueRef v_pair = CgLoad(cg, cg->t_i64, v_pair_ptr, "v_link_feature");
 	LLVMValueRef v_low = LLVMBuildTrunc(b, v_pair, cg->t_i32, "");
@@ -708,12 +685,14 @@ ReprLoadSplit(CodegenContext *cg, LLVMValueRef v_index, bool signed_link, ReprNo
 	LLVMSetAlignment(v_pair, 4);	/* records are 4-aligned */
 	node->v_index = v_index;
 	node->v_record = v_record;
-	node->v_threshold = CgLoad(cg, cg->t_value, SplitFieldPtr(cg, v_record, 0), "v_threshold");
+	node->v_threshold = CgLoad(cg, cg->t_value,
+							   SplitFieldPtr(cg, v_record, FIELDNO_SPLIT_THRESHOLD), "v_threshold");
 	node->v_link = signed_link ? LLVMBuildSExt(b, v_link, cg->t_i64, "v_link") :
 		LLVMBuildZExt(b, v_link, cg->t_i64, "v_link");
 	node->v_fflags = v_fflags;
 	node->v_sign = cg->buffers->layout == REPR_SPLIT_SIGN ?
-		CgLoad(cg, cg->t_value, SplitFieldPtr(cg, v_record, 3), "v_sign") : NULL;
+		CgLoad(cg, cg->t_value, SplitFieldPtr(cg, v_record, FIELDNO_SPLIT_SIGN), "v_sign") :
+		NULL;
 }
 
 /* The threshold slot of record v_index (a leaf's value) */
@@ -723,7 +702,8 @@ ReprLoadThreshold(CodegenContext *cg, LLVMValueRef v_index)
 	LLVMValueRef v_record = LLVMBuildGEP2(cg->builder, cg->t_node, cg->v_nodes,
 										  &v_index, 1, "v_node");
 
-	return CgLoad(cg, cg->t_value, SplitFieldPtr(cg, v_record, 0), "v_leaf");
+	return CgLoad(cg, cg->t_value, SplitFieldPtr(cg, v_record, FIELDNO_SPLIT_THRESHOLD),
+				  "v_leaf");
 }
 
 /* i1: does the row (pointer to its first value) take the right-hand child? */

@@ -10,8 +10,9 @@
  *
  *   { T thresholds[n]; int32 features[n]; [T signs[n];] int32 link; int32 lut_row }
  *
- * with C and LLVM agreeing on the layout (natural alignment, signs only in
- * the SIGN record layout).  Slot k holds the split of the tile's k-th node
+ * with C (ReprTileLayout) and LLVM (ReprTileType) agreeing on the layout:
+ * natural alignment, signs only in the SIGN record layout; test_layout.c
+ * checks it.  Slot k holds the split of the tile's k-th node
  * in level order, described exactly like a scalar split (repr_split.c);
  * padding slots repeat a split whose outcome never matters.  A leaf
  * record links to -1, has its value in thresholds[0] and the all-zero LUT
@@ -42,17 +43,6 @@
 #include "silvan/codegen.h"
 #include "silvan/tiling.h"
 
-/* Byte offsets of a tile record's fields */
-typedef struct TileOffsets
-{
-	size_t		thresholds;
-	size_t		features;
-	size_t		signs;
-	size_t		link;
-	size_t		lut_row;
-	size_t		size;
-} TileOffsets;
-
 /* Round up to a multiple of a */
 static size_t
 AlignUp(size_t x, size_t a)
@@ -61,11 +51,11 @@ AlignUp(size_t x, size_t a)
 }
 
 /* Where the fields of a tile record lie (natural alignment, as LLVM lays it out) */
-static TileOffsets
-TileLayout(int32_t n, ReprSplitLayout layout, ForestPrecision precision)
+ReprTileOffsets
+ReprTileLayout(int32_t n, ReprSplitLayout layout, ForestPrecision precision)
 {
 	size_t		t = precision == FOREST_FLOAT32 ? 4 : 8;
-	TileOffsets o;
+	ReprTileOffsets o;
 
 	o.thresholds = 0;
 	o.features = (size_t) n * t;
@@ -117,7 +107,7 @@ ReprTilesBegin(const Hir *hir, ReprBuffers *buffers, ReprTiles *tiles, SilvanSta
 	}
 	ReprChooseLayout(tiles->recs, slots, buffers, forest->precision, false);
 	buffers->tile_size = n;
-	buffers->node_size = TileLayout(n, buffers->layout, forest->precision).size;
+	buffers->node_size = ReprTileLayout(n, buffers->layout, forest->precision).size;
 	buffers->num_lut_rows = tiled->num_lut_rows;
 	buffers->aux_count[1] = (int64_t) lut_bytes;
 	memcpy(buffers->aux[1], tiled->lut, (size_t) tiled->num_lut_rows << n);
@@ -152,7 +142,7 @@ ReprStoreTile(const ReprTiles *tiles, ReprBuffers *buffers, int64_t slot, int64_
 			  int32_t link, int32_t lut_row)
 {
 	ForestPrecision precision = tiles->hir->forest->precision;
-	TileOffsets o = TileLayout(tiles->n, buffers->layout, precision);
+	ReprTileOffsets o = ReprTileLayout(tiles->n, buffers->layout, precision);
 	size_t		t = precision == FOREST_FLOAT32 ? 4 : 8;
 	char	   *rec = (char *) buffers->nodes + (size_t) slot * buffers->node_size;
 
@@ -188,7 +178,7 @@ void
 ReprStoreLeafTile(const ReprTiles *tiles, ReprBuffers *buffers, int64_t slot, double value)
 {
 	ForestPrecision precision = tiles->hir->forest->precision;
-	TileOffsets o = TileLayout(tiles->n, buffers->layout, precision);
+	ReprTileOffsets o = ReprTileLayout(tiles->n, buffers->layout, precision);
 	char	   *rec = (char *) buffers->nodes + (size_t) slot * buffers->node_size;
 	int32_t		minus_one = -1;
 	int32_t		zero_row = buffers->num_lut_rows;
@@ -204,7 +194,8 @@ void
 ReprSetTileLink(const ReprTiles *tiles, ReprBuffers *buffers, int64_t slot, int32_t link,
 				int32_t lut_row)
 {
-	TileOffsets o = TileLayout(tiles->n, buffers->layout, tiles->hir->forest->precision);
+	ReprTileOffsets o = ReprTileLayout(tiles->n, buffers->layout,
+									   tiles->hir->forest->precision);
 	char	   *rec = (char *) buffers->nodes + (size_t) slot * buffers->node_size;
 
 	memcpy(rec + o.link, &link, 4);
@@ -223,19 +214,21 @@ ReprTileRefValue(const Hir *hir, int32_t hir_tree, int32_t ref)
 
 /* {[n x T] thresholds, [n x i32] features, [[n x T] signs,] i32 link, i32 lut_row} */
 LLVMTypeRef
-ReprTileType(CodegenContext *cg)
+ReprTileType(LLVMContextRef context, ForestPrecision precision, ReprSplitLayout layout,
+			 int32_t n)
 {
-	unsigned	n = (unsigned) cg->buffers->tile_size;
+	LLVMTypeRef t_value = precision == FOREST_FLOAT32 ?
+		LLVMFloatTypeInContext(context) : LLVMDoubleTypeInContext(context);
+	LLVMTypeRef t_i32 = LLVMInt32TypeInContext(context);
 	LLVMTypeRef fields[5];
-	unsigned	k = 0;
 
-	fields[k++] = LLVMArrayType(cg->t_value, n);
-	fields[k++] = LLVMArrayType(cg->t_i32, n);
-	if (cg->buffers->layout == REPR_SPLIT_SIGN)
-		fields[k++] = LLVMArrayType(cg->t_value, n);
-	fields[k++] = cg->t_i32;
-	fields[k++] = cg->t_i32;
-	return LLVMStructTypeInContext(cg->context, fields, k, false);
+	fields[FIELDNO_TILE_THRESHOLDS] = LLVMArrayType(t_value, (unsigned) n);
+	fields[FIELDNO_TILE_FEATURES] = LLVMArrayType(t_i32, (unsigned) n);
+	if (layout == REPR_SPLIT_SIGN)
+		fields[FIELDNO_TILE_SIGNS] = LLVMArrayType(t_value, (unsigned) n);
+	fields[FIELDNO_TILE_LINK(layout)] = t_i32;
+	fields[FIELDNO_TILE_LUT_ROW(layout)] = t_i32;
+	return LLVMStructTypeInContext(context, fields, FIELDNO_TILE_LUT_ROW(layout) + 1, false);
 }
 
 /* Load an array field of a tile record as a vector */
@@ -259,22 +252,24 @@ void
 ReprLoadTile(CodegenContext *cg, LLVMValueRef v_index, ReprNode *node)
 {
 	LLVMBuilderRef b = cg->builder;
-	bool		sign = cg->buffers->layout == REPR_SPLIT_SIGN;
-	unsigned	link = sign ? 3 : 2;
+	ReprSplitLayout layout = cg->buffers->layout;
 	LLVMValueRef v_record = LLVMBuildGEP2(b, cg->t_node, cg->v_nodes, &v_index, 1, "v_tile");
 
 	memset(node, 0, sizeof(ReprNode));
 	node->v_index = v_index;
 	node->v_record = v_record;
-	node->v_thresholds = LoadVector(cg, v_record, 0, cg->t_value, "v_thresholds");
-	node->v_features = LoadVector(cg, v_record, 1, cg->t_i32, "v_features");
-	if (sign)
-		node->v_signs = LoadVector(cg, v_record, 2, cg->t_value, "v_signs");
+	node->v_thresholds = LoadVector(cg, v_record, FIELDNO_TILE_THRESHOLDS, cg->t_value,
+									"v_thresholds");
+	node->v_features = LoadVector(cg, v_record, FIELDNO_TILE_FEATURES, cg->t_i32, "v_features");
+	if (layout == REPR_SPLIT_SIGN)
+		node->v_signs = LoadVector(cg, v_record, FIELDNO_TILE_SIGNS, cg->t_value, "v_signs");
 	node->v_link = LLVMBuildSExt(b, CgLoad(cg, cg->t_i32,
-										   LLVMBuildStructGEP2(b, cg->t_node, v_record, link, ""),
+										   LLVMBuildStructGEP2(b, cg->t_node, v_record,
+															   FIELDNO_TILE_LINK(layout), ""),
 										   ""), cg->t_i64, "v_link");
 	node->v_lut_row = CgLoad(cg, cg->t_i32,
-							 LLVMBuildStructGEP2(b, cg->t_node, v_record, link + 1, ""),
+							 LLVMBuildStructGEP2(b, cg->t_node, v_record,
+												 FIELDNO_TILE_LUT_ROW(layout), ""),
 							 "v_lut_row");
 }
 
@@ -329,7 +324,8 @@ SlotsGoLeft(CodegenContext *cg, const ReprNode *node, LLVMValueRef v_row)
 	LLVMBuilderRef b = cg->builder;
 	unsigned	n = (unsigned) cg->buffers->tile_size;
 	LLVMValueRef v_left = LLVMGetUndef(LLVMVectorType(cg->t_i1, n));
-	LLVMValueRef v_thr_array = LLVMBuildStructGEP2(b, cg->t_node, node->v_record, 0, "");
+	LLVMValueRef v_thr_array = LLVMBuildStructGEP2(b, cg->t_node, node->v_record,
+												   FIELDNO_TILE_THRESHOLDS, "");
 
 	for (unsigned k = 0; k < n; k++)
 	{
@@ -413,7 +409,8 @@ ReprTileLeafValue(CodegenContext *cg, LLVMValueRef v_index)
 {
 	LLVMBuilderRef b = cg->builder;
 	LLVMValueRef v_record = LLVMBuildGEP2(b, cg->t_node, cg->v_nodes, &v_index, 1, "v_tile");
-	LLVMValueRef v_ptr = LLVMBuildBitCast(b, LLVMBuildStructGEP2(b, cg->t_node, v_record, 0, ""),
+	LLVMValueRef v_ptr = LLVMBuildBitCast(b, LLVMBuildStructGEP2(b, cg->t_node, v_record,
+																  FIELDNO_TILE_THRESHOLDS, ""),
 										  LLVMPointerType(cg->t_value, 0), "");
 
 	return CgLoad(cg, cg->t_value, v_ptr, "v_leaf");
@@ -430,5 +427,9 @@ ReprRecordVariant(const ReprBuffers *buffers)
 LLVMTypeRef
 ReprRecordType(CodegenContext *cg)
 {
-	return cg->buffers->tile_size > 1 ? ReprTileType(cg) : ReprSplitType(cg);
+	const ReprBuffers *b = cg->buffers;
+
+	if (b->tile_size > 1)
+		return ReprTileType(cg->context, cg->forest->precision, b->layout, b->tile_size);
+	return ReprSplitType(cg->context, cg->forest->precision, b->layout);
 }

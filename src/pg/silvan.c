@@ -14,6 +14,7 @@
 #include "utils/rel.h"
 #include "miscadmin.h"
 
+#include "silvan/llvm_errors.h"
 #include "silvan/runtime.h"
 
 PG_MODULE_MAGIC;
@@ -47,6 +48,19 @@ SilvanAssignMaxThreadsLimit(int newval, void *extra)
 	SilvanSetThreads(silvan_max_threads, newval);
 }
 
+/*
+ * An LLVM fatal error or out-of-memory inside LLVM: FATAL, which exits
+ * through proc_exit without a longjmp across LLVM's frames
+ */
+static void
+SilvanLlvmError(const char *message, bool out_of_memory)
+{
+	ereport(FATAL,
+			(errcode(out_of_memory ? ERRCODE_OUT_OF_MEMORY : ERRCODE_INTERNAL_ERROR),
+			 errmsg("llvm error: %s", message),
+			 errdetail("LLVM cannot continue after this error, so the session ends.")));
+}
+
 /* Define GUCs and set up the model cache */
 void
 _PG_init(void)
@@ -70,6 +84,7 @@ _PG_init(void)
 	SilvanSetThreads(silvan_max_threads, silvan_max_threads_limit);
 	RuntimeSetInterruptFlag(&InterruptPending);
 	ModelCacheInit();
+	LlvmErrorsSetCallback(SilvanLlvmError);
 }
 
 /* Map a status kind to an errcode */

@@ -14,6 +14,15 @@
  * target's cost model; code generation runs at LLVM's default level (-O2).
  * No fast-math flags are ever set, so floating point results are those of
  * the IR.  Every LLVMErrorRef becomes a status.
+ *
+ * LLVM calls happen only inside an LlvmErrorsEnter/Leave bracket
+ * (llvm_errors.h), opened by the compiler's entry points; JitEnsure refuses
+ * to work outside one, so a new caller that forgets it fails its tests
+ * instead of leaving a backend to LLVM's abort().  Errors that LLVM
+ * diagnoses through a context (an unsupported feature in code generation,
+ * say) would otherwise be printed followed by exit(1): every module's
+ * context gets a diagnostic handler that keeps the first error, and the
+ * compile fails with it.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,6 +40,7 @@
 #include <llvm-c/Transforms/Scalar.h>
 
 #include "silvan/jit.h"
+#include "silvan/llvm_errors.h"
 
 struct JitCode
 {
@@ -46,6 +56,9 @@ static char *jit_cpu;
 static char *jit_features;
 static char jit_init_error[SILVAN_DETAIL_LEN];
 static atomic_ulong jit_next_id;
+
+/* The first error LLVM diagnosed since this thread's last JitModuleCreate */
+static _Thread_local char jit_diagnosed[SILVAN_DETAIL_LEN];
 
 /* Record an LLVM error's message and dispose of the error */
 static void
@@ -127,22 +140,44 @@ JitCreateInstance(void)
 static void
 JitInitOnce(void)
 {
+	LlvmErrorsEnter();
 	if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter())
-	{
 		snprintf(jit_init_error, sizeof(jit_init_error),
 				 "LLVM has no native target for this machine");
-		return;
+	else
+	{
+		jit_cpu = LLVMGetHostCPUName();
+		jit_features = LLVMGetHostCPUFeatures();
+		if (!JitCreateInstance())
+			jit_instance = NULL;
 	}
-	jit_cpu = LLVMGetHostCPUName();
-	jit_features = LLVMGetHostCPUFeatures();
-	if (!JitCreateInstance())
-		jit_instance = NULL;
+	LlvmErrorsLeave();
 }
 
-/* Make sure the JIT exists; false and a status if it could not be made */
+/* Keep the first error LLVM diagnoses; drop warnings and remarks */
+static void
+JitDiagnostic(LLVMDiagnosticInfoRef info, void *arg)
+{
+	char	   *text;
+
+	if (LLVMGetDiagInfoSeverity(info) != LLVMDSError || jit_diagnosed[0] != '\0')
+		return;
+	text = LLVMGetDiagInfoDescription(info);
+	snprintf(jit_diagnosed, sizeof(jit_diagnosed), "%s", text ? text : "unknown error");
+	LLVMDisposeMessage(text);
+}
+
+/*
+ * Make sure the JIT exists and may be used here: inside an error bracket,
+ * LLVM not failed; false and a status otherwise
+ */
 static bool
 JitEnsure(SilvanStatus *status)
 {
+	if (LlvmErrorsDepth() == 0 || LlvmErrorsFailed())
+		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not use the LLVM JIT",
+						  "%s", LlvmErrorsFailed() ? "LLVM failed earlier in this process." :
+						  "LLVM was called outside an LlvmErrorsEnter bracket.");
 	pthread_once(&jit_once, JitInitOnce);
 	if (jit_instance == NULL)
 		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not start the LLVM JIT",
@@ -183,6 +218,8 @@ JitModuleCreate(const char *name, JitModule *jm, SilvanStatus *status)
 	jm->tsctx = LLVMOrcCreateNewThreadSafeContext();
 	jm->context = LLVMOrcThreadSafeContextGetContext(jm->tsctx);
 	jm->module = LLVMModuleCreateWithNameInContext(name, jm->context);
+	LLVMContextSetDiagnosticHandler(jm->context, JitDiagnostic, NULL);
+	jit_diagnosed[0] = '\0';
 	LLVMSetTarget(jm->module, LLVMOrcLLJITGetTripleString(jit_instance));
 	LLVMSetDataLayout(jm->module, LLVMOrcLLJITGetDataLayoutStr(jit_instance));
 	return true;
@@ -240,6 +277,9 @@ JitOptimizeModule(JitModule *jm, SilvanStatus *status)
 
 	LLVMDisposePassManager(fpm);
 	LLVMDisposeTargetMachine(tm);
+	if (jit_diagnosed[0] != '\0')
+		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not optimize generated code",
+						  "LLVM: %s", jit_diagnosed);
 	return true;
 }
 
@@ -287,9 +327,13 @@ JitAddModule(JitModule *jm, const char *symbol, void **address, SilvanStatus *st
 	error = LLVMOrcLLJITAddLLVMIRModuleWithRT(jit_instance, tracker, tsm);
 	if (!error)
 		error = LLVMOrcLLJITLookup(jit_instance, &addr, symbol);
-	if (error)
+	if (error || jit_diagnosed[0] != '\0')
 	{
-		FailWithError(status, "could not compile generated code", "LLVM JIT", error);
+		if (error)
+			FailWithError(status, "could not compile generated code", "LLVM JIT", error);
+		else
+			StatusFail(status, SILVAN_ERROR_INTERNAL, "could not compile generated code",
+					   "LLVM: %s", jit_diagnosed);
 		JitRemoveTracker(tracker);
 		free(code);
 		return NULL;
@@ -299,12 +343,13 @@ JitAddModule(JitModule *jm, const char *symbol, void **address, SilvanStatus *st
 	return code;
 }
 
-/* Release a module's machine code */
+/* Release a module's machine code (kept if LLVM failed: the process is exiting) */
 void
 JitCodeFree(JitCode *code)
 {
 	if (code == NULL)
 		return;
-	JitRemoveTracker(code->tracker);
+	if (!LlvmErrorsFailed())
+		JitRemoveTracker(code->tracker);
 	free(code);
 }
