@@ -54,3 +54,20 @@ RESET ROLE;
 SELECT silvan.drop_model('alice_model') AS superuser_drops;
 DROP ROLE silvan_alice;
 DROP ROLE silvan_bob;
+
+-- a backend forgets the models that were dropped: twenty short-lived
+-- names, each loaded, scored and dropped, leave no compiled code behind
+\c
+\set sq `cat test/fixtures/reg_squarederror.json`
+\set row '''{0.5,-1,0.25,2,-0.75}''::real[]'
+\set ECHO none
+\o /dev/null
+SELECT format('SELECT silvan.load_model(%L, %L)', 'short_' || i, :'sq'),
+       format('SELECT silvan.predict(%L, %s)', 'short_' || i, :'row'),
+       format('SELECT silvan.drop_model(%L)', 'short_' || i)
+  FROM generate_series(1, 20) AS i \gexec
+\o
+\set ECHO all
+SELECT silvan.predict('gamma_ref', :row) IS NOT NULL AS scored;
+SELECT count(*) AS models_cached FROM pg_backend_memory_contexts WHERE name = 'silvan model';
+SELECT ident FROM pg_backend_memory_contexts WHERE name = 'silvan model';

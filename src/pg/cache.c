@@ -14,6 +14,11 @@
  * A version that is replaced while a scan still uses it (a pinned one) is
  * orphaned and freed when its last pin goes, so compiled code never
  * disappears under a running batch.
+ *
+ * Entries of dropped models go too: the first lookup after a change to the
+ * catalog asks in one query which of the cached names still exist and
+ * retires the others, so a backend that scores many short-lived models
+ * keeps only the living ones.
  */
 #include "silvan_pg.h"
 
@@ -37,6 +42,7 @@ typedef struct ModelCacheEntry
 
 static HTAB *model_cache = NULL;
 static uint64 cache_generation = 1;
+static bool cache_sweep_needed = false;	/* some cached model may be gone */
 static Oid	model_relid = InvalidOid;
 
 /* Mark every entry stale after a change to silvan.model (or a full reset) */
@@ -54,6 +60,7 @@ ModelCacheInvalidate(Datum arg, Oid relid)
 	while ((entry = hash_seq_search(&scan)) != NULL)
 		entry->stale = true;
 	cache_generation++;
+	cache_sweep_needed = true;
 	if (relid == InvalidOid)
 		model_relid = InvalidOid;
 }
@@ -231,12 +238,15 @@ CacheLoadProfile(const CatalogSql *sql, ModelVersion *version)
 
 /* Build a version: forest, schedules and profile, in a memory context of its own */
 static ModelVersion *
-CacheLoadVersion(const CatalogSql *sql, int64 id, int64 revision, const char *fingerprint)
+CacheLoadVersion(const CatalogSql *sql, const char *name, int64 id, int64 revision,
+				 const char *fingerprint)
 {
 	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext, "silvan model",
 											  ALLOCSET_SMALL_SIZES);
 	ModelVersion *version = MemoryContextAllocZero(cxt, sizeof(ModelVersion));
 
+	/* pg_backend_memory_contexts names the model of each cached version */
+	MemoryContextSetIdentifier(cxt, MemoryContextStrdup(cxt, name));
 	version->cxt = cxt;
 	version->id = id;
 	version->revision = revision;
@@ -260,21 +270,20 @@ CacheLoadVersion(const CatalogSql *sql, int64 id, int64 revision, const char *fi
 
 /*
  * Read a model's state from the catalog; a new version unless it matches
- * known (then *unchanged).  Errors when the model does not exist.
+ * known (then *unchanged).  NULL with *found false when it does not exist.
  */
 static ModelVersion *
-ModelCatalogFetch(const char *name, const ModelVersion *known, bool *unchanged)
+ModelCatalogFetch(const char *name, const ModelVersion *known, bool *unchanged, bool *found)
 {
 	ModelVersion *version = NULL;
 	CatalogSql	sql;
 	bool		isnull;
-	bool		found;
 
 	*unchanged = false;
 	CatalogSqlBegin(&sql);
 	CacheQuery(&sql, fetch_sql, TEXTOID, CStringGetTextDatum(name));
-	found = SPI_processed == 1;
-	if (found)
+	*found = SPI_processed == 1;
+	if (*found)
 	{
 		HeapTuple	tuple = SPI_tuptable->vals[0];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
@@ -286,12 +295,58 @@ ModelCatalogFetch(const char *name, const ModelVersion *known, bool *unchanged)
 			strcmp(known->fingerprint, fingerprint) == 0)
 			*unchanged = true;
 		else
-			version = CacheLoadVersion(&sql, id, revision, fingerprint);
+			version = CacheLoadVersion(&sql, name, id, revision, fingerprint);
 	}
 	CatalogSqlEnd(&sql);
-	if (!found)
-		ReportUnknownModel(name);
 	return version;
+}
+
+/* Forget a cached name: retire its version, remove its entry */
+static void
+ModelCacheForget(ModelCacheEntry *entry)
+{
+	ModelVersionRetire(entry->version);
+	entry->version = NULL;
+	hash_search(model_cache, entry->name, HASH_REMOVE, NULL);
+}
+
+/*
+ * Forget every cached model that is no longer in the catalog (one query
+ * for all of them), after a change to the catalog
+ */
+static void
+ModelCacheSweep(void)
+{
+	HASH_SEQ_STATUS scan;
+	ModelCacheEntry *entry;
+	Datum	   *names;
+	int			n = 0;
+	CatalogSql	sql;
+	Oid			argtype = TEXTARRAYOID;
+	Datum		arg;
+
+	cache_sweep_needed = false;
+	if (hash_get_num_entries(model_cache) == 0)
+		return;
+	names = palloc(sizeof(Datum) * hash_get_num_entries(model_cache));
+	hash_seq_init(&scan, model_cache);
+	while ((entry = hash_seq_search(&scan)) != NULL)
+		names[n++] = CStringGetTextDatum(entry->name);
+	arg = PointerGetDatum(construct_array(names, n, TEXTOID, -1, false, TYPALIGN_INT));
+	CatalogSqlBegin(&sql);
+	CatalogSqlRun(&sql, "SELECT name FROM silvan.model WHERE name OPERATOR(pg_catalog.=) ANY ($1)",
+				  1, &argtype, &arg, NULL, SPI_OK_SELECT);
+	hash_seq_init(&scan, model_cache);
+	while ((entry = hash_seq_search(&scan)) != NULL)
+	{
+		bool		alive = false;
+
+		for (uint64 i = 0; i < SPI_processed && !alive; i++)
+			alive = strcmp(entry->name, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1)) == 0;
+		if (!alive)
+			ModelCacheForget(entry);
+	}
+	CatalogSqlEnd(&sql);
 }
 
 /* Find a model by name: the current version, loading it when needed */
@@ -302,6 +357,7 @@ ModelCacheLookup(const char *name)
 	ModelVersion *fresh;
 	bool		found;
 	bool		unchanged;
+	bool		exists;
 
 	if (strlen(name) >= NAMEDATALEN)
 		ReportUnknownModel(name);
@@ -310,7 +366,18 @@ ModelCacheLookup(const char *name)
 	entry = hash_search(model_cache, name, HASH_FIND, &found);
 	if (found && !entry->stale && entry->version != NULL)
 		return entry->version;
-	fresh = ModelCatalogFetch(name, found ? entry->version : NULL, &unchanged);
+	if (cache_sweep_needed)
+	{
+		ModelCacheSweep();
+		entry = hash_search(model_cache, name, HASH_FIND, &found);
+	}
+	fresh = ModelCatalogFetch(name, found ? entry->version : NULL, &unchanged, &exists);
+	if (!exists)
+	{
+		if (found)
+			ModelCacheForget(entry);
+		ReportUnknownModel(name);
+	}
 	entry = hash_search(model_cache, name, HASH_ENTER, &found);
 	if (!found)
 		entry->version = NULL;
