@@ -62,3 +62,4 @@ bench: all
 
 fixtures:
 	/usr/bin/python3 test/fixtures/make_fixtures.py
+-include test/fuzz/fuzz.mk
