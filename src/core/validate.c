@@ -11,6 +11,9 @@
  *     i-1's end, and each tree has at least one node;
  *   - every split's feature index is in [0, num_features); every child
  *     index is inside its tree; each tree's group is in [0, num_groups);
+ *     this holds for every node, even one its tree's walks never reach
+ *     (the binary form can hold such nodes), so that code looping over
+ *     the node array need not walk the trees;
  *   - starting at a tree's root, every node is reached at most once: no
  *     cycles, no shared subtrees; depth is at most FOREST_MAX_DEPTH;
  *   - categorical sets lie inside category_words;
@@ -115,7 +118,8 @@ ValidateNode(const Forest *forest, int32_t tree_index, const ForestTree *tree,
 }
 
 /*
- * Walk one tree from its root, checking each node is reached once; set depth.
+ * Check every node of one tree, then walk it from its root, checking each
+ * node is reached at most once; set depth.
  * seen and stack are scratch arrays of at least tree->num_nodes entries.
  */
 static bool
@@ -126,6 +130,9 @@ ValidateTreeShape(Forest *forest, int32_t tree_index, uint8_t *seen,
 	int32_t		top = 0;
 	int32_t		depth = 0;
 
+	for (int32_t local = 0; local < tree->num_nodes; local++)
+		if (!ValidateNode(forest, tree_index, tree, local, status))
+			return false;
 	memset(seen, 0, tree->num_nodes);
 	stack[top++] = 0;
 	depth_of[0] = 0;
@@ -136,8 +143,6 @@ ValidateTreeShape(Forest *forest, int32_t tree_index, uint8_t *seen,
 		const ForestNode *node = &forest->nodes[tree->first_node + local];
 		int32_t		children[2];
 
-		if (!ValidateNode(forest, tree_index, tree, local, status))
-			return false;
 		if (depth_of[local] > depth)
 			depth = depth_of[local];
 		if (node->kind == FOREST_NODE_LEAF)
