@@ -32,6 +32,7 @@
 
 #include <json.h>
 
+#include "silvan/json_scan.h"
 #include "silvan/parse.h"
 
 /* How the base score (in output space) becomes a base margin */
@@ -82,6 +83,7 @@ static const XgbObjective xgb_objectives[] = {
 typedef struct XgbTree
 {
 	int32_t		index;			/* position in the model (for messages) */
+	char		where[32];		/* "tree <index>" */
 	int32_t		num_nodes;
 	json_object *left;
 	json_object *right;
@@ -95,6 +97,28 @@ typedef struct XgbTree
 	json_object *categories_sizes;
 	int64_t		num_categorical;	/* entries of categories_nodes */
 } XgbTree;
+
+/* Where the trees come from: the parsed "trees" array, or the text */
+typedef struct XgbTrees
+{
+	const JsonTreesSpan *span;	/* where the scan found them; NULL if not */
+	const char *text;
+	size_t		len;
+	json_object *array;			/* the parsed array, when not streamed */
+	json_tokener *tok;			/* streamed: parses one tree at a time */
+	size_t		pos;			/* streamed: where the previous tree ended */
+} XgbTrees;
+
+/* The node arrays growing as trees are read, in the order of the text */
+typedef struct XgbBuild
+{
+	int64_t		num_nodes;
+	int64_t		node_capacity;
+	int64_t		num_words;		/* category words used */
+	int64_t		word_capacity;
+	int32_t    *order;			/* order[position] = entry of the trees array */
+	float	   *weight;			/* weight[position]: dart's weight_drop, or 1 */
+} XgbBuild;
 
 /* Parse the whole text as one JSON value; NULL with a syntax error if not */
 static json_object *
@@ -140,6 +164,56 @@ XgbParseText(const char *text, size_t len, SilvanStatus *status)
 					   "Unexpected text follows the JSON document at byte %zu.", end);
 			return NULL;
 		}
+	return root;
+}
+
+/*
+ * Feed text to a tokener in pieces it can take; the value once it is
+ * complete, and in *used (if not NULL) the bytes it took
+ */
+static json_object *
+XgbFeed(json_tokener *tok, const char *text, size_t len, size_t *used)
+{
+	json_object *value = NULL;
+	size_t		done = 0;
+	size_t		end = 0;
+
+	do
+	{
+		int			chunk = len - done > (1 << 30) ? (1 << 30) : (int) (len - done);
+
+		value = json_tokener_parse_ex(tok, text + done, chunk);
+		end = done + json_tokener_get_parse_end(tok);
+		done += chunk;
+	} while (done < len && json_tokener_get_error(tok) == json_tokener_continue);
+	if (used != NULL)
+		*used = end;
+	return value;
+}
+
+/*
+ * Parse the document with the scanned trees array left out (an empty one
+ * in its place); NULL if json-c does not agree with the scan
+ */
+static json_object *
+XgbParseSkeleton(const char *text, size_t len, const JsonTreesSpan *span)
+{
+	json_tokener *tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+	json_object *root = NULL;
+
+	if (tok == NULL)
+		return NULL;
+	if (XgbFeed(tok, text, span->start, NULL) == NULL &&
+		json_tokener_get_error(tok) == json_tokener_continue &&
+		XgbFeed(tok, "[]", 2, NULL) == NULL &&
+		json_tokener_get_error(tok) == json_tokener_continue)
+		root = XgbFeed(tok, text + span->end, len - span->end, NULL);
+	if (root != NULL && json_tokener_get_error(tok) != json_tokener_success)
+	{
+		json_object_put(root);
+		root = NULL;
+	}
+	json_tokener_free(tok);
 	return root;
 }
 
@@ -545,12 +619,10 @@ static bool
 XgbNodeArray(json_object *tree_json, const char *key, bool required,
 			 XgbTree *tree, json_object **out, SilvanStatus *status)
 {
-	char		where[64];
 	size_t		n;
 
-	snprintf(where, sizeof(where), "tree %d", tree->index);
-	if (!(required ? (*out = XgbMember(tree_json, key, json_type_array, where, status)) != NULL
-		  : XgbOptionalMember(tree_json, key, json_type_array, where, out, status)))
+	if (!(required ? (*out = XgbMember(tree_json, key, json_type_array, tree->where, status)) != NULL
+		  : XgbOptionalMember(tree_json, key, json_type_array, tree->where, out, status)))
 		return false;
 	if (*out == NULL)
 		return true;
@@ -566,13 +638,11 @@ XgbNodeArray(json_object *tree_json, const char *key, bool required,
 static bool
 XgbCategoryArrays(json_object *tree_json, XgbTree *tree, SilvanStatus *status)
 {
-	char		where[64];
 	json_object **arrays[3] = {&tree->categories_nodes, &tree->categories_segments,
 	&tree->categories_sizes};
 	const char *names[3] = {"categories_nodes", "categories_segments", "categories_sizes"};
 
-	snprintf(where, sizeof(where), "tree %d", tree->index);
-	if (!XgbOptionalMember(tree_json, "categories", json_type_array, where,
+	if (!XgbOptionalMember(tree_json, "categories", json_type_array, tree->where,
 						   &tree->categories, status))
 		return false;
 	tree->num_categorical = 0;
@@ -580,7 +650,7 @@ XgbCategoryArrays(json_object *tree_json, XgbTree *tree, SilvanStatus *status)
 	{
 		size_t		n;
 
-		if (!XgbOptionalMember(tree_json, names[i], json_type_array, where,
+		if (!XgbOptionalMember(tree_json, names[i], json_type_array, tree->where,
 							   arrays[i], status))
 			return false;
 		n = *arrays[i] == NULL ? 0 : json_object_array_length(*arrays[i]);
@@ -610,12 +680,12 @@ XgbGetTree(json_object *tree_json, int32_t index, XgbTree *tree,
 
 	memset(tree, 0, sizeof(*tree));
 	tree->index = index;
-	snprintf(where, sizeof(where), "tree %d", index);
+	snprintf(tree->where, sizeof(tree->where), "tree %d", index);
 	if (!json_object_is_type(tree_json, json_type_object))
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
 						  "Tree %d is %s; expected an object.", index,
 						  XgbTypeName(json_object_get_type(tree_json)));
-	if ((param = XgbMember(tree_json, "tree_param", json_type_object, where, status)) == NULL)
+	if ((param = XgbMember(tree_json, "tree_param", json_type_object, tree->where, status)) == NULL)
 		return false;
 	snprintf(where, sizeof(where), "tree_param of tree %d", index);
 	if (!XgbIntMember(param, "num_nodes", where, 1, INT32_MAX, &num_nodes, status) ||
@@ -903,31 +973,27 @@ XgbFillTree(Forest *forest, const XgbTree *tree, ForestNode *nodes,
 }
 
 /*
- * Map model positions to entries of the "trees" array: XGBoost places each
+ * The model position of entry i of the "trees" array: XGBoost places each
  * tree by its "id" field, which must name each position exactly once.
  */
 static bool
-XgbTreeOrder(json_object *trees, int32_t n, int32_t *order, SilvanStatus *status)
+XgbTreePosition(json_object *tree, int32_t i, int32_t n, int32_t *order,
+				int32_t *position, SilvanStatus *status)
 {
-	for (int32_t t = 0; t < n; t++)
-		order[t] = -1;
-	for (int32_t i = 0; i < n; i++)
-	{
-		json_object *tree = json_object_array_get_idx(trees, i);
-		json_object *id;
-		int64_t		pos = i;
+	json_object *id;
+	int64_t		pos = i;
 
-		if (json_object_is_type(tree, json_type_object) &&
-			json_object_object_get_ex(tree, "id", &id) && id != NULL &&
-			(!XgbToInt64(id, &pos) || pos < 0 || pos >= n))
-			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
-							  "Field \"id\" of tree %d is not an integer from 0 to %d.",
-							  i, n - 1);
-		if (order[pos] != -1)
-			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
-							  "Field \"id\" of tree %d repeats id %lld.", i, (long long) pos);
-		order[pos] = i;
-	}
+	if (json_object_is_type(tree, json_type_object) &&
+		json_object_object_get_ex(tree, "id", &id) && id != NULL &&
+		(!XgbToInt64(id, &pos) || pos < 0 || pos >= n))
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
+						  "Field \"id\" of tree %d is not an integer from 0 to %d.",
+						  i, n - 1);
+	if (order[pos] != -1)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
+						  "Field \"id\" of tree %d repeats id %lld.", i, (long long) pos);
+	order[pos] = i;
+	*position = (int32_t) pos;
 	return true;
 }
 
@@ -956,74 +1022,256 @@ XgbTreeGroups(Forest *forest, json_object *tree_info, json_object *weights,
 	return true;
 }
 
-/* First pass: fetch each tree's arrays, size the node and category arrays */
+/*
+ * Find the trees of the model: read from the text one at a time where the
+ * scan found them under this model, else from the parsed "trees" array
+ */
 static bool
-XgbSizeTrees(Forest *forest, json_object *trees, const int32_t *order,
+XgbOpenTrees(XgbTrees *src, json_object *model, bool dart, size_t *n,
 			 SilvanStatus *status)
 {
-	int64_t		nodes = 0;
-	int64_t		words = 0;
+	json_object *trees = XgbMember(model, "trees", json_type_array,
+								   "the gbtree model", status);
 
-	for (int32_t t = 0; t < forest->num_trees; t++)
+	if (trees == NULL)
+		return false;
+	if (src->span == NULL || src->span->under_gbtree != dart)
 	{
-		XgbTree		tree;
-
-		if (!XgbGetTree(json_object_array_get_idx(trees, order[t]), t, &tree, status) ||
-			!XgbCountCategoryWords(&tree, &words, status))
-			return false;
-		forest->trees[t].first_node = nodes;
-		forest->trees[t].num_nodes = tree.num_nodes;
-		nodes += tree.num_nodes;
-		if (nodes > FOREST_MAX_NODES || words > FOREST_MAX_CATEGORY_WORDS)
-			return StatusFail(status, SILVAN_ERROR_INVALID, "model too large",
-							  "The model has more than %lld nodes or %lld category words.",
-							  (long long) FOREST_MAX_NODES,
-							  (long long) FOREST_MAX_CATEGORY_WORDS);
+		src->array = trees;
+		*n = json_object_array_length(trees);
+		return true;
 	}
-	return ForestAllocNodes(forest, nodes, status) &&
-		ForestAllocCategoryWords(forest, words, status);
+	if (json_object_array_length(trees) != 0)
+		return StatusFail(status, SILVAN_ERROR_INTERNAL, "XGBoost reader lost the trees",
+						  "The trees array json-c parsed is not the one the scan left out.");
+	if ((src->tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH)) == NULL)
+		return StatusNoMemory(status, "a JSON parser");
+	src->pos = src->span->start + 1;
+	*n = (size_t) src->span->count;
+	return true;
 }
 
-/* Second pass: fill in every tree's nodes */
+/* Parse entry i of the trees array (entries come in order) */
 static bool
-XgbFillTrees(Forest *forest, json_object *trees, const int32_t *order,
-			 const float *weight, SilvanStatus *status)
+XgbNextTree(XgbTrees *src, int32_t i, json_object **tree, SilvanStatus *status)
 {
-	int64_t		word_cursor = 0;
+	size_t		start;
+	size_t		end;
 
-	for (int32_t t = 0; t < forest->num_trees; t++)
+	if (src->array != NULL)
 	{
-		XgbTree		tree;
+		*tree = json_object_array_get_idx(src->array, i);
+		return true;
+	}
+	start = JsonScanSkipBlanks(src->text, src->len, src->pos);
+	if (i > 0 && start < src->len && src->text[start] == ',')
+		start = JsonScanSkipBlanks(src->text, src->len, start + 1);
+	json_tokener_reset(src->tok);
+	if (start < src->len && src->text[start] == '{')
+	{
+		/* json-c stops where the object closes */
+		*tree = XgbFeed(src->tok, src->text + start, src->span->end - start, &end);
+		end += start;
+	}
+	else
+	{
+		end = JsonScanValueEnd(src->text, src->len, start);
+		*tree = XgbFeed(src->tok, src->text + start, end - start, NULL);
+		if (*tree == NULL && json_tokener_get_error(src->tok) == json_tokener_continue)
+			*tree = XgbFeed(src->tok, " ", 1, NULL);	/* a number needs an end */
+	}
+	if (*tree == NULL || json_tokener_get_error(src->tok) != json_tokener_success)
+	{
+		json_object_put(*tree);
+		return StatusFail(status, SILVAN_ERROR_SYNTAX, "invalid XGBoost model JSON",
+						  "The JSON text is malformed in tree %d, from byte %zu.", i, start);
+	}
+	src->pos = end;
+	return true;
+}
 
-		if (!XgbGetTree(json_object_array_get_idx(trees, order[t]), t, &tree, status) ||
-			!XgbFillTree(forest, &tree, forest->nodes + forest->trees[t].first_node,
-						 weight[t], &word_cursor, status))
+/* Release entry i of the trees array once it is read */
+static void
+XgbReleaseTree(XgbTrees *src, int32_t i, json_object *tree)
+{
+	if (src->array != NULL)
+		json_object_array_put_idx(src->array, i, NULL);
+	else
+		json_object_put(tree);
+}
+
+/*
+ * Make room for need entries of size bytes (at least one), zeroed; the
+ * capacity doubles, but not past limit.  NULL when out of memory, the
+ * array left as it was.
+ */
+static void *
+XgbGrow(void *array, int64_t *capacity, int64_t need, size_t size, int64_t limit,
+		SilvanStatus *status)
+{
+	int64_t		cap = *capacity;
+	char	   *grown;
+
+	if (need < 1)
+		need = 1;
+	if (need <= cap)
+		return array;
+	while (cap < need)
+		cap = cap < 1024 ? 1024 : cap * 2;
+	if (cap > limit)
+		cap = need;
+	if ((grown = realloc(array, (size_t) cap * size)) == NULL)
+	{
+		StatusNoMemory(status, "the node arrays");
+		return NULL;
+	}
+	memset(grown + (size_t) *capacity * size, 0, (size_t) (cap - *capacity) * size);
+	*capacity = cap;
+	return grown;
+}
+
+/*
+ * Read one tree, at model position pos, and fill in its nodes after those
+ * of the trees read before it
+ */
+static bool
+XgbLoadTree(Forest *forest, json_object *tree_json, int32_t pos, XgbBuild *b,
+			SilvanStatus *status)
+{
+	XgbTree		tree;
+	int64_t		words = 0;
+	ForestNode *nodes;
+	uint32_t   *bits;
+
+	if (!XgbGetTree(tree_json, pos, &tree, status) ||
+		!XgbCountCategoryWords(&tree, &words, status))
+		return false;
+	if (b->num_nodes + tree.num_nodes > FOREST_MAX_NODES ||
+		b->num_words + words > FOREST_MAX_CATEGORY_WORDS)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "model too large",
+						  "The model has more than %lld nodes or %lld category words.",
+						  (long long) FOREST_MAX_NODES,
+						  (long long) FOREST_MAX_CATEGORY_WORDS);
+	if ((nodes = XgbGrow(forest->nodes, &b->node_capacity, b->num_nodes + tree.num_nodes,
+						 sizeof(ForestNode), FOREST_MAX_NODES, status)) == NULL)
+		return false;
+	forest->nodes = nodes;
+	if ((bits = XgbGrow(forest->category_words, &b->word_capacity, b->num_words + words,
+						sizeof(uint32_t), FOREST_MAX_CATEGORY_WORDS, status)) == NULL)
+		return false;
+	forest->category_words = bits;
+	forest->num_category_words = b->word_capacity;
+	forest->trees[pos].first_node = b->num_nodes;
+	forest->trees[pos].num_nodes = tree.num_nodes;
+	b->num_nodes += tree.num_nodes;
+	return XgbFillTree(forest, &tree, nodes + b->num_nodes - tree.num_nodes,
+					   b->weight[pos], &b->num_words, status);
+}
+
+/* Trim the grown arrays to what the trees use */
+static void
+XgbTrimArrays(Forest *forest, const XgbBuild *b)
+{
+	ForestNode *nodes = realloc(forest->nodes,
+								sizeof(ForestNode) * (size_t) (b->num_nodes > 0 ? b->num_nodes : 1));
+	uint32_t   *bits = realloc(forest->category_words,
+							   sizeof(uint32_t) * (size_t) (b->num_words > 0 ? b->num_words : 1));
+
+	if (nodes != NULL)
+		forest->nodes = nodes;
+	if (bits != NULL)
+		forest->category_words = bits;
+	forest->num_nodes = b->num_nodes;
+	forest->num_category_words = b->num_words;
+}
+
+/*
+ * Lay the trees out in model order when their "id" fields reorder them
+ * (they were filled in in the order of the trees array)
+ */
+static bool
+XgbPlaceTrees(Forest *forest, const int32_t *order, SilvanStatus *status)
+{
+	ForestNode *placed;
+	int64_t		next = 0;
+	int32_t		t = 0;
+
+	while (t < forest->num_trees && order[t] == t)
+		t++;
+	if (t == forest->num_trees)
+		return true;
+	placed = malloc(sizeof(ForestNode) * (size_t) (forest->num_nodes > 0 ? forest->num_nodes : 1));
+	if (placed == NULL)
+		return StatusNoMemory(status, "the node array");
+	for (t = 0; t < forest->num_trees; t++)
+	{
+		ForestTree *tree = &forest->trees[t];
+
+		memcpy(placed + next, forest->nodes + tree->first_node,
+			   sizeof(ForestNode) * (size_t) tree->num_nodes);
+		tree->first_node = next;
+		next += tree->num_nodes;
+	}
+	free(forest->nodes);
+	forest->nodes = placed;
+	return true;
+}
+
+/*
+ * Read every tree in the order of the trees array, one at a time: each is
+ * checked, converted into the growing node arrays and released before the
+ * next, so at most one tree's JSON is alive when the trees are streamed
+ */
+static bool
+XgbLoadTrees(Forest *forest, XgbTrees *src, XgbBuild *b, SilvanStatus *status)
+{
+	ForestNode *nodes;
+	uint32_t   *bits;
+
+	for (int32_t i = 0; i < forest->num_trees; i++)
+	{
+		json_object *tree_json;
+		int32_t		pos = 0;
+		bool		ok;
+
+		if (!XgbNextTree(src, i, &tree_json, status))
+			return false;
+		ok = XgbTreePosition(tree_json, i, forest->num_trees, b->order, &pos, status) &&
+			XgbLoadTree(forest, tree_json, pos, b, status);
+		XgbReleaseTree(src, i, tree_json);
+		if (!ok)
 			return false;
 	}
-	return true;
+	if ((nodes = XgbGrow(forest->nodes, &b->node_capacity, 1, sizeof(ForestNode),
+						 FOREST_MAX_NODES, status)) == NULL)
+		return false;
+	forest->nodes = nodes;
+	if ((bits = XgbGrow(forest->category_words, &b->word_capacity, 1, sizeof(uint32_t),
+						FOREST_MAX_CATEGORY_WORDS, status)) == NULL)
+		return false;
+	forest->category_words = bits;
+	XgbTrimArrays(forest, b);
+	return XgbPlaceTrees(forest, b->order, status);
 }
 
 /* Check the tree counts agree, then read all trees */
 static bool
 XgbReadTrees(Forest *forest, json_object *model, json_object *weights,
-			 SilvanStatus *status)
+			 XgbTrees *src, SilvanStatus *status)
 {
-	json_object *trees;
 	json_object *tree_info;
 	json_object *param;
 	int64_t		declared;
-	size_t		n;
-	int32_t    *order;
-	float	   *weight;
+	size_t		n = 0;
+	XgbBuild	b = {0};
 	bool		ok;
 
-	if ((trees = XgbMember(model, "trees", json_type_array, "the gbtree model", status)) == NULL ||
+	if (!XgbOpenTrees(src, model, weights != NULL, &n, status) ||
 		(tree_info = XgbMember(model, "tree_info", json_type_array, "the gbtree model", status)) == NULL ||
 		(param = XgbMember(model, "gbtree_model_param", json_type_object, "the gbtree model", status)) == NULL ||
 		!XgbIntMember(param, "num_trees", "gbtree_model_param", 0, FOREST_MAX_TREES,
 					  &declared, status))
 		return false;
-	n = json_object_array_length(trees);
 	if (n != (size_t) declared)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
 						  "Field \"trees\" has %zu entries; field \"num_trees\" is %lld.",
@@ -1038,17 +1286,19 @@ XgbReadTrees(Forest *forest, json_object *model, json_object *weights,
 						  json_object_array_length(weights), n);
 	if (!ForestAllocTrees(forest, (int32_t) n, status))
 		return false;
-	order = malloc(sizeof(int32_t) * (n > 0 ? n : 1));
-	weight = malloc(sizeof(float) * (n > 0 ? n : 1));
-	if (order == NULL || weight == NULL)
+	b.order = malloc(sizeof(int32_t) * (n > 0 ? n : 1));
+	b.weight = malloc(sizeof(float) * (n > 0 ? n : 1));
+	if (b.order == NULL || b.weight == NULL)
 		ok = StatusNoMemory(status, "the tree order");
 	else
-		ok = XgbTreeOrder(trees, (int32_t) n, order, status) &&
-			XgbTreeGroups(forest, tree_info, weights, weight, status) &&
-			XgbSizeTrees(forest, trees, order, status) &&
-			XgbFillTrees(forest, trees, order, weight, status);
-	free(order);
-	free(weight);
+	{
+		for (size_t t = 0; t < n; t++)
+			b.order[t] = -1;
+		ok = XgbTreeGroups(forest, tree_info, weights, b.weight, status) &&
+			XgbLoadTrees(forest, src, &b, status);
+	}
+	free(b.order);
+	free(b.weight);
 	return ok;
 }
 
@@ -1072,7 +1322,7 @@ XgbNotALearner(json_object *root, SilvanStatus *status)
 
 /* Read the parsed document into a new forest */
 static Forest *
-XgbReadDocument(json_object *root, SilvanStatus *status)
+XgbReadDocument(json_object *root, XgbTrees *src, SilvanStatus *status)
 {
 	json_object *learner;
 	json_object *model;
@@ -1094,7 +1344,7 @@ XgbReadDocument(json_object *root, SilvanStatus *status)
 	forest->average_divisor = 1;
 	if (XgbReadHeader(learner, forest, status) &&
 		(model = XgbFindModel(learner, &weights, status)) != NULL &&
-		XgbReadTrees(forest, model, weights, status))
+		XgbReadTrees(forest, model, weights, src, status))
 		return forest;
 	ForestFree(forest);
 	return NULL;
@@ -1108,11 +1358,17 @@ XgbLooksLikeUbjson(const char *text, size_t len)
 		text[1] != '\0';
 }
 
-/* Parse XGBoost save_model() JSON into a forest */
+/*
+ * Parse XGBoost save_model() JSON into a forest: the document without its
+ * trees and then one tree at a time where the scan finds them, else the
+ * whole document at once
+ */
 Forest *
 ParseXgboostJson(const char *text, size_t len, SilvanStatus *status)
 {
-	json_object *root;
+	JsonTreesSpan span;
+	XgbTrees	src = {NULL, text, len, NULL, NULL, 0};
+	json_object *root = NULL;
 	Forest	   *forest;
 
 	StatusClear(status);
@@ -1122,9 +1378,14 @@ ParseXgboostJson(const char *text, size_t len, SilvanStatus *status)
 				   "This looks like XGBoost's binary UBJSON format; save the model with save_model(\"model.json\") instead.");
 		return NULL;
 	}
-	if ((root = XgbParseText(text, len, status)) == NULL)
+	if (JsonScanTrees(text, len, &span) &&
+		(root = XgbParseSkeleton(text, len, &span)) != NULL)
+		src.span = &span;
+	else if ((root = XgbParseText(text, len, status)) == NULL)
 		return NULL;
-	forest = XgbReadDocument(root, status);
+	forest = XgbReadDocument(root, &src, status);
+	if (src.tok != NULL)
+		json_tokener_free(src.tok);
 	json_object_put(root);
 	return forest;
 }
