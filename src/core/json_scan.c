@@ -21,7 +21,16 @@
  * parses the whole document as it always did, so a text it refused before
  * is refused with the same error, and a text the scan accepts parses
  * without error piece by piece as it would have whole.
+ *
+ * Even one tree costs json-c some sixty allocations, so a tree of the
+ * usual shape is not given to json-c at all: JsonReadFlat reads it as a
+ * flat object, a table of its members and of the text of every scalar,
+ * which the reader converts itself, as json-c would (see xgboost_json.c).
+ * Anything else in a tree (nesting, null, escapes, a number of more than
+ * 18 digits, which json-c clamps) makes it give up, and json-c reads that
+ * tree.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "silvan/json_scan.h"
@@ -348,4 +357,205 @@ JsonScanSkipBlanks(const char *text, size_t len, size_t pos)
 	while (pos < len && IsBlank(text[pos]))
 		pos++;
 	return pos;
+}
+
+/* Make room for one more entry of size bytes in a growing array */
+static bool
+FlatReserve(void **array, int64_t *capacity, int64_t used, size_t size)
+{
+	int64_t		cap = *capacity < 64 ? 64 : *capacity * 2;
+	void	   *grown;
+
+	if (used < *capacity)
+		return true;
+	if ((grown = realloc(*array, (size_t) cap * size)) == NULL)
+		return false;
+	*array = grown;
+	*capacity = cap;
+	return true;
+}
+
+/* How many digits a number token has if it is an integer; 0 if it is not */
+static size_t
+IntegerDigits(const char *p, size_t n)
+{
+	size_t		digits = n - (n > 0 && p[0] == '-');
+
+	for (size_t i = n - digits; i < n; i++)
+		if (p[i] < '0' || p[i] > '9')
+			return 0;
+	return digits;
+}
+
+/* Read the scalar at s->pos and append it; false if it is not a short scalar */
+static bool
+ReadScalar(Scan *s, JsonFlat *f, size_t base)
+{
+	size_t		start = s->pos;
+	size_t		a,
+				b;
+	bool		escaped;
+	JsonScalar	sc;
+
+	if (s->pos < s->len && s->text[s->pos] == '"')
+	{
+		if (!ScanString(s, &a, &b, &escaped) || escaped)
+			return false;
+		sc.kind = JSON_FLAT_STRING;
+	}
+	else
+	{
+		if (TakeWord(s, "true") || TakeWord(s, "false"))
+			sc.kind = JSON_FLAT_BOOL;
+		else if (ScanNumber(s))
+		{
+			/* json-c clamps longer integers: leave them to it */
+			size_t		digits = IntegerDigits(s->text + start, s->pos - start);
+
+			if (digits > 18)
+				return false;
+			sc.kind = digits > 0 ? JSON_FLAT_INT : JSON_FLAT_DOUBLE;
+		}
+		else
+			return false;
+		a = start;
+		b = s->pos;
+	}
+	if (b - a > JSON_FLAT_MAX_TOKEN ||
+		!FlatReserve((void **) &f->scalars, &f->scalar_capacity, f->num_scalars, sizeof(JsonScalar)))
+		return false;
+	sc.offset = (uint32_t) (a - base);
+	sc.len = (uint8_t) (b - a);
+	f->scalars[f->num_scalars++] = sc;
+	return true;
+}
+
+/* Read an array of scalars into member m */
+static bool
+ReadFlatArray(Scan *s, JsonFlat *f, size_t base, JsonMember *m)
+{
+	m->kind = JSON_FLAT_ARRAY;
+	m->first = f->num_scalars;
+	if (!Take(s, '['))
+		return false;
+	SkipBlanks(s);
+	if (Take(s, ']'))
+		return true;
+	do
+	{
+		SkipBlanks(s);
+		if (!ReadScalar(s, f, base))
+			return false;
+		m->count++;
+		SkipBlanks(s);
+	} while (Take(s, ','));
+	return Take(s, ']');
+}
+
+static bool ReadFlatMembers(Scan *s, JsonFlat *f, size_t base, int32_t parent);
+
+/* Read one member's value: a scalar, an array, or (at the top) an object */
+static bool
+ReadFlatValue(Scan *s, JsonFlat *f, size_t base, int64_t index)
+{
+	JsonMember	m = f->members[index];
+	char		c = s->pos < s->len ? s->text[s->pos] : '\0';
+	bool		ok;
+
+	if (c == '[' && m.parent < 0)
+		ok = ReadFlatArray(s, f, base, &m);
+	else if (c == '{' && m.parent < 0)
+	{
+		m.kind = JSON_FLAT_OBJECT;
+		f->members[index] = m;
+		return ReadFlatMembers(s, f, base, (int32_t) index);
+	}
+	else
+	{
+		m.first = f->num_scalars;
+		ok = ReadScalar(s, f, base);
+		if (ok)
+			m.kind = f->scalars[m.first].kind;
+	}
+	f->members[index] = m;
+	return ok;
+}
+
+/* Read an object's members, appending them with the given parent */
+static bool
+ReadFlatMembers(Scan *s, JsonFlat *f, size_t base, int32_t parent)
+{
+	if (!Take(s, '{'))
+		return false;
+	SkipBlanks(s);
+	if (Take(s, '}'))
+		return true;
+	do
+	{
+		size_t		key,
+					key_end;
+		bool		escaped;
+		int64_t		index = f->num_members;
+
+		SkipBlanks(s);
+		if (!ScanString(s, &key, &key_end, &escaped) || escaped ||
+			!FlatReserve((void **) &f->members, &f->member_capacity, f->num_members,
+						 sizeof(JsonMember)))
+			return false;
+		memset(&f->members[index], 0, sizeof(JsonMember));
+		f->members[index].key = (uint32_t) (key - base);
+		f->members[index].key_len = (uint32_t) (key_end - key);
+		f->members[index].parent = parent;
+		f->num_members++;
+		SkipBlanks(s);
+		if (!Take(s, ':'))
+			return false;
+		SkipBlanks(s);
+		if (!ReadFlatValue(s, f, base, index))
+			return false;
+		SkipBlanks(s);
+	} while (Take(s, ','));
+	return Take(s, '}');
+}
+
+/* Read the object at pos as a flat object */
+bool
+JsonReadFlat(const char *text, size_t len, size_t pos, JsonFlat *flat, size_t *end)
+{
+	Scan		s = {text, len, JsonScanSkipBlanks(text, len, pos), 0, false, false, NULL};
+	size_t		base = s.pos;
+
+	flat->base = text + base;
+	flat->num_members = 0;
+	flat->num_scalars = 0;
+	if (!ReadFlatMembers(&s, flat, base, -1) || s.pos - base > UINT32_MAX)
+		return false;
+	*end = s.pos;
+	return true;
+}
+
+/* The last member called key in object parent (-1: the top); -1 if none */
+int64_t
+JsonFlatFind(const JsonFlat *flat, int64_t parent, const char *key)
+{
+	size_t		n = strlen(key);
+
+	for (int64_t i = flat->num_members - 1; i >= 0; i--)
+	{
+		const JsonMember *m = &flat->members[i];
+
+		if (m->parent == parent && m->key_len == n &&
+			memcmp(flat->base + m->key, key, n) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/* Free a flat object's arrays */
+void
+JsonFlatFree(JsonFlat *flat)
+{
+	free(flat->members);
+	free(flat->scalars);
+	memset(flat, 0, sizeof(*flat));
 }

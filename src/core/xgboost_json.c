@@ -2,20 +2,32 @@
  * xgboost_json.c
  *		Read XGBoost's save_model() JSON (1.x and 2.x layouts) into a Forest.
  *
- * The document is parsed whole with json-c's tokener, so truncated or
+ * The whole text is checked before anything is read, so truncated or
  * malformed text is a syntax error rather than a partial model.  We then
  * walk the learner: the model parameters (feature and class counts, the
  * base score), the objective (which fixes the task, the output transform
  * and how the base score becomes a margin), the booster (gbtree, or dart
  * with its per-tree weights) and finally the trees.
  *
- * Trees are read in two passes.  The first checks every array's length
- * against the tree's node count and sizes the node and category arrays;
- * the second fills in the nodes.  XGBoost stores a leaf's value in
- * "split_conditions" and marks leaves by left child -1.  A numeric split
- * goes left iff x < threshold, and missing values follow "default_left".
- * A categorical split (split_type 1) sends the categories listed for it
- * to the right; we turn each list into a bitset.
+ * A model's trees are nearly all of its text, and json-c, which builds a
+ * document whole, spends 30 to 100 heap bytes per byte of them.  So the
+ * text is first scanned (json_scan.c, a strict check that allocates
+ * nothing) for the "trees" array; json-c parses the document without it,
+ * and the trees are read one at a time, in the order of the text, each
+ * converted into growing node arrays and released before the next.  A
+ * tree of the usual shape is read straight from the text (JsonReadFlat),
+ * its numbers converted here exactly as json-c would have; any other goes
+ * through json-c.  When the scan is not sure of the document, json-c
+ * parses it whole as before.  Every way gives the same forest or the same
+ * error (test_xgboost_read and the fuzzer compare them).  Trees placed out
+ * of order by their "id" fields are laid out in model order at the end.
+ *
+ * Each tree's arrays are checked against its node count before its nodes
+ * are filled in.  XGBoost stores a leaf's value in "split_conditions" and
+ * marks leaves by left child -1.  A numeric split goes left iff x <
+ * threshold, and missing values follow "default_left".  A categorical
+ * split (split_type 1) sends the categories listed for it to the right;
+ * we turn each list into a bitset.
  *
  * All thresholds and leaf values are float32 in XGBoost.  json-c keeps the
  * original text of every number it parses, so we round that text straight
@@ -79,24 +91,40 @@ static const XgbObjective xgb_objectives[] = {
 	{"survival:aft", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_EXP, XGB_MARGIN_LOG},
 };
 
+/*
+ * A per-node array of a tree: json-c's, or the scalars of a tree read
+ * straight from the text (see XgbGetFlatTree)
+ */
+typedef struct XgbArray
+{
+	bool		present;
+	int64_t		length;
+	json_object *json;			/* json-c's array, or NULL */
+	const JsonScalar *scalars;	/* else its entries, */
+	const char *base;			/* whose offsets count from base */
+} XgbArray;
+
 /* The per-node arrays of one tree, each checked to hold num_nodes entries */
 typedef struct XgbTree
 {
 	int32_t		index;			/* position in the model (for messages) */
 	char		where[32];		/* "tree <index>" */
 	int32_t		num_nodes;
-	json_object *left;
-	json_object *right;
-	json_object *split_indices;
-	json_object *split_conditions;
-	json_object *default_left;
-	json_object *split_type;	/* optional */
-	json_object *categories;	/* the four category arrays are optional */
-	json_object *categories_nodes;
-	json_object *categories_segments;
-	json_object *categories_sizes;
+	XgbArray	left;
+	XgbArray	right;
+	XgbArray	split_indices;
+	XgbArray	split_conditions;
+	XgbArray	default_left;
+	XgbArray	split_type;		/* optional */
+	XgbArray	categories;		/* the four category arrays are optional */
+	XgbArray	categories_nodes;
+	XgbArray	categories_segments;
+	XgbArray	categories_sizes;
 	int64_t		num_categorical;	/* entries of categories_nodes */
 } XgbTree;
+
+/* How trees are read (tests compare the three) */
+static XgboostReadMode xgb_read_mode = XGBOOST_READ_FLAT;
 
 /* Where the trees come from: the parsed "trees" array, or the text */
 typedef struct XgbTrees
@@ -107,6 +135,7 @@ typedef struct XgbTrees
 	json_object *array;			/* the parsed array, when not streamed */
 	json_tokener *tok;			/* streamed: parses one tree at a time */
 	size_t		pos;			/* streamed: where the previous tree ended */
+	JsonFlat	flat;			/* streamed: the tree read straight from the text */
 } XgbTrees;
 
 /* The node arrays growing as trees are read, in the order of the text */
@@ -614,19 +643,32 @@ XgbFindModel(json_object *learner, json_object **weights, SilvanStatus *status)
 	return NULL;
 }
 
+/* Fill in an array's length and presence from its json-c array (or NULL) */
+static void
+XgbArrayFromJson(XgbArray *array)
+{
+	array->present = array->json != NULL;
+	array->length = array->json ? (int64_t) json_object_array_length(array->json) : 0;
+	array->scalars = NULL;
+	array->base = NULL;
+}
+
 /* Fetch a per-node array of a tree and check it has num_nodes entries */
 static bool
 XgbNodeArray(json_object *tree_json, const char *key, bool required,
-			 XgbTree *tree, json_object **out, SilvanStatus *status)
+			 XgbTree *tree, XgbArray *out, SilvanStatus *status)
 {
 	size_t		n;
 
-	if (!(required ? (*out = XgbMember(tree_json, key, json_type_array, tree->where, status)) != NULL
-		  : XgbOptionalMember(tree_json, key, json_type_array, tree->where, out, status)))
+	memset(out, 0, sizeof(*out));
+	if (!(required ? (out->json = XgbMember(tree_json, key, json_type_array, tree->where, status)) != NULL
+		  : XgbOptionalMember(tree_json, key, json_type_array, tree->where, &out->json, status)))
 		return false;
-	if (*out == NULL)
+	if (out->json == NULL)
 		return true;
-	n = json_object_array_length(*out);
+	out->present = true;
+	out->length = json_object_array_length(out->json);
+	n = (size_t) out->length;
 	if (n != (size_t) tree->num_nodes)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
 						  "Field \"%s\" of tree %d has %zu entries; expected %d.",
@@ -638,22 +680,24 @@ XgbNodeArray(json_object *tree_json, const char *key, bool required,
 static bool
 XgbCategoryArrays(json_object *tree_json, XgbTree *tree, SilvanStatus *status)
 {
-	json_object **arrays[3] = {&tree->categories_nodes, &tree->categories_segments,
+	XgbArray   *arrays[3] = {&tree->categories_nodes, &tree->categories_segments,
 	&tree->categories_sizes};
 	const char *names[3] = {"categories_nodes", "categories_segments", "categories_sizes"};
 
 	if (!XgbOptionalMember(tree_json, "categories", json_type_array, tree->where,
-						   &tree->categories, status))
+						   &tree->categories.json, status))
 		return false;
+	XgbArrayFromJson(&tree->categories);
 	tree->num_categorical = 0;
 	for (int i = 0; i < 3; i++)
 	{
 		size_t		n;
 
 		if (!XgbOptionalMember(tree_json, names[i], json_type_array, tree->where,
-							   arrays[i], status))
+							   &arrays[i]->json, status))
 			return false;
-		n = *arrays[i] == NULL ? 0 : json_object_array_length(*arrays[i]);
+		XgbArrayFromJson(arrays[i]);
+		n = (size_t) arrays[i]->length;
 		if (i == 0)
 			tree->num_categorical = (int64_t) n;
 		else if ((int64_t) n != tree->num_categorical)
@@ -661,10 +705,10 @@ XgbCategoryArrays(json_object *tree_json, XgbTree *tree, SilvanStatus *status)
 							  "Field \"%s\" of tree %d has %zu entries; expected %lld.",
 							  names[i], tree->index, n, (long long) tree->num_categorical);
 	}
-	if (tree->num_categorical > 0 && (tree->categories == NULL || tree->split_type == NULL))
+	if (tree->num_categorical > 0 && (!tree->categories.present || !tree->split_type.present))
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
 						  "Tree %d lists categorical nodes but lacks field \"%s\".",
-						  tree->index, tree->categories == NULL ? "categories" : "split_type");
+						  tree->index, !tree->categories.present ? "categories" : "split_type");
 	return true;
 }
 
@@ -706,12 +750,102 @@ XgbGetTree(json_object *tree_json, int32_t index, XgbTree *tree,
 		XgbCategoryArrays(tree_json, tree, status);
 }
 
+/* Copy a scalar's text into buf, NUL-terminated */
+static const char *
+XgbScalarText(const XgbArray *array, const JsonScalar *scalar, char *buf)
+{
+	memcpy(buf, array->base + scalar->offset, scalar->len);
+	buf[scalar->len] = '\0';
+	return buf;
+}
+
+/* Entry i of an array as an integer, read as XgbToInt64 reads json-c's */
+static bool
+XgbEntryInt64(const XgbArray *array, int64_t i, int64_t *out)
+{
+	char		buf[JSON_FLAT_MAX_TOKEN + 1];
+	const JsonScalar *sc;
+	double		d;
+
+	if (array->json != NULL)
+		return XgbToInt64(json_object_array_get_idx(array->json, i), out);
+	if (i < 0 || i >= array->length)
+		return false;
+	sc = &array->scalars[i];
+	XgbScalarText(array, sc, buf);
+	switch (sc->kind)
+	{
+		case JSON_FLAT_INT:
+			*out = strtoll(buf, NULL, 10);
+			return true;
+		case JSON_FLAT_DOUBLE:
+			d = strtod(buf, NULL);
+			if (!(d >= -9007199254740992.0 && d <= 9007199254740992.0) || d != floor(d))
+				return false;
+			*out = (int64_t) d;
+			return true;
+		case JSON_FLAT_STRING:
+			return XgbTextToInt64(buf, out);
+		default:
+			return false;
+	}
+}
+
+/*
+ * Entry i of an array as a float, read as XgbToFloat reads json-c's: an
+ * integer from its value (json-c prints it again, so "-0" is 0), any
+ * other number or a string from its text
+ */
+static bool
+XgbEntryFloat(const XgbArray *array, int64_t i, float *out)
+{
+	char		buf[JSON_FLAT_MAX_TOKEN + 1];
+	const JsonScalar *sc;
+	char	   *end;
+
+	if (array->json != NULL)
+		return XgbToFloat(json_object_array_get_idx(array->json, i), out);
+	if (i < 0 || i >= array->length)
+		return false;
+	sc = &array->scalars[i];
+	XgbScalarText(array, sc, buf);
+	if (sc->kind == JSON_FLAT_INT)
+	{
+		*out = (float) strtoll(buf, NULL, 10);
+		return true;
+	}
+	if (sc->kind != JSON_FLAT_DOUBLE && sc->kind != JSON_FLAT_STRING)
+		return false;
+	*out = strtof(buf, &end);
+	return end != buf && *end == '\0';
+}
+
+/* Is entry i of an array a boolean?  Its value in *value */
+static bool
+XgbEntryBool(const XgbArray *array, int64_t i, bool *value)
+{
+	json_object *entry;
+
+	if (array->json == NULL)
+	{
+		if (i < 0 || i >= array->length || array->scalars[i].kind != JSON_FLAT_BOOL)
+			return false;
+		*value = array->base[array->scalars[i].offset] == 't';
+		return true;
+	}
+	entry = json_object_array_get_idx(array->json, i);
+	if (!json_object_is_type(entry, json_type_boolean))
+		return false;
+	*value = json_object_get_boolean(entry);
+	return true;
+}
+
 /* Read entry i of an integer array, within [lo, hi] */
 static bool
-XgbArrayInt(json_object *array, size_t i, const char *key, int32_t tree,
+XgbArrayInt(const XgbArray *array, size_t i, const char *key, int32_t tree,
 			int64_t lo, int64_t hi, int64_t *out, SilvanStatus *status)
 {
-	if (!XgbToInt64(json_object_array_get_idx(array, i), out))
+	if (!XgbEntryInt64(array, (int64_t) i, out))
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
 						  "Entry %zu of field \"%s\" of tree %d is not an integer.",
 						  i, key, tree);
@@ -724,10 +858,10 @@ XgbArrayInt(json_object *array, size_t i, const char *key, int32_t tree,
 
 /* Read entry i of a float array */
 static bool
-XgbArrayFloat(json_object *array, size_t i, const char *key, int32_t tree,
+XgbArrayFloat(const XgbArray *array, size_t i, const char *key, int32_t tree,
 			  float *out, SilvanStatus *status)
 {
-	if (!XgbToFloat(json_object_array_get_idx(array, i), out))
+	if (!XgbEntryFloat(array, (int64_t) i, out))
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
 						  "Entry %zu of field \"%s\" of tree %d is not a number.",
 						  i, key, tree);
@@ -742,10 +876,10 @@ XgbIsCategorical(const XgbTree *tree, int32_t i, SilvanStatus *status,
 	int64_t		left;
 	int64_t		type = 0;
 
-	if (!XgbArrayInt(tree->left, i, "left_children", tree->index, -1,
+	if (!XgbArrayInt(&tree->left, i, "left_children", tree->index, -1,
 					 INT32_MAX, &left, status) ||
-		(tree->split_type != NULL &&
-		 !XgbArrayInt(tree->split_type, i, "split_type", tree->index, 0, 1,
+		(tree->split_type.present &&
+		 !XgbArrayInt(&tree->split_type, i, "split_type", tree->index, 0, 1,
 					  &type, status)))
 		return false;
 	*categorical = left != -1 && type == 1;
@@ -760,21 +894,21 @@ static bool
 XgbCategoryList(const XgbTree *tree, int64_t k, int64_t *node, int64_t *begin,
 				int64_t *size, int32_t *words, SilvanStatus *status)
 {
-	int64_t		total = (int64_t) json_object_array_length(tree->categories);
+	int64_t		total = tree->categories.length;
 	int64_t		max = -1;
 
-	if (!XgbArrayInt(tree->categories_nodes, k, "categories_nodes", tree->index,
+	if (!XgbArrayInt(&tree->categories_nodes, k, "categories_nodes", tree->index,
 					 0, tree->num_nodes - 1, node, status) ||
-		!XgbArrayInt(tree->categories_segments, k, "categories_segments",
+		!XgbArrayInt(&tree->categories_segments, k, "categories_segments",
 					 tree->index, 0, total, begin, status) ||
-		!XgbArrayInt(tree->categories_sizes, k, "categories_sizes", tree->index,
+		!XgbArrayInt(&tree->categories_sizes, k, "categories_sizes", tree->index,
 					 0, total - *begin, size, status))
 		return false;
 	for (int64_t j = *begin; j < *begin + *size; j++)
 	{
 		int64_t		c;
 
-		if (!XgbArrayInt(tree->categories, j, "categories", tree->index, 0,
+		if (!XgbArrayInt(&tree->categories, j, "categories", tree->index, 0,
 						 FOREST_MAX_CATEGORY - 1, &c, status))
 			return false;
 		if (c > max)
@@ -851,7 +985,7 @@ XgbFillCategorical(Forest *forest, const XgbTree *tree, int64_t k,
 	{
 		int64_t		c = 0;
 
-		XgbToInt64(json_object_array_get_idx(tree->categories, j), &c);
+		XgbEntryInt64(&tree->categories, j, &c);
 		bits[c / 32] |= UINT32_C(1) << (c % 32);
 	}
 	*word_cursor += words;
@@ -869,7 +1003,7 @@ XgbFillLeaf(const XgbTree *tree, int32_t i, int64_t right, float weight,
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
 						  "Node %d of tree %d has left child -1 but right child %lld.",
 						  i, tree->index, (long long) right);
-	if (!XgbArrayFloat(tree->split_conditions, i, "split_conditions",
+	if (!XgbArrayFloat(&tree->split_conditions, i, "split_conditions",
 					   tree->index, &value, status))
 		return false;
 	if (isnan(value))
@@ -888,15 +1022,15 @@ XgbFillLeaf(const XgbTree *tree, int32_t i, int64_t right, float weight,
 static bool
 XgbDefaultLeft(const XgbTree *tree, int32_t i, uint8_t *out, SilvanStatus *status)
 {
-	json_object *value = json_object_array_get_idx(tree->default_left, i);
+	bool		value;
 	int64_t		flag;
 
-	if (json_object_is_type(value, json_type_boolean))
+	if (XgbEntryBool(&tree->default_left, i, &value))
 	{
-		*out = json_object_get_boolean(value) ? 1 : 0;
+		*out = value ? 1 : 0;
 		return true;
 	}
-	if (!XgbArrayInt(tree->default_left, i, "default_left", tree->index, 0, 1,
+	if (!XgbArrayInt(&tree->default_left, i, "default_left", tree->index, 0, 1,
 					 &flag, status))
 		return false;
 	*out = (uint8_t) flag;
@@ -918,7 +1052,7 @@ XgbFillSplit(Forest *forest, const XgbTree *tree, int32_t i, int64_t left,
 						  "Node %d of tree %d has children %lld and %lld; the tree has %d nodes.",
 						  i, tree->index, (long long) left, (long long) right,
 						  tree->num_nodes);
-	if (!XgbArrayInt(tree->split_indices, i, "split_indices", tree->index, 0,
+	if (!XgbArrayInt(&tree->split_indices, i, "split_indices", tree->index, 0,
 					 forest->num_features - 1, &feature, status) ||
 		!XgbDefaultLeft(tree, i, &node->default_left, status) ||
 		!XgbIsCategorical(tree, i, status, &categorical))
@@ -931,7 +1065,7 @@ XgbFillSplit(Forest *forest, const XgbTree *tree, int32_t i, int64_t left,
 	if (categorical)
 		return XgbFillCategorical(forest, tree, (*category_k)++, node,
 								  word_cursor, status);
-	if (!XgbArrayFloat(tree->split_conditions, i, "split_conditions",
+	if (!XgbArrayFloat(&tree->split_conditions, i, "split_conditions",
 					   tree->index, &threshold, status))
 		return false;
 	if (isnan(threshold))
@@ -956,9 +1090,9 @@ XgbFillTree(Forest *forest, const XgbTree *tree, ForestNode *nodes,
 					right;
 		bool		ok;
 
-		if (!XgbArrayInt(tree->left, i, "left_children", tree->index, -1,
+		if (!XgbArrayInt(&tree->left, i, "left_children", tree->index, -1,
 						 INT32_MAX, &left, status) ||
-			!XgbArrayInt(tree->right, i, "right_children", tree->index, -1,
+			!XgbArrayInt(&tree->right, i, "right_children", tree->index, -1,
 						 INT32_MAX, &right, status))
 			return false;
 		if (left == -1)
@@ -1051,7 +1185,18 @@ XgbOpenTrees(XgbTrees *src, json_object *model, bool dart, size_t *n,
 	return true;
 }
 
-/* Parse entry i of the trees array (entries come in order) */
+/* Where entry i of a streamed trees array starts */
+static size_t
+XgbTreeStart(const XgbTrees *src, int32_t i)
+{
+	size_t		start = JsonScanSkipBlanks(src->text, src->len, src->pos);
+
+	if (i > 0 && start < src->len && src->text[start] == ',')
+		start = JsonScanSkipBlanks(src->text, src->len, start + 1);
+	return start;
+}
+
+/* Parse entry i of the trees array with json-c (entries come in order) */
 static bool
 XgbNextTree(XgbTrees *src, int32_t i, json_object **tree, SilvanStatus *status)
 {
@@ -1063,9 +1208,7 @@ XgbNextTree(XgbTrees *src, int32_t i, json_object **tree, SilvanStatus *status)
 		*tree = json_object_array_get_idx(src->array, i);
 		return true;
 	}
-	start = JsonScanSkipBlanks(src->text, src->len, src->pos);
-	if (i > 0 && start < src->len && src->text[start] == ',')
-		start = JsonScanSkipBlanks(src->text, src->len, start + 1);
+	start = XgbTreeStart(src, i);
 	json_tokener_reset(src->tok);
 	if (start < src->len && src->text[start] == '{')
 	{
@@ -1131,28 +1274,26 @@ XgbGrow(void *array, int64_t *capacity, int64_t need, size_t size, int64_t limit
 }
 
 /*
- * Read one tree, at model position pos, and fill in its nodes after those
- * of the trees read before it
+ * Convert one tree, at model position pos, filling in its nodes after
+ * those of the trees read before it
  */
 static bool
-XgbLoadTree(Forest *forest, json_object *tree_json, int32_t pos, XgbBuild *b,
+XgbLoadTree(Forest *forest, const XgbTree *tree, int32_t pos, XgbBuild *b,
 			SilvanStatus *status)
 {
-	XgbTree		tree;
 	int64_t		words = 0;
 	ForestNode *nodes;
 	uint32_t   *bits;
 
-	if (!XgbGetTree(tree_json, pos, &tree, status) ||
-		!XgbCountCategoryWords(&tree, &words, status))
+	if (!XgbCountCategoryWords(tree, &words, status))
 		return false;
-	if (b->num_nodes + tree.num_nodes > FOREST_MAX_NODES ||
+	if (b->num_nodes + tree->num_nodes > FOREST_MAX_NODES ||
 		b->num_words + words > FOREST_MAX_CATEGORY_WORDS)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "model too large",
 						  "The model has more than %lld nodes or %lld category words.",
 						  (long long) FOREST_MAX_NODES,
 						  (long long) FOREST_MAX_CATEGORY_WORDS);
-	if ((nodes = XgbGrow(forest->nodes, &b->node_capacity, b->num_nodes + tree.num_nodes,
+	if ((nodes = XgbGrow(forest->nodes, &b->node_capacity, b->num_nodes + tree->num_nodes,
 						 sizeof(ForestNode), FOREST_MAX_NODES, status)) == NULL)
 		return false;
 	forest->nodes = nodes;
@@ -1162,10 +1303,139 @@ XgbLoadTree(Forest *forest, json_object *tree_json, int32_t pos, XgbBuild *b,
 	forest->category_words = bits;
 	forest->num_category_words = b->word_capacity;
 	forest->trees[pos].first_node = b->num_nodes;
-	forest->trees[pos].num_nodes = tree.num_nodes;
-	b->num_nodes += tree.num_nodes;
-	return XgbFillTree(forest, &tree, nodes + b->num_nodes - tree.num_nodes,
+	forest->trees[pos].num_nodes = tree->num_nodes;
+	b->num_nodes += tree->num_nodes;
+	return XgbFillTree(forest, tree, nodes + b->num_nodes - tree->num_nodes,
 					   b->weight[pos], &b->num_words, status);
+}
+
+/* Take an array member of a flat tree: false if absent or of another kind */
+static bool
+XgbFlatArray(const JsonFlat *flat, const char *key, XgbArray *out)
+{
+	int64_t		m = JsonFlatFind(flat, -1, key);
+
+	memset(out, 0, sizeof(*out));
+	if (m < 0)
+		return false;
+	if (flat->members[m].kind != JSON_FLAT_ARRAY)
+		return false;
+	out->present = true;
+	out->length = flat->members[m].count;
+	out->scalars = flat->scalars + flat->members[m].first;
+	out->base = flat->base;
+	return true;
+}
+
+/* Read an integer scalar member of a flat tree as XgbToInt64 would */
+static bool
+XgbFlatInt(const JsonFlat *flat, int64_t parent, const char *key, int64_t *out)
+{
+	int64_t		m = JsonFlatFind(flat, parent, key);
+	XgbArray	one = {true, 1, NULL, NULL, flat->base};
+
+	if (m < 0 || flat->members[m].kind >= JSON_FLAT_ARRAY)
+		return false;
+	one.scalars = flat->scalars + flat->members[m].first;
+	return XgbEntryInt64(&one, 0, out);
+}
+
+/* Fetch the optional split_type and category arrays of a flat tree */
+static bool
+XgbFlatCategories(const JsonFlat *flat, XgbTree *tree)
+{
+	XgbArray   *optional[] = {&tree->split_type, &tree->categories,
+		&tree->categories_nodes, &tree->categories_segments, &tree->categories_sizes};
+	const char *names[] = {"split_type", "categories", "categories_nodes",
+	"categories_segments", "categories_sizes"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (JsonFlatFind(flat, -1, names[i]) >= 0 && !XgbFlatArray(flat, names[i], optional[i]))
+			return false;
+	tree->num_categorical = tree->categories_nodes.length;
+	return (!tree->split_type.present || tree->split_type.length == tree->num_nodes) &&
+		tree->categories_segments.length == tree->num_categorical &&
+		tree->categories_sizes.length == tree->num_categorical &&
+		(tree->num_categorical == 0 ||
+		 (tree->categories.present && tree->split_type.present));
+}
+
+/*
+ * Fetch a tree's arrays from its flat reading, as XgbGetTree does from
+ * json-c's; false (and no status) at anything XgbGetTree would refuse, so
+ * that json-c reads the tree again and the error is XgbGetTree's own
+ */
+static bool
+XgbGetFlatTree(const JsonFlat *flat, int32_t index, XgbTree *tree)
+{
+	int64_t		param = JsonFlatFind(flat, -1, "tree_param");
+	int64_t		num_nodes;
+	int64_t		leaf_vector = 0;
+	XgbArray   *required[] = {&tree->left, &tree->right, &tree->split_indices,
+	&tree->split_conditions, &tree->default_left};
+	const char *names[] = {"left_children", "right_children", "split_indices",
+	"split_conditions", "default_left"};
+
+	memset(tree, 0, sizeof(*tree));
+	tree->index = index;
+	snprintf(tree->where, sizeof(tree->where), "tree %d", index);
+	if (param < 0 || flat->members[param].kind != JSON_FLAT_OBJECT ||
+		!XgbFlatInt(flat, param, "num_nodes", &num_nodes) ||
+		num_nodes < 1 || num_nodes > INT32_MAX ||
+		(JsonFlatFind(flat, param, "size_leaf_vector") >= 0 &&
+		 (!XgbFlatInt(flat, param, "size_leaf_vector", &leaf_vector) ||
+		  leaf_vector < 0 || leaf_vector > 1)))
+		return false;
+	tree->num_nodes = (int32_t) num_nodes;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!XgbFlatArray(flat, names[i], required[i]) || required[i]->length != num_nodes)
+			return false;
+	return XgbFlatCategories(flat, tree);
+}
+
+/*
+ * Read entry i straight from the text when it is a flat object of the
+ * usual shape whose id is good; false (and no status) otherwise
+ */
+static bool
+XgbReadFlatTree(XgbTrees *src, int32_t i, int32_t n, int32_t *order,
+				XgbTree *tree, int32_t *position)
+{
+	size_t		end;
+	int64_t		pos = i;
+
+	if (src->array != NULL || xgb_read_mode != XGBOOST_READ_FLAT ||
+		!JsonReadFlat(src->text, src->len, XgbTreeStart(src, i), &src->flat, &end) ||
+		(JsonFlatFind(&src->flat, -1, "id") >= 0 &&
+		 !XgbFlatInt(&src->flat, -1, "id", &pos)) ||
+		pos < 0 || pos >= n || order[pos] != -1 ||
+		!XgbGetFlatTree(&src->flat, (int32_t) pos, tree))
+		return false;
+	order[pos] = i;
+	*position = (int32_t) pos;
+	src->pos = end;
+	return true;
+}
+
+/* Read and convert entry i of the trees array: straight from the text, or through json-c */
+static bool
+XgbLoadEntry(Forest *forest, XgbTrees *src, int32_t i, XgbBuild *b,
+			 SilvanStatus *status)
+{
+	XgbTree		tree;
+	json_object *tree_json;
+	int32_t		pos = 0;
+	bool		ok;
+
+	if (XgbReadFlatTree(src, i, forest->num_trees, b->order, &tree, &pos))
+		return XgbLoadTree(forest, &tree, pos, b, status);
+	if (!XgbNextTree(src, i, &tree_json, status))
+		return false;
+	ok = XgbTreePosition(tree_json, i, forest->num_trees, b->order, &pos, status) &&
+		XgbGetTree(tree_json, pos, &tree, status) &&
+		XgbLoadTree(forest, &tree, pos, b, status);
+	XgbReleaseTree(src, i, tree_json);
+	return ok;
 }
 
 /* Trim the grown arrays to what the trees use */
@@ -1229,19 +1499,8 @@ XgbLoadTrees(Forest *forest, XgbTrees *src, XgbBuild *b, SilvanStatus *status)
 	uint32_t   *bits;
 
 	for (int32_t i = 0; i < forest->num_trees; i++)
-	{
-		json_object *tree_json;
-		int32_t		pos = 0;
-		bool		ok;
-
-		if (!XgbNextTree(src, i, &tree_json, status))
+		if (!XgbLoadEntry(forest, src, i, b, status))
 			return false;
-		ok = XgbTreePosition(tree_json, i, forest->num_trees, b->order, &pos, status) &&
-			XgbLoadTree(forest, tree_json, pos, b, status);
-		XgbReleaseTree(src, i, tree_json);
-		if (!ok)
-			return false;
-	}
 	if ((nodes = XgbGrow(forest->nodes, &b->node_capacity, 1, sizeof(ForestNode),
 						 FOREST_MAX_NODES, status)) == NULL)
 		return false;
@@ -1367,18 +1626,21 @@ Forest *
 ParseXgboostJson(const char *text, size_t len, SilvanStatus *status)
 {
 	JsonTreesSpan span;
-	XgbTrees	src = {NULL, text, len, NULL, NULL, 0};
+	XgbTrees	src;
 	json_object *root = NULL;
 	Forest	   *forest;
 
 	StatusClear(status);
+	memset(&src, 0, sizeof(src));
+	src.text = text;
+	src.len = len;
 	if (XgbLooksLikeUbjson(text, len))
 	{
 		StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported model format",
 				   "This looks like XGBoost's binary UBJSON format; save the model with save_model(\"model.json\") instead.");
 		return NULL;
 	}
-	if (JsonScanTrees(text, len, &span) &&
+	if (xgb_read_mode != XGBOOST_READ_WHOLE && JsonScanTrees(text, len, &span) &&
 		(root = XgbParseSkeleton(text, len, &span)) != NULL)
 		src.span = &span;
 	else if ((root = XgbParseText(text, len, status)) == NULL)
@@ -1386,6 +1648,14 @@ ParseXgboostJson(const char *text, size_t len, SilvanStatus *status)
 	forest = XgbReadDocument(root, &src, status);
 	if (src.tok != NULL)
 		json_tokener_free(src.tok);
+	JsonFlatFree(&src.flat);
 	json_object_put(root);
 	return forest;
+}
+
+/* Tests: how to read trees; every mode gives the same forest or error */
+void
+ParseXgboostReadMode(XgboostReadMode mode)
+{
+	xgb_read_mode = mode;
 }
