@@ -30,7 +30,10 @@ extern int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 extern void FuzzFail(const char *fmt,...)
 			__attribute__((format(printf, 1, 2), noreturn));
 
-/* A failed stage must leave a clean status: a kind, a message, a detail */
+/*
+ * A failed stage must leave a clean status: a kind, a message, a detail;
+ * SILVAN_ERROR_INTERNAL (a can't-happen) counts as a finding
+ */
 extern void FuzzCheckStatus(const SilvanStatus *status, const char *stage);
 
 /* Start counting the heap bytes a stage holds at its peak */

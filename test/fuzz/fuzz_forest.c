@@ -54,7 +54,7 @@ FuzzFail(const char *fmt,...)
 	abort();
 }
 
-/* A failed stage must leave a clean status: a kind, a message, a detail */
+/* A failed stage must leave a clean status: a kind (not internal), a message, a detail */
 void
 FuzzCheckStatus(const SilvanStatus *status, const char *stage)
 {
@@ -63,6 +63,9 @@ FuzzCheckStatus(const SilvanStatus *status, const char *stage)
 
 	if (status->kind <= SILVAN_OK || status->kind > SILVAN_ERROR_INTERNAL)
 		FuzzFail("%s failed with status kind %d", stage, (int) status->kind);
+	if (status->kind == SILVAN_ERROR_INTERNAL)
+		FuzzFail("%s failed with an internal error: %s: %s", stage,
+				 status->message, status->detail);
 	if (mlen == 0 || mlen == SILVAN_MESSAGE_LEN || !islower((unsigned char) status->message[0]) ||
 		status->message[mlen - 1] == '.')
 		FuzzFail("%s failed with a malformed message \"%.*s\"", stage,

@@ -69,6 +69,14 @@ def xgboost_seeds():
             doc["learner"]["learner_model_param"]["base_score"] = "[5E-1,2.5E-1,1E0]"
             doc["version"] = [2, 1, 0]
             write("xgboost_json", "multi_softmax_v21.json", dumps(doc))
+        if name == "parallel_tree":
+            # trees placed by their ids, listed backwards
+            model = gbtree_of(doc["learner"])["model"]
+            model["trees"].reverse()
+            write("xgboost_json", "ids_reversed.json", dumps(doc))
+            # a second "trees" key: json-c keeps the last, the scan gives up
+            text = dumps(doc).replace('"trees":[', '"trees":[],"trees":[', 1)
+            write("xgboost_json", "trees_twice.json", text)
         if name == "binary_logistic":
             doc["learner"]["learner_model_param"]["base_score"] = "[6.25E-1]"
             doc["version"] = [2, 1, 0]
