@@ -147,6 +147,8 @@ typedef struct XgbBuild
 	int64_t		word_capacity;
 	int32_t    *order;			/* order[position] = entry of the trees array */
 	float	   *weight;			/* weight[position]: dart's weight_drop, or 1 */
+	int32_t    *walk;			/* scratch for XgbDropUnreached: 2 per node */
+	int64_t		walk_capacity;
 } XgbBuild;
 
 /* Parse the whole text as one JSON value; NULL with a syntax error if not */
@@ -1274,6 +1276,84 @@ XgbGrow(void *array, int64_t *capacity, int64_t need, size_t size, int64_t limit
 }
 
 /*
+ * Mark the nodes a walk from the root of nodes[0, n) reaches: map[i] = 0
+ * for those, -1 for the others; stack has n entries.  False if a node is
+ * reached twice, which ForestValidate reports.
+ */
+static bool
+XgbMarkReached(const ForestNode *nodes, int32_t n, int32_t *map, int32_t *stack)
+{
+	int32_t		top = 0;
+
+	for (int32_t i = 0; i < n; i++)
+		map[i] = -1;
+	map[0] = 0;
+	stack[top++] = 0;
+	while (top > 0)
+	{
+		const ForestNode *node = &nodes[stack[--top]];
+		int32_t		children[2] = {node->left, node->right};
+
+		if (node->kind == FOREST_NODE_LEAF)
+			continue;
+		for (int c = 0; c < 2; c++)
+		{
+			if (map[children[c]] == 0)
+				return false;
+			map[children[c]] = 0;
+			stack[top++] = children[c];
+		}
+	}
+	return true;
+}
+
+/*
+ * Drop the nodes of the last tree read that no walk reaches: XGBoost's
+ * pruner leaves the nodes it deletes in the tree (as leaves no split
+ * points to).  The others keep their order; children are renumbered.
+ */
+static bool
+XgbDropUnreached(Forest *forest, int32_t pos, XgbBuild *b, SilvanStatus *status)
+{
+	ForestTree *tree = &forest->trees[pos];
+	ForestNode *nodes = forest->nodes + tree->first_node;
+	int32_t		n = tree->num_nodes;
+	int32_t		kept = 0;
+	int32_t    *walk;
+
+	if (n == 1)
+		return true;
+	if ((walk = XgbGrow(b->walk, &b->walk_capacity, 2 * (int64_t) n, sizeof(int32_t),
+						2 * (int64_t) INT32_MAX, status)) == NULL)
+		return false;
+	b->walk = walk;
+	if (!XgbMarkReached(nodes, n, walk, walk + n))
+		return true;
+	for (int32_t i = 0; i < n; i++)
+		if (walk[i] == 0)
+			walk[i] = kept++;
+	if (kept == n)
+		return true;
+	for (int32_t i = 0; i < n; i++)
+	{
+		ForestNode	node = nodes[i];
+
+		if (walk[i] < 0)
+			continue;
+		if (node.kind != FOREST_NODE_LEAF)
+		{
+			node.left = walk[node.left];
+			node.right = walk[node.right];
+		}
+		nodes[walk[i]] = node;
+	}
+	memset(nodes + kept, 0, sizeof(ForestNode) * (size_t) (n - kept));
+	tree->num_nodes = kept;
+	b->num_nodes -= n - kept;
+	return true;
+}
+
+/*
  * Convert one tree, at model position pos, filling in its nodes after
  * those of the trees read before it
  */
@@ -1306,7 +1386,8 @@ XgbLoadTree(Forest *forest, const XgbTree *tree, int32_t pos, XgbBuild *b,
 	forest->trees[pos].num_nodes = tree->num_nodes;
 	b->num_nodes += tree->num_nodes;
 	return XgbFillTree(forest, tree, nodes + b->num_nodes - tree->num_nodes,
-					   b->weight[pos], &b->num_words, status);
+					   b->weight[pos], &b->num_words, status) &&
+		XgbDropUnreached(forest, pos, b, status);
 }
 
 /* Take an array member of a flat tree: false if absent or of another kind */
@@ -1558,6 +1639,7 @@ XgbReadTrees(Forest *forest, json_object *model, json_object *weights,
 	}
 	free(b.order);
 	free(b.weight);
+	free(b.walk);
 	return ok;
 }
 

@@ -131,6 +131,21 @@ TestUnreachableNode(void)
 					  "invalid tree structure", "Field \"split_feature\" of node");
 }
 
+/*
+ * A stored forest with a tree whose node 5 no walk reaches, though every
+ * field of it is in range: the tiling (and anything else that loops over
+ * a tree's nodes) counted it, and found it in no tile.  Validation now
+ * wants every node reached; the XGBoost reader drops the deleted nodes
+ * XGBoost leaves in a tree.
+ */
+static void
+TestUnreachedNode(void)
+{
+	ExpectStoredFails("test/fuzz/findings/forest_binary/unreached_node.bin",
+					  "invalid tree structure",
+					  "Node 5 of tree 3 is never reached from the root.");
+}
+
 /* The binary form of the inline LightGBM model below, malloc'd */
 static uint8_t *
 StoredModel(size_t *size)
@@ -189,6 +204,7 @@ main(void)
 	CHECK_MSG(limited, "cannot limit the address space");
 	TestLightgbmLeafCounts();
 	TestUnreachableNode();
+	TestUnreachedNode();
 	TestStoredCounts();
 	if (limited)
 		setrlimit(RLIMIT_AS, &saved);

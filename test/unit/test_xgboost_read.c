@@ -248,6 +248,41 @@ CheckTricky(void)
 	}
 }
 
+/*
+ * XGBoost's pruner leaves deleted nodes in a tree, leaves no split points
+ * to: the reader drops them (every node of a forest must be reached), in
+ * every mode, and the tree walks as before
+ */
+static void
+CheckDeletedNodes(void)
+{
+	char	   *text = Variant("\"default_left\":[true,false,false],\"id\":1,\"left_children\":[1,-1,-1],"
+							   "\"right_children\":[2,-1,-1],\"split_conditions\":[5E-1,-0,1.5],"
+							   "\"split_indices\":[0,0,0],\"tree_param\":{\"num_nodes\":\"3\"",
+							   "\"default_left\":[true,false,false,false,false],\"id\":1,"
+							   "\"left_children\":[3,-1,-1,-1,-1],\"right_children\":[2,-1,-1,-1,-1],"
+							   "\"split_conditions\":[5E-1,7,1.5,-0,9],\"split_indices\":[0,2147483647,0,0,2147483647],"
+							   "\"tree_param\":{\"num_deleted\":\"2\",\"num_nodes\":\"5\"");
+	SilvanStatus st;
+	Forest	   *f = ParseModel(text, strlen(text), MODEL_FORMAT_XGBOOST_JSON, NULL, &st);
+	float		row[2] = {0.25f, 0.0f};
+
+	CHECK_MSG(f != NULL, "deleted nodes: %s: %s", st.message, st.detail);
+	if (f != NULL)
+	{
+		const ForestTree *t = &f->trees[1];
+
+		CHECK(t->num_nodes == 3 && f->num_nodes == 4);
+		/* nodes 0, 2 and 3 are kept, as 0, 1 and 2 */
+		CHECK(f->nodes[t->first_node].left == 2 && f->nodes[t->first_node].right == 1);
+		CHECK(ForestWalkTree(f, 1, row) == 2 && f->nodes[t->first_node + 2].leaf_value == 0.0);
+		CHECK(f->nodes[t->first_node + 1].leaf_value == 1.5);
+	}
+	CheckModes(text, strlen(text), "deleted nodes");
+	ForestFree(f);
+	free(text);
+}
+
 int
 main(void)
 {
@@ -257,6 +292,7 @@ main(void)
 	CHECK_MSG(fixtures > 20 && seeds > 10, "fixtures (%d) or seeds (%d) are missing",
 			  fixtures, seeds);
 	CheckTricky();
+	CheckDeletedNodes();
 	CheckSharedModels();
 	UNIT_DONE();
 }
