@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "silvan/forest.h"
+#include "silvan/schedule.h"
 
 /* Most features plus groups a forest may have for its rows to be interpreted */
 #define FUZZ_MAX_ROW_VALUES		(1 << 12)
@@ -53,5 +54,30 @@ extern void FuzzAllocEnd(const char *stage, size_t input_size, int64_t per_byte,
  * awkward rows and compare margins and predictions bit for bit
  */
 extern void FuzzCheckForest(const Forest *forest);
+
+/*
+ * Awkward rows for a forest (malloc'd, *num_rows of them); NULL when it
+ * has more than FUZZ_MAX_ROW_VALUES features and groups
+ */
+extern void *FuzzMakeRows(const Forest *forest, int64_t *num_rows);
+
+/* fuzz_lower.c: a forest to lower, its rows and its profile on them */
+typedef struct FuzzLowering
+{
+	const Forest *forest;
+	const void *rows;
+	int64_t		num_rows;
+	ForestProfile profile;
+} FuzzLowering;
+
+extern void FuzzLoweringInit(FuzzLowering *l, const Forest *forest,
+							 const void *rows, int64_t num_rows);
+extern void FuzzLoweringFree(FuzzLowering *l);
+
+/* Lower under a schedule as CompileForest does, short of code generation */
+extern void FuzzLower(const FuzzLowering *l, const Schedule *schedule, bool gather);
+
+/* Lower a forest under the default schedule and a few others */
+extern void FuzzLowerForest(const Forest *forest);
 
 #endif							/* SILVAN_FUZZ_H */

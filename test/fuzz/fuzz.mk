@@ -13,10 +13,13 @@
 #
 # Targets (test/fuzz/fuzz_<name>.c): xgboost_json, lightgbm_text,
 # forest_binary (ForestDeserialize, what a backend loads from the
-# catalog) and schedule (ScheduleParse, then lowering to MIR, HIR and
-# representation buffers; no code generation).  The model targets check
-# that a model that parses serializes, reloads, re-serializes to the same
-# bytes and interprets to the same margins; see fuzz_forest.c.
+# catalog) and schedule (ScheduleParse).  The model targets check that a
+# model that parses serializes, reloads, re-serializes to the same bytes
+# and interprets to the same margins (fuzz_forest.c); the XGBoost one
+# also that json-c reading the whole document gives the same forest or
+# error.  The schedule and binary-form targets lower what they accept
+# through the compiler's front half: MIR, tiling, HIR and representation
+# buffers, no code generation (fuzz_lower.c).
 #
 # Each target runs on a scratch copy of its seed corpus (corpus/<name>),
 # so the committed corpus stays small, plus findings/<name> (inputs that
@@ -76,8 +79,10 @@ $(FUZZ_BUILD)/obj/%.o: %.c $(FUZZ_HEADERS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_BUILD)/fuzz_schedule: $(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_schedule.o \
-		$(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_forest.o $(FUZZ_CORE_OBJS) $(FUZZ_COMPILER_OBJS)
+# These two lower forests through the compiler's front half, which links LLVM
+$(FUZZ_BUILD)/fuzz_schedule $(FUZZ_BUILD)/fuzz_forest_binary: $(FUZZ_BUILD)/fuzz_%: \
+		$(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_%.o $(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_forest.o \
+		$(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_lower.o $(FUZZ_CORE_OBJS) $(FUZZ_COMPILER_OBJS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(FUZZ_LLVM_LIBS) -ljson-c -lm -lpthread
 
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_%.o \

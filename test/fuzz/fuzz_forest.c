@@ -209,11 +209,15 @@ EdgeValue(const Forest *forest, const ForestNode *node, bool above)
 }
 
 /* The test rows: special values, then rows of split edges over a special background */
-static void *
-MakeRows(const Forest *forest)
+void *
+FuzzMakeRows(const Forest *forest, int64_t *num_rows)
 {
-	void	   *rows = MustAlloc(NUM_ROWS * (size_t) forest->num_features *
-								 ForestValueSize(forest));
+	void	   *rows;
+
+	if ((int64_t) forest->num_features + forest->num_groups > FUZZ_MAX_ROW_VALUES)
+		return NULL;
+	rows = MustAlloc(NUM_ROWS * (size_t) forest->num_features * ForestValueSize(forest));
+	*num_rows = NUM_ROWS;
 
 	for (int r = 0; r < NUM_ROWS; r++)
 		for (int32_t f = 0; f < forest->num_features; f++)
@@ -267,13 +271,15 @@ Outputs(const Forest *forest, const void *rows, size_t *count)
 static void
 CompareOutputs(const Forest *a, const Forest *b)
 {
-	void	   *rows;
+	int64_t		num_rows;
+	void	   *rows = FuzzMakeRows(a, &num_rows);
 	double	   *out_a;
 	double	   *out_b;
 	size_t		n_a;
 	size_t		n_b;
 
-	rows = MakeRows(a);
+	if (rows == NULL)
+		FuzzFail("no rows for a forest said to be small");
 	out_a = Outputs(a, rows, &n_a);
 	out_b = Outputs(b, rows, &n_b);
 	if (n_a != n_b)

@@ -4,7 +4,9 @@
  *
  * ForestDeserialize must refuse bad bytes cleanly, allocating nothing the
  * bytes cannot account for; a forest it accepts goes through
- * FuzzCheckForest, whose re-serialization must then be stable.
+ * FuzzCheckForest, whose re-serialization must then be stable, and is
+ * lowered as a backend would compile it (fuzz_lower.c), under the
+ * compiler's default schedule and a few that tile, reorder and pad.
  */
 #include "fuzz.h"
 
@@ -27,6 +29,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	FuzzCheckForest(forest);
+	FuzzLowerForest(forest);
 	ForestFree(forest);
 	return 0;
 }

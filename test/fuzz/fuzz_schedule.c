@@ -8,26 +8,20 @@
  * (ScheduleToText) as text that parses again into the same schedule: the
  * same text, loop nest and variables (but for the line numbers).
  *
- * An accepted schedule is then lowered the way CompileForest lowers it,
- * up to but not including code generation, for two small fixed forests:
- * an XGBoost one (float, a categorical split) and a LightGBM one (double,
- * categorical and zero-as-missing splits, a one-leaf tree), each with a
- * node profile so that probability-based tiling runs too.  That is the
- * MIR, the tree tiling (whose walks must land on the forest's own
- * leaves), the HIR, the representation's buffers (with and without
- * gathers), MirFinish and the explain dumps.  Lowering may refuse a
- * schedule, cleanly; it must not crash.  LLVM is linked (the
- * representations hold their code generators) but never called.
+ * An accepted schedule is then lowered (fuzz_lower.c: MIR, tree tiling,
+ * HIR, representation buffers, with and without gathers; no code
+ * generation) for two small fixed forests: an XGBoost one (float, a
+ * categorical split) and a LightGBM one (double, categorical and
+ * zero-as-missing splits, a one-leaf tree), each with a node profile so
+ * that probability-based tiling runs too.  Lowering may refuse a
+ * schedule, cleanly; it must not crash.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz.h"
-#include "silvan/mir.h"
 #include "silvan/parse.h"
-#include "silvan/repr.h"
-#include "silvan/tiling.h"
 
 #define NUM_FORESTS		2
 #define PROFILE_ROWS	4
@@ -68,7 +62,7 @@ typedef struct FuzzForest
 {
 	Forest	   *forest;
 	void	   *rows;			/* PROFILE_ROWS rows of the forest's precision */
-	ForestProfile profile;
+	FuzzLowering lowering;
 } FuzzForest;
 
 static FuzzForest forests[NUM_FORESTS];
@@ -86,8 +80,7 @@ LoadForest(FuzzForest *ff, const char *text)
 	size = ForestValueSize(f);
 	ff->forest = f;
 	ff->rows = calloc(PROFILE_ROWS * (size_t) f->num_features, size);
-	ff->profile.node_hits = calloc(f->num_nodes, sizeof(int64_t));
-	if (ff->rows == NULL || ff->profile.node_hits == NULL)
+	if (ff->rows == NULL)
 		FuzzFail("out of memory");
 	for (int r = 0; r < PROFILE_ROWS; r++)
 		for (int32_t j = 0; j < f->num_features; j++)
@@ -99,9 +92,7 @@ LoadForest(FuzzForest *ff, const char *text)
 			else
 				((double *) ff->rows)[i] = row_values[r];
 		}
-	ff->profile.num_rows = PROFILE_ROWS;
-	ff->profile.num_nodes = f->num_nodes;
-	ForestProfileAccumulate(f, ff->rows, PROFILE_ROWS, ff->profile.node_hits);
+	FuzzLoweringInit(&ff->lowering, f, ff->rows, PROFILE_ROWS);
 }
 
 /* Load the fixed forests once */
@@ -197,125 +188,6 @@ CheckDefault(const Schedule *schedule)
 	free(dflt);
 }
 
-/* Tiled walks must end at the leaves the forest's own walks reach */
-static void
-CheckTiledWalks(const FuzzForest *ff, const TiledForest *tiled)
-{
-	const Forest *f = ff->forest;
-	size_t		row_bytes = ForestValueSize(f) * (size_t) f->num_features;
-	SilvanStatus status;
-
-	if (!TiledForestCheck(tiled, &status))
-		FuzzFail("tiled forest: %s: %s", status.message, status.detail);
-	for (int r = 0; r < PROFILE_ROWS; r++)
-	{
-		const char *row = (const char *) ff->rows + r * row_bytes;
-
-		for (int32_t t = 0; t < f->num_trees; t++)
-			if (TiledWalkTree(tiled, t, row) != ForestWalkTree(f, t, row))
-				FuzzFail("tiled walk of tree %d, row %d, ends at another leaf", t, r);
-	}
-}
-
-/* Tile the trees as CompileForest's TileTrees does */
-static TiledForest *
-Tile(const FuzzForest *ff, const Schedule *schedule, const Mir *mir)
-{
-	TilingOptions options;
-	SilvanStatus status;
-	TiledForest *tiled;
-
-	TilingOptionsInit(&options, schedule->tile_size, schedule->tiling);
-	options.profile = &ff->profile;
-	options.pad_depth = mir->max_unroll < TILING_MAX_PAD_DEPTH ?
-		mir->max_unroll : TILING_MAX_PAD_DEPTH;
-	tiled = TileForest(ff->forest, &options, &status);
-	if (tiled == NULL)
-		FuzzCheckStatus(&status, "tiling");
-	else
-		CheckTiledWalks(ff, tiled);
-	return tiled;
-}
-
-/* Order and pad the trees and build the HIR, as CompileForest's BuildHir does */
-static Hir *
-BuildHir(const Forest *f, const Schedule *schedule, const Mir *mir)
-{
-	size_t		n = (size_t) f->num_trees + 1;
-	int32_t    *order = calloc(n, sizeof(int32_t));
-	int32_t    *depths = calloc(n, sizeof(int32_t));
-	int32_t    *pad_to = calloc(n, sizeof(int32_t));
-	SilvanStatus status;
-	Hir		   *hir;
-
-	if (order == NULL || depths == NULL || pad_to == NULL)
-		FuzzFail("out of memory");
-	HirOrder(f, schedule->reorder_trees, order);
-	for (int32_t t = 0; t < f->num_trees; t++)
-		depths[t] = f->trees[order[t]].depth;
-	MirPadLevels(mir, depths, pad_to);
-	hir = HirBuild(f, order, schedule->tile_size > 1 ? NULL : pad_to, &status);
-	if (hir == NULL)
-		FuzzCheckStatus(&status, "building the HIR");
-	free(order);
-	free(depths);
-	free(pad_to);
-	return hir;
-}
-
-/* Lay out the HIR and finish the MIR; dump both as explain would */
-static void
-BuildBuffers(Mir *mir, const Hir *hir, const Representation *repr, bool gather)
-{
-	ReprBuffers buffers;
-	SilvanStatus status;
-
-	memset(&buffers, 0, sizeof(buffers));
-	buffers.gather = gather;
-	if (!repr->build(hir, &buffers, &status))
-		FuzzCheckStatus(&status, "laying out the model");
-	else
-	{
-		MirFinish(mir, hir, buffers.trees);
-		free(MirDump(mir));
-		free(HirDump(hir, true));
-	}
-	ReprBuffersFree(&buffers);
-}
-
-/* Lower an accepted schedule for one forest, stopping before code generation */
-static void
-Lower(const FuzzForest *ff, const Schedule *schedule, bool gather)
-{
-	const Representation *repr = ReprLookup(schedule->representation);
-	Mir		   *mir = calloc(1, sizeof(Mir));
-	TiledForest *tiled = NULL;
-	Hir		   *hir = NULL;
-	SilvanStatus status;
-
-	if (mir == NULL)
-		FuzzFail("out of memory");
-	if (repr == NULL || schedule->tile_size < 1 || schedule->tile_size > TILE_MAX_SIZE)
-		FuzzFail("ScheduleParse accepted layout \"%s\", tile size %d",
-				 schedule->representation, schedule->tile_size);
-	if (!MirBuild(schedule, ff->forest->num_trees, ff->forest->num_groups, mir, &status))
-		FuzzCheckStatus(&status, "building the MIR");
-	else if (schedule->tile_size == 1 || (tiled = Tile(ff, schedule, mir)) != NULL)
-	{
-		hir = BuildHir(ff->forest, schedule, mir);
-		if (hir != NULL)
-		{
-			hir->tiled = tiled;
-			BuildBuffers(mir, hir, repr, gather);
-			if (tiled != NULL)
-				free(TiledForestDump(tiled, true));
-		}
-	}
-	HirFree(hir);
-	TiledForestFree(tiled);
-	free(mir);
-}
-
 /* Parse one input as a schedule, check the round trip, lower it */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -339,8 +211,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CheckRoundTrip(schedule);
 		for (int i = 0; i < NUM_FORESTS; i++)
 		{
-			Lower(&forests[i], schedule, false);
-			Lower(&forests[i], schedule, true);
+			FuzzLower(&forests[i].lowering, schedule, false);
+			FuzzLower(&forests[i].lowering, schedule, true);
 		}
 	}
 	free(text);
