@@ -109,7 +109,7 @@ Take(Scan *s, char c)
 }
 
 /* Take a word (true, NaN, ...) if it comes next */
-static bool
+static inline bool
 TakeWord(Scan *s, const char *word)
 {
 	size_t		n = strlen(word);
@@ -118,6 +118,13 @@ TakeWord(Scan *s, const char *word)
 		return false;
 	s->pos += n;
 	return true;
+}
+
+/* The next byte, or NUL at the end */
+static inline char
+Peek(const Scan *s)
+{
+	return s->pos < s->len ? s->text[s->pos] : '\0';
 }
 
 /* Take a run of at least one digit */
@@ -137,8 +144,10 @@ ScanNumber(Scan *s)
 {
 	bool		minus = Take(s, '-');
 
-	if (TakeWord(s, "Infinity") || (!minus && TakeWord(s, "NaN")))
-		return true;
+	if (Peek(s) == 'I')
+		return TakeWord(s, "Infinity");
+	if (Peek(s) == 'N')
+		return !minus && TakeWord(s, "NaN");
 	if (!Take(s, '0') && !TakeDigits(s))
 		return false;
 	if (Take(s, '.') && !TakeDigits(s))
@@ -321,8 +330,8 @@ ScanValue(Scan *s, ScanPath path)
 	}
 	if (c == '"')
 		return ScanString(s, &start, &end, &escaped);
-	if (TakeWord(s, "true") || TakeWord(s, "false") || TakeWord(s, "null"))
-		return true;
+	if (c == 't' || c == 'f' || c == 'n')
+		return TakeWord(s, c == 't' ? "true" : c == 'f' ? "false" : "null");
 	return ScanNumber(s);
 }
 
@@ -405,7 +414,8 @@ ReadScalar(Scan *s, JsonFlat *f, size_t base)
 	}
 	else
 	{
-		if (TakeWord(s, "true") || TakeWord(s, "false"))
+		if ((Peek(s) == 't' && TakeWord(s, "true")) ||
+			(Peek(s) == 'f' && TakeWord(s, "false")))
 			sc.kind = JSON_FLAT_BOOL;
 		else if (ScanNumber(s))
 		{
