@@ -24,10 +24,10 @@
  * parses every field and fills in the nodes.  The text need not end in a
  * NUL, so numbers are copied into a small buffer before strtod sees them.
  * Every count is range-checked, and checked against the number of
- * entries its arrays really have in the text, before it sizes anything.  Truncation shows
- * up as text ending inside the trees (before "end of trees" or, in old
- * files, "feature importances:"), or as fewer trees than the header's
- * "tree_sizes" lists.
+ * entries its arrays really have in the text, before it sizes anything.
+ * Truncation shows up as text ending inside the trees (before "end of
+ * trees" or, in old files, "feature importances:"), or as fewer trees
+ * than the header's "tree_sizes" lists.
  *
  * Objectives follow LightGBM's ObjectiveFunction::ConvertOutput; "none"
  * and "custom" (no objective at prediction time) give raw scores.
