@@ -69,3 +69,4 @@ bench: all
 fixtures:
 	/usr/bin/python3 test/fixtures/make_fixtures.py
 -include test/soak/soak.mk
+-include test/fuzz/fuzz.mk

@@ -31,6 +31,23 @@ extern ModelFormat ModelFormatDetect(const char *text, size_t len);
 /* xgboost_json.c: XGBoost save_model() JSON, 1.x and 2.x layouts */
 extern Forest *ParseXgboostJson(const char *text, size_t len, SilvanStatus *status);
 
+/*
+ * How the XGBoost reader reads trees; each gives the same forest or the
+ * same error, so tests compare them.  FLAT (the default): the document
+ * without its trees through json-c, then each tree straight from the text
+ * where it has the usual shape, else through json-c; STREAM: each tree
+ * through json-c; WHOLE: the whole document through json-c at once.
+ */
+typedef enum XgboostReadMode
+{
+	XGBOOST_READ_FLAT = 0,
+	XGBOOST_READ_STREAM,
+	XGBOOST_READ_WHOLE
+} XgboostReadMode;
+
+/* Tests: choose how the XGBoost reader reads trees */
+extern void ParseXgboostReadMode(XgboostReadMode mode);
+
 /* lightgbm_text.c: LightGBM save_model() text, v2 to v4 */
 extern Forest *ParseLightgbmText(const char *text, size_t len, SilvanStatus *status);
 

@@ -23,10 +23,11 @@
  * node and category arrays (and rejects linear trees early), the second
  * parses every field and fills in the nodes.  The text need not end in a
  * NUL, so numbers are copied into a small buffer before strtod sees them.
- * Every count is range-checked before it sizes anything.  Truncation shows
- * up as text ending inside the trees (before "end of trees" or, in old
- * files, "feature importances:"), or as fewer trees than the header's
- * "tree_sizes" lists.
+ * Every count is range-checked, and checked against the number of
+ * entries its arrays really have in the text, before it sizes anything.
+ * Truncation shows up as text ending inside the trees (before "end of
+ * trees" or, in old files, "feature importances:"), or as fewer trees
+ * than the header's "tree_sizes" lists.
  *
  * Objectives follow LightGBM's ObjectiveFunction::ConvertOutput; "none"
  * and "custom" (no objective at prediction time) give raw scores.
@@ -459,6 +460,50 @@ LgbRequire(const LgbTreeText *tree, LgbField field, SilvanStatus *status)
 					  lgb_field_names[field], tree->index);
 }
 
+/* Check a field has exactly n entries */
+static bool
+LgbCheckCount(const LgbTreeText *tree, LgbField field, int64_t n,
+			  SilvanStatus *status)
+{
+	int64_t		have;
+
+	if (!LgbRequire(tree, field, status))
+		return false;
+	have = LgbCountTokens(tree->value[field]);
+	if (have != n)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid LightGBM model",
+						  "Field \"%s\" of tree %d has %lld entries; expected %lld.",
+						  lgb_field_names[field], tree->index, (long long) have,
+						  (long long) n);
+	return true;
+}
+
+/*
+ * Check a tree's arrays hold as many entries as its counts say.  A count
+ * is only a claim until the text backs it: nothing is sized by num_leaves
+ * or num_cat before this passes.
+ */
+static bool
+LgbCheckArrays(const LgbTreeText *tree, SilvanStatus *status)
+{
+	static const LgbField splits[] = {LGB_SPLIT_FEATURE, LGB_THRESHOLD,
+	LGB_LEFT_CHILD, LGB_RIGHT_CHILD};
+	int64_t		inner = tree->num_leaves - 1;
+
+	if (!LgbCheckCount(tree, LGB_LEAF_VALUE, tree->num_leaves, status))
+		return false;
+	if (inner == 0)
+		return true;
+	for (size_t i = 0; i < sizeof(splits) / sizeof(splits[0]); i++)
+		if (!LgbCheckCount(tree, splits[i], inner, status))
+			return false;
+	if (tree->present[LGB_DECISION_TYPE] &&
+		!LgbCheckCount(tree, LGB_DECISION_TYPE, inner, status))
+		return false;
+	return tree->num_cat == 0 ||
+		LgbCheckCount(tree, LGB_CAT_BOUNDARIES, tree->num_cat + 1, status);
+}
+
 /* Read a tree's sizes: leaves, category sets, category words */
 static bool
 LgbTreeCounts(LgbTreeText *tree, SilvanStatus *status)
@@ -505,24 +550,6 @@ LgbBadToken(const LgbTreeText *tree, LgbField field, int64_t i, bool too_long,
 					  "Entry %lld of field \"%s\" of tree %d is %s.",
 					  (long long) i, lgb_field_names[field], tree->index,
 					  too_long ? "too long" : "not a number");
-}
-
-/* Check a field has exactly n entries */
-static bool
-LgbCheckCount(const LgbTreeText *tree, LgbField field, int64_t n,
-			  SilvanStatus *status)
-{
-	int64_t		have;
-
-	if (!LgbRequire(tree, field, status))
-		return false;
-	have = LgbCountTokens(tree->value[field]);
-	if (have != n)
-		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid LightGBM model",
-						  "Field \"%s\" of tree %d has %lld entries; expected %lld.",
-						  lgb_field_names[field], tree->index, (long long) have,
-						  (long long) n);
-	return true;
 }
 
 /* Parse a field of exactly n integers, each within [lo, hi] */
@@ -717,14 +744,21 @@ typedef struct LgbSizes
 	int64_t		max_words;
 } LgbSizes;
 
-/* First pass: count trees, nodes and category words */
+/*
+ * First pass: count trees, nodes and category words, and check every
+ * tree's arrays against its counts.  A tree whose arrays disagree is
+ * reported once the trees end, so that text cut off inside a tree is
+ * reported as truncated.
+ */
 static bool
 LgbScanTrees(LgbCursor cur, LgbSizes *sizes, SilvanStatus *status)
 {
 	LgbTreeText tree;
 	bool		done = false;
+	SilvanStatus arrays;
 
 	memset(sizes, 0, sizeof(*sizes));
+	StatusClear(&arrays);
 	while (true)
 	{
 		if (sizes->num_trees >= FOREST_MAX_TREES)
@@ -733,10 +767,15 @@ LgbScanTrees(LgbCursor cur, LgbSizes *sizes, SilvanStatus *status)
 		if (!LgbNextTree(&cur, sizes->num_trees, &tree, &done, status))
 			return false;
 		if (done)
-			return true;
+		{
+			*status = arrays;
+			return arrays.kind == SILVAN_OK;
+		}
 		if (!LgbTreeCounts(&tree, status))
 			return false;
 		sizes->num_trees++;
+		if (arrays.kind != SILVAN_OK || !LgbCheckArrays(&tree, &arrays))
+			continue;			/* only look for the end of the trees now */
 		sizes->num_nodes += 2 * tree.num_leaves - 1;
 		sizes->num_words += tree.num_cat_words;
 		if (sizes->num_nodes > FOREST_MAX_NODES ||

@@ -18,8 +18,9 @@
  *           categorical: flags u8, feature left right i32, offset i64, words i32
  *   words:  u32 x num_category_words
  *
- * Reading trusts nothing: every count is checked against the bytes left
- * before anything is allocated, and the result goes through ForestValidate.
+ * Reading trusts nothing: the counts together are checked against the
+ * bytes left before anything is allocated, and the result goes through
+ * ForestValidate.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,26 @@ ForestSerialize(const Forest *forest, uint8_t **data, size_t *size,
 	return true;
 }
 
+/*
+ * Do the counts fit in the bytes left?  A base margin and a tree take 8
+ * bytes each, a node at least 1 + 4 (a float leaf; 1 + 8 for a double
+ * one), a category word 4.  Each term is at most the bytes left, so the
+ * sum cannot overflow.
+ */
+static bool
+CountsFit(const Reader *r, const Forest *forest, int64_t groups, int64_t trees,
+		  int64_t nodes, int64_t words)
+{
+	uint64_t	left = r->size - r->pos;
+	uint64_t	node_bytes = forest->precision == FOREST_FLOAT32 ? 5 : 9;
+
+	if ((uint64_t) groups > left / 8 || (uint64_t) trees > left / 8 ||
+		(uint64_t) nodes > left / node_bytes || (uint64_t) words > left / 4)
+		return false;
+	return (uint64_t) groups * 8 + (uint64_t) trees * 8 +
+		(uint64_t) nodes * node_bytes + (uint64_t) words * 4 <= left;
+}
+
 /* Read the header into a fresh forest; counts are checked against the bytes left */
 static bool
 ReadHeader(Reader *r, Forest *forest, int64_t *num_nodes, int64_t *num_words,
@@ -225,9 +246,7 @@ ReadHeader(Reader *r, Forest *forest, int64_t *num_nodes, int64_t *num_words,
 	READ_AS(r, int64_t, *num_words);
 	if (r->failed || groups < 1 || groups > FOREST_MAX_GROUPS ||
 		*num_trees < 0 || *num_nodes < 0 || *num_words < 0 ||
-		(uint64_t) *num_trees > (r->size - r->pos) / 8 ||
-		(uint64_t) *num_nodes > (r->size - r->pos) / 5 ||
-		(uint64_t) *num_words > (r->size - r->pos) / 4)
+		!CountsFit(r, forest, groups, *num_trees, *num_nodes, *num_words))
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid stored model",
 						  "The stored model's counts do not match its size.");
 	if (!ForestAllocBaseMargin(forest, groups, status))

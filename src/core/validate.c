@@ -11,8 +11,12 @@
  *     i-1's end, and each tree has at least one node;
  *   - every split's feature index is in [0, num_features); every child
  *     index is inside its tree; each tree's group is in [0, num_groups);
- *   - starting at a tree's root, every node is reached at most once: no
- *     cycles, no shared subtrees; depth is at most FOREST_MAX_DEPTH;
+ *     every node's fields are checked before its tree is walked;
+ *   - starting at a tree's root, every node of the tree is reached exactly
+ *     once: no cycles, no shared subtrees, no nodes no walk reaches (so
+ *     code looping over a tree's nodes sees only nodes its walks see; the
+ *     XGBoost reader drops the deleted nodes XGBoost may leave in a
+ *     tree); depth is at most FOREST_MAX_DEPTH;
  *   - categorical sets lie inside category_words;
  *   - thresholds are not NaN.
  *
@@ -114,8 +118,22 @@ ValidateNode(const Forest *forest, int32_t tree_index, const ForestTree *tree,
 	return true;
 }
 
+/* Every node of a tree must have been reached by its walk */
+static bool
+ValidateReached(const uint8_t *seen, const ForestTree *tree, int32_t tree_index,
+				SilvanStatus *status)
+{
+	for (int32_t local = 0; local < tree->num_nodes; local++)
+		if (!seen[local])
+			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid tree structure",
+							  "Node %d of tree %d is never reached from the root.",
+							  local, tree_index);
+	return true;
+}
+
 /*
- * Walk one tree from its root, checking each node is reached once; set depth.
+ * Check every node of one tree, then walk it from its root, checking each
+ * node is reached exactly once; set depth.
  * seen and stack are scratch arrays of at least tree->num_nodes entries.
  */
 static bool
@@ -126,6 +144,9 @@ ValidateTreeShape(Forest *forest, int32_t tree_index, uint8_t *seen,
 	int32_t		top = 0;
 	int32_t		depth = 0;
 
+	for (int32_t local = 0; local < tree->num_nodes; local++)
+		if (!ValidateNode(forest, tree_index, tree, local, status))
+			return false;
 	memset(seen, 0, tree->num_nodes);
 	stack[top++] = 0;
 	depth_of[0] = 0;
@@ -136,8 +157,6 @@ ValidateTreeShape(Forest *forest, int32_t tree_index, uint8_t *seen,
 		const ForestNode *node = &forest->nodes[tree->first_node + local];
 		int32_t		children[2];
 
-		if (!ValidateNode(forest, tree_index, tree, local, status))
-			return false;
 		if (depth_of[local] > depth)
 			depth = depth_of[local];
 		if (node->kind == FOREST_NODE_LEAF)
@@ -158,6 +177,8 @@ ValidateTreeShape(Forest *forest, int32_t tree_index, uint8_t *seen,
 			stack[top++] = children[i];
 		}
 	}
+	if (!ValidateReached(seen, tree, tree_index, status))
+		return false;
 	tree->depth = depth;
 	if (depth > forest->max_depth)
 		forest->max_depth = depth;

@@ -2,20 +2,32 @@
  * xgboost_json.c
  *		Read XGBoost's save_model() JSON (1.x and 2.x layouts) into a Forest.
  *
- * The document is parsed whole with json-c's tokener, so truncated or
+ * The whole text is checked before anything is read, so truncated or
  * malformed text is a syntax error rather than a partial model.  We then
  * walk the learner: the model parameters (feature and class counts, the
  * base score), the objective (which fixes the task, the output transform
  * and how the base score becomes a margin), the booster (gbtree, or dart
  * with its per-tree weights) and finally the trees.
  *
- * Trees are read in two passes.  The first checks every array's length
- * against the tree's node count and sizes the node and category arrays;
- * the second fills in the nodes.  XGBoost stores a leaf's value in
- * "split_conditions" and marks leaves by left child -1.  A numeric split
- * goes left iff x < threshold, and missing values follow "default_left".
- * A categorical split (split_type 1) sends the categories listed for it
- * to the right; we turn each list into a bitset.
+ * A model's trees are nearly all of its text, and json-c, which builds a
+ * document whole, spends 30 to 100 heap bytes per byte of them.  So the
+ * text is first scanned (json_scan.c, a strict check that allocates
+ * nothing) for the "trees" array; json-c parses the document without it,
+ * and the trees are read one at a time, in the order of the text, each
+ * converted into growing node arrays and released before the next.  A
+ * tree of the usual shape is read straight from the text (JsonReadFlat),
+ * its numbers converted here exactly as json-c would have; any other goes
+ * through json-c.  When the scan is not sure of the document, json-c
+ * parses it whole as before.  Every way gives the same forest or the same
+ * error (test_xgboost_read and the fuzzer compare them).  Trees placed out
+ * of order by their "id" fields are laid out in model order at the end.
+ *
+ * Each tree's arrays are checked against its node count before its nodes
+ * are filled in.  XGBoost stores a leaf's value in "split_conditions" and
+ * marks leaves by left child -1.  A numeric split goes left iff x <
+ * threshold, and missing values follow "default_left".  A categorical
+ * split (split_type 1) sends the categories listed for it to the right;
+ * we turn each list into a bitset.
  *
  * All thresholds and leaf values are float32 in XGBoost.  json-c keeps the
  * original text of every number it parses, so we round that text straight
@@ -32,6 +44,7 @@
 
 #include <json.h>
 
+#include "silvan/json_scan.h"
 #include "silvan/parse.h"
 
 /* How the base score (in output space) becomes a base margin */
@@ -78,23 +91,65 @@ static const XgbObjective xgb_objectives[] = {
 	{"survival:aft", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_EXP, XGB_MARGIN_LOG},
 };
 
+/*
+ * A per-node array of a tree: json-c's, or the scalars of a tree read
+ * straight from the text (see XgbGetFlatTree)
+ */
+typedef struct XgbArray
+{
+	bool		present;
+	int64_t		length;
+	json_object *json;			/* json-c's array, or NULL */
+	const JsonScalar *scalars;	/* else its entries, */
+	const char *base;			/* whose offsets count from base */
+} XgbArray;
+
 /* The per-node arrays of one tree, each checked to hold num_nodes entries */
 typedef struct XgbTree
 {
 	int32_t		index;			/* position in the model (for messages) */
+	char		where[32];		/* "tree <index>" */
 	int32_t		num_nodes;
-	json_object *left;
-	json_object *right;
-	json_object *split_indices;
-	json_object *split_conditions;
-	json_object *default_left;
-	json_object *split_type;	/* optional */
-	json_object *categories;	/* the four category arrays are optional */
-	json_object *categories_nodes;
-	json_object *categories_segments;
-	json_object *categories_sizes;
+	XgbArray	left;
+	XgbArray	right;
+	XgbArray	split_indices;
+	XgbArray	split_conditions;
+	XgbArray	default_left;
+	XgbArray	split_type;		/* optional */
+	XgbArray	categories;		/* the four category arrays are optional */
+	XgbArray	categories_nodes;
+	XgbArray	categories_segments;
+	XgbArray	categories_sizes;
 	int64_t		num_categorical;	/* entries of categories_nodes */
 } XgbTree;
+
+/* How trees are read (tests compare the three) */
+static XgboostReadMode xgb_read_mode = XGBOOST_READ_FLAT;
+
+/* Where the trees come from: the parsed "trees" array, or the text */
+typedef struct XgbTrees
+{
+	const JsonTreesSpan *span;	/* where the scan found them; NULL if not */
+	const char *text;
+	size_t		len;
+	json_object *array;			/* the parsed array, when not streamed */
+	json_tokener *tok;			/* streamed: parses one tree at a time */
+	size_t		pos;			/* streamed: where the previous tree ended */
+	JsonFlat	flat;			/* streamed: the tree read straight from the text */
+} XgbTrees;
+
+/* The node arrays growing as trees are read, in the order of the text */
+typedef struct XgbBuild
+{
+	int64_t		num_nodes;
+	int64_t		node_capacity;
+	int64_t		num_words;		/* category words used */
+	int64_t		word_capacity;
+	int32_t    *order;			/* order[position] = entry of the trees array */
+	float	   *weight;			/* weight[position]: dart's weight_drop, or 1 */
+	int32_t    *walk;			/* scratch for XgbDropUnreached: 2 per node */
+	int64_t		walk_capacity;
+} XgbBuild;
 
 /* Parse the whole text as one JSON value; NULL with a syntax error if not */
 static json_object *
@@ -140,6 +195,56 @@ XgbParseText(const char *text, size_t len, SilvanStatus *status)
 					   "Unexpected text follows the JSON document at byte %zu.", end);
 			return NULL;
 		}
+	return root;
+}
+
+/*
+ * Feed text to a tokener in pieces it can take; the value once it is
+ * complete, and in *used (if not NULL) the bytes it took
+ */
+static json_object *
+XgbFeed(json_tokener *tok, const char *text, size_t len, size_t *used)
+{
+	json_object *value = NULL;
+	size_t		done = 0;
+	size_t		end = 0;
+
+	do
+	{
+		int			chunk = len - done > (1 << 30) ? (1 << 30) : (int) (len - done);
+
+		value = json_tokener_parse_ex(tok, text + done, chunk);
+		end = done + json_tokener_get_parse_end(tok);
+		done += chunk;
+	} while (done < len && json_tokener_get_error(tok) == json_tokener_continue);
+	if (used != NULL)
+		*used = end;
+	return value;
+}
+
+/*
+ * Parse the document with the scanned trees array left out (an empty one
+ * in its place); NULL if json-c does not agree with the scan
+ */
+static json_object *
+XgbParseSkeleton(const char *text, size_t len, const JsonTreesSpan *span)
+{
+	json_tokener *tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+	json_object *root = NULL;
+
+	if (tok == NULL)
+		return NULL;
+	if (XgbFeed(tok, text, span->start, NULL) == NULL &&
+		json_tokener_get_error(tok) == json_tokener_continue &&
+		XgbFeed(tok, "[]", 2, NULL) == NULL &&
+		json_tokener_get_error(tok) == json_tokener_continue)
+		root = XgbFeed(tok, text + span->end, len - span->end, NULL);
+	if (root != NULL && json_tokener_get_error(tok) != json_tokener_success)
+	{
+		json_object_put(root);
+		root = NULL;
+	}
+	json_tokener_free(tok);
 	return root;
 }
 
@@ -540,21 +645,32 @@ XgbFindModel(json_object *learner, json_object **weights, SilvanStatus *status)
 	return NULL;
 }
 
+/* Fill in an array's length and presence from its json-c array (or NULL) */
+static void
+XgbArrayFromJson(XgbArray *array)
+{
+	array->present = array->json != NULL;
+	array->length = array->json ? (int64_t) json_object_array_length(array->json) : 0;
+	array->scalars = NULL;
+	array->base = NULL;
+}
+
 /* Fetch a per-node array of a tree and check it has num_nodes entries */
 static bool
 XgbNodeArray(json_object *tree_json, const char *key, bool required,
-			 XgbTree *tree, json_object **out, SilvanStatus *status)
+			 XgbTree *tree, XgbArray *out, SilvanStatus *status)
 {
-	char		where[64];
 	size_t		n;
 
-	snprintf(where, sizeof(where), "tree %d", tree->index);
-	if (!(required ? (*out = XgbMember(tree_json, key, json_type_array, where, status)) != NULL
-		  : XgbOptionalMember(tree_json, key, json_type_array, where, out, status)))
+	memset(out, 0, sizeof(*out));
+	if (!(required ? (out->json = XgbMember(tree_json, key, json_type_array, tree->where, status)) != NULL
+		  : XgbOptionalMember(tree_json, key, json_type_array, tree->where, &out->json, status)))
 		return false;
-	if (*out == NULL)
+	if (out->json == NULL)
 		return true;
-	n = json_object_array_length(*out);
+	out->present = true;
+	out->length = json_object_array_length(out->json);
+	n = (size_t) out->length;
 	if (n != (size_t) tree->num_nodes)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
 						  "Field \"%s\" of tree %d has %zu entries; expected %d.",
@@ -566,24 +682,24 @@ XgbNodeArray(json_object *tree_json, const char *key, bool required,
 static bool
 XgbCategoryArrays(json_object *tree_json, XgbTree *tree, SilvanStatus *status)
 {
-	char		where[64];
-	json_object **arrays[3] = {&tree->categories_nodes, &tree->categories_segments,
+	XgbArray   *arrays[3] = {&tree->categories_nodes, &tree->categories_segments,
 	&tree->categories_sizes};
 	const char *names[3] = {"categories_nodes", "categories_segments", "categories_sizes"};
 
-	snprintf(where, sizeof(where), "tree %d", tree->index);
-	if (!XgbOptionalMember(tree_json, "categories", json_type_array, where,
-						   &tree->categories, status))
+	if (!XgbOptionalMember(tree_json, "categories", json_type_array, tree->where,
+						   &tree->categories.json, status))
 		return false;
+	XgbArrayFromJson(&tree->categories);
 	tree->num_categorical = 0;
 	for (int i = 0; i < 3; i++)
 	{
 		size_t		n;
 
-		if (!XgbOptionalMember(tree_json, names[i], json_type_array, where,
-							   arrays[i], status))
+		if (!XgbOptionalMember(tree_json, names[i], json_type_array, tree->where,
+							   &arrays[i]->json, status))
 			return false;
-		n = *arrays[i] == NULL ? 0 : json_object_array_length(*arrays[i]);
+		XgbArrayFromJson(arrays[i]);
+		n = (size_t) arrays[i]->length;
 		if (i == 0)
 			tree->num_categorical = (int64_t) n;
 		else if ((int64_t) n != tree->num_categorical)
@@ -591,10 +707,10 @@ XgbCategoryArrays(json_object *tree_json, XgbTree *tree, SilvanStatus *status)
 							  "Field \"%s\" of tree %d has %zu entries; expected %lld.",
 							  names[i], tree->index, n, (long long) tree->num_categorical);
 	}
-	if (tree->num_categorical > 0 && (tree->categories == NULL || tree->split_type == NULL))
+	if (tree->num_categorical > 0 && (!tree->categories.present || !tree->split_type.present))
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
 						  "Tree %d lists categorical nodes but lacks field \"%s\".",
-						  tree->index, tree->categories == NULL ? "categories" : "split_type");
+						  tree->index, !tree->categories.present ? "categories" : "split_type");
 	return true;
 }
 
@@ -610,12 +726,12 @@ XgbGetTree(json_object *tree_json, int32_t index, XgbTree *tree,
 
 	memset(tree, 0, sizeof(*tree));
 	tree->index = index;
-	snprintf(where, sizeof(where), "tree %d", index);
+	snprintf(tree->where, sizeof(tree->where), "tree %d", index);
 	if (!json_object_is_type(tree_json, json_type_object))
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
 						  "Tree %d is %s; expected an object.", index,
 						  XgbTypeName(json_object_get_type(tree_json)));
-	if ((param = XgbMember(tree_json, "tree_param", json_type_object, where, status)) == NULL)
+	if ((param = XgbMember(tree_json, "tree_param", json_type_object, tree->where, status)) == NULL)
 		return false;
 	snprintf(where, sizeof(where), "tree_param of tree %d", index);
 	if (!XgbIntMember(param, "num_nodes", where, 1, INT32_MAX, &num_nodes, status) ||
@@ -636,12 +752,102 @@ XgbGetTree(json_object *tree_json, int32_t index, XgbTree *tree,
 		XgbCategoryArrays(tree_json, tree, status);
 }
 
+/* Copy a scalar's text into buf, NUL-terminated */
+static const char *
+XgbScalarText(const XgbArray *array, const JsonScalar *scalar, char *buf)
+{
+	memcpy(buf, array->base + scalar->offset, scalar->len);
+	buf[scalar->len] = '\0';
+	return buf;
+}
+
+/* Entry i of an array as an integer, read as XgbToInt64 reads json-c's */
+static bool
+XgbEntryInt64(const XgbArray *array, int64_t i, int64_t *out)
+{
+	char		buf[JSON_FLAT_MAX_TOKEN + 1];
+	const JsonScalar *sc;
+	double		d;
+
+	if (array->json != NULL)
+		return XgbToInt64(json_object_array_get_idx(array->json, i), out);
+	if (i < 0 || i >= array->length)
+		return false;
+	sc = &array->scalars[i];
+	XgbScalarText(array, sc, buf);
+	switch (sc->kind)
+	{
+		case JSON_FLAT_INT:
+			*out = strtoll(buf, NULL, 10);
+			return true;
+		case JSON_FLAT_DOUBLE:
+			d = strtod(buf, NULL);
+			if (!(d >= -9007199254740992.0 && d <= 9007199254740992.0) || d != floor(d))
+				return false;
+			*out = (int64_t) d;
+			return true;
+		case JSON_FLAT_STRING:
+			return XgbTextToInt64(buf, out);
+		default:
+			return false;
+	}
+}
+
+/*
+ * Entry i of an array as a float, read as XgbToFloat reads json-c's: an
+ * integer from its value (json-c prints it again, so "-0" is 0), any
+ * other number or a string from its text
+ */
+static bool
+XgbEntryFloat(const XgbArray *array, int64_t i, float *out)
+{
+	char		buf[JSON_FLAT_MAX_TOKEN + 1];
+	const JsonScalar *sc;
+	char	   *end;
+
+	if (array->json != NULL)
+		return XgbToFloat(json_object_array_get_idx(array->json, i), out);
+	if (i < 0 || i >= array->length)
+		return false;
+	sc = &array->scalars[i];
+	XgbScalarText(array, sc, buf);
+	if (sc->kind == JSON_FLAT_INT)
+	{
+		*out = (float) strtoll(buf, NULL, 10);
+		return true;
+	}
+	if (sc->kind != JSON_FLAT_DOUBLE && sc->kind != JSON_FLAT_STRING)
+		return false;
+	*out = strtof(buf, &end);
+	return end != buf && *end == '\0';
+}
+
+/* Is entry i of an array a boolean?  Its value in *value */
+static bool
+XgbEntryBool(const XgbArray *array, int64_t i, bool *value)
+{
+	json_object *entry;
+
+	if (array->json == NULL)
+	{
+		if (i < 0 || i >= array->length || array->scalars[i].kind != JSON_FLAT_BOOL)
+			return false;
+		*value = array->base[array->scalars[i].offset] == 't';
+		return true;
+	}
+	entry = json_object_array_get_idx(array->json, i);
+	if (!json_object_is_type(entry, json_type_boolean))
+		return false;
+	*value = json_object_get_boolean(entry);
+	return true;
+}
+
 /* Read entry i of an integer array, within [lo, hi] */
 static bool
-XgbArrayInt(json_object *array, size_t i, const char *key, int32_t tree,
+XgbArrayInt(const XgbArray *array, size_t i, const char *key, int32_t tree,
 			int64_t lo, int64_t hi, int64_t *out, SilvanStatus *status)
 {
-	if (!XgbToInt64(json_object_array_get_idx(array, i), out))
+	if (!XgbEntryInt64(array, (int64_t) i, out))
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
 						  "Entry %zu of field \"%s\" of tree %d is not an integer.",
 						  i, key, tree);
@@ -654,10 +860,10 @@ XgbArrayInt(json_object *array, size_t i, const char *key, int32_t tree,
 
 /* Read entry i of a float array */
 static bool
-XgbArrayFloat(json_object *array, size_t i, const char *key, int32_t tree,
+XgbArrayFloat(const XgbArray *array, size_t i, const char *key, int32_t tree,
 			  float *out, SilvanStatus *status)
 {
-	if (!XgbToFloat(json_object_array_get_idx(array, i), out))
+	if (!XgbEntryFloat(array, (int64_t) i, out))
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
 						  "Entry %zu of field \"%s\" of tree %d is not a number.",
 						  i, key, tree);
@@ -672,10 +878,10 @@ XgbIsCategorical(const XgbTree *tree, int32_t i, SilvanStatus *status,
 	int64_t		left;
 	int64_t		type = 0;
 
-	if (!XgbArrayInt(tree->left, i, "left_children", tree->index, -1,
+	if (!XgbArrayInt(&tree->left, i, "left_children", tree->index, -1,
 					 INT32_MAX, &left, status) ||
-		(tree->split_type != NULL &&
-		 !XgbArrayInt(tree->split_type, i, "split_type", tree->index, 0, 1,
+		(tree->split_type.present &&
+		 !XgbArrayInt(&tree->split_type, i, "split_type", tree->index, 0, 1,
 					  &type, status)))
 		return false;
 	*categorical = left != -1 && type == 1;
@@ -690,21 +896,21 @@ static bool
 XgbCategoryList(const XgbTree *tree, int64_t k, int64_t *node, int64_t *begin,
 				int64_t *size, int32_t *words, SilvanStatus *status)
 {
-	int64_t		total = (int64_t) json_object_array_length(tree->categories);
+	int64_t		total = tree->categories.length;
 	int64_t		max = -1;
 
-	if (!XgbArrayInt(tree->categories_nodes, k, "categories_nodes", tree->index,
+	if (!XgbArrayInt(&tree->categories_nodes, k, "categories_nodes", tree->index,
 					 0, tree->num_nodes - 1, node, status) ||
-		!XgbArrayInt(tree->categories_segments, k, "categories_segments",
+		!XgbArrayInt(&tree->categories_segments, k, "categories_segments",
 					 tree->index, 0, total, begin, status) ||
-		!XgbArrayInt(tree->categories_sizes, k, "categories_sizes", tree->index,
+		!XgbArrayInt(&tree->categories_sizes, k, "categories_sizes", tree->index,
 					 0, total - *begin, size, status))
 		return false;
 	for (int64_t j = *begin; j < *begin + *size; j++)
 	{
 		int64_t		c;
 
-		if (!XgbArrayInt(tree->categories, j, "categories", tree->index, 0,
+		if (!XgbArrayInt(&tree->categories, j, "categories", tree->index, 0,
 						 FOREST_MAX_CATEGORY - 1, &c, status))
 			return false;
 		if (c > max)
@@ -781,7 +987,7 @@ XgbFillCategorical(Forest *forest, const XgbTree *tree, int64_t k,
 	{
 		int64_t		c = 0;
 
-		XgbToInt64(json_object_array_get_idx(tree->categories, j), &c);
+		XgbEntryInt64(&tree->categories, j, &c);
 		bits[c / 32] |= UINT32_C(1) << (c % 32);
 	}
 	*word_cursor += words;
@@ -799,7 +1005,7 @@ XgbFillLeaf(const XgbTree *tree, int32_t i, int64_t right, float weight,
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
 						  "Node %d of tree %d has left child -1 but right child %lld.",
 						  i, tree->index, (long long) right);
-	if (!XgbArrayFloat(tree->split_conditions, i, "split_conditions",
+	if (!XgbArrayFloat(&tree->split_conditions, i, "split_conditions",
 					   tree->index, &value, status))
 		return false;
 	if (isnan(value))
@@ -818,15 +1024,15 @@ XgbFillLeaf(const XgbTree *tree, int32_t i, int64_t right, float weight,
 static bool
 XgbDefaultLeft(const XgbTree *tree, int32_t i, uint8_t *out, SilvanStatus *status)
 {
-	json_object *value = json_object_array_get_idx(tree->default_left, i);
+	bool		value;
 	int64_t		flag;
 
-	if (json_object_is_type(value, json_type_boolean))
+	if (XgbEntryBool(&tree->default_left, i, &value))
 	{
-		*out = json_object_get_boolean(value) ? 1 : 0;
+		*out = value ? 1 : 0;
 		return true;
 	}
-	if (!XgbArrayInt(tree->default_left, i, "default_left", tree->index, 0, 1,
+	if (!XgbArrayInt(&tree->default_left, i, "default_left", tree->index, 0, 1,
 					 &flag, status))
 		return false;
 	*out = (uint8_t) flag;
@@ -848,7 +1054,7 @@ XgbFillSplit(Forest *forest, const XgbTree *tree, int32_t i, int64_t left,
 						  "Node %d of tree %d has children %lld and %lld; the tree has %d nodes.",
 						  i, tree->index, (long long) left, (long long) right,
 						  tree->num_nodes);
-	if (!XgbArrayInt(tree->split_indices, i, "split_indices", tree->index, 0,
+	if (!XgbArrayInt(&tree->split_indices, i, "split_indices", tree->index, 0,
 					 forest->num_features - 1, &feature, status) ||
 		!XgbDefaultLeft(tree, i, &node->default_left, status) ||
 		!XgbIsCategorical(tree, i, status, &categorical))
@@ -861,7 +1067,7 @@ XgbFillSplit(Forest *forest, const XgbTree *tree, int32_t i, int64_t left,
 	if (categorical)
 		return XgbFillCategorical(forest, tree, (*category_k)++, node,
 								  word_cursor, status);
-	if (!XgbArrayFloat(tree->split_conditions, i, "split_conditions",
+	if (!XgbArrayFloat(&tree->split_conditions, i, "split_conditions",
 					   tree->index, &threshold, status))
 		return false;
 	if (isnan(threshold))
@@ -886,9 +1092,9 @@ XgbFillTree(Forest *forest, const XgbTree *tree, ForestNode *nodes,
 					right;
 		bool		ok;
 
-		if (!XgbArrayInt(tree->left, i, "left_children", tree->index, -1,
+		if (!XgbArrayInt(&tree->left, i, "left_children", tree->index, -1,
 						 INT32_MAX, &left, status) ||
-			!XgbArrayInt(tree->right, i, "right_children", tree->index, -1,
+			!XgbArrayInt(&tree->right, i, "right_children", tree->index, -1,
 						 INT32_MAX, &right, status))
 			return false;
 		if (left == -1)
@@ -903,31 +1109,27 @@ XgbFillTree(Forest *forest, const XgbTree *tree, ForestNode *nodes,
 }
 
 /*
- * Map model positions to entries of the "trees" array: XGBoost places each
+ * The model position of entry i of the "trees" array: XGBoost places each
  * tree by its "id" field, which must name each position exactly once.
  */
 static bool
-XgbTreeOrder(json_object *trees, int32_t n, int32_t *order, SilvanStatus *status)
+XgbTreePosition(json_object *tree, int32_t i, int32_t n, int32_t *order,
+				int32_t *position, SilvanStatus *status)
 {
-	for (int32_t t = 0; t < n; t++)
-		order[t] = -1;
-	for (int32_t i = 0; i < n; i++)
-	{
-		json_object *tree = json_object_array_get_idx(trees, i);
-		json_object *id;
-		int64_t		pos = i;
+	json_object *id;
+	int64_t		pos = i;
 
-		if (json_object_is_type(tree, json_type_object) &&
-			json_object_object_get_ex(tree, "id", &id) && id != NULL &&
-			(!XgbToInt64(id, &pos) || pos < 0 || pos >= n))
-			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
-							  "Field \"id\" of tree %d is not an integer from 0 to %d.",
-							  i, n - 1);
-		if (order[pos] != -1)
-			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
-							  "Field \"id\" of tree %d repeats id %lld.", i, (long long) pos);
-		order[pos] = i;
-	}
+	if (json_object_is_type(tree, json_type_object) &&
+		json_object_object_get_ex(tree, "id", &id) && id != NULL &&
+		(!XgbToInt64(id, &pos) || pos < 0 || pos >= n))
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
+						  "Field \"id\" of tree %d is not an integer from 0 to %d.",
+						  i, n - 1);
+	if (order[pos] != -1)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
+						  "Field \"id\" of tree %d repeats id %lld.", i, (long long) pos);
+	order[pos] = i;
+	*position = (int32_t) pos;
 	return true;
 }
 
@@ -956,74 +1158,460 @@ XgbTreeGroups(Forest *forest, json_object *tree_info, json_object *weights,
 	return true;
 }
 
-/* First pass: fetch each tree's arrays, size the node and category arrays */
+/*
+ * Find the trees of the model: read from the text one at a time where the
+ * scan found them under this model, else from the parsed "trees" array
+ */
 static bool
-XgbSizeTrees(Forest *forest, json_object *trees, const int32_t *order,
+XgbOpenTrees(XgbTrees *src, json_object *model, bool dart, size_t *n,
 			 SilvanStatus *status)
 {
-	int64_t		nodes = 0;
-	int64_t		words = 0;
+	json_object *trees = XgbMember(model, "trees", json_type_array,
+								   "the gbtree model", status);
 
-	for (int32_t t = 0; t < forest->num_trees; t++)
+	if (trees == NULL)
+		return false;
+	if (src->span == NULL || src->span->under_gbtree != dart)
 	{
-		XgbTree		tree;
-
-		if (!XgbGetTree(json_object_array_get_idx(trees, order[t]), t, &tree, status) ||
-			!XgbCountCategoryWords(&tree, &words, status))
-			return false;
-		forest->trees[t].first_node = nodes;
-		forest->trees[t].num_nodes = tree.num_nodes;
-		nodes += tree.num_nodes;
-		if (nodes > FOREST_MAX_NODES || words > FOREST_MAX_CATEGORY_WORDS)
-			return StatusFail(status, SILVAN_ERROR_INVALID, "model too large",
-							  "The model has more than %lld nodes or %lld category words.",
-							  (long long) FOREST_MAX_NODES,
-							  (long long) FOREST_MAX_CATEGORY_WORDS);
+		src->array = trees;
+		*n = json_object_array_length(trees);
+		return true;
 	}
-	return ForestAllocNodes(forest, nodes, status) &&
-		ForestAllocCategoryWords(forest, words, status);
+	if (json_object_array_length(trees) != 0)
+		return StatusFail(status, SILVAN_ERROR_INTERNAL, "XGBoost reader lost the trees",
+						  "The trees array json-c parsed is not the one the scan left out.");
+	if ((src->tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH)) == NULL)
+		return StatusNoMemory(status, "a JSON parser");
+	src->pos = src->span->start + 1;
+	*n = (size_t) src->span->count;
+	return true;
 }
 
-/* Second pass: fill in every tree's nodes */
-static bool
-XgbFillTrees(Forest *forest, json_object *trees, const int32_t *order,
-			 const float *weight, SilvanStatus *status)
+/* Where entry i of a streamed trees array starts */
+static size_t
+XgbTreeStart(const XgbTrees *src, int32_t i)
 {
-	int64_t		word_cursor = 0;
+	size_t		start = JsonScanSkipBlanks(src->text, src->len, src->pos);
 
-	for (int32_t t = 0; t < forest->num_trees; t++)
+	if (i > 0 && start < src->len && src->text[start] == ',')
+		start = JsonScanSkipBlanks(src->text, src->len, start + 1);
+	return start;
+}
+
+/* Parse entry i of the trees array with json-c (entries come in order) */
+static bool
+XgbNextTree(XgbTrees *src, int32_t i, json_object **tree, SilvanStatus *status)
+{
+	size_t		start;
+	size_t		end;
+
+	if (src->array != NULL)
 	{
-		XgbTree		tree;
+		*tree = json_object_array_get_idx(src->array, i);
+		return true;
+	}
+	start = XgbTreeStart(src, i);
+	json_tokener_reset(src->tok);
+	if (start < src->len && src->text[start] == '{')
+	{
+		/* json-c stops where the object closes */
+		*tree = XgbFeed(src->tok, src->text + start, src->span->end - start, &end);
+		end += start;
+	}
+	else
+	{
+		end = JsonScanValueEnd(src->text, src->len, start);
+		*tree = XgbFeed(src->tok, src->text + start, end - start, NULL);
+		if (*tree == NULL && json_tokener_get_error(src->tok) == json_tokener_continue)
+			*tree = XgbFeed(src->tok, " ", 1, NULL);	/* a number needs an end */
+	}
+	if (*tree == NULL || json_tokener_get_error(src->tok) != json_tokener_success)
+	{
+		json_object_put(*tree);
+		return StatusFail(status, SILVAN_ERROR_SYNTAX, "invalid XGBoost model JSON",
+						  "The JSON text is malformed in tree %d, from byte %zu.", i, start);
+	}
+	src->pos = end;
+	return true;
+}
 
-		if (!XgbGetTree(json_object_array_get_idx(trees, order[t]), t, &tree, status) ||
-			!XgbFillTree(forest, &tree, forest->nodes + forest->trees[t].first_node,
-						 weight[t], &word_cursor, status))
-			return false;
+/* Release entry i of the trees array once it is read */
+static void
+XgbReleaseTree(XgbTrees *src, int32_t i, json_object *tree)
+{
+	if (src->array != NULL)
+		json_object_array_put_idx(src->array, i, NULL);
+	else
+		json_object_put(tree);
+}
+
+/*
+ * Make room for need entries of size bytes (at least one), zeroed; the
+ * capacity doubles, but not past limit.  NULL when out of memory, the
+ * array left as it was.
+ */
+static void *
+XgbGrow(void *array, int64_t *capacity, int64_t need, size_t size, int64_t limit,
+		SilvanStatus *status)
+{
+	int64_t		cap = *capacity;
+	char	   *grown;
+
+	if (need < 1)
+		need = 1;
+	if (need <= cap)
+		return array;
+	while (cap < need)
+		cap = cap < 1024 ? 1024 : cap * 2;
+	if (cap > limit)
+		cap = need;
+	if ((grown = realloc(array, (size_t) cap * size)) == NULL)
+	{
+		StatusNoMemory(status, "the node arrays");
+		return NULL;
+	}
+	memset(grown + (size_t) *capacity * size, 0, (size_t) (cap - *capacity) * size);
+	*capacity = cap;
+	return grown;
+}
+
+/*
+ * Mark the nodes a walk from the root of nodes[0, n) reaches: map[i] = 0
+ * for those, -1 for the others; stack has n entries.  False if a node is
+ * reached twice, which ForestValidate reports.
+ */
+static bool
+XgbMarkReached(const ForestNode *nodes, int32_t n, int32_t *map, int32_t *stack)
+{
+	int32_t		top = 0;
+
+	for (int32_t i = 0; i < n; i++)
+		map[i] = -1;
+	map[0] = 0;
+	stack[top++] = 0;
+	while (top > 0)
+	{
+		const ForestNode *node = &nodes[stack[--top]];
+		int32_t		children[2] = {node->left, node->right};
+
+		if (node->kind == FOREST_NODE_LEAF)
+			continue;
+		for (int c = 0; c < 2; c++)
+		{
+			if (map[children[c]] == 0)
+				return false;
+			map[children[c]] = 0;
+			stack[top++] = children[c];
+		}
 	}
 	return true;
+}
+
+/*
+ * Drop the nodes of the last tree read that no walk reaches: XGBoost's
+ * pruner leaves the nodes it deletes in the tree (as leaves no split
+ * points to).  The others keep their order; children are renumbered.
+ */
+static bool
+XgbDropUnreached(Forest *forest, int32_t pos, XgbBuild *b, SilvanStatus *status)
+{
+	ForestTree *tree = &forest->trees[pos];
+	ForestNode *nodes = forest->nodes + tree->first_node;
+	int32_t		n = tree->num_nodes;
+	int32_t		kept = 0;
+	int32_t    *walk;
+
+	if (n == 1)
+		return true;
+	if ((walk = XgbGrow(b->walk, &b->walk_capacity, 2 * (int64_t) n, sizeof(int32_t),
+						2 * (int64_t) INT32_MAX, status)) == NULL)
+		return false;
+	b->walk = walk;
+	if (!XgbMarkReached(nodes, n, walk, walk + n))
+		return true;
+	for (int32_t i = 0; i < n; i++)
+		if (walk[i] == 0)
+			walk[i] = kept++;
+	if (kept == n)
+		return true;
+	for (int32_t i = 0; i < n; i++)
+	{
+		ForestNode	node = nodes[i];
+
+		if (walk[i] < 0)
+			continue;
+		if (node.kind != FOREST_NODE_LEAF)
+		{
+			node.left = walk[node.left];
+			node.right = walk[node.right];
+		}
+		nodes[walk[i]] = node;
+	}
+	memset(nodes + kept, 0, sizeof(ForestNode) * (size_t) (n - kept));
+	tree->num_nodes = kept;
+	b->num_nodes -= n - kept;
+	return true;
+}
+
+/*
+ * Convert one tree, at model position pos, filling in its nodes after
+ * those of the trees read before it
+ */
+static bool
+XgbLoadTree(Forest *forest, const XgbTree *tree, int32_t pos, XgbBuild *b,
+			SilvanStatus *status)
+{
+	int64_t		words = 0;
+	ForestNode *nodes;
+	uint32_t   *bits;
+
+	if (!XgbCountCategoryWords(tree, &words, status))
+		return false;
+	if (b->num_nodes + tree->num_nodes > FOREST_MAX_NODES ||
+		b->num_words + words > FOREST_MAX_CATEGORY_WORDS)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "model too large",
+						  "The model has more than %lld nodes or %lld category words.",
+						  (long long) FOREST_MAX_NODES,
+						  (long long) FOREST_MAX_CATEGORY_WORDS);
+	if ((nodes = XgbGrow(forest->nodes, &b->node_capacity, b->num_nodes + tree->num_nodes,
+						 sizeof(ForestNode), FOREST_MAX_NODES, status)) == NULL)
+		return false;
+	forest->nodes = nodes;
+	if ((bits = XgbGrow(forest->category_words, &b->word_capacity, b->num_words + words,
+						sizeof(uint32_t), FOREST_MAX_CATEGORY_WORDS, status)) == NULL)
+		return false;
+	forest->category_words = bits;
+	forest->num_category_words = b->word_capacity;
+	forest->trees[pos].first_node = b->num_nodes;
+	forest->trees[pos].num_nodes = tree->num_nodes;
+	b->num_nodes += tree->num_nodes;
+	return XgbFillTree(forest, tree, nodes + b->num_nodes - tree->num_nodes,
+					   b->weight[pos], &b->num_words, status) &&
+		XgbDropUnreached(forest, pos, b, status);
+}
+
+/* Take an array member of a flat tree: false if absent or of another kind */
+static bool
+XgbFlatArray(const JsonFlat *flat, const char *key, XgbArray *out)
+{
+	int64_t		m = JsonFlatFind(flat, -1, key);
+
+	memset(out, 0, sizeof(*out));
+	if (m < 0)
+		return false;
+	if (flat->members[m].kind != JSON_FLAT_ARRAY)
+		return false;
+	out->present = true;
+	out->length = flat->members[m].count;
+	out->scalars = flat->scalars + flat->members[m].first;
+	out->base = flat->base;
+	return true;
+}
+
+/* Read an integer scalar member of a flat tree as XgbToInt64 would */
+static bool
+XgbFlatInt(const JsonFlat *flat, int64_t parent, const char *key, int64_t *out)
+{
+	int64_t		m = JsonFlatFind(flat, parent, key);
+	XgbArray	one = {true, 1, NULL, NULL, flat->base};
+
+	if (m < 0 || flat->members[m].kind >= JSON_FLAT_ARRAY)
+		return false;
+	one.scalars = flat->scalars + flat->members[m].first;
+	return XgbEntryInt64(&one, 0, out);
+}
+
+/* Fetch the optional split_type and category arrays of a flat tree */
+static bool
+XgbFlatCategories(const JsonFlat *flat, XgbTree *tree)
+{
+	XgbArray   *optional[] = {&tree->split_type, &tree->categories,
+		&tree->categories_nodes, &tree->categories_segments, &tree->categories_sizes};
+	const char *names[] = {"split_type", "categories", "categories_nodes",
+	"categories_segments", "categories_sizes"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (JsonFlatFind(flat, -1, names[i]) >= 0 && !XgbFlatArray(flat, names[i], optional[i]))
+			return false;
+	tree->num_categorical = tree->categories_nodes.length;
+	return (!tree->split_type.present || tree->split_type.length == tree->num_nodes) &&
+		tree->categories_segments.length == tree->num_categorical &&
+		tree->categories_sizes.length == tree->num_categorical &&
+		(tree->num_categorical == 0 ||
+		 (tree->categories.present && tree->split_type.present));
+}
+
+/*
+ * Fetch a tree's arrays from its flat reading, as XgbGetTree does from
+ * json-c's; false (and no status) at anything XgbGetTree would refuse, so
+ * that json-c reads the tree again and the error is XgbGetTree's own
+ */
+static bool
+XgbGetFlatTree(const JsonFlat *flat, int32_t index, XgbTree *tree)
+{
+	int64_t		param = JsonFlatFind(flat, -1, "tree_param");
+	int64_t		num_nodes;
+	int64_t		leaf_vector = 0;
+	XgbArray   *required[] = {&tree->left, &tree->right, &tree->split_indices,
+	&tree->split_conditions, &tree->default_left};
+	const char *names[] = {"left_children", "right_children", "split_indices",
+	"split_conditions", "default_left"};
+
+	memset(tree, 0, sizeof(*tree));
+	tree->index = index;
+	snprintf(tree->where, sizeof(tree->where), "tree %d", index);
+	if (param < 0 || flat->members[param].kind != JSON_FLAT_OBJECT ||
+		!XgbFlatInt(flat, param, "num_nodes", &num_nodes) ||
+		num_nodes < 1 || num_nodes > INT32_MAX ||
+		(JsonFlatFind(flat, param, "size_leaf_vector") >= 0 &&
+		 (!XgbFlatInt(flat, param, "size_leaf_vector", &leaf_vector) ||
+		  leaf_vector < 0 || leaf_vector > 1)))
+		return false;
+	tree->num_nodes = (int32_t) num_nodes;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!XgbFlatArray(flat, names[i], required[i]) || required[i]->length != num_nodes)
+			return false;
+	return XgbFlatCategories(flat, tree);
+}
+
+/*
+ * Read entry i straight from the text when it is a flat object of the
+ * usual shape whose id is good; false (and no status) otherwise
+ */
+static bool
+XgbReadFlatTree(XgbTrees *src, int32_t i, int32_t n, int32_t *order,
+				XgbTree *tree, int32_t *position)
+{
+	size_t		end;
+	int64_t		pos = i;
+
+	if (src->array != NULL || xgb_read_mode != XGBOOST_READ_FLAT ||
+		!JsonReadFlat(src->text, src->len, XgbTreeStart(src, i), &src->flat, &end) ||
+		(JsonFlatFind(&src->flat, -1, "id") >= 0 &&
+		 !XgbFlatInt(&src->flat, -1, "id", &pos)) ||
+		pos < 0 || pos >= n || order[pos] != -1 ||
+		!XgbGetFlatTree(&src->flat, (int32_t) pos, tree))
+		return false;
+	order[pos] = i;
+	*position = (int32_t) pos;
+	src->pos = end;
+	return true;
+}
+
+/* Read and convert entry i of the trees array: straight from the text, or through json-c */
+static bool
+XgbLoadEntry(Forest *forest, XgbTrees *src, int32_t i, XgbBuild *b,
+			 SilvanStatus *status)
+{
+	XgbTree		tree;
+	json_object *tree_json;
+	int32_t		pos = 0;
+	bool		ok;
+
+	if (XgbReadFlatTree(src, i, forest->num_trees, b->order, &tree, &pos))
+		return XgbLoadTree(forest, &tree, pos, b, status);
+	if (!XgbNextTree(src, i, &tree_json, status))
+		return false;
+	ok = XgbTreePosition(tree_json, i, forest->num_trees, b->order, &pos, status) &&
+		XgbGetTree(tree_json, pos, &tree, status) &&
+		XgbLoadTree(forest, &tree, pos, b, status);
+	XgbReleaseTree(src, i, tree_json);
+	return ok;
+}
+
+/* Trim the grown arrays to what the trees use */
+static void
+XgbTrimArrays(Forest *forest, const XgbBuild *b)
+{
+	ForestNode *nodes = realloc(forest->nodes,
+								sizeof(ForestNode) * (size_t) (b->num_nodes > 0 ? b->num_nodes : 1));
+	uint32_t   *bits = realloc(forest->category_words,
+							   sizeof(uint32_t) * (size_t) (b->num_words > 0 ? b->num_words : 1));
+
+	if (nodes != NULL)
+		forest->nodes = nodes;
+	if (bits != NULL)
+		forest->category_words = bits;
+	forest->num_nodes = b->num_nodes;
+	forest->num_category_words = b->num_words;
+}
+
+/*
+ * Lay the trees out in model order when their "id" fields reorder them
+ * (they were filled in in the order of the trees array)
+ */
+static bool
+XgbPlaceTrees(Forest *forest, const int32_t *order, SilvanStatus *status)
+{
+	ForestNode *placed;
+	int64_t		next = 0;
+	int32_t		t = 0;
+
+	while (t < forest->num_trees && order[t] == t)
+		t++;
+	if (t == forest->num_trees)
+		return true;
+	placed = malloc(sizeof(ForestNode) * (size_t) (forest->num_nodes > 0 ? forest->num_nodes : 1));
+	if (placed == NULL)
+		return StatusNoMemory(status, "the node array");
+	for (t = 0; t < forest->num_trees; t++)
+	{
+		ForestTree *tree = &forest->trees[t];
+
+		memcpy(placed + next, forest->nodes + tree->first_node,
+			   sizeof(ForestNode) * (size_t) tree->num_nodes);
+		tree->first_node = next;
+		next += tree->num_nodes;
+	}
+	free(forest->nodes);
+	forest->nodes = placed;
+	return true;
+}
+
+/*
+ * Read every tree in the order of the trees array, one at a time: each is
+ * checked, converted into the growing node arrays and released before the
+ * next, so at most one tree's JSON is alive when the trees are streamed
+ */
+static bool
+XgbLoadTrees(Forest *forest, XgbTrees *src, XgbBuild *b, SilvanStatus *status)
+{
+	ForestNode *nodes;
+	uint32_t   *bits;
+
+	for (int32_t i = 0; i < forest->num_trees; i++)
+		if (!XgbLoadEntry(forest, src, i, b, status))
+			return false;
+	if ((nodes = XgbGrow(forest->nodes, &b->node_capacity, 1, sizeof(ForestNode),
+						 FOREST_MAX_NODES, status)) == NULL)
+		return false;
+	forest->nodes = nodes;
+	if ((bits = XgbGrow(forest->category_words, &b->word_capacity, 1, sizeof(uint32_t),
+						FOREST_MAX_CATEGORY_WORDS, status)) == NULL)
+		return false;
+	forest->category_words = bits;
+	XgbTrimArrays(forest, b);
+	return XgbPlaceTrees(forest, b->order, status);
 }
 
 /* Check the tree counts agree, then read all trees */
 static bool
 XgbReadTrees(Forest *forest, json_object *model, json_object *weights,
-			 SilvanStatus *status)
+			 XgbTrees *src, SilvanStatus *status)
 {
-	json_object *trees;
 	json_object *tree_info;
 	json_object *param;
 	int64_t		declared;
-	size_t		n;
-	int32_t    *order;
-	float	   *weight;
+	size_t		n = 0;
+	XgbBuild	b = {0};
 	bool		ok;
 
-	if ((trees = XgbMember(model, "trees", json_type_array, "the gbtree model", status)) == NULL ||
+	if (!XgbOpenTrees(src, model, weights != NULL, &n, status) ||
 		(tree_info = XgbMember(model, "tree_info", json_type_array, "the gbtree model", status)) == NULL ||
 		(param = XgbMember(model, "gbtree_model_param", json_type_object, "the gbtree model", status)) == NULL ||
 		!XgbIntMember(param, "num_trees", "gbtree_model_param", 0, FOREST_MAX_TREES,
 					  &declared, status))
 		return false;
-	n = json_object_array_length(trees);
 	if (n != (size_t) declared)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
 						  "Field \"trees\" has %zu entries; field \"num_trees\" is %lld.",
@@ -1038,17 +1626,20 @@ XgbReadTrees(Forest *forest, json_object *model, json_object *weights,
 						  json_object_array_length(weights), n);
 	if (!ForestAllocTrees(forest, (int32_t) n, status))
 		return false;
-	order = malloc(sizeof(int32_t) * (n > 0 ? n : 1));
-	weight = malloc(sizeof(float) * (n > 0 ? n : 1));
-	if (order == NULL || weight == NULL)
+	b.order = malloc(sizeof(int32_t) * (n > 0 ? n : 1));
+	b.weight = malloc(sizeof(float) * (n > 0 ? n : 1));
+	if (b.order == NULL || b.weight == NULL)
 		ok = StatusNoMemory(status, "the tree order");
 	else
-		ok = XgbTreeOrder(trees, (int32_t) n, order, status) &&
-			XgbTreeGroups(forest, tree_info, weights, weight, status) &&
-			XgbSizeTrees(forest, trees, order, status) &&
-			XgbFillTrees(forest, trees, order, weight, status);
-	free(order);
-	free(weight);
+	{
+		for (size_t t = 0; t < n; t++)
+			b.order[t] = -1;
+		ok = XgbTreeGroups(forest, tree_info, weights, b.weight, status) &&
+			XgbLoadTrees(forest, src, &b, status);
+	}
+	free(b.order);
+	free(b.weight);
+	free(b.walk);
 	return ok;
 }
 
@@ -1072,7 +1663,7 @@ XgbNotALearner(json_object *root, SilvanStatus *status)
 
 /* Read the parsed document into a new forest */
 static Forest *
-XgbReadDocument(json_object *root, SilvanStatus *status)
+XgbReadDocument(json_object *root, XgbTrees *src, SilvanStatus *status)
 {
 	json_object *learner;
 	json_object *model;
@@ -1094,7 +1685,7 @@ XgbReadDocument(json_object *root, SilvanStatus *status)
 	forest->average_divisor = 1;
 	if (XgbReadHeader(learner, forest, status) &&
 		(model = XgbFindModel(learner, &weights, status)) != NULL &&
-		XgbReadTrees(forest, model, weights, status))
+		XgbReadTrees(forest, model, weights, src, status))
 		return forest;
 	ForestFree(forest);
 	return NULL;
@@ -1108,23 +1699,45 @@ XgbLooksLikeUbjson(const char *text, size_t len)
 		text[1] != '\0';
 }
 
-/* Parse XGBoost save_model() JSON into a forest */
+/*
+ * Parse XGBoost save_model() JSON into a forest: the document without its
+ * trees and then one tree at a time where the scan finds them, else the
+ * whole document at once
+ */
 Forest *
 ParseXgboostJson(const char *text, size_t len, SilvanStatus *status)
 {
-	json_object *root;
+	JsonTreesSpan span;
+	XgbTrees	src;
+	json_object *root = NULL;
 	Forest	   *forest;
 
 	StatusClear(status);
+	memset(&src, 0, sizeof(src));
+	src.text = text;
+	src.len = len;
 	if (XgbLooksLikeUbjson(text, len))
 	{
 		StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported model format",
 				   "This looks like XGBoost's binary UBJSON format; save the model with save_model(\"model.json\") instead.");
 		return NULL;
 	}
-	if ((root = XgbParseText(text, len, status)) == NULL)
+	if (xgb_read_mode != XGBOOST_READ_WHOLE && JsonScanTrees(text, len, &span) &&
+		(root = XgbParseSkeleton(text, len, &span)) != NULL)
+		src.span = &span;
+	else if ((root = XgbParseText(text, len, status)) == NULL)
 		return NULL;
-	forest = XgbReadDocument(root, status);
+	forest = XgbReadDocument(root, &src, status);
+	if (src.tok != NULL)
+		json_tokener_free(src.tok);
+	JsonFlatFree(&src.flat);
 	json_object_put(root);
 	return forest;
+}
+
+/* Tests: how to read trees; every mode gives the same forest or error */
+void
+ParseXgboostReadMode(XgboostReadMode mode)
+{
+	xgb_read_mode = mode;
 }

@@ -1,0 +1,90 @@
+# test/fuzz/fuzz.mk: libFuzzer targets for the model readers, the binary
+# form and the schedule language
+#
+# The top-level Makefile includes this file; it also works alone, where
+# PostgreSQL's headers are missing:
+#
+#   make fuzz-build                  build the targets into test/fuzz/build/
+#   make fuzz                        build, then run each for FUZZ_SECONDS (60)
+#   make fuzz FUZZ_SECONDS=600 FUZZ_TARGETS="schedule lightgbm_text"
+#   make -f test/fuzz/fuzz.mk fuzz   the same without the top-level Makefile
+#   test/fuzz/build/fuzz_lightgbm_text FILE...      replay inputs
+#   bash test/fuzz/make_seeds.sh     regenerate the committed seed corpora
+#
+# Targets (test/fuzz/fuzz_<name>.c): xgboost_json, lightgbm_text,
+# forest_binary (ForestDeserialize, what a backend loads from the
+# catalog) and schedule (ScheduleParse).  The model targets check that a
+# model that parses serializes, reloads, re-serializes to the same bytes
+# and interprets to the same margins (fuzz_forest.c); the XGBoost one
+# also that json-c reading the whole document gives the same forest or
+# error.  The schedule and binary-form targets lower what they accept
+# through the compiler's front half: MIR, tiling, HIR and representation
+# buffers, no code generation (fuzz_lower.c).
+#
+# Each target runs on a scratch copy of its seed corpus (corpus/<name>),
+# so the committed corpus stays small, plus findings/<name> (inputs that
+# once failed, replayed every run), with its dictionary <name>.dict.  A
+# crash, a sanitizer report (AddressSanitizer with LeakSanitizer,
+# UndefinedBehaviorSanitizer, which aborts), a timeout (FUZZ_TIMEOUT s per
+# input) or an allocation or RSS over 2048 MB fails the target and leaves
+# the input in test/fuzz/build/artifacts/<name>/ and the log in
+# test/fuzz/build/<name>.log.  Add the input to findings/<name> and a test
+# to test/unit/test_fuzz_findings.c once it is fixed.
+#
+# Needs on Debian 12: apt-get install clang-14 libclang-rt-14-dev
+# libjson-c-dev llvm-14-dev make.  libFuzzer itself (libclang_rt.fuzzer)
+# and the sanitizer runtimes are in libclang-rt-14-dev, under
+# /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux; clang-14 only recommends
+# that package, so name it.  llvm-14-dev gives llvm-config-14 and the
+# libLLVM-14 that the schedule target links (the representations hold
+# their code generators).  Objects are our own, compiled by clang-14 with
+# sanitizers and coverage under test/fuzz/build/obj; the normal build's
+# objects are never touched.
+
+FUZZ_CC ?= clang-14
+FUZZ_SECONDS ?= 60
+FUZZ_TIMEOUT ?= 10
+FUZZ_TARGETS ?= xgboost_json lightgbm_text forest_binary schedule
+FUZZ_LLVM_CONFIG ?= $(or $(LLVM_CONFIG),llvm-config-14)
+
+FUZZ_DIR = test/fuzz
+FUZZ_BUILD = $(FUZZ_DIR)/build
+FUZZ_SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS = -g -O1 -std=gnu11 -fno-omit-frame-pointer $(FUZZ_SANITIZE) \
+	-Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
+	-Wno-missing-field-initializers -Iinclude -I$(FUZZ_DIR) \
+	$(shell $(FUZZ_LLVM_CONFIG) --cppflags) -I/usr/include/json-c
+FUZZ_LLVM_LIBS = $(shell $(FUZZ_LLVM_CONFIG) --ldflags) \
+	-lLLVM-$(shell $(FUZZ_LLVM_CONFIG) --version | cut -d. -f1)
+
+# Library objects get coverage hooks; libFuzzer's main comes at link time
+FUZZ_CORE_OBJS = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(sort $(wildcard src/core/*.c)))
+FUZZ_COMPILER_OBJS = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,\
+	$(sort $(wildcard src/compiler/*.c src/runtime/*.c)))
+FUZZ_BINS = $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(FUZZ_TARGETS))
+FUZZ_HEADERS = $(wildcard include/silvan/*.h) $(FUZZ_DIR)/fuzz.h
+
+.PHONY: fuzz fuzz-build fuzz-clean
+.PRECIOUS: $(FUZZ_BUILD)/obj/%.o
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	bash $(FUZZ_DIR)/run.sh $(FUZZ_SECONDS) $(FUZZ_TIMEOUT) $(FUZZ_TARGETS)
+
+fuzz-clean:
+	rm -rf $(FUZZ_BUILD)
+
+$(FUZZ_BUILD)/obj/%.o: %.c $(FUZZ_HEADERS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+# These two lower forests through the compiler's front half, which links LLVM
+$(FUZZ_BUILD)/fuzz_schedule $(FUZZ_BUILD)/fuzz_forest_binary: $(FUZZ_BUILD)/fuzz_%: \
+		$(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_%.o $(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_forest.o \
+		$(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_lower.o $(FUZZ_CORE_OBJS) $(FUZZ_COMPILER_OBJS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(FUZZ_LLVM_LIBS) -ljson-c -lm -lpthread
+
+$(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_%.o \
+		$(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_forest.o $(FUZZ_CORE_OBJS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -ljson-c -lm

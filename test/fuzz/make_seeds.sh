@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Regenerate the committed seed corpora of the fuzz targets from test/fixtures.
+#   bash test/fuzz/make_seeds.sh
+# Text seeds come from make_seeds.py; binary-form seeds are the text seeds
+# parsed and serialized by make_binary_seeds.c.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+corpus=test/fuzz/corpus
+rm -rf "$corpus"
+/usr/bin/env python3 test/fuzz/make_seeds.py
+mkdir -p test/fuzz/build "$corpus/forest_binary"
+${CC:-cc} -O1 -std=gnu11 -Iinclude -I/usr/include/json-c -o test/fuzz/build/make_binary_seeds \
+	test/fuzz/make_binary_seeds.c src/core/*.c -ljson-c -lm
+test/fuzz/build/make_binary_seeds "$corpus/forest_binary" \
+	"$corpus"/xgboost_json/* "$corpus"/lightgbm_text/*
+du -sh "$corpus"/*

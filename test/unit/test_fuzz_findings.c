@@ -1,0 +1,212 @@
+/*
+ * test_fuzz_findings.c
+ *		Every input the fuzzers (test/fuzz) found, and the reported ones,
+ *		must now fail cleanly.
+ *
+ * Each finding lives in test/fuzz/findings/<target>/ (make fuzz replays
+ * them too).  Here each must fail with the right kind of error, a message
+ * and a detail naming the field at fault, and without allocating anything
+ * huge: the inputs are read under an address-space limit of a few hundred
+ * megabytes above what the process already maps, so a reader that sizes
+ * an array by a count it has not checked fails with out of memory instead
+ * of the expected error (or, without overcommit, cannot even try).
+ */
+#include <stdint.h>
+#include <sys/resource.h>
+
+#include "silvan/parse.h"
+#include "unit.h"
+
+/* Headroom over the current address space while reading findings */
+#define FINDINGS_HEADROOM	(256L << 20)
+
+/* Offsets in the binary form's header (see serialize.c) */
+#define BIN_NUM_TREES	101
+#define BIN_NUM_NODES	105
+#define BIN_BASE_MARGIN	121
+
+/* Limit the address space to what is mapped now plus the headroom */
+static bool
+LimitMemory(struct rlimit *saved)
+{
+	FILE	   *f = fopen("/proc/self/statm", "r");
+	long		pages = 0;
+	struct rlimit limit;
+
+	if (f == NULL || fscanf(f, "%ld", &pages) != 1 || getrlimit(RLIMIT_AS, saved) != 0)
+	{
+		if (f)
+			fclose(f);
+		return false;
+	}
+	fclose(f);
+	limit = *saved;
+	limit.rlim_cur = (rlim_t) pages * 4096 + FINDINGS_HEADROOM;
+	if (saved->rlim_max != RLIM_INFINITY && limit.rlim_cur > saved->rlim_max)
+		limit.rlim_cur = saved->rlim_max;
+	return setrlimit(RLIMIT_AS, &limit) == 0;
+}
+
+/* Does the status name the field (and say what is wrong)? */
+static bool
+Names(const SilvanStatus *st, const char *message, const char *detail)
+{
+	return strcmp(st->message, message) == 0 && strstr(st->detail, detail) != NULL;
+}
+
+/* Parse a committed finding; it must fail with kind, message and detail */
+static void
+ExpectModelFails(const char *path, ModelFormat format, SilvanErrorKind kind,
+				 const char *message, const char *detail)
+{
+	size_t		len;
+	char	   *text = ReadFile(path, &len);
+	SilvanStatus st;
+	Forest	   *f;
+
+	CHECK_MSG(text != NULL, "%s is missing", path);
+	if (text == NULL)
+		return;
+	f = ParseModel(text, len, format, NULL, &st);
+	CHECK_MSG(f == NULL && st.kind == kind && Names(&st, message, detail),
+			  "%s: got %s, kind %d: %s: %s", path, f ? "a forest" : "NULL",
+			  st.kind, st.message, st.detail);
+	ForestFree(f);
+	free(text);
+}
+
+/* Load committed binary-form bytes; they must fail with message and detail */
+static void
+ExpectStoredFails(const char *path, const char *message, const char *detail)
+{
+	size_t		len;
+	char	   *data = ReadFile(path, &len);
+	SilvanStatus st;
+	Forest	   *f;
+
+	CHECK_MSG(data != NULL, "%s is missing", path);
+	if (data == NULL)
+		return;
+	f = ForestDeserialize((const uint8_t *) data, len, &st);
+	CHECK_MSG(f == NULL && st.kind == SILVAN_ERROR_INVALID && Names(&st, message, detail),
+			  "%s: got %s, kind %d: %s: %s", path, f ? "a forest" : "NULL",
+			  st.kind, st.message, st.detail);
+	ForestFree(f);
+	free(data);
+}
+
+/*
+ * LightGBM trees that claim far more leaves than their arrays hold: the
+ * reported 208-byte model (num_leaves=0536870911, which made the reader
+ * calloc 60 GB for nodes before looking at any array) and the fuzzer's
+ * mutation of a real model into the same (num_leaves=200000002).
+ */
+static void
+TestLightgbmLeafCounts(void)
+{
+	ExpectModelFails("test/fuzz/findings/lightgbm_text/num_leaves_huge.txt",
+					 MODEL_FORMAT_LIGHTGBM_TEXT, SILVAN_ERROR_INVALID,
+					 "invalid LightGBM model",
+					 "Field \"leaf_value\" of tree 0 has 2 entries; expected 536870911.");
+	ExpectModelFails("test/fuzz/findings/lightgbm_text/num_leaves_mutated.txt",
+					 MODEL_FORMAT_LIGHTGBM_TEXT, SILVAN_ERROR_INVALID,
+					 "invalid LightGBM model",
+					 "Field \"leaf_value\" of tree 2 has 2 entries; expected 200000002.");
+	ExpectModelFails("test/fuzz/findings/lightgbm_text/num_leaves_huge.txt",
+					 MODEL_FORMAT_AUTO, SILVAN_ERROR_INVALID,
+					 "invalid LightGBM model", "\"leaf_value\"");
+}
+
+/*
+ * A stored forest whose tree holds a split the walk from the root never
+ * reaches, with a feature index past the row: validation only looked at
+ * reachable nodes, but every stage that loops over the node array (the
+ * serializer, tiling's leaf counts, the fuzzer's own row builder) reads
+ * them all.
+ */
+static void
+TestUnreachableNode(void)
+{
+	ExpectStoredFails("test/fuzz/findings/forest_binary/unreachable_node.bin",
+					  "invalid tree structure", "Field \"split_feature\" of node");
+}
+
+/*
+ * A stored forest with a tree whose node 5 no walk reaches, though every
+ * field of it is in range: the tiling (and anything else that loops over
+ * a tree's nodes) counted it, and found it in no tile.  Validation now
+ * wants every node reached; the XGBoost reader drops the deleted nodes
+ * XGBoost leaves in a tree.
+ */
+static void
+TestUnreachedNode(void)
+{
+	ExpectStoredFails("test/fuzz/findings/forest_binary/unreached_node.bin",
+					  "invalid tree structure",
+					  "Node 5 of tree 3 is never reached from the root.");
+}
+
+/* The binary form of the inline LightGBM model below, malloc'd */
+static uint8_t *
+StoredModel(size_t *size)
+{
+	const char *text =
+		"tree\nversion=v3\nnum_class=1\nmax_feature_idx=0\nobjective=regression\n\n"
+		"Tree=0\nnum_leaves=2\nsplit_feature=0\nthreshold=0.5\n"
+		"left_child=-1\nright_child=-2\nleaf_value=1 2\n\nend of trees\n";
+	SilvanStatus st;
+	Forest	   *f = ParseModel(text, strlen(text), MODEL_FORMAT_AUTO, NULL, &st);
+	uint8_t    *data = NULL;
+
+	CHECK(f != NULL && ForestSerialize(f, &data, size, &st));
+	ForestFree(f);
+	return data;
+}
+
+/*
+ * Binary-form counts that each fit the bytes left but together do not:
+ * they must be refused before anything is allocated, not after reading
+ * runs out.
+ */
+static void
+TestStoredCounts(void)
+{
+	size_t		size;
+	uint8_t    *model = StoredModel(&size);
+	size_t		padded = BIN_BASE_MARGIN + (16 << 20);
+	uint8_t    *data = calloc(padded, 1);
+	int32_t		trees = (int32_t) ((padded - BIN_BASE_MARGIN) / 8 - 1);
+	int64_t		nodes = (int64_t) (padded - BIN_BASE_MARGIN) / 9 - 1;
+	SilvanStatus st;
+	Forest	   *f;
+
+	if (model == NULL || data == NULL)
+		return;
+	memcpy(data, model, BIN_BASE_MARGIN);
+	memcpy(data + BIN_NUM_TREES, &trees, sizeof(trees));
+	memcpy(data + BIN_NUM_NODES, &nodes, sizeof(nodes));
+	f = ForestDeserialize(data, padded, &st);
+	CHECK_MSG(f == NULL && st.kind == SILVAN_ERROR_INVALID &&
+			  Names(&st, "invalid stored model", "counts do not match its size"),
+			  "got %s, kind %d: %s: %s", f ? "a forest" : "NULL", st.kind,
+			  st.message, st.detail);
+	ForestFree(f);
+	free(model);
+	free(data);
+}
+
+int
+main(void)
+{
+	struct rlimit saved;
+	bool		limited = LimitMemory(&saved);
+
+	CHECK_MSG(limited, "cannot limit the address space");
+	TestLightgbmLeafCounts();
+	TestUnreachableNode();
+	TestUnreachedNode();
+	TestStoredCounts();
+	if (limited)
+		setrlimit(RLIMIT_AS, &saved);
+	UNIT_DONE();
+}
