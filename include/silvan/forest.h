@@ -180,6 +180,11 @@ extern void ForestFree(Forest *forest);
 extern const char *ForestSourceName(ForestSource source);
 extern const char *ForestTaskName(ForestTask task);
 
+/* compact.c: drop the nodes no walk reaches (before validation) */
+extern int32_t ForestCompactTree(const ForestNode *nodes, int32_t n, ForestNode *dest,
+								 int32_t *scratch);
+extern bool ForestDropUnreached(Forest *forest, SilvanStatus *status);
+
 /* validate.c: check every index and count; computes depths */
 extern bool ForestValidate(Forest *forest, SilvanStatus *status);
 

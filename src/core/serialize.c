@@ -329,6 +329,7 @@ ForestDeserialize(const uint8_t *data, size_t size, SilvanStatus *status)
 		return NULL;
 	if (!ReadHeader(&r, forest, &num_nodes, &num_words, &num_trees, status) ||
 		!ReadBody(&r, forest, num_trees, num_nodes, num_words, status) ||
+		!ForestDropUnreached(forest, status) ||
 		!ForestValidate(forest, status))
 	{
 		ForestFree(forest);

@@ -15,8 +15,9 @@
  *   - starting at a tree's root, every node of the tree is reached exactly
  *     once: no cycles, no shared subtrees, no nodes no walk reaches (so
  *     code looping over a tree's nodes sees only nodes its walks see; the
- *     XGBoost reader drops the deleted nodes XGBoost may leave in a
- *     tree); depth is at most FOREST_MAX_DEPTH;
+ *     XGBoost reader and the binary form's loader drop the deleted nodes
+ *     XGBoost may leave in a tree, compact.c); depth is at most
+ *     FOREST_MAX_DEPTH;
  *   - categorical sets lie inside category_words;
  *   - thresholds are not NaN.
  *

@@ -1276,38 +1276,6 @@ XgbGrow(void *array, int64_t *capacity, int64_t need, size_t size, int64_t limit
 }
 
 /*
- * Mark the nodes a walk from the root of nodes[0, n) reaches: map[i] = 0
- * for those, -1 for the others; stack has n entries.  False if a node is
- * reached twice, which ForestValidate reports.
- */
-static bool
-XgbMarkReached(const ForestNode *nodes, int32_t n, int32_t *map, int32_t *stack)
-{
-	int32_t		top = 0;
-
-	for (int32_t i = 0; i < n; i++)
-		map[i] = -1;
-	map[0] = 0;
-	stack[top++] = 0;
-	while (top > 0)
-	{
-		const ForestNode *node = &nodes[stack[--top]];
-		int32_t		children[2] = {node->left, node->right};
-
-		if (node->kind == FOREST_NODE_LEAF)
-			continue;
-		for (int c = 0; c < 2; c++)
-		{
-			if (map[children[c]] == 0)
-				return false;
-			map[children[c]] = 0;
-			stack[top++] = children[c];
-		}
-	}
-	return true;
-}
-
-/*
  * Drop the nodes of the last tree read that no walk reaches: XGBoost's
  * pruner leaves the nodes it deletes in the tree (as leaves no split
  * points to).  The others keep their order; children are renumbered.
@@ -1318,7 +1286,7 @@ XgbDropUnreached(Forest *forest, int32_t pos, XgbBuild *b, SilvanStatus *status)
 	ForestTree *tree = &forest->trees[pos];
 	ForestNode *nodes = forest->nodes + tree->first_node;
 	int32_t		n = tree->num_nodes;
-	int32_t		kept = 0;
+	int32_t		kept;
 	int32_t    *walk;
 
 	if (n == 1)
@@ -1327,26 +1295,7 @@ XgbDropUnreached(Forest *forest, int32_t pos, XgbBuild *b, SilvanStatus *status)
 						2 * (int64_t) INT32_MAX, status)) == NULL)
 		return false;
 	b->walk = walk;
-	if (!XgbMarkReached(nodes, n, walk, walk + n))
-		return true;
-	for (int32_t i = 0; i < n; i++)
-		if (walk[i] == 0)
-			walk[i] = kept++;
-	if (kept == n)
-		return true;
-	for (int32_t i = 0; i < n; i++)
-	{
-		ForestNode	node = nodes[i];
-
-		if (walk[i] < 0)
-			continue;
-		if (node.kind != FOREST_NODE_LEAF)
-		{
-			node.left = walk[node.left];
-			node.right = walk[node.right];
-		}
-		nodes[walk[i]] = node;
-	}
+	kept = ForestCompactTree(nodes, n, nodes, walk);
 	memset(nodes + kept, 0, sizeof(ForestNode) * (size_t) (n - kept));
 	tree->num_nodes = kept;
 	b->num_nodes -= n - kept;

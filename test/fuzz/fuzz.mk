@@ -42,6 +42,7 @@
 # objects are never touched.
 
 FUZZ_CC ?= clang-14
+FUZZ_CXX ?= clang++-14
 FUZZ_SECONDS ?= 60
 FUZZ_TIMEOUT ?= 10
 FUZZ_TARGETS ?= xgboost_json lightgbm_text forest_binary schedule
@@ -55,12 +56,18 @@ FUZZ_CFLAGS = -g -O1 -std=gnu11 -fno-omit-frame-pointer $(FUZZ_SANITIZE) \
 	-Wno-missing-field-initializers -Iinclude -I$(FUZZ_DIR) \
 	$(shell $(FUZZ_LLVM_CONFIG) --cppflags) -I/usr/include/json-c
 FUZZ_LLVM_LIBS = $(shell $(FUZZ_LLVM_CONFIG) --ldflags) \
-	-lLLVM-$(shell $(FUZZ_LLVM_CONFIG) --version | cut -d. -f1)
+	-lLLVM-$(shell $(FUZZ_LLVM_CONFIG) --version | cut -d. -f1) -lstdc++
+# The runtime's C++ shim (llvm_errors.cpp), built as LLVM is
+FUZZ_CXXFLAGS = -g -O1 -fno-omit-frame-pointer $(FUZZ_SANITIZE) -Wall -Wextra -Werror \
+	-Wno-unused-parameter -Iinclude \
+	$(filter -std=% -fno-exceptions -fno-rtti,$(shell $(FUZZ_LLVM_CONFIG) --cxxflags)) \
+	$(shell $(FUZZ_LLVM_CONFIG) --cppflags)
 
 # Library objects get coverage hooks; libFuzzer's main comes at link time
 FUZZ_CORE_OBJS = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(sort $(wildcard src/core/*.c)))
 FUZZ_COMPILER_OBJS = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,\
-	$(sort $(wildcard src/compiler/*.c src/runtime/*.c)))
+	$(sort $(wildcard src/compiler/*.c src/runtime/*.c))) \
+	$(patsubst %.cpp,$(FUZZ_BUILD)/obj/%.o,$(sort $(wildcard src/runtime/*.cpp)))
 FUZZ_BINS = $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_HEADERS = $(wildcard include/silvan/*.h) $(FUZZ_DIR)/fuzz.h
 
@@ -79,11 +86,16 @@ $(FUZZ_BUILD)/obj/%.o: %.c $(FUZZ_HEADERS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-# These two lower forests through the compiler's front half, which links LLVM
+$(FUZZ_BUILD)/obj/%.o: %.cpp $(FUZZ_HEADERS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+# These two lower forests through the compiler's front half, which links
+# LLVM and the C++ shim: clang++ links them, with UBSan's C++ runtime
 $(FUZZ_BUILD)/fuzz_schedule $(FUZZ_BUILD)/fuzz_forest_binary: $(FUZZ_BUILD)/fuzz_%: \
 		$(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_%.o $(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_forest.o \
 		$(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_lower.o $(FUZZ_CORE_OBJS) $(FUZZ_COMPILER_OBJS)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(FUZZ_LLVM_LIBS) -ljson-c -lm -lpthread
+	$(FUZZ_CXX) $(FUZZ_SANITIZE) -fsanitize=fuzzer -o $@ $^ $(FUZZ_LLVM_LIBS) -ljson-c -lm -lpthread
 
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_%.o \
 		$(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_forest.o $(FUZZ_CORE_OBJS)
