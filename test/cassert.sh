@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
 # Run silvan's pg_regress suite against an assert-enabled PostgreSQL 15
-# (scripts/pg_cassert.sh builds it once into a cached prefix), then fail on
-# memory-context checking found in the server log even when every test
-# passed: a write past a chunk's end is only a WARNING, and in a backend
-# that exits right after, nobody sees it.
+# (scripts/pg_cassert.sh builds it once into a cached prefix): its Asserts
+# and silvan's, freed memory clobbered, and memory-context checks (a
+# clobbered chunk header or sentinel byte is a WARNING at pfree or reset).
+# Fails when pg_regress fails, or when the server log holds such a WARNING,
+# a failed assertion (TRAP:) or a crashed backend even though every test
+# passed (a WARNING raised as a backend exits reaches no expected file).
 #   bash test/cassert.sh [EXTRA.sql ...]
-# Each EXTRA script (or SILVAN_CASSERT_EXTRA, space-separated) runs after
-# the suite in its own database with the extension created, under psql
-# -v ON_ERROR_STOP=1; it counts as one test, passed when psql exits 0.
+# EXTRA scripts (paths from the repository root; SILVAN_CASSERT_EXTRA lists
+# more, space-separated) run after the suite, from the repository root, in
+# a fresh database with the extension created, under psql -v
+# ON_ERROR_STOP=1; each is one test, passed when psql exits 0.
+# SILVAN_CASSERT_VALGRIND=1 runs the server under valgrind's memcheck, on a
+# build whose palloc tells memcheck where each chunk ends (minutes, not
+# seconds), and fails on any error it reports: a write past an 8-byte
+# chunk into the block's free tail has no sentinel byte to trip and is
+# invisible to the memory-context checks, not to memcheck.
+# SILVAN_CASSERT_REGRESS="01_load 03_scoring" runs only those tests;
+# SILVAN_CASSERT_KEEP=1 keeps the scratch directory (server log, valgrind
+# logs, regression.diffs) and prints where it is.
 # silvan is built and installed from a scratch copy of the work tree
 # (tracked and untracked, not ignored), so the tree's own build outputs,
 # made for the system server, are left alone. Run as root.
@@ -16,6 +27,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tree=$PWD
+valgrind=${SILVAN_CASSERT_VALGRIND:-0}
 extra=(${SILVAN_CASSERT_EXTRA:-} "$@")
 for f in ${extra[@]+"${extra[@]}"}; do
 	[ -f "$f" ] || { echo "cassert.sh: no such script: $f" >&2; exit 2; }
@@ -30,7 +42,11 @@ chmod a+rx "$scratch"	# cluster.sh's commands run as postgres from here
 log=$scratch/server.log
 cleanup() {
 	cluster_stop 2>/dev/null || true
-	rm -rf "$scratch"
+	if [ "${SILVAN_CASSERT_KEEP:-0}" = 1 ]; then
+		echo "== kept $scratch"
+	else
+		rm -rf "$scratch"
+	fi
 }
 trap cleanup EXIT
 mkdir "$scratch/src"
@@ -48,13 +64,32 @@ chmod -R a+rX "$prefix"
 
 echo "== pg_regress against an assert-enabled server ($("$prefix/bin/postgres" --version))"
 SILVAN_PG_BIN=$prefix/bin
+if [ "$valgrind" = 1 ]; then
+	# A bin directory whose postgres is valgrind running the real one; pg_ctl
+	# is a copy (it looks for postgres beside itself, symlinks resolved);
+	# initdb bootstraps natively
+	SILVAN_PG_BIN=$scratch/bin
+	mkdir -p "$SILVAN_PG_BIN" "$scratch/valgrind"
+	chown postgres "$scratch/valgrind"
+	ln -s "$prefix/bin/initdb" "$prefix/bin/psql" "$SILVAN_PG_BIN/"
+	cp "$prefix/bin/pg_ctl" "$SILVAN_PG_BIN/"
+	cat >"$SILVAN_PG_BIN/postgres" <<-EOF
+		#!/bin/sh
+		exec valgrind --quiet --trace-children=yes --smc-check=all-non-file --num-callers=30 \\
+			--suppressions=$prefix/valgrind.supp --suppressions=$scratch/src/test/cassert/valgrind.supp \\
+			--error-markers=VALGRINDERROR-BEGIN,VALGRINDERROR-END \\
+			--log-file=$scratch/valgrind/%p.log "$prefix/bin/postgres" "\$@"
+	EOF
+	chmod a+rx "$SILVAN_PG_BIN/postgres"
+	export PGCTLTIMEOUT=600
+fi
 source scripts/cluster.sh
 cluster_start
-# cluster_stop deletes the log with the cluster: keep a copy first
-trap 'cp "$CLUSTER_DIR/server.log" "$log" 2>/dev/null; cleanup' EXIT
+trap cleanup EXIT	# cluster_start set its own
 
 status=0
-make -s installcheck PG_CONFIG="$PG_CONFIG" >"$scratch/regress.out" 2>&1 || status=$?
+make -s installcheck PG_CONFIG="$PG_CONFIG" ${SILVAN_CASSERT_REGRESS:+REGRESS="$SILVAN_CASSERT_REGRESS"} \
+	>"$scratch/regress.out" 2>&1 || status=$?
 cat "$scratch/regress.out"
 if [ $status -ne 0 ] && [ -f regression.diffs ]; then
 	cat regression.diffs
@@ -86,16 +121,22 @@ cp "$CLUSTER_DIR/server.log" "$log"
 cluster_stop
 trap - EXIT
 pattern='detected write past chunk end|problem in (alloc set|Generation|slab)|write past|could not find block containing chunk|TRAP:|server process .* was terminated|terminated by signal|PANIC:|(reference|refcount) leak'
-echo "== server log: memory-context checks, assertions, crashes"
+echo "== server log: memory-context checks, assertions, crashes$([ "$valgrind" = 1 ] && echo ", valgrind")"
 if grep -qE "$pattern" "$log"; then
 	echo "$(grep -cE "$pattern" "$log") lines; the first, with what follows them:"
-	grep -nE -A2 "$pattern" "$log" | head -n 60
+	grep -nE -A2 "$pattern" "$log" | head -n 60 || true
 	echo "== server log check FAILED"
+	failed=$((failed + 1))
+elif [ -d "$scratch/valgrind" ] && grep -lq VALGRINDERROR-BEGIN "$scratch"/valgrind/*.log 2>/dev/null; then
+	echo "valgrind: $(cat "$scratch"/valgrind/*.log | grep -c VALGRINDERROR-BEGIN) errors (top frames of the first 10):"
+	cat "$scratch"/valgrind/*.log |
+		awk '/VALGRINDERROR-BEGIN/ { n++; l = 0; next } n && n <= 10 && ++l <= 5' || true
+	echo "== valgrind check FAILED"
 	failed=$((failed + 1))
 else
 	echo "clean"
 	passed=$((passed + 1))
 fi
-rm -rf "$scratch"
+cleanup
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

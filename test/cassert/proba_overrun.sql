@@ -1,12 +1,15 @@
 -- predict_proba on a binary model, many rows in one backend, scalar and
--- batched, each probability against XGBoost's own prob_1 (float32 exactly).
--- Not part of the pg_regress suite: test/cassert.sh runs it on request
+-- batched, each class-1 probability against XGBoost's own prob_1 (as
+-- float32).  Not part of the pg_regress suite: test/cassert.sh runs it on
+-- request, and it fails (psql exits 3) when any row is wrong:
 --   bash test/cassert.sh test/cassert/proba_overrun.sql
--- and it fails (psql exits 3) when any row is wrong.  Written to catch the
--- scratch buffer of num_groups doubles (1 for binary) into which
--- ForestProbaRow writes two: the second lands where the next palloc puts
--- its chunk header, so every call but a backend's first returns 8e-323
--- (the header's size word, 16) as the class-1 probability.
+-- Written for a scratch buffer of num_groups doubles (1 for a binary model)
+-- into which ForestProbaRow writes two.  The second lands in the memory
+-- context block's free tail, where the next palloc puts its chunk header,
+-- so every scalar call but a backend's first returns 8e-323 (the header's
+-- size word, 16) as the class-1 probability.  No memory-context check sees
+-- it (an 8-byte chunk has no sentinel byte); SILVAN_CASSERT_VALGRIND=1
+-- reports it as an invalid write in ForestProbaRow.
 \set QUIET on
 \set fx binary_logistic
 \i sql/fixture.psql
