@@ -119,7 +119,6 @@ runuser_as=()
 "${runuser_as[@]}" "$PG_BIN/pg_ctl" -D "$CLUSTER_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
 cp "$CLUSTER_DIR/server.log" "$log"
 cluster_stop
-trap - EXIT
 pattern='detected write past chunk end|problem in (alloc set|Generation|slab)|write past|could not find block containing chunk|TRAP:|server process .* was terminated|terminated by signal|PANIC:|(reference|refcount) leak'
 echo "== server log: memory-context checks, assertions, crashes$([ "$valgrind" = 1 ] && echo ", valgrind")"
 if grep -qE "$pattern" "$log"; then
@@ -138,5 +137,6 @@ else
 	passed=$((passed + 1))
 fi
 cleanup
+trap - EXIT
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
