@@ -33,10 +33,8 @@ for f in ${extra[@]+"${extra[@]}"}; do
 	[ -f "$f" ] || { echo "cassert.sh: no such script: $f" >&2; exit 2; }
 done
 
-prefix=$(bash scripts/pg_cassert.sh)
-PG_CONFIG=$prefix/bin/pg_config
+cached=$(bash scripts/pg_cassert.sh)
 
-echo "== building silvan against $prefix"
 scratch=$(mktemp -d /tmp/silvan-cassert.XXXXXX)
 chmod a+rx "$scratch"	# cluster.sh's commands run as postgres from here
 log=$scratch/server.log
@@ -49,6 +47,13 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
+# silvan goes into a copy of the server (it is relocatable, PGXS asks its
+# pg_config for every path): the cache stays pristine, and runs from two
+# work trees at once do not install over each other
+prefix=$scratch/pg
+cp -a "$cached" "$prefix"
+PG_CONFIG=$prefix/bin/pg_config
+echo "== building silvan against a copy of $cached"
 mkdir "$scratch/src"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	git ls-files -z --cached --others --exclude-standard |
@@ -60,7 +65,7 @@ fi
 cd "$scratch/src"
 make -s -j2 PG_CONFIG="$PG_CONFIG"
 make -s install PG_CONFIG="$PG_CONFIG" >/dev/null
-chmod -R a+rX "$prefix"
+chmod -R a+rX "$prefix"	# the server runs as postgres
 
 echo "== pg_regress against an assert-enabled server ($("$prefix/bin/postgres" --version))"
 SILVAN_PG_BIN=$prefix/bin
