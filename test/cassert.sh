@@ -88,6 +88,8 @@ if [ "$valgrind" = 1 ]; then
 	chmod a+rx "$SILVAN_PG_BIN/postgres"
 	export PGCTLTIMEOUT=600
 fi
+# The statement behind each WARNING goes to the log too
+SILVAN_PGOPTIONS="${SILVAN_PGOPTIONS:-} -c log_min_error_statement=warning"
 source scripts/cluster.sh
 cluster_start
 trap cleanup EXIT	# cluster_start set its own
@@ -109,7 +111,9 @@ for f in ${extra[@]+"${extra[@]}"}; do
 	PGOPTIONS="-c client_min_messages=warning" \
 		"$PG_BIN/psql" -X -q -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
 	"$PG_BIN/psql" -X -q -d $db -c "CREATE EXTENSION silvan"
-	if (cd "$tree" && "$PG_BIN/psql" -X -d $db -v ON_ERROR_STOP=1 -f "$f"); then
+	# its WARNINGs go to the log check below, once each, not thousands here
+	if (cd "$tree" && PGOPTIONS="-c client_min_messages=error" \
+		"$PG_BIN/psql" -X -d $db -v ON_ERROR_STOP=1 -f "$f"); then
 		passed=$((passed + 1))
 	else
 		echo "== extra script $f FAILED"
@@ -127,8 +131,10 @@ cluster_stop
 pattern='detected write past chunk end|problem in (alloc set|Generation|slab)|write past|could not find block containing chunk|TRAP:|server process .* was terminated|terminated by signal|PANIC:|(reference|refcount) leak'
 echo "== server log: memory-context checks, assertions, crashes$([ "$valgrind" = 1 ] && echo ", valgrind")"
 if grep -qE "$pattern" "$log"; then
-	echo "$(grep -cE "$pattern" "$log") lines; the first, with what follows them:"
-	grep -nE -A2 "$pattern" "$log" | head -n 60 || true
+	echo "$(grep -cE "$pattern" "$log") lines; each kind once (addresses as 0x...), then the first in full:"
+	grep -E "$pattern" "$log" | sed -E -e 's/^[0-9-]+ [0-9:.]+ [A-Z]+ \[[0-9]+\] //' -e 's/0x[0-9a-f]+/0x.../g' |
+		sort | uniq -c | sort -rn | head -n 20 || true
+	grep -nE -A1 -m 1 "$pattern" "$log" || true
 	echo "== server log check FAILED"
 	failed=$((failed + 1))
 elif [ -d "$scratch/valgrind" ] && grep -lq VALGRINDERROR-BEGIN "$scratch"/valgrind/*.log 2>/dev/null; then
