@@ -20,8 +20,10 @@ LLVM_CONFIG ?= $(shell $(PG_CONFIG) --configure | tr ' ' '\n' | grep LLVM_CONFIG
 ifeq ($(LLVM_CONFIG),)
 LLVM_CONFIG = llvm-config-14
 endif
-LLVM_CPPFLAGS := $(shell $(LLVM_CONFIG) --cppflags)
-LLVM_LIBS := $(shell $(LLVM_CONFIG) --ldflags) -lLLVM-$(shell $(LLVM_CONFIG) --version | cut -d. -f1)
+# override: PGXS's Makefile.global sets these as well, empty for a server built without LLVM
+override LLVM_CONFIG := $(LLVM_CONFIG)
+override LLVM_CPPFLAGS := $(shell $(LLVM_CONFIG) --cppflags)
+override LLVM_LIBS := $(shell $(LLVM_CONFIG) --ldflags) -lLLVM-$(shell $(LLVM_CONFIG) --version | cut -d. -f1)
 
 PG_CPPFLAGS = -I$(srcdir)/include $(LLVM_CPPFLAGS) -I/usr/include/json-c
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
