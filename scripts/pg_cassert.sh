@@ -6,9 +6,11 @@
 #   bash scripts/pg_cassert.sh        prints the prefix on its last line
 # The prefix, /var/cache/silvan/pg15-cassert-<version> (SILVAN_CASSERT_ROOT
 # names another parent), is a cache: a complete install there, made with
-# the same options, is reused. SILVAN_CASSERT_VALGRIND=1 builds the
-# -valgrind flavour (USE_VALGRIND: palloc chunks and block tails are marked
-# for memcheck) into pg15-cassert-valgrind-<version>, with valgrind.supp.
+# the same options, is reused.  It is built with USE_VALGRIND (palloc
+# chunks and block tails are marked for memcheck; a no-op when the server
+# does not run under valgrind), so that one build serves both the plain
+# assert-enabled run and the memcheck run of test/cassert.sh, and installs
+# PostgreSQL's valgrind.supp beside it.
 #
 # Asserts turn on memory-context checking (a write past a chunk's end is a
 # WARNING at pfree or reset; AllocSetCheck runs at every reset) and
@@ -20,16 +22,10 @@
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "pg_cassert.sh: run as root" >&2; exit 1; }
 
-valgrind=${SILVAN_CASSERT_VALGRIND:-0}
 flavour=pg15-cassert
-need=(gcc make libc6-dev perl bzip2)
+need=(gcc make libc6-dev perl bzip2 valgrind)
 configure=(--enable-cassert --enable-debug --without-readline --without-zlib --without-icu --without-llvm
-	"CFLAGS=-O1 -g")
-if [ "$valgrind" = 1 ]; then
-	flavour=pg15-cassert-valgrind
-	need+=(valgrind)
-	configure+=("CPPFLAGS=-DUSE_VALGRIND")
-fi
+	"CFLAGS=-O1 -g" "CPPFLAGS=-DUSE_VALGRIND")
 # The contrib modules that silvan's regression tests create
 contrib="dblink"
 options="${configure[*]} contrib: $contrib"

@@ -5,7 +5,9 @@
 #   2. pg_regress and the isolation tests against a temporary cluster
 #      started and stopped here;
 #   3. the same pg_regress suite against an assert-enabled PostgreSQL
-#      (memory-context checking), built once and cached (test/cassert.sh);
+#      (memory-context checking), built once and cached (test/cassert.sh),
+#      and the test of every scoring output (07_outputs) again with that
+#      server under valgrind's memcheck;
 #   4. each fuzz target for SILVAN_FUZZ_SECONDS (default 60) seconds.
 # SILVAN_CASSERT=0 or SILVAN_FUZZ_SECONDS=0 skip steps 3 and 4.
 # Ends with one line over everything that ran: "N passed, N failed".
@@ -71,6 +73,8 @@ run_step unit count_summary make -s unittest PG_CONFIG=$PG_CONFIG
 run_step installcheck count_regress installcheck
 if [ "${SILVAN_CASSERT:-1}" != 0 ] && [ -f test/cassert.sh ]; then
 	run_step cassert count_summary bash test/cassert.sh
+	run_step memcheck count_summary \
+		env SILVAN_CASSERT_VALGRIND=1 SILVAN_CASSERT_REGRESS=07_outputs bash test/cassert.sh
 fi
 if [ "${SILVAN_FUZZ_SECONDS:-60}" != 0 ] && [ -f test/fuzz/fuzz.mk ]; then
 	run_step fuzz count_summary make -s fuzz FUZZ_SECONDS="${SILVAN_FUZZ_SECONDS:-60}"
