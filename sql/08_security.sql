@@ -116,6 +116,14 @@ RESET ROLE;
 \set path 'pg_catalog, pg_temp, evil'
 \i sql/hijack.psql
 
+-- set_schedule and profile check ownership before any work: a bad schedule
+-- is not even parsed, and a table the caller cannot read is not scanned
+SET ROLE regress_silvan_attacker;
+SELECT silvan.set_schedule('alice_m', 'no such directive(x)');
+SELECT silvan.profile('alice_m', 'pg_authid', 'oid');
+SELECT silvan.profile('alice_m', 'SELECT oid, 1 FROM pg_authid');
+RESET ROLE;
+
 -- clean up the attacker's objects, in evil and in pg_temp
 DROP OWNED BY regress_silvan_attacker;
 
