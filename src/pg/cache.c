@@ -312,10 +312,11 @@ ModelCacheForget(ModelCacheEntry *entry)
 
 /*
  * Forget every cached model that is no longer in the catalog (one query
- * for all of them), after a change to the catalog
+ * for all of them), after a change to the catalog.  When the only cached
+ * model is the one being looked up, its own lookup is the check.
  */
 static void
-ModelCacheSweep(void)
+ModelCacheSweep(bool only_this_one)
 {
 	HASH_SEQ_STATUS scan;
 	ModelCacheEntry *entry;
@@ -326,7 +327,7 @@ ModelCacheSweep(void)
 	Datum		arg;
 
 	cache_sweep_needed = false;
-	if (hash_get_num_entries(model_cache) == 0)
+	if (hash_get_num_entries(model_cache) == 0 || only_this_one)
 		return;
 	names = palloc(sizeof(Datum) * hash_get_num_entries(model_cache));
 	hash_seq_init(&scan, model_cache);
@@ -368,7 +369,7 @@ ModelCacheLookup(const char *name)
 		return entry->version;
 	if (cache_sweep_needed)
 	{
-		ModelCacheSweep();
+		ModelCacheSweep(found && hash_get_num_entries(model_cache) == 1);
 		entry = hash_search(model_cache, name, HASH_FIND, &found);
 	}
 	fresh = ModelCatalogFetch(name, found ? entry->version : NULL, &unchanged, &exists);
