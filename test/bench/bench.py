@@ -50,6 +50,8 @@ Environment:
                         hb_perf_tree_trav (hb = both), kernel; none for
                         silvan e2e alone (default: all)
   SILVAN_BENCH_ROWS     rows per table (default 50000; wide: a fifth)
+  SILVAN_BENCH_ROUND_SECONDS  fewer rows (not below 10000) for a model whose
+                        round of every engine would take longer (default 4)
   SILVAN_BENCH_OUT      markdown report (default test/bench/last.md)
   SILVAN_BENCH_CACHE    compiled peer artifacts (default ~/.cache/silvan-bench)
   SILVAN_BENCH_KERNEL   the bench_kernel binary (default test/bench/build/bench_kernel)
@@ -57,10 +59,13 @@ Environment:
                         the peers' setup.sh)
 Needs a running server (PGHOST/PGPORT from scripts/cluster.sh).
 """
+import atexit
+import hashlib
 import json
 import math
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -77,6 +82,13 @@ SHARED = os.environ.get("SILVAN_SHARED", os.path.join(os.path.dirname(ROOT), "sh
 TB = os.path.join(SHARED, "models", "asprasad_treebeard")
 LL = os.path.join(SHARED, "models", "siboehm_lleaves")
 ROWS = int(os.environ.get("SILVAN_BENCH_ROWS", "50000"))
+# A model whose round (every engine, 1 and 2 threads, once) would take longer
+# than this many seconds on ROWS rows is timed on fewer (its first rows,
+# at least MIN_ROWS), so that the slowest engines and models do not take
+# the whole run: what one round costs is estimated from one pass of each
+# engine at batch 1024 (the table says how many rows each model ran)
+ROUND_SECONDS = float(os.environ.get("SILVAN_BENCH_ROUND_SECONDS", "4"))
+MIN_ROWS = 10000
 REPEAT = int(os.environ.get("SILVAN_BENCH_REPEAT", "7"))
 BATCHES = [int(b) for b in os.environ.get("SILVAN_BENCH_BATCHES", "64,1024,8192").split(",")]
 ONLY = [m for m in os.environ.get("SILVAN_BENCH_MODELS", "").split(",") if m]
@@ -87,6 +99,7 @@ KERNEL = os.environ.get("SILVAN_BENCH_KERNEL") or os.path.join(HERE, "build", "b
 PEERS_PYTHONPATH = os.environ.get("SILVAN_BENCH_PEERS_PYTHONPATH", "")
 THREADS = (1, 2)
 WORK = tempfile.mkdtemp(prefix="silvan-bench-")
+atexit.register(shutil.rmtree, WORK, True)
 
 # Engines, in table order; silvan e2e is not optional
 ENGINES = ["kernel", "lleaves", "tl2cgen", "xgboost", "hb_tree_trav", "hb_perf_tree_trav"]
@@ -212,11 +225,12 @@ def silvan_once_us_per_row(name, batch, nrows, threads):
 
 
 def silvan_us_per_row(name, batch, nrows, threads=1, schedule=None):
+    """Median of 3 runs of predict_table in a session warmed by one more."""
     setup = [f"SET silvan.max_threads = {threads}"]
     if schedule:
         psql(f"SELECT silvan.set_schedule('{name}', $s${schedule}$s$, batch_size => {batch})")
     sql = f"SELECT count(prediction) FROM silvan.predict_table('{name}', 'bench_{name}', 'id', batch_size => {batch})"
-    ms = statistics.median(timed_ms(sql, REPEAT + 1, setup)[1:])
+    ms = statistics.median(timed_ms(sql, 4, setup)[1:])
     if schedule:
         psql(f"SELECT silvan.set_schedule('{name}', NULL, batch_size => {batch})")
     return ms * 1000.0 / nrows
@@ -245,9 +259,15 @@ def train_models(rng):
             y = z
         if ONLY and name not in ONLY:
             continue            # its rows were drawn all the same: later models stay the same
-        path = os.path.join(WORK, f"{name}.json")
-        booster = xgb.train({**params, "nthread": 2, "seed": 1}, xgb.DMatrix(X, label=y), rounds)
-        booster.save_model(path)
+        # Trained once (minutes on 2 cores), then kept in the cache
+        key = hashlib.sha256(repr((name, nf, params, rounds, classes, xgb.__version__)).encode()).hexdigest()[:16]
+        path = os.path.join(CACHE, "trained", f"{name}-{key}.json")
+        if not os.path.exists(path):
+            say(f"(training {name})")
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            booster = xgb.train({**params, "nthread": 2, "seed": 1}, xgb.DMatrix(X, label=y), rounds)
+            booster.save_model(path + ".tmp.json")
+            os.replace(path + ".tmp.json", path)
         out.append((name, path, "xgboost", X))
     return out
 
@@ -534,12 +554,30 @@ def main():
             workers[e] = w
             if time.time() - t > 5:
                 say(f"  ({TITLES[e]} ready in {time.time() - t:.0f} s)")
-        meta[name] = (label, compile_info)
+        # What a round costs: each engine once at batch 1024 and 1 thread
+        # (which warms it), silvan twice a timing (its warm-up run)
+        cost = 2 * 2 * silvan_once_us_per_row(name, 1024, n, 1)
+        for e, w in list(workers.items()):
+            v = w.pass_us(1024, 1)
+            if v is None:
+                warn(f"{name}: {TITLES[e]} failed: {w.error}")
+                status[name][e] = "failed"
+                del workers[e]
+            else:
+                cost += 2 * v
+        if cost * n / 1e6 > ROUND_SECONDS and n > MIN_ROWS:
+            n = max(MIN_ROWS, int(ROUND_SECONDS * 1e6 / cost) // 1000 * 1000)
+            say(f"  a round would take {cost * len(rows) / 1e6:.1f} s on {len(rows)} rows: timing the first {n}")
+            psql(f"DELETE FROM bench_{name} WHERE id >= {n}", f"VACUUM ANALYZE bench_{name}")
+            for e, w in workers.items():
+                w.ask(f"rows {n}")
+        meta[name] = (label, compile_info, n)
         for batch in BATCHES:
             cells = [("e2e", th) for th in THREADS] + [(e, th) for e in workers for th in THREADS]
-            for e, th in cells:          # warm every engine and thread count once
-                if e != "e2e":
-                    workers[e].pass_us(batch, th)
+            if batch == BATCHES[0]:
+                for e, th in cells:          # warm every engine and thread count once
+                    if e != "e2e":
+                        workers[e].pass_us(batch, th)
             series = {c: [] for c in cells}
             order = random.Random(batch)
             for _ in range(REPEAT):
@@ -597,7 +635,7 @@ def cell(name, e, r, status, mismatched):
 
 def report(models, results, best, meta, status, mismatched, extras, seconds):
     md = ["# make bench: silvan and the peer compilers", "",
-          f"{time.strftime('%Y-%m-%d %H:%M')}; {os.cpu_count()} cores; {ROWS} rows per model (wide: {ROWS // 5}); "
+          f"{time.strftime('%Y-%m-%d %H:%M')}; {os.cpu_count()} cores; up to {ROWS} rows per model (wide: {ROWS // 5}; see rows); "
           f"medians of {REPEAT} interleaved rounds; µs per row (lower is better). "
           "Ratios are silvan's time over the fastest peer's in the same run and thread count "
           "(below 1: silvan is faster). silvan e2e: predict_table from SQL; silvan kernel: the compiled "
@@ -611,7 +649,7 @@ def report(models, results, best, meta, status, mismatched, extras, seconds):
             if not table:
                 continue
             md += [f"## batch {batch}, {th} thread{'s' if th > 1 else ''}", ""]
-            head = ["model (trees, max depth, features)", "silvan e2e", "silvan kernel"] + \
+            head = ["model (trees, max depth, features)", "rows", "silvan e2e", "silvan kernel"] + \
                    [TITLES[e] for e in peer_cols] + ["silvan e2e / best peer", "silvan kernel / best peer"]
             with_best = WITH_BEST and th == 1 and batch in best
             if with_best:
@@ -628,7 +666,8 @@ def report(models, results, best, meta, status, mismatched, extras, seconds):
                 rk = r["kernel"] / bp if bp and "kernel" in r else None
                 ratios_e2e.append(re2e)
                 ratios_k.append(rk)
-                row = [meta[name][0], fmt_us(r.get("e2e")), cell(name, "kernel", r, status, mismatched)] + \
+                row = [meta[name][0], str(meta[name][2]), fmt_us(r.get("e2e")),
+                       cell(name, "kernel", r, status, mismatched)] + \
                       [cell(name, e, r, status, mismatched) for e in peer_cols] + \
                       [f"{re2e:.2f}" if re2e else "—", f"{rk:.2f}" if rk else "—"]
                 if with_best:
@@ -649,7 +688,7 @@ def report(models, results, best, meta, status, mismatched, extras, seconds):
     for name in names:
         if name not in meta:
             continue
-        label, ci = meta[name]
+        label, ci, _ = meta[name]
 
         def c(e):
             if e not in ci:

@@ -30,7 +30,8 @@
  *                         multi-class model) into an array of all rows' outputs;
  *                         "us ROW_MICROSECONDS"
  *   predict BATCH PATH    the same pass with one thread, writing the outputs
- *                         (NUM_ROWS x WIDTH doubles) to PATH: "ok"
+ *                         (rows x WIDTH doubles) to PATH: "ok"
+ *   rows N                use the first N rows from now on: "ok"
  * Errors answer "error TEXT".
  */
 #include <stdio.h>
@@ -290,6 +291,13 @@ Serve(int argc, char **argv)
 			}
 			else if (k == -1)
 				printf("error too many batch sizes\n");
+		}
+		else if (sscanf(line, "rows %d", &batch) == 1 && batch > 0)
+		{
+			int64_t		all = atol(argv[4]);
+
+			ss.num_rows = batch < all ? batch : all;
+			printf("ok\n");
 		}
 		else if (strncmp(line, "quit", 4) == 0)
 			break;

@@ -20,9 +20,10 @@ cache; version) or "error TEXT", and answers one line per command:
   pass BATCH THREADS     score every row once, in chunks of BATCH rows, with
                          THREADS threads: "us MICROSECONDS_PER_ROW"
   predict BATCH PATH     the same with one thread, writing the outputs to PATH
-                         (NUM_ROWS x width doubles: the library's predict():
+                         (rows x width doubles: the library's predict():
                          the value, the positive-class probability, or the
                          class probabilities of a multi-class model): "ok"
+  rows N                 use the first N rows from now on: "ok"
   quit
 
 Inputs are prepared once, outside the timed passes, in each engine's own
@@ -33,7 +34,6 @@ is timed.
 import hashlib
 import json
 import os
-import shutil
 import sys
 import time
 import traceback
@@ -76,8 +76,11 @@ class Engine:
     def chunks(self, batch):
         return [(s, min(s + batch, self.n)) for s in range(0, self.n, batch)]
 
+    def prepare(self, batch, threads):
+        """What a pass needs that is no part of its timing (thread settings, inputs)."""
+
     def run(self, batch, threads):
-        """One pass; returns the outputs (n x width)."""
+        """One pass over the first n rows; returns the outputs, a list of arrays."""
         raise NotImplementedError
 
 
@@ -92,10 +95,12 @@ class XGBoostEngine(Engine):
         self.booster = xgb.Booster(model_file=model)
         self.threads = None
 
-    def run(self, batch, threads):
+    def prepare(self, batch, threads):
         if threads != self.threads:
             self.booster.set_param({"nthread": threads})
             self.threads = threads
+
+    def run(self, batch, threads):
         return [self.booster.inplace_predict(self.X[s:e]) for s, e in self.chunks(batch)]
 
 
@@ -162,13 +167,15 @@ class TL2cgenEngine(Engine):
         self.n = len(rows)
         self.dmats = {}
 
-    def run(self, batch, threads):
+    def prepare(self, batch, threads):
         if threads not in self.predictors:
             self.predictors[threads] = self.tl2cgen.Predictor(self.lib, nthread=threads)
-        if batch not in self.dmats:
-            self.dmats = {batch: [self.tl2cgen.DMatrix(self.X[s:e]) for s, e in self.chunks(batch)]}
+        if (batch, self.n) not in self.dmats:
+            self.dmats = {(batch, self.n): [self.tl2cgen.DMatrix(self.X[s:e]) for s, e in self.chunks(batch)]}
+
+    def run(self, batch, threads):
         p = self.predictors[threads]
-        return [p.predict(d) for d in self.dmats[batch]]
+        return [p.predict(d) for d in self.dmats[(batch, self.n)]]
 
 
 class HummingbirdEngine(Engine):
@@ -202,9 +209,11 @@ class HummingbirdEngine(Engine):
         self.compile_s = time.perf_counter() - t
         self.binary = self.classifier and est.n_classes_ == 2
 
-    def run(self, batch, threads):
+    def prepare(self, batch, threads):
         if self.torch.get_num_threads() != threads:
             self.torch.set_num_threads(threads)
+
+    def run(self, batch, threads):
         if not self.classifier:
             return [self.model.predict(self.X[s:e]) for s, e in self.chunks(batch)]
         out = [self.model.predict_proba(self.X[s:e]) for s, e in self.chunks(batch)]
@@ -249,10 +258,15 @@ def main():
         try:
             if words[0] == "pass":
                 batch, threads = int(words[1]), int(words[2])
+                engine.prepare(batch, threads)
                 t = time.perf_counter()
                 engine.run(batch, threads)
                 print(f"us {(time.perf_counter() - t) / engine.n * 1e6:.6f}", flush=True)
+            elif words[0] == "rows":
+                engine.n = min(int(words[1]), len(rows))
+                print("ok", flush=True)
             elif words[0] == "predict":
+                engine.prepare(int(words[1]), 1)
                 out = engine.run(int(words[1]), 1)
                 out = np.concatenate([np.asarray(o, dtype=np.float64).reshape(len(o), -1) for o in out])
                 out.tofile(words[2])
