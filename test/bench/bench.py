@@ -37,9 +37,9 @@ every engine's predictions on all rows are compared with silvan's
 predict_table (predict_proba_table for multi-class models): a mismatch is
 printed loudly and marked in the tables.  Compile times: silvan's first
 predict in a fresh backend and its compile at batch 1024 (in bench_kernel);
-lleaves compile(), TL2cgen export_lib (both cached by model hash under
-SILVAN_BENCH_CACHE, with the time measured when they were built) and
-Hummingbird's convert.
+lleaves compile(), TL2cgen export_lib and Hummingbird's convert (each cached by
+model hash under SILVAN_BENCH_CACHE, with the time measured when it was
+built).
 
 Environment:
   SILVAN_BENCH_MODELS   comma list of model names (default: all)
@@ -86,7 +86,7 @@ ROWS = int(os.environ.get("SILVAN_BENCH_ROWS", "50000"))
 # than this many seconds on ROWS rows is timed on fewer (its first rows,
 # at least MIN_ROWS), so that the slowest engines and models do not take
 # the whole run: what one round costs is estimated from one pass of each
-# engine at batch 1024 (the table says how many rows each model ran)
+# engine at the first batch size (the table says how many rows each model ran)
 ROUND_SECONDS = float(os.environ.get("SILVAN_BENCH_ROUND_SECONDS", "4"))
 MIN_ROWS = 10000
 REPEAT = int(os.environ.get("SILVAN_BENCH_REPEAT", "7"))
@@ -554,17 +554,19 @@ def main():
             workers[e] = w
             if time.time() - t > 5:
                 say(f"  ({TITLES[e]} ready in {time.time() - t:.0f} s)")
-        # What a round costs: each engine once at batch 1024 and 1 thread
-        # (which warms it), silvan twice a timing (its warm-up run)
-        cost = 2 * 2 * silvan_once_us_per_row(name, 1024, n, 1)
+        # What a round costs: each engine once at the first batch size with
+        # 1 and 2 threads (which warms it), silvan twice a timing (its
+        # session's warm-up run)
+        cost = sum(2 * silvan_once_us_per_row(name, BATCHES[0], n, th) for th in THREADS)
         for e, w in list(workers.items()):
-            v = w.pass_us(1024, 1)
-            if v is None:
-                warn(f"{name}: {TITLES[e]} failed: {w.error}")
-                status[name][e] = "failed"
-                del workers[e]
-            else:
-                cost += 2 * v
+            for th in THREADS:
+                v = w.pass_us(BATCHES[0], th)
+                if v is None:
+                    warn(f"{name}: {TITLES[e]} failed: {w.error}")
+                    status[name][e] = "failed"
+                    del workers[e]
+                    break
+                cost += v
         if cost * n / 1e6 > ROUND_SECONDS and n > MIN_ROWS:
             n = max(MIN_ROWS, int(ROUND_SECONDS * 1e6 / cost) // 1000 * 1000)
             say(f"  a round would take {cost * len(rows) / 1e6:.1f} s on {len(rows)} rows: timing the first {n}")
@@ -574,10 +576,6 @@ def main():
         meta[name] = (label, compile_info, n)
         for batch in BATCHES:
             cells = [("e2e", th) for th in THREADS] + [(e, th) for e in workers for th in THREADS]
-            if batch == BATCHES[0]:
-                for e, th in cells:          # warm every engine and thread count once
-                    if e != "e2e":
-                        workers[e].pass_us(batch, th)
             series = {c: [] for c in cells}
             order = random.Random(batch)
             for _ in range(REPEAT):
@@ -681,7 +679,7 @@ def report(models, results, best, meta, status, mismatched, extras, seconds):
     md += ["## Compile times", "",
            "silvan: first predict() in a fresh backend (load, compile, one row) and the compile alone at "
            "batch 1024 (bench_kernel); lleaves: compile(); TL2cgen: load the model and export_lib (gcc, "
-           "parallel_comp = cores); Hummingbird: convert(). lleaves and TL2cgen artifacts are cached by "
+           "parallel_comp = cores); Hummingbird: convert(). Peer artifacts are cached by "
            f"model hash under {CACHE}; \"cached\" marks the time measured when the artifact was built.", "",
            "| model (trees, max depth, features) | silvan first predict | silvan compile | lleaves | TL2cgen "
            "| HB tree_trav | HB perf_tree_trav |", "|---|---|---|---|---|---|---|"]
