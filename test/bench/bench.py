@@ -521,7 +521,7 @@ def main():
         trees, depth, nf, task = load_model(name, model_path)
         multi = task == "multiclass"
         label = f"{name} ({trees}, {depth}, {nf})"
-        say(f"\n== {label}: {fmt}, {task}, {n} rows")
+        say(f"\n== {label}: {fmt}, {task}, {n} rows ({(time.time() - t_start) / 60:.1f} min into the run)")
         one = "'{" + ",".join(repr(float(v)) for v in rows[0]) + "}'::" + ("real[]" if fmt == "xgboost" else "float8[]")
         first = statistics.median(timed_ms(f"SELECT silvan.predict('{name}', {one})")[0] for _ in range(3)) / 1000.0
         rows_path = os.path.join(WORK, f"{name}.f64")
