@@ -5,7 +5,9 @@
 -- Models: one row per loaded model.  "forest" is the validated Forest IR in
 -- silvan's compact binary form, so a backend loads a model without parsing
 -- its source again; "revision" changes whenever the row is replaced and
--- keys every backend's cache of compiled code.
+-- keys every backend's cache of compiled code.  "feature_names" and
+-- "feature_types" are what the training library recorded (NULL: nothing),
+-- one entry per feature; predict_table matches columns to features by them.
 CREATE SEQUENCE model_revision_seq;
 
 CREATE TABLE model (
@@ -22,7 +24,9 @@ CREATE TABLE model (
 	owner regrole NOT NULL DEFAULT current_user::regrole,
 	revision bigint NOT NULL DEFAULT nextval('model_revision_seq'),
 	forest bytea NOT NULL,
-	source text NOT NULL
+	source text NOT NULL,
+	feature_names text[] CHECK (cardinality(feature_names) = num_features),
+	feature_types text[] CHECK (cardinality(feature_types) = num_features)
 );
 
 -- Schedules: compiler schedules per model, target and batch size (NULL:
@@ -78,9 +82,18 @@ GRANT SELECT ON model, schedule, profile TO PUBLIC;
 CREATE VIEW models AS
 	SELECT id, name, format, objective, task, num_features, num_classes,
 		   num_trees, max_depth, owner, created, revision,
-		   octet_length(source) AS source_bytes
+		   octet_length(source) AS source_bytes, feature_names
 	  FROM model;
 GRANT SELECT ON models TO PUBLIC;
+
+-- One row per feature of every model: its position (as in feature_columns;
+-- explain's feature index is position - 1), and the name and type the
+-- training library recorded, NULL where it recorded none
+CREATE VIEW model_features AS
+	SELECT m.name AS model, p.position, m.feature_names[p.position] AS name,
+		   m.feature_types[p.position] AS type
+	  FROM model m, generate_series(1, m.num_features) AS p(position);
+GRANT SELECT ON model_features TO PUBLIC;
 
 -- Loading and dropping models
 CREATE FUNCTION load_model(name text, model text, format text DEFAULT 'auto',
@@ -103,6 +116,24 @@ CREATE FUNCTION predict_raw(model text, features float4[]) RETURNS float8[]
 	AS 'MODULE_PATHNAME', 'silvan_predict_raw_float4' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION predict_raw(model text, features float8[]) RETURNS float8[]
 	AS 'MODULE_PATHNAME', 'silvan_predict_raw_float8' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict(model text, features integer[]) RETURNS float8
+	AS 'MODULE_PATHNAME', 'silvan_predict_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict(model text, features bigint[]) RETURNS float8
+	AS 'MODULE_PATHNAME', 'silvan_predict_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict(model text, features numeric[]) RETURNS float8
+	AS 'MODULE_PATHNAME', 'silvan_predict_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_proba(model text, features integer[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_proba_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_proba(model text, features bigint[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_proba_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_proba(model text, features numeric[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_proba_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_raw(model text, features integer[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_raw_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_raw(model text, features bigint[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_raw_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_raw(model text, features numeric[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_raw_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
 -- Scoring a table in batches
 CREATE FUNCTION predict_table(model text, source regclass, key_column text,

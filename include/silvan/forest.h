@@ -34,6 +34,7 @@
 #define FOREST_MAX_DEPTH			4096
 #define FOREST_MAX_CATEGORY			(1 << 24)	/* categories are 0..MAX-1 */
 #define FOREST_MAX_CATEGORY_WORDS	(INT64_C(1) << 26)
+#define FOREST_MAX_FEATURE_NAME		1024	/* bytes of one name or type */
 
 /* Which library trained the model */
 typedef enum ForestSource
@@ -168,7 +169,22 @@ typedef struct Forest
 	uint32_t   *category_words;
 
 	int32_t		max_depth;		/* set by ForestValidate */
+
+	/*
+	 * What the training library called the features and declared their
+	 * types: NULL, or num_features strings (features.c).  Kept in the
+	 * catalog's own columns, not in the binary form.
+	 */
+	char	  **feature_names;
+	char	  **feature_types;
 } Forest;
+
+/* Which list ForestSetFeatureStrings sets */
+typedef enum ForestFeatureField
+{
+	FOREST_FEATURE_NAMES = 0,
+	FOREST_FEATURE_TYPES = 1
+} ForestFeatureField;
 
 /* forest.c: construction and teardown */
 extern Forest *ForestCreate(SilvanStatus *status);
@@ -179,6 +195,12 @@ extern bool ForestAllocBaseMargin(Forest *forest, int32_t num_groups, SilvanStat
 extern void ForestFree(Forest *forest);
 extern const char *ForestSourceName(ForestSource source);
 extern const char *ForestTaskName(ForestTask task);
+
+/* features.c: feature names and types, checked */
+extern bool ForestSetFeatureStrings(Forest *forest, ForestFeatureField field,
+									const char *const *strings, const size_t *lengths,
+									int64_t count, SilvanStatus *status);
+extern bool ForestFeatureNamesPositional(const Forest *forest);
 
 /* compact.c: drop the nodes no walk reaches (before validation) */
 extern int32_t ForestCompactTree(const ForestNode *nodes, int32_t n, ForestNode *dest,

@@ -16,6 +16,31 @@ static const char *const transform_names[] = {
 
 static const char *const missing_names[] = {"nan", "zero", "none"};
 
+/* How many feature names a dump shows before it only counts the rest */
+#define DUMP_MAX_FEATURE_NAMES 64
+
+/* The feature names, with declared types, as "  features=a:q,b:c" */
+static void
+DumpFeatureNames(TextBuf *buf, const Forest *forest)
+{
+	int32_t		shown;
+
+	if (forest->feature_names == NULL && forest->feature_types == NULL)
+		return;
+	shown = forest->num_features < DUMP_MAX_FEATURE_NAMES ?
+		forest->num_features : DUMP_MAX_FEATURE_NAMES;
+	TextAppend(buf, "  features=");
+	for (int32_t i = 0; i < shown; i++)
+		TextAppend(buf, "%s%s%s%s", i ? "," : "",
+				   forest->feature_names ? forest->feature_names[i] : "",
+				   forest->feature_types ? ":" : "",
+				   forest->feature_types ? forest->feature_types[i] : "");
+	if (shown < forest->num_features)
+		TextAppend(buf, ",... (%d more)", forest->num_features - shown);
+	TextAppend(buf, "\n");
+}
+
+
 /* Dump one node on one line */
 static void
 DumpNode(TextBuf *buf, const ForestNode *node, int32_t local)
@@ -59,6 +84,7 @@ ForestDump(const Forest *forest, bool with_nodes)
 	for (int32_t g = 0; g < forest->num_groups; g++)
 		TextAppend(&buf, "%s%.9g", g ? "," : "", forest->base_margin[g]);
 	TextAppend(&buf, "\n");
+	DumpFeatureNames(&buf, forest);
 	for (int32_t t = 0; with_nodes && t < forest->num_trees; t++)
 	{
 		const ForestTree *tree = &forest->trees[t];

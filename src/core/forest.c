@@ -98,6 +98,8 @@ ForestFree(Forest *forest)
 	free(forest->trees);
 	free(forest->nodes);
 	free(forest->category_words);
+	free(forest->feature_names);
+	free(forest->feature_types);
 	free(forest);
 }
 

@@ -91,10 +91,33 @@ CheckModelOwner(const CatalogSql *sql, const CatalogModel *model, const char *na
 				 errdetail("Only the model's owner, a member of the owner role, or a superuser may change it.")));
 }
 
-/* Error for a model that is not in the catalog */
-static void
-ReportNoModel(const char *name)
+/*
+ * Error for a model that is not in the catalog, suggesting one whose name
+ * differs only in case (any caller may read the catalog)
+ */
+void
+CatalogReportNoModel(const char *name)
 {
+	CatalogSql	sql;
+	Oid			argtype = TEXTOID;
+	Datum		arg = CStringGetTextDatum(name);
+	char	   *similar = NULL;
+	MemoryContext outer = CurrentMemoryContext;
+
+	CatalogSqlBegin(&sql);
+	CatalogSqlRun(&sql, "SELECT name FROM silvan.model"
+				  " WHERE pg_catalog.lower(name) OPERATOR(pg_catalog.=) pg_catalog.lower($1)"
+				  " ORDER BY name LIMIT 1",
+				  1, &argtype, &arg, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+		similar = MemoryContextStrdup(outer,
+									  SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+	CatalogSqlEnd(&sql);
+	if (similar != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" does not exist", name),
+				 errhint("Did you mean model \"%s\"?  Model names are case-sensitive.", similar)));
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
 			 errmsg("model \"%s\" does not exist", name),
@@ -136,7 +159,7 @@ CatalogTakeModel(CatalogSql *sql, const char *name, CatalogModel *model)
 	CatalogModel locked;
 
 	if (!CatalogFindModel(sql, name, model))
-		ReportNoModel(name);
+		CatalogReportNoModel(name);
 	CheckModelOwner(sql, model, name);
 	CatalogSqlBecomeOwner(sql);
 	if (!CatalogLockModel(sql, name, &locked) || locked.id != model->id ||
@@ -158,7 +181,7 @@ CatalogCheckOwned(const char *name)
 
 	CatalogSqlBegin(&sql);
 	if (!CatalogFindModel(&sql, name, &model))
-		ReportNoModel(name);
+		CatalogReportNoModel(name);
 	CheckModelOwner(&sql, &model, name);
 	CatalogSqlEnd(&sql);
 	return model.revision;
@@ -183,46 +206,71 @@ CatalogParse(const char *model_text, const char *format_name, ModelFormat *forma
 	return forest;
 }
 
-/* The columns of a model's row, as statement parameters $1..$10 */
-#define MODEL_COLUMNS 10
+/*
+ * The columns of a model's row, as statement parameters $1..$12, and
+ * $13 for the owner (insert) or the id (replace)
+ */
+#define MODEL_COLUMNS 12
 
-/* Fill the parameters of a model's row */
+typedef struct ModelRowArgs
+{
+	Oid			types[MODEL_COLUMNS + 1];
+	Datum		values[MODEL_COLUMNS + 1];
+	char		nulls[MODEL_COLUMNS + 2];	/* ' ' or 'n' per parameter */
+	bool		with_features;	/* the catalog has feature_names (0.3.0) */
+} ModelRowArgs;
+
+/* Fill the parameters of a model's row; the forest's names are checked here */
 static void
-CatalogModelArgs(Oid *argtypes, Datum *args, const char *name, const char *model_text,
+CatalogModelArgs(ModelRowArgs *row, const char *name, const char *model_text,
 				 ModelFormat format, const Forest *forest, bytea *bytes)
 {
 	static const Oid types[MODEL_COLUMNS] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID,
-	INT4OID, INT4OID, INT4OID, BYTEAOID, TEXTOID};
+	INT4OID, INT4OID, INT4OID, BYTEAOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID};
+	bool		isnull;
 
-	memcpy(argtypes, types, sizeof(types));
-	args[0] = CStringGetTextDatum(name);
-	args[1] = CStringGetTextDatum(ModelFormatName(format));
-	args[2] = CStringGetTextDatum(forest->objective);
-	args[3] = CStringGetTextDatum(ForestTaskName(forest->task));
-	args[4] = Int32GetDatum(forest->num_features);
-	args[5] = Int32GetDatum(forest->task == FOREST_TASK_MULTICLASS || forest->task == FOREST_TASK_BINARY
-							? forest->num_classes : 0);
-	args[6] = Int32GetDatum(forest->num_trees);
-	args[7] = Int32GetDatum(forest->max_depth);
-	args[8] = PointerGetDatum(bytes);
-	args[9] = CStringGetTextDatum(model_text);
+	memcpy(row->types, types, sizeof(types));
+	memset(row->nulls, ' ', sizeof(row->nulls) - 1);
+	row->nulls[MODEL_COLUMNS + 1] = '\0';
+	row->values[0] = CStringGetTextDatum(name);
+	row->values[1] = CStringGetTextDatum(ModelFormatName(format));
+	row->values[2] = CStringGetTextDatum(forest->objective);
+	row->values[3] = CStringGetTextDatum(ForestTaskName(forest->task));
+	row->values[4] = Int32GetDatum(forest->num_features);
+	row->values[5] = Int32GetDatum(forest->task == FOREST_TASK_MULTICLASS || forest->task == FOREST_TASK_BINARY
+								   ? forest->num_classes : 0);
+	row->values[6] = Int32GetDatum(forest->num_trees);
+	row->values[7] = Int32GetDatum(forest->max_depth);
+	row->values[8] = PointerGetDatum(bytes);
+	row->values[9] = CStringGetTextDatum(model_text);
+	row->values[10] = FeaturesToArray(forest, FOREST_FEATURE_NAMES, false, &isnull);
+	row->nulls[10] = isnull ? 'n' : ' ';
+	row->values[11] = FeaturesToArray(forest, FOREST_FEATURE_TYPES, false, &isnull);
+	row->nulls[11] = isnull ? 'n' : ' ';
+	row->with_features = FeaturesInCatalog();
 }
 
 /* Insert a new model row owned by the caller; false when another has the name */
 static bool
-CatalogInsertModel(const CatalogSql *sql, Oid *argtypes, Datum *args, int64 *id)
+CatalogInsertModel(const CatalogSql *sql, ModelRowArgs *row, int64 *id)
 {
 	bool		isnull;
 
-	argtypes[MODEL_COLUMNS] = REGROLEOID;
-	args[MODEL_COLUMNS] = ObjectIdGetDatum(sql->caller);
+	row->types[MODEL_COLUMNS] = REGROLEOID;
+	row->values[MODEL_COLUMNS] = ObjectIdGetDatum(sql->caller);
 	/* no row limit: a limited INSERT ... RETURNING skips statement triggers */
-	CatalogSqlRun(sql,
+	CatalogSqlRun(sql, row->with_features ?
+				  "INSERT INTO silvan.model (name, format, objective, task, num_features,"
+				  " num_classes, num_trees, max_depth, forest, source, feature_names,"
+				  " feature_types, owner)"
+				  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+				  " ON CONFLICT (name) DO NOTHING RETURNING id" :
 				  "INSERT INTO silvan.model (name, format, objective, task, num_features,"
 				  " num_classes, num_trees, max_depth, forest, source, owner)"
-				  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+				  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $13)"
 				  " ON CONFLICT (name) DO NOTHING RETURNING id",
-				  MODEL_COLUMNS + 1, argtypes, args, NULL, SPI_OK_INSERT_RETURNING);
+				  MODEL_COLUMNS + 1, row->types, row->values, row->nulls,
+				  SPI_OK_INSERT_RETURNING);
 	if (SPI_processed != 1)
 		return false;
 	*id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -231,26 +279,36 @@ CatalogInsertModel(const CatalogSql *sql, Oid *argtypes, Datum *args, int64 *id)
 
 /* Replace a locked model row: new forest and revision, its schedules and profile gone */
 static void
-CatalogReplaceModel(const CatalogSql *sql, Oid *argtypes, Datum *args, int64 id)
+CatalogReplaceModel(const CatalogSql *sql, ModelRowArgs *row, int64 id)
 {
-	argtypes[MODEL_COLUMNS] = INT8OID;
-	args[MODEL_COLUMNS] = Int64GetDatum(id);
-	CatalogSqlRun(sql,
+	row->types[MODEL_COLUMNS] = INT8OID;
+	row->values[MODEL_COLUMNS] = Int64GetDatum(id);
+	CatalogSqlRun(sql, row->with_features ?
 				  "WITH schedules AS (DELETE FROM silvan.schedule"
-				  "                    WHERE model_id OPERATOR(pg_catalog.=) $11),"
+				  "                    WHERE model_id OPERATOR(pg_catalog.=) $13),"
 				  "     profiles AS (DELETE FROM silvan.profile"
-				  "                   WHERE model_id OPERATOR(pg_catalog.=) $11)"
+				  "                   WHERE model_id OPERATOR(pg_catalog.=) $13)"
+				  " UPDATE silvan.model SET format = $2, objective = $3, task = $4,"
+				  " num_features = $5, num_classes = $6, num_trees = $7, max_depth = $8,"
+				  " forest = $9, source = $10, feature_names = $11, feature_types = $12,"
+				  " created = pg_catalog.now(),"
+				  " revision = pg_catalog.nextval('silvan.model_revision_seq'::pg_catalog.regclass)"
+				  " WHERE id OPERATOR(pg_catalog.=) $13 AND name OPERATOR(pg_catalog.=) $1" :
+				  "WITH schedules AS (DELETE FROM silvan.schedule"
+				  "                    WHERE model_id OPERATOR(pg_catalog.=) $13),"
+				  "     profiles AS (DELETE FROM silvan.profile"
+				  "                   WHERE model_id OPERATOR(pg_catalog.=) $13)"
 				  " UPDATE silvan.model SET format = $2, objective = $3, task = $4,"
 				  " num_features = $5, num_classes = $6, num_trees = $7, max_depth = $8,"
 				  " forest = $9, source = $10, created = pg_catalog.now(),"
 				  " revision = pg_catalog.nextval('silvan.model_revision_seq'::pg_catalog.regclass)"
-				  " WHERE id OPERATOR(pg_catalog.=) $11 AND name OPERATOR(pg_catalog.=) $1",
-				  MODEL_COLUMNS + 1, argtypes, args, NULL, SPI_OK_UPDATE);
+				  " WHERE id OPERATOR(pg_catalog.=) $13 AND name OPERATOR(pg_catalog.=) $1",
+				  MODEL_COLUMNS + 1, row->types, row->values, row->nulls, SPI_OK_UPDATE);
 	if (SPI_processed != 1)
 		elog(ERROR, "could not replace a locked model row");
 }
 
-/* Serialize a forest into a bytea; frees the forest */
+/* Serialize a forest into a bytea */
 static bytea *
 CatalogSerialize(Forest *forest)
 {
@@ -295,16 +353,12 @@ ReportModelExists(const char *name)
  * row that appears or disappears under it sends it round once more.
  */
 static int64
-CatalogStoreModel(const char *name, const char *model_text, ModelFormat format,
-				  const Forest *forest, bytea *bytes, bool replace)
+CatalogStoreModel(const char *name, ModelRowArgs *row, bool replace)
 {
 	CatalogSql	sql;
 	CatalogModel model = {0};
-	Oid			argtypes[MODEL_COLUMNS + 1];
-	Datum		args[MODEL_COLUMNS + 1];
 	bool		exists;
 
-	CatalogModelArgs(argtypes, args, name, model_text, format, forest, bytes);
 	CatalogSqlBegin(&sql);
 	exists = CatalogFindModel(&sql, name, &model);
 	if (exists && !replace)
@@ -314,14 +368,14 @@ CatalogStoreModel(const char *name, const char *model_text, ModelFormat format,
 	CatalogSqlBecomeOwner(&sql);
 	for (int attempt = 0;; attempt++)
 	{
-		if (!exists && CatalogInsertModel(&sql, argtypes, args, &model.id))
+		if (!exists && CatalogInsertModel(&sql, row, &model.id))
 			break;
 		if (!exists && !replace)
 			ReportModelExists(name);
 		exists = CatalogLockModel(&sql, name, &model);
 		if (exists)
 		{
-			CatalogReplaceModel(&sql, argtypes, args, model.id);
+			CatalogReplaceModel(&sql, row, model.id);
 			break;
 		}
 		if (attempt == 2)
@@ -342,8 +396,7 @@ silvan_load_model(PG_FUNCTION_ARGS)
 	char	   *format_name;
 	ModelFormat format;
 	Forest	   *forest;
-	Forest		summary;
-	bytea	   *volatile bytes = NULL;
+	ModelRowArgs row;
 
 	RequireArgument(fcinfo, 0, "name");
 	RequireArgument(fcinfo, 1, "model");
@@ -357,18 +410,16 @@ silvan_load_model(PG_FUNCTION_ARGS)
 				 errdetail("Argument \"name\" must have 1 to %d bytes.", NAMEDATALEN - 1)));
 
 	forest = CatalogParse(model_text, format_name, &format);
-	summary = *forest;
 	PG_TRY();
 	{
-		bytes = CatalogSerialize(forest);
+		CatalogModelArgs(&row, name, model_text, format, forest, CatalogSerialize(forest));
 	}
 	PG_FINALLY();
 	{
 		ForestFree(forest);
 	}
 	PG_END_TRY();
-	PG_RETURN_INT64(CatalogStoreModel(name, model_text, format, &summary, bytes,
-									  !PG_ARGISNULL(3) && PG_GETARG_BOOL(3)));
+	PG_RETURN_INT64(CatalogStoreModel(name, &row, !PG_ARGISNULL(3) && PG_GETARG_BOOL(3)));
 }
 
 PG_FUNCTION_INFO_V1(silvan_drop_model);

@@ -1215,6 +1215,105 @@ TestSharedPredictions(const char *dir)
 	free(want);
 }
 
+/* Feature names and types: kept as the libraries wrote them, checked */
+static void
+TestFeatureNames(void)
+{
+	Forest	   *f;
+	char	   *text;
+	char		long_name[FOREST_MAX_FEATURE_NAME + 8];
+
+	/* XGBoost: none when the lists are empty; names and types when given */
+	f = MustParse(xgb_model, strlen(xgb_model), "xgboost without names");
+	CHECK(f && f->feature_names == NULL && f->feature_types == NULL);
+	CHECK(f && ForestFeatureNamesPositional(f));
+	ForestFree(f);
+	text = Replace(xgb_model, "\"feature_names\":[],\"feature_types\":[]",
+				   "\"feature_names\":[\"age\",\"sex\",\"b\\u00e9\"],\"feature_types\":[\"int\",\"c\",\"q\"]");
+	f = MustParse(text, strlen(text), "xgboost with names");
+	CHECK(f && f->feature_names && strcmp(f->feature_names[0], "age") == 0 &&
+		  strcmp(f->feature_names[2], "b\xc3\xa9") == 0);
+	CHECK(f && f->feature_types && strcmp(f->feature_types[1], "c") == 0);
+	CHECK(f && !ForestFeatureNamesPositional(f));
+	ForestFree(f);
+	free(text);
+	/* types without names are kept too */
+	text = Replace(xgb_model, "\"feature_types\":[]", "\"feature_types\":[\"q\",\"c\",\"q\"]");
+	f = MustParse(text, strlen(text), "xgboost with types only");
+	CHECK(f && f->feature_names == NULL && f->feature_types != NULL);
+	ForestFree(f);
+	free(text);
+	/* the libraries' default names restate positions */
+	text = Replace(xgb_model, "\"feature_names\":[]", "\"feature_names\":[\"f0\",\"Column_1\",\"2\"]");
+	f = MustParse(text, strlen(text), "xgboost with default names");
+	CHECK(f && f->feature_names != NULL && ForestFeatureNamesPositional(f));
+	ForestFree(f);
+	free(text);
+	text = Replace(xgb_model, "\"feature_names\":[]", "\"feature_names\":[\"f1\",\"f0\",\"f2\"]");
+	f = MustParse(text, strlen(text), "xgboost with swapped default names");
+	CHECK(f && !ForestFeatureNamesPositional(f));
+	ForestFree(f);
+	free(text);
+
+	/* hostile lists */
+	ExpectVariantFails(xgb_model, MODEL_FORMAT_AUTO, "\"feature_names\":[]",
+					   "\"feature_names\":[\"a\",\"b\"]", SILVAN_ERROR_INVALID, "two names for three features");
+	ExpectVariantFails(xgb_model, MODEL_FORMAT_AUTO, "\"feature_names\":[]",
+					   "\"feature_names\":[\"a\",\"b\",\"a\"]", SILVAN_ERROR_INVALID, "a name twice");
+	ExpectVariantFails(xgb_model, MODEL_FORMAT_AUTO, "\"feature_names\":[]",
+					   "\"feature_names\":[\"a\",1,\"c\"]", SILVAN_ERROR_INVALID, "a number as a name");
+	ExpectVariantFails(xgb_model, MODEL_FORMAT_AUTO, "\"feature_names\":[]",
+					   "\"feature_names\":\"abc\"", SILVAN_ERROR_INVALID, "names not a list");
+	ExpectVariantFails(xgb_model, MODEL_FORMAT_AUTO, "\"feature_names\":[]",
+					   "\"feature_names\":[\"a\",\"b\\u0000c\",\"d\"]", SILVAN_ERROR_INVALID, "a zero byte in a name");
+	ExpectVariantFails(xgb_model, MODEL_FORMAT_AUTO, "\"feature_types\":[]",
+					   "\"feature_types\":[\"q\",\"q\",\"q\",\"q\"]", SILVAN_ERROR_INVALID, "four types for three features");
+	memset(long_name, 'x', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	{
+		char		list[sizeof(long_name) + 64];
+
+		snprintf(list, sizeof(list), "\"feature_names\":[\"a\",\"%s\",\"c\"]", long_name);
+		ExpectVariantFails(xgb_model, MODEL_FORMAT_AUTO, "\"feature_names\":[]", list,
+						   SILVAN_ERROR_INVALID, "a name over the limit");
+	}
+
+	/* LightGBM: the feature_names= line */
+	f = MustParse(lgb_model, strlen(lgb_model), "lightgbm with names");
+	CHECK(f && f->feature_names && strcmp(f->feature_names[0], "a") == 0 &&
+		  strcmp(f->feature_names[2], "c") == 0 && f->feature_types == NULL);
+	ForestFree(f);
+	text = Replace(lgb_model, "feature_names=a b c\n", "feature_names=Column_0 Column_1 Column_2\n");
+	f = MustParse(text, strlen(text), "lightgbm with default names");
+	CHECK(f && ForestFeatureNamesPositional(f));
+	ForestFree(f);
+	free(text);
+	text = Replace(lgb_model, "feature_names=a b c\n", "");
+	f = MustParse(text, strlen(text), "lightgbm without names");
+	CHECK(f && f->feature_names == NULL);
+	ForestFree(f);
+	free(text);
+	ExpectVariantFails(lgb_model, MODEL_FORMAT_AUTO, "feature_names=a b c\n",
+					   "feature_names=a b\n", SILVAN_ERROR_INVALID, "lightgbm: two names for three features");
+	ExpectVariantFails(lgb_model, MODEL_FORMAT_AUTO, "feature_names=a b c\n",
+					   "feature_names=a b c d\n", SILVAN_ERROR_INVALID, "lightgbm: four names");
+	ExpectVariantFails(lgb_model, MODEL_FORMAT_AUTO, "feature_names=a b c\n",
+					   "feature_names=a c c\n", SILVAN_ERROR_INVALID, "lightgbm: a name twice");
+	ExpectVariantFails(lgb_model, MODEL_FORMAT_AUTO, "feature_names=a b c\n",
+					   "feature_names=\n", SILVAN_ERROR_INVALID, "lightgbm: no names");
+
+	/* the dump shows them */
+	f = MustParse(lgb_model, strlen(lgb_model), "lightgbm dump");
+	if (f)
+	{
+		char	   *dump = ForestDump(f, false);
+
+		CHECK(dump && strstr(dump, "  features=a,b,c\n") != NULL);
+		free(dump);
+	}
+	ForestFree(f);
+}
+
 int
 main(void)
 {
@@ -1237,6 +1336,7 @@ main(void)
 	TestLightgbmHostile();
 	TestUnrecognized();
 	TestMutations();
+	TestFeatureNames();
 	if (shared == NULL)
 		printf("shared models not found (set SILVAN_SHARED): skipping their checks\n");
 	else
