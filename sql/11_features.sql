@@ -81,6 +81,13 @@ SELECT silvan.predict('named_features', ARRAY[59, 1, 32, 101, 157, 93, 38, 4, 5,
 SELECT silvan.predict('lgb_small', ARRAY[1, 2, 3]);
 SELECT silvan.predict('lgb_small', ARRAY[[1, 2]]);
 
+-- a model file read by the server (the README's pg_read_file recipe), put
+-- where the server's OS user may read it: the test cluster's own directory
+\set model_path `d=${PGHOST:-/tmp}; cp test/fixtures/named_features.json "$d/silvan_from_file.json" && chmod 644 "$d/silvan_from_file.json" && echo "$d/silvan_from_file.json"`
+SELECT silvan.load_model('from_file', pg_read_file(:'model_path')) > 0 AS loaded_from_file;
+SELECT feature_names FROM silvan.models WHERE name = 'from_file';
+SELECT silvan.drop_model('from_file');
+
 -- a name that differs only in case is suggested
 SELECT silvan.predict('LGB_Small', ARRAY[1, 3]);
 SELECT silvan.drop_model('Lgb_small');
