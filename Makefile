@@ -25,7 +25,7 @@ override LLVM_CONFIG := $(LLVM_CONFIG)
 override LLVM_CPPFLAGS := $(shell $(LLVM_CONFIG) --cppflags)
 override LLVM_LIBS := $(shell $(LLVM_CONFIG) --ldflags) -lLLVM-$(shell $(LLVM_CONFIG) --version | cut -d. -f1)
 
-PG_CPPFLAGS = -I$(srcdir)/include $(LLVM_CPPFLAGS) -I/usr/include/json-c
+PG_CPPFLAGS = -I$(srcdir)/include $(LLVM_CPPFLAGS) -I/usr/include/json-c -DSILVAN_VERSION='"$(EXTVERSION)"'
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 # The C++ shim (llvm_errors.cpp) is built as LLVM is: its -std, no exceptions
 PG_CXXFLAGS = $(filter -std=% -fno-exceptions -fno-rtti,$(shell $(LLVM_CONFIG) --cxxflags)) -Wextra -Werror -Wno-unused-parameter

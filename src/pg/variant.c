@@ -98,6 +98,8 @@ VariantCompile(ModelVersion *version, const Schedule *schedule, const char *orig
 				 errmsg("%s", status.message),
 				 errdetail("%s", status.detail),
 				 errcontext("compiling %s", origin)));
+	else
+		elog(DEBUG1, "silvan: machine code for %s: %s", origin, CompiledForestCodeOrigin(code));
 	return code;
 }
 

@@ -755,7 +755,7 @@ TestScheduleAndExplain(void)
 	text = CompiledForestExplain(compiled, true);
 	CHECK(text && strstr(text, "schedule: ") && strstr(text, "hir: 12 trees") &&
 		  strstr(text, "mir:") && strstr(text, "walkDecisionTree") &&
-		  strstr(text, "define void @silvan_forest_batch_"));
+		  strstr(text, "define void @silvan_"));
 	free(text);
 	text = CompiledForestExplain(compiled, false);
 	CHECK(text && strstr(text, "define void") == NULL);
