@@ -11,7 +11,7 @@
  *          --codegen.c--> LLVM IR (LLVM-C API)
  *          --runtime/jit.c--> native function (ORC LLJIT), or the same
  *            machine code from this process or the disk cache
- *            (runtime/code_cache.c), keyed by the IR before optimization
+ *            (runtime/code_cache.c), keyed by the bitcode before optimization
  *
  * The compiled function adds every tree's leaf value into a margin
  * accumulator prepared by ForestMarginsInit, in the same order and

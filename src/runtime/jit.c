@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <llvm-c/BitWriter.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
@@ -60,7 +61,8 @@ struct JitCode
 	bool		shared;
 	int			refcount;
 	uint64_t	hash;			/* of the key: names the entry symbol */
-	uint64_t	hash2;			/* a second hash, to tell keys apart */
+	char	   *key;			/* the whole key, compared before sharing */
+	size_t		key_len;
 	void	   *address;
 	JitCode    *next;
 };
@@ -372,33 +374,47 @@ JitAddModule(JitModule *jm, const char *symbol, void **address, SilvanStatus *st
 }
 
 /*
- * The key of a module's machine code: its IR before optimization and
- * everything else code generation depends on (code_cache.c); malloc'd
+ * The key of a module's machine code: its bitcode before optimization and
+ * everything else code generation depends on (code_cache.c); malloc'd.
+ * Bitcode rather than IR text: the same content, written several times
+ * faster.
  */
 static char *
 JitCodeKey(LLVMModuleRef module, size_t *key_len)
 {
-	char	   *ir = LLVMPrintModuleToString(module);
+	LLVMMemoryBufferRef bitcode = LLVMWriteBitcodeToMemoryBuffer(module);
 	const char *cpu = JitHostCpuName();
 	const char *features = JitHostCpuFeatures();
-	size_t		size = strlen(ir) + strlen(jit_triple) + strlen(cpu) + strlen(features) + 256;
-	char	   *key = malloc(size);
+	char		tail[4096];
+	size_t		tail_len;
+	size_t		code_len;
+	char	   *key;
 
-	if (key != NULL)
-		*key_len = (size_t) snprintf(key, size,
-									 "%s\n; target %s\n; cpu %s\n; features %s\n; llvm %s\n; silvan %s\n",
-									 ir, jit_triple, cpu, features, LLVM_VERSION_STRING,
-									 SILVAN_VERSION);
-	LLVMDisposeMessage(ir);
+	if (bitcode == NULL)
+		return NULL;
+	tail_len = (size_t) snprintf(tail, sizeof(tail),
+								 "\n; target %s\n; cpu %s\n; features %s\n; llvm %s\n; silvan %s\n",
+								 jit_triple, cpu, features, LLVM_VERSION_STRING, SILVAN_VERSION);
+	if (tail_len >= sizeof(tail))
+		tail_len = sizeof(tail) - 1;
+	code_len = LLVMGetBufferSize(bitcode);
+	if ((key = malloc(code_len + tail_len + 1)) != NULL)
+	{
+		memcpy(key, LLVMGetBufferStart(bitcode), code_len);
+		memcpy(key + code_len, tail, tail_len + 1);
+		*key_len = code_len + tail_len;
+	}
+	LLVMDisposeMemoryBuffer(bitcode);
 	return key;
 }
 
 /* The shared code for a key in this process, with one more user; NULL if none */
 static JitCode *
-JitFindShared(uint64_t hash, uint64_t hash2)
+JitFindShared(const char *key, size_t key_len, uint64_t hash)
 {
 	for (JitCode *code = shared_code; code != NULL; code = code->next)
-		if (code->hash == hash && code->hash2 == hash2)
+		if (code->hash == hash && code->key_len == key_len &&
+			memcmp(code->key, key, key_len) == 0)
 		{
 			code->refcount++;
 			return code;
@@ -518,7 +534,7 @@ JitCompile(JitModule *jm, const char *entry, void **address, char **llvm_ir,
 		StatusNoMemory(status, "the code's key");
 		goto done;
 	}
-	if ((code = JitFindShared(CodeCacheHash(key, key_len), CodeCacheHash2(key, key_len))) != NULL)
+	if ((code = JitFindShared(key, key_len, CodeCacheHash(key, key_len))) != NULL)
 	{
 		*source = JIT_SHARED;
 		goto done;
@@ -531,7 +547,6 @@ JitCompile(JitModule *jm, const char *entry, void **address, char **llvm_ir,
 	code->shared = true;
 	code->refcount = 1;
 	code->hash = CodeCacheHash(key, key_len);
-	code->hash2 = CodeCacheHash2(key, key_len);
 	snprintf(symbol, sizeof(symbol), "silvan_%016llx", (unsigned long long) code->hash);
 	fn = LLVMGetNamedFunction(jm->module, entry);
 	if (fn != NULL)
@@ -546,6 +561,9 @@ JitCompile(JitModule *jm, const char *entry, void **address, char **llvm_ir,
 		code = NULL;
 		goto done;
 	}
+	code->key = key;			/* kept to compare */
+	code->key_len = key_len;
+	key = NULL;
 	code->next = shared_code;
 	shared_code = code;
 done:
@@ -578,5 +596,6 @@ JitCodeFree(JitCode *code)
 		JitUnlinkShared(code);
 	if (!LlvmErrorsFailed())
 		JitRemoveTracker(code->tracker);
+	free(code->key);
 	free(code);
 }
