@@ -1,12 +1,16 @@
 -- silvan 0.2.0 -> 0.3.0: models keep their feature names and types (and
 -- models loaded before get them from their source); the model_features
 -- view; predict(), predict_proba() and predict_raw() take integer[],
--- bigint[] and numeric[] features.
+-- bigint[] and numeric[] features; load_model() takes a model's bytes, and
+-- the catalog keeps those of binary formats.
 \echo Use "ALTER EXTENSION silvan UPDATE TO '0.3.0'" to load this file. \quit
 
 ALTER TABLE model
+	ALTER COLUMN source DROP NOT NULL,
 	ADD COLUMN feature_names text[] CHECK (cardinality(feature_names) = num_features),
-	ADD COLUMN feature_types text[] CHECK (cardinality(feature_types) = num_features);
+	ADD COLUMN feature_types text[] CHECK (cardinality(feature_types) = num_features),
+	ADD COLUMN source_binary bytea,
+	ADD CONSTRAINT model_one_source CHECK ((source IS NULL) <> (source_binary IS NULL));
 
 -- Read the names and types of the models loaded so far from their source
 -- text, which load_model() parsed and validated when it stored them
@@ -19,7 +23,8 @@ DROP FUNCTION source_features(text, text);
 CREATE OR REPLACE VIEW models AS
 	SELECT id, name, format, objective, task, num_features, num_classes,
 		   num_trees, max_depth, owner, created, revision,
-		   octet_length(source) AS source_bytes, feature_names
+		   coalesce(octet_length(source), octet_length(source_binary)) AS source_bytes,
+		   feature_names
 	  FROM model;
 
 -- One row per feature of every model: its position (as in feature_columns;
@@ -30,6 +35,10 @@ CREATE VIEW model_features AS
 		   m.feature_types[p.position] AS type
 	  FROM model m, generate_series(1, m.num_features) AS p(position);
 GRANT SELECT ON model_features TO PUBLIC;
+
+CREATE FUNCTION load_model(name text, model bytea, format text DEFAULT 'auto',
+						   replace boolean DEFAULT false) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'silvan_load_model_bytes' LANGUAGE C VOLATILE;
 
 CREATE FUNCTION predict(model text, features integer[]) RETURNS float8
 	AS 'MODULE_PATHNAME', 'silvan_predict_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;

@@ -8,6 +8,8 @@
 -- keys every backend's cache of compiled code.  "feature_names" and
 -- "feature_types" are what the training library recorded (NULL: nothing),
 -- one entry per feature; predict_table matches columns to features by them.
+-- The model as loaded is "source" for text formats, "source_binary" for
+-- binary ones.
 CREATE SEQUENCE model_revision_seq;
 
 CREATE TABLE model (
@@ -24,9 +26,11 @@ CREATE TABLE model (
 	owner regrole NOT NULL DEFAULT current_user::regrole,
 	revision bigint NOT NULL DEFAULT nextval('model_revision_seq'),
 	forest bytea NOT NULL,
-	source text NOT NULL,
+	source text,
 	feature_names text[] CHECK (cardinality(feature_names) = num_features),
-	feature_types text[] CHECK (cardinality(feature_types) = num_features)
+	feature_types text[] CHECK (cardinality(feature_types) = num_features),
+	source_binary bytea,
+	CONSTRAINT model_one_source CHECK ((source IS NULL) <> (source_binary IS NULL))
 );
 
 -- Schedules: compiler schedules per model, target and batch size (NULL:
@@ -82,7 +86,8 @@ GRANT SELECT ON model, schedule, profile TO PUBLIC;
 CREATE VIEW models AS
 	SELECT id, name, format, objective, task, num_features, num_classes,
 		   num_trees, max_depth, owner, created, revision,
-		   octet_length(source) AS source_bytes, feature_names
+		   coalesce(octet_length(source), octet_length(source_binary)) AS source_bytes,
+		   feature_names
 	  FROM model;
 GRANT SELECT ON models TO PUBLIC;
 
@@ -99,6 +104,10 @@ GRANT SELECT ON model_features TO PUBLIC;
 CREATE FUNCTION load_model(name text, model text, format text DEFAULT 'auto',
 						   replace boolean DEFAULT false) RETURNS bigint
 	AS 'MODULE_PATHNAME', 'silvan_load_model' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION load_model(name text, model bytea, format text DEFAULT 'auto',
+						   replace boolean DEFAULT false) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'silvan_load_model_bytes' LANGUAGE C VOLATILE;
 
 CREATE FUNCTION drop_model(name text) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'silvan_drop_model' LANGUAGE C VOLATILE STRICT;

@@ -23,6 +23,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/array.h"
@@ -187,9 +188,9 @@ CatalogCheckOwned(const char *name)
 	return model.revision;
 }
 
-/* Parse and validate a model's text, with errors for the user */
+/* Parse and validate a model's text or bytes, with errors for the user */
 static Forest *
-CatalogParse(const char *model_text, const char *format_name, ModelFormat *format)
+CatalogParse(const char *model_text, size_t len, const char *format_name, ModelFormat *format)
 {
 	SilvanStatus status;
 	Forest	   *forest;
@@ -200,17 +201,25 @@ CatalogParse(const char *model_text, const char *format_name, ModelFormat *forma
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown model format \"%s\"", format_name),
 				 errdetail("Argument \"format\" must be one of auto, xgboost, lightgbm.")));
-	forest = ParseModel(model_text, strlen(model_text), requested, format, &status);
+	forest = ParseModel(model_text, len, requested, format, &status);
 	if (forest == NULL)
 		SilvanReportStatus(ERROR, &status);
 	return forest;
 }
 
 /*
- * The columns of a model's row, as statement parameters $1..$12, and
- * $13 for the owner (insert) or the id (replace)
+ * The columns of a model's row, as statement parameters $1..$13, and
+ * $14 for the owner (insert) or the id (replace)
  */
-#define MODEL_COLUMNS 12
+#define MODEL_COLUMNS 13
+
+/* A model as given: text, or the bytes of a binary format */
+typedef struct ModelSource
+{
+	const char *data;
+	size_t		len;
+	bool		binary;
+} ModelSource;
 
 typedef struct ModelRowArgs
 {
@@ -222,11 +231,11 @@ typedef struct ModelRowArgs
 
 /* Fill the parameters of a model's row; the forest's names are checked here */
 static void
-CatalogModelArgs(ModelRowArgs *row, const char *name, const char *model_text,
+CatalogModelArgs(ModelRowArgs *row, const char *name, const ModelSource *source,
 				 ModelFormat format, const Forest *forest, bytea *bytes)
 {
 	static const Oid types[MODEL_COLUMNS] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID,
-	INT4OID, INT4OID, INT4OID, BYTEAOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID};
+	INT4OID, INT4OID, INT4OID, BYTEAOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID, BYTEAOID};
 	bool		isnull;
 
 	memcpy(row->types, types, sizeof(types));
@@ -242,12 +251,31 @@ CatalogModelArgs(ModelRowArgs *row, const char *name, const char *model_text,
 	row->values[6] = Int32GetDatum(forest->num_trees);
 	row->values[7] = Int32GetDatum(forest->max_depth);
 	row->values[8] = PointerGetDatum(bytes);
-	row->values[9] = CStringGetTextDatum(model_text);
 	row->values[10] = FeaturesToArray(forest, FOREST_FEATURE_NAMES, false, &isnull);
 	row->nulls[10] = isnull ? 'n' : ' ';
 	row->values[11] = FeaturesToArray(forest, FOREST_FEATURE_TYPES, false, &isnull);
 	row->nulls[11] = isnull ? 'n' : ' ';
+	if (source->binary)
+	{
+		bytea	   *copy = palloc(VARHDRSZ + source->len);
+
+		SET_VARSIZE(copy, VARHDRSZ + source->len);
+		memcpy(VARDATA(copy), source->data, source->len);
+		row->values[12] = PointerGetDatum(copy);
+		row->nulls[9] = 'n';
+	}
+	else
+	{
+		row->values[9] = PointerGetDatum(cstring_to_text_with_len(source->data, source->len));
+		row->nulls[12] = 'n';
+	}
 	row->with_features = FeaturesInCatalog();
+	if (source->binary && !row->with_features)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("silvan's catalog cannot store binary models yet"),
+				 errdetail("The catalog was created by an older version of silvan."),
+				 errhint("Run ALTER EXTENSION silvan UPDATE.")));
 }
 
 /* Insert a new model row owned by the caller; false when another has the name */
@@ -262,12 +290,12 @@ CatalogInsertModel(const CatalogSql *sql, ModelRowArgs *row, int64 *id)
 	CatalogSqlRun(sql, row->with_features ?
 				  "INSERT INTO silvan.model (name, format, objective, task, num_features,"
 				  " num_classes, num_trees, max_depth, forest, source, feature_names,"
-				  " feature_types, owner)"
-				  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+				  " feature_types, source_binary, owner)"
+				  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
 				  " ON CONFLICT (name) DO NOTHING RETURNING id" :
 				  "INSERT INTO silvan.model (name, format, objective, task, num_features,"
 				  " num_classes, num_trees, max_depth, forest, source, owner)"
-				  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $13)"
+				  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $14)"
 				  " ON CONFLICT (name) DO NOTHING RETURNING id",
 				  MODEL_COLUMNS + 1, row->types, row->values, row->nulls,
 				  SPI_OK_INSERT_RETURNING);
@@ -285,24 +313,24 @@ CatalogReplaceModel(const CatalogSql *sql, ModelRowArgs *row, int64 id)
 	row->values[MODEL_COLUMNS] = Int64GetDatum(id);
 	CatalogSqlRun(sql, row->with_features ?
 				  "WITH schedules AS (DELETE FROM silvan.schedule"
-				  "                    WHERE model_id OPERATOR(pg_catalog.=) $13),"
+				  "                    WHERE model_id OPERATOR(pg_catalog.=) $14),"
 				  "     profiles AS (DELETE FROM silvan.profile"
-				  "                   WHERE model_id OPERATOR(pg_catalog.=) $13)"
+				  "                   WHERE model_id OPERATOR(pg_catalog.=) $14)"
 				  " UPDATE silvan.model SET format = $2, objective = $3, task = $4,"
 				  " num_features = $5, num_classes = $6, num_trees = $7, max_depth = $8,"
 				  " forest = $9, source = $10, feature_names = $11, feature_types = $12,"
-				  " created = pg_catalog.now(),"
+				  " source_binary = $13, created = pg_catalog.now(),"
 				  " revision = pg_catalog.nextval('silvan.model_revision_seq'::pg_catalog.regclass)"
-				  " WHERE id OPERATOR(pg_catalog.=) $13 AND name OPERATOR(pg_catalog.=) $1" :
+				  " WHERE id OPERATOR(pg_catalog.=) $14 AND name OPERATOR(pg_catalog.=) $1" :
 				  "WITH schedules AS (DELETE FROM silvan.schedule"
-				  "                    WHERE model_id OPERATOR(pg_catalog.=) $13),"
+				  "                    WHERE model_id OPERATOR(pg_catalog.=) $14),"
 				  "     profiles AS (DELETE FROM silvan.profile"
-				  "                   WHERE model_id OPERATOR(pg_catalog.=) $13)"
+				  "                   WHERE model_id OPERATOR(pg_catalog.=) $14)"
 				  " UPDATE silvan.model SET format = $2, objective = $3, task = $4,"
 				  " num_features = $5, num_classes = $6, num_trees = $7, max_depth = $8,"
 				  " forest = $9, source = $10, created = pg_catalog.now(),"
 				  " revision = pg_catalog.nextval('silvan.model_revision_seq'::pg_catalog.regclass)"
-				  " WHERE id OPERATOR(pg_catalog.=) $13 AND name OPERATOR(pg_catalog.=) $1",
+				  " WHERE id OPERATOR(pg_catalog.=) $14 AND name OPERATOR(pg_catalog.=) $1",
 				  MODEL_COLUMNS + 1, row->types, row->values, row->nulls, SPI_OK_UPDATE);
 	if (SPI_processed != 1)
 		elog(ERROR, "could not replace a locked model row");
@@ -385,41 +413,98 @@ CatalogStoreModel(const char *name, ModelRowArgs *row, bool replace)
 	return model.id;
 }
 
-PG_FUNCTION_INFO_V1(silvan_load_model);
-
-/* load_model(name, model, format, replace): parse, validate, store */
-Datum
-silvan_load_model(PG_FUNCTION_ARGS)
+/* Check a model name's length */
+static void
+CheckModelName(const char *name)
 {
-	char	   *name;
-	char	   *model_text;
-	char	   *format_name;
-	ModelFormat format;
-	Forest	   *forest;
-	ModelRowArgs row;
-
-	RequireArgument(fcinfo, 0, "name");
-	RequireArgument(fcinfo, 1, "model");
-	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	model_text = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	format_name = PG_ARGISNULL(2) ? "auto" : text_to_cstring(PG_GETARG_TEXT_PP(2));
 	if (strlen(name) < 1 || strlen(name) >= NAMEDATALEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_NAME),
 				 errmsg("invalid model name"),
 				 errdetail("Argument \"name\" must have 1 to %d bytes.", NAMEDATALEN - 1)));
+}
 
-	forest = CatalogParse(model_text, format_name, &format);
+/* Is the format's source text (kept as text) rather than bytes? */
+static bool
+FormatIsText(ModelFormat format)
+{
+	return format == MODEL_FORMAT_XGBOOST_JSON || format == MODEL_FORMAT_LIGHTGBM_TEXT;
+}
+
+/* Parse, validate and store a model given as text or bytes */
+static int64
+CatalogLoad(const char *name, ModelSource *source, const char *format_name, bool replace)
+{
+	ModelFormat format;
+	Forest	   *forest;
+	ModelRowArgs row;
+
+	CheckModelName(name);
+	forest = CatalogParse(source->data, source->len, format_name, &format);
 	PG_TRY();
 	{
-		CatalogModelArgs(&row, name, model_text, format, forest, CatalogSerialize(forest));
+		/* bytes of a text format are kept as text, which they must then be */
+		if (source->binary && FormatIsText(format))
+		{
+			if (memchr(source->data, '\0', source->len) != NULL ||
+				!pg_verifymbstr(source->data, (int) source->len, true))
+				ereport(ERROR,
+						(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+						 errmsg("invalid model text"),
+						 errdetail("Argument \"model\" holds a %s model that is not valid text in encoding \"%s\".",
+								   ModelFormatName(format), GetDatabaseEncodingName())));
+			source->binary = false;
+		}
+		CatalogModelArgs(&row, name, source, format, forest, CatalogSerialize(forest));
 	}
 	PG_FINALLY();
 	{
 		ForestFree(forest);
 	}
 	PG_END_TRY();
-	PG_RETURN_INT64(CatalogStoreModel(name, &row, !PG_ARGISNULL(3) && PG_GETARG_BOOL(3)));
+	return CatalogStoreModel(name, &row, replace);
+}
+
+PG_FUNCTION_INFO_V1(silvan_load_model);
+PG_FUNCTION_INFO_V1(silvan_load_model_bytes);
+
+/* load_model(name, model text, format, replace): parse, validate, store */
+Datum
+silvan_load_model(PG_FUNCTION_ARGS)
+{
+	text	   *model;
+	ModelSource source;
+
+	RequireArgument(fcinfo, 0, "name");
+	RequireArgument(fcinfo, 1, "model");
+	model = PG_GETARG_TEXT_PP(1);
+	source.data = text_to_cstring(model);
+	source.len = strlen(source.data);
+	source.binary = false;
+	PG_RETURN_INT64(CatalogLoad(text_to_cstring(PG_GETARG_TEXT_PP(0)), &source,
+								PG_ARGISNULL(2) ? "auto" : text_to_cstring(PG_GETARG_TEXT_PP(2)),
+								!PG_ARGISNULL(3) && PG_GETARG_BOOL(3)));
+}
+
+/* load_model(name, model bytea, format, replace): the same for a model's bytes */
+Datum
+silvan_load_model_bytes(PG_FUNCTION_ARGS)
+{
+	bytea	   *model;
+	ModelSource source;
+
+	RequireArgument(fcinfo, 0, "name");
+	RequireArgument(fcinfo, 1, "model");
+	model = PG_GETARG_BYTEA_PP(1);
+	source.len = VARSIZE_ANY_EXHDR(model);
+	/* a copy ending in a zero byte, as the text readers may expect */
+	source.data = palloc(source.len + 1);
+	memcpy((char *) source.data, VARDATA_ANY(model), source.len);
+	((char *) source.data)[source.len] = '\0';
+	source.binary = true;
+	PG_RETURN_INT64(CatalogLoad(text_to_cstring(PG_GETARG_TEXT_PP(0)), &source,
+								PG_ARGISNULL(2) ? "auto" : text_to_cstring(PG_GETARG_TEXT_PP(2)),
+								!PG_ARGISNULL(3) && PG_GETARG_BOOL(3)));
 }
 
 PG_FUNCTION_INFO_V1(silvan_drop_model);
