@@ -2,7 +2,9 @@
 -- models loaded before get them from their source); the model_features
 -- view; predict(), predict_proba() and predict_raw() take integer[],
 -- bigint[] and numeric[] features; load_model() takes a model's bytes, and
--- the catalog keeps those of binary formats.
+-- the catalog keeps those of binary formats; schedules say where they came
+-- from (the silvan.schedules view), and set_schedule() whether it changed
+-- anything.
 \echo Use "ALTER EXTENSION silvan UPDATE TO '0.3.0'" to load this file. \quit
 
 ALTER TABLE model
@@ -58,3 +60,18 @@ CREATE FUNCTION predict_raw(model text, features bigint[]) RETURNS float8[]
 	AS 'MODULE_PATHNAME', 'silvan_predict_raw_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION predict_raw(model text, features numeric[]) RETURNS float8[]
 	AS 'MODULE_PATHNAME', 'silvan_predict_raw_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+ALTER TABLE schedule
+	ADD COLUMN origin text NOT NULL DEFAULT 'hand' CHECK (origin IN ('hand', 'tuned')),
+	ADD COLUMN provenance jsonb;
+
+-- The stored schedules by model name: batch_size NULL applies to every size
+CREATE VIEW schedules AS
+	SELECT m.name AS model, s.target, s.batch_size, s.schedule, s.origin, s.provenance, s.created
+	  FROM schedule s JOIN model m ON m.id = s.model_id;
+GRANT SELECT ON schedules TO PUBLIC;
+
+DROP FUNCTION set_schedule(text, text, text, integer);
+CREATE FUNCTION set_schedule(model text, schedule text, target text DEFAULT 'cpu',
+							 batch_size integer DEFAULT NULL) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'silvan_set_schedule' LANGUAGE C VOLATILE;

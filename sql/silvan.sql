@@ -34,13 +34,16 @@ CREATE TABLE model (
 );
 
 -- Schedules: compiler schedules per model, target and batch size (NULL:
--- any batch size), written by set_schedule and the tuner.
+-- any batch size), written by set_schedule ("hand") and the tuner
+-- ("tuned", with what it measured in "provenance").
 CREATE TABLE schedule (
 	model_id bigint NOT NULL REFERENCES model (id) ON DELETE CASCADE,
 	target text NOT NULL DEFAULT 'cpu' CHECK (target IN ('cpu', 'cuda', 'rocm')),
 	batch_size integer CHECK (batch_size IS NULL OR batch_size > 0),
 	schedule text NOT NULL,
-	created timestamptz NOT NULL DEFAULT now()
+	created timestamptz NOT NULL DEFAULT now(),
+	origin text NOT NULL DEFAULT 'hand' CHECK (origin IN ('hand', 'tuned')),
+	provenance jsonb
 );
 CREATE UNIQUE INDEX schedule_key ON schedule (model_id, target, coalesce(batch_size, 0));
 
@@ -99,6 +102,12 @@ CREATE VIEW model_features AS
 		   m.feature_types[p.position] AS type
 	  FROM model m, generate_series(1, m.num_features) AS p(position);
 GRANT SELECT ON model_features TO PUBLIC;
+
+-- The stored schedules by model name: batch_size NULL applies to every size
+CREATE VIEW schedules AS
+	SELECT m.name AS model, s.target, s.batch_size, s.schedule, s.origin, s.provenance, s.created
+	  FROM schedule s JOIN model m ON m.id = s.model_id;
+GRANT SELECT ON schedules TO PUBLIC;
 
 -- Loading and dropping models
 CREATE FUNCTION load_model(name text, model text, format text DEFAULT 'auto',
@@ -173,10 +182,12 @@ CREATE FUNCTION predict_raw_query(model text, query text, batch_size integer DEF
 	AS 'MODULE_PATHNAME', 'silvan_predict_raw_query' LANGUAGE C VOLATILE;
 
 -- Schedules: stored per model, target and batch size (NULL: every size);
--- predict* use the one closest to the batch they run.  A NULL schedule
--- removes the stored one.
+-- a batch runs with the one stored for its size, else the nearest stored
+-- within a factor of 2 (not for a single row), else the one for every
+-- size.  A NULL schedule removes the stored one; true when anything
+-- was stored or removed.
 CREATE FUNCTION set_schedule(model text, schedule text, target text DEFAULT 'cpu',
-							 batch_size integer DEFAULT NULL) RETURNS void
+							 batch_size integer DEFAULT NULL) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'silvan_set_schedule' LANGUAGE C VOLATILE;
 
 -- Node hit statistics over real rows, for probability-based tiling

@@ -581,7 +581,10 @@ CatalogCheckSchedule(const char *name, const char *schedule_text, int64 revision
 
 PG_FUNCTION_INFO_V1(silvan_set_schedule);
 
-/* set_schedule(model, schedule, target, batch_size): store, replace or (NULL) remove */
+/*
+ * set_schedule(model, schedule, target, batch_size): store, replace or
+ * (NULL) remove; true when something was stored or removed
+ */
 Datum
 silvan_set_schedule(PG_FUNCTION_ARGS)
 {
@@ -594,6 +597,7 @@ silvan_set_schedule(PG_FUNCTION_ARGS)
 	Datum		args[4];
 	char		nulls[4] = {' ', ' ', batch_size == 0 ? 'n' : ' ', ' '};
 	int64		revision;
+	bool		changed;
 
 	RequireArgument(fcinfo, 0, "model");
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
@@ -619,6 +623,7 @@ silvan_set_schedule(PG_FUNCTION_ARGS)
 				  " AND target OPERATOR(pg_catalog.=) $2"
 				  " AND COALESCE(batch_size, 0) OPERATOR(pg_catalog.=) COALESCE($3, 0)",
 				  3, argtypes, args, nulls, SPI_OK_DELETE);
+	changed = SPI_processed > 0;
 	if (!PG_ARGISNULL(1))
 	{
 		args[3] = PG_GETARG_DATUM(1);
@@ -626,9 +631,10 @@ silvan_set_schedule(PG_FUNCTION_ARGS)
 					  "INSERT INTO silvan.schedule (model_id, target, batch_size, schedule)"
 					  " VALUES ($1, $2, $3, $4)",
 					  4, argtypes, args, nulls, SPI_OK_INSERT);
+		changed = true;
 	}
 	CatalogSqlEnd(&sql);
-	PG_RETURN_VOID();
+	PG_RETURN_BOOL(changed);
 }
 
 /* Store the node hit counts of a profiling scan of revision of a model */

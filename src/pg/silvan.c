@@ -227,8 +227,11 @@ silvan_explain(PG_FUNCTION_ARGS)
 	version = ModelCacheLookup(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	variant = ModelVersionVariant(version, batch_size);
 	initStringInfo(&out);
-	if (variant->stored && variant->stored_batch_size > 0)
+	if (variant->stored && variant->stored_batch_size == batch_size)
 		appendStringInfo(&out, "schedule source: stored for batch size %d\n", variant->stored_batch_size);
+	else if (variant->stored && variant->stored_batch_size > 0)
+		appendStringInfo(&out, "schedule source: stored for batch size %d, the nearest within a factor of 2\n",
+						 variant->stored_batch_size);
 	else
 		appendStringInfo(&out, "schedule source: %s\n",
 						 variant->stored ? "stored for every batch size" : "default");
