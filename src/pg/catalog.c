@@ -465,6 +465,15 @@ CatalogLoad(const char *name, ModelSource *source, const char *format_name, bool
 	return CatalogStoreModel(name, &row, replace);
 }
 
+/* The shared body of both load_model() forms: the other arguments, then load */
+static int64
+CatalogLoadCall(FunctionCallInfo fcinfo, ModelSource *source)
+{
+	return CatalogLoad(text_to_cstring(PG_GETARG_TEXT_PP(0)), source,
+					   PG_ARGISNULL(2) ? "auto" : text_to_cstring(PG_GETARG_TEXT_PP(2)),
+					   !PG_ARGISNULL(3) && PG_GETARG_BOOL(3));
+}
+
 PG_FUNCTION_INFO_V1(silvan_load_model);
 PG_FUNCTION_INFO_V1(silvan_load_model_bytes);
 
@@ -472,18 +481,14 @@ PG_FUNCTION_INFO_V1(silvan_load_model_bytes);
 Datum
 silvan_load_model(PG_FUNCTION_ARGS)
 {
-	text	   *model;
 	ModelSource source;
 
 	RequireArgument(fcinfo, 0, "name");
 	RequireArgument(fcinfo, 1, "model");
-	model = PG_GETARG_TEXT_PP(1);
-	source.data = text_to_cstring(model);
+	source.data = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	source.len = strlen(source.data);
 	source.binary = false;
-	PG_RETURN_INT64(CatalogLoad(text_to_cstring(PG_GETARG_TEXT_PP(0)), &source,
-								PG_ARGISNULL(2) ? "auto" : text_to_cstring(PG_GETARG_TEXT_PP(2)),
-								!PG_ARGISNULL(3) && PG_GETARG_BOOL(3)));
+	PG_RETURN_INT64(CatalogLoadCall(fcinfo, &source));
 }
 
 /* load_model(name, model bytea, format, replace): the same for a model's bytes */
@@ -491,6 +496,7 @@ Datum
 silvan_load_model_bytes(PG_FUNCTION_ARGS)
 {
 	bytea	   *model;
+	char	   *copy;
 	ModelSource source;
 
 	RequireArgument(fcinfo, 0, "name");
@@ -498,13 +504,12 @@ silvan_load_model_bytes(PG_FUNCTION_ARGS)
 	model = PG_GETARG_BYTEA_PP(1);
 	source.len = VARSIZE_ANY_EXHDR(model);
 	/* a copy ending in a zero byte, as the text readers may expect */
-	source.data = palloc(source.len + 1);
-	memcpy((char *) source.data, VARDATA_ANY(model), source.len);
-	((char *) source.data)[source.len] = '\0';
+	copy = palloc(source.len + 1);
+	memcpy(copy, VARDATA_ANY(model), source.len);
+	copy[source.len] = '\0';
+	source.data = copy;
 	source.binary = true;
-	PG_RETURN_INT64(CatalogLoad(text_to_cstring(PG_GETARG_TEXT_PP(0)), &source,
-								PG_ARGISNULL(2) ? "auto" : text_to_cstring(PG_GETARG_TEXT_PP(2)),
-								!PG_ARGISNULL(3) && PG_GETARG_BOOL(3)));
+	PG_RETURN_INT64(CatalogLoadCall(fcinfo, &source));
 }
 
 PG_FUNCTION_INFO_V1(silvan_drop_model);
