@@ -111,6 +111,8 @@ CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr
 	snprintf(name, sizeof(name), "silvan_forest_batch_%lu", JitNextId());
 	if (!JitModuleCreate(name, &jm, status))
 		return false;
+	for (int i = 0; i < mir->num_ops; i++)
+		jm.fast_codegen |= mir->ops[i].kind == MIR_WALK && mir->ops[i].strategy == MIR_WALK_CODE;
 	if (!CodegenForest(mir, repr, &compiled->buffers, jm.module, name,
 					   JitHostCpuName(), JitHostCpuFeatures(), status) ||
 		!JitOptimizeModule(&jm, status))
@@ -118,6 +120,8 @@ CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr
 		JitModuleDispose(&jm);
 		return false;
 	}
+	free(compiled->buffers.record_of);	/* only code generation reads it */
+	compiled->buffers.record_of = NULL;
 	compiled->llvm_ir = TakeLlvmMessage(LLVMPrintModuleToString(jm.module));
 	compiled->code = JitAddModule(&jm, name, &address, status);
 	if (compiled->code == NULL)
@@ -303,6 +307,7 @@ CompileBracketed(const Forest *forest, const Schedule *schedule,
 		MirBuild(&compiled->schedule, forest->num_trees, forest->num_groups, mir, status);
 	if (ok)
 	{
+		mir->profile = profile;
 		compiled->needs_partials = mir->needs_partials;
 		if (compiled->schedule.tile_size > 1)
 			ok = (tiled = TileTrees(forest, &compiled->schedule, profile, mir, status)) != NULL;
