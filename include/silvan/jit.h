@@ -20,6 +20,9 @@ typedef struct JitModule
 	LLVMOrcThreadSafeContextRef tsctx;
 	LLVMContextRef context;
 	LLVMModuleRef module;
+	bool		fast_codegen;	/* instruction selection and register
+								 * allocation at -O0 (code walks: much
+								 * code, simple control flow) */
 } JitModule;
 
 /* Machine code added to the JIT */

@@ -165,6 +165,13 @@ typedef struct ReprBuffers
 	int32_t		tile_size;
 	int32_t		num_lut_rows;	/* LUT rows in aux[1] (one more: all zero) */
 	bool		gather;			/* SIMD gathers on this CPU */
+	/*
+	 * The layout's record index of each HIR node (global HIR index), where
+	 * a walk may enter the buffers at a split (codeWalk); -1 for nodes it
+	 * cannot enter at; NULL when the layout has none (tiled trees).  Only
+	 * needed while code is generated.
+	 */
+	int64_t    *record_of;
 } ReprBuffers;
 
 /* The values of one loaded node; their meaning is the representation's */
@@ -219,6 +226,7 @@ extern bool ReprBuildTables(const Hir *hir, ReprBuffers *buffers, SilvanStatus *
 extern void ReprPrefetch(CodegenContext *cg, LLVMValueRef v_base, LLVMValueRef v_bytes,
 						 int32_t max_lines);
 extern void ReprCacheRecords(CodegenContext *cg, LLVMValueRef v_tree);
+extern bool ReprAllocRecordOf(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status);
 
 /*
  * repr_split.c: split records shared by every layout.  A ReprRecord is one

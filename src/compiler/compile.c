@@ -101,12 +101,16 @@ CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr
 
 	if (!JitModuleCreate(name, &jm, status))
 		return false;
+	for (int i = 0; i < mir->num_ops; i++)
+		jm.fast_codegen |= mir->ops[i].kind == MIR_WALK && mir->ops[i].strategy == MIR_WALK_CODE;
 	if (!CodegenForest(mir, repr, &compiled->buffers, jm.module, name,
 					   JitHostCpuName(), JitHostCpuFeatures(), status))
 	{
 		JitModuleDispose(&jm);
 		return false;
 	}
+	free(compiled->buffers.record_of);	/* only code generation reads it */
+	compiled->buffers.record_of = NULL;
 	/* the same code may come from this process, another backend, or be compiled */
 	compiled->code = JitCompile(&jm, name, &address, &compiled->llvm_ir,
 								&compiled->code_source, status);
@@ -293,6 +297,7 @@ CompileBracketed(const Forest *forest, const Schedule *schedule,
 		MirBuild(&compiled->schedule, forest->num_trees, forest->num_groups, mir, status);
 	if (ok)
 	{
+		mir->profile = profile;
 		compiled->needs_partials = mir->needs_partials;
 		if (compiled->schedule.tile_size > 1)
 			ok = (tiled = TileTrees(forest, &compiled->schedule, profile, mir, status)) != NULL;

@@ -160,6 +160,10 @@ ArrayBuild(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
 		ReprStoreRecord(&recs[i], buffers->layout, precision, buffers->nodes, i,
 						recs[i].leaf ? (int32_t) i : recs[i].link);
 	free(recs);
+	if (!ReprAllocRecordOf(hir, buffers, status))
+		return false;
+	for (int64_t i = 0; i < hir->num_nodes; i++)
+		buffers->record_of[i] = i;
 	return true;
 }
 

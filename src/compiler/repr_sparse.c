@@ -411,7 +411,12 @@ SparseBuild(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
 		buffers->trees[t].first = hi >= 0 ? (int32_t) lo : 0;
 		buffers->trees[t].count = hi >= 0 ? (int32_t) (hi - lo + 1) : 0;
 	}
-	ok = SparseStore(hir, &list, number, buffers, status);
+	ok = SparseStore(hir, &list, number, buffers, status) &&
+		ReprAllocRecordOf(hir, buffers, status);
+	for (int64_t e = 0; ok && e < list.count; e++)
+		if (!list.entries[e].dummy && !list.recs[e].leaf &&
+			buffers->record_of[list.entries[e].hir] < 0)
+			buffers->record_of[list.entries[e].hir] = number[e];
 	free(first);
 	free(number);
 	free(list.entries);

@@ -6,7 +6,8 @@
  *   bench_kernel MODEL ROWS_FILE BATCH INTERLEAVE TILE UNROLL
  *
  * SCHEDULE is schedule-language text (default: ScheduleDefault); THREADS
- * caps the runtime's thread pool (default 1).
+ * caps the runtime's thread pool (default 1).  SILVAN_BENCH_EXPLAIN=1 in
+ * the environment prints the explain text to stderr (2: with LLVM IR).
  * ROWS_FILE: text rows (comma, tab or space separated); the first
  * num_features columns of each line are used, cycled to fill the batch.
  * Prints compile time, whether compiled margins equal the interpreter's
@@ -172,6 +173,13 @@ main(int argc, char **argv)
 	{
 		fprintf(stderr, "%s: %s\n", st.message, st.detail);
 		return 1;
+	}
+	if (getenv("SILVAN_BENCH_EXPLAIN"))
+	{
+		char	   *explain = CompiledForestExplain(c, atoi(getenv("SILVAN_BENCH_EXPLAIN")) > 1);
+
+		fputs(explain ? explain : "", stderr);
+		free(explain);
 	}
 	ForestMarginsInit(fo, acc, batch);
 	CompiledForestAccumulate(c, vrows, batch, acc);

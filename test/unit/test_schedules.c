@@ -7,8 +7,11 @@
  * section 5: the default, row-parallel (XGBoost's), tree-parallel, both,
  * interleaved over rows and over trees, unrolled, peeled, one tree at a
  * time, tiled batch/tree nests, splits (fission, with the copies' names),
- * caching, the reduction directives, reorderTrees, and the Tahoe GPU nests
- * whose gpuDimension a CPU ignores.  Each runs with every representation
+ * caching, the reduction directives, reorderTrees, the Tahoe GPU nests
+ * whose gpuDimension a CPU ignores, and the walk strategies: code walks
+ * (branches and selects, every nest that fixes the tree at compile time,
+ * tops of 1 to 64 splits, so that both whole trees and buffer entries
+ * below the top run) and early-exit walks.  Each runs with every representation
  * on hand-built forests and real models, on batches that leave tile
  * remainders, with the thread pool at 1 and 3 threads.
  *
@@ -82,15 +85,34 @@ static const TestSchedule schedules[] = {
 	"vectorReduce(t0, 8)", true},
 	{"reordered trees", "tile(batch, b0, b1, 128); reorder(b0, tree, b1); tile(b1, b2, b3, 16); "
 	"interleave(b3); unrollWalk(b3, 8); reorderTrees()", true},
+	/* 27: walk strategies */
+	{"code walk, trees inside rows", "tile(batch, b0, b1, 16); reorder(b0, b1, tree); "
+	"parallel(b0); specialize(tree); codeWalk(tree, 6, branchy)", false},
+	{"code walk, selects", "tile(batch, b0, b1, 16); reorder(b0, b1, tree); specialize(tree); "
+	"codeWalk(tree, 3, select)", false},
+	{"code walk, rows inside trees", "tile(batch, b0, b1, 64); reorder(b0, tree, b1); "
+	"specialize(tree); codeWalk(b1, 5, branchy)", false},
+	{"code walk, interleaved rows", "tile(batch, b0, b1, 64); reorder(b0, tree, b1); "
+	"tile(b1, b2, b3, 4); interleave(b3); specialize(tree); codeWalk(b3, 4, select)", false},
+	{"code walk, tree tiles", "tile(batch, b0, b1, 8); tile(tree, t0, t1, 4); "
+	"reorder(b0, t0, b1, t1); specialize(t0); specialize(t1); codeWalk(t1, 64, branchy)", false},
+	{"code walk, split trees", "tile(batch, b0, b1, 32); reorder(b0, b1, tree); "
+	"split(tree, ta, tb, 2); specialize(ta); specialize(tb); codeWalk(ta, 1, branchy); "
+	"codeWalk(tb, 64, select)", false},
+	{"early exit", "tile(batch, b0, b1, 64); reorder(b0, tree, b1); earlyExitWalk(b1)", false},
+	{"early exit, interleaved", "tile(batch, b0, b1, 64); reorder(b0, tree, b1); "
+	"tile(b1, b2, b3, 4); interleave(b3); earlyExitWalk(b3)", false},
+	{"early exit, trees interleaved", "tile(tree, t0, t1, 4); interleave(t1); earlyExitWalk(t1)",
+	false},
 };
 
 #define NUM_SCHEDULES ((int) (sizeof(schedules) / sizeof(schedules[0])))
 
 /* Schedules that also run with tiled trees (indices into schedules[]) */
-static const int tiled_schedules[] = {0, 1, 2, 7, 11, 26};
+static const int tiled_schedules[] = {0, 1, 2, 7, 11, 26, 27, 33};
 
 /* The schedules that run on every model (the rest on some) */
-static const int core_schedules[] = {0, 1, 2, 3, 5, 7, 9, 11};
+static const int core_schedules[] = {0, 1, 2, 3, 5, 7, 9, 11, 27, 29, 33};
 
 #define NUM_CORE_SCHEDULES ((int) (sizeof(core_schedules) / sizeof(core_schedules[0])))
 
