@@ -10,7 +10,7 @@ rm -rf "$corpus"
 /usr/bin/env python3 test/fuzz/make_seeds.py
 mkdir -p test/fuzz/build "$corpus/forest_binary"
 ${CC:-cc} -O1 -std=gnu11 -Iinclude -I/usr/include/json-c -o test/fuzz/build/make_binary_seeds \
-	test/fuzz/make_binary_seeds.c src/core/*.c -ljson-c -lm
+	test/fuzz/make_binary_seeds.c src/core/*.c src/core/onnx/*.c -ljson-c -lprotobuf-c -lm
 test/fuzz/build/make_binary_seeds "$corpus/forest_binary" \
 	"$corpus"/xgboost_json/* "$corpus"/lightgbm_text/*
 du -sh "$corpus"/*
