@@ -215,7 +215,7 @@ UnrecognizedFormat(const char *text, size_t len, SilvanStatus *status)
 		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported model format",
 						  "XGBoost's legacy binary format is not supported; save the model with save_model(\"model.json\") instead.");
 	return StatusFail(status, SILVAN_ERROR_SYNTAX, "unrecognized model format",
-					  "The text is neither XGBoost save_model() JSON nor LightGBM save_model() text nor an ONNX model.");
+					  "The text is neither XGBoost save_model() JSON nor LightGBM save_model() text.");
 }
 
 /* Detect (when AUTO), parse and validate a model */
