@@ -2,7 +2,7 @@
 -- models loaded before get them from their source); the model_features
 -- view; predict(), predict_proba() and predict_raw() take integer[],
 -- bigint[] and numeric[] features; load_model() takes a model's bytes, and
--- the catalog keeps those of binary formats; schedules say where they came
+-- the catalog keeps those of binary formats (ONNX) and their class labels; schedules say where they came
 -- from (the silvan.schedules view), and set_schedule() whether it changed
 -- anything.
 \echo Use "ALTER EXTENSION silvan UPDATE TO '0.3.0'" to load this file. \quit
@@ -12,7 +12,8 @@ ALTER TABLE model
 	ADD COLUMN feature_names text[] CHECK (cardinality(feature_names) = num_features),
 	ADD COLUMN feature_types text[] CHECK (cardinality(feature_types) = num_features),
 	ADD COLUMN source_binary bytea,
-	ADD CONSTRAINT model_one_source CHECK ((source IS NULL) <> (source_binary IS NULL));
+	ADD CONSTRAINT model_one_source CHECK ((source IS NULL) <> (source_binary IS NULL)),
+	ADD COLUMN class_labels text[];
 
 -- Read the names and types of the models loaded so far from their source
 -- text, which load_model() parsed and validated when it stored them
@@ -26,7 +27,7 @@ CREATE OR REPLACE VIEW models AS
 	SELECT id, name, format, objective, task, num_features, num_classes,
 		   num_trees, max_depth, owner, created, revision,
 		   coalesce(octet_length(source), octet_length(source_binary)) AS source_bytes,
-		   feature_names
+		   feature_names, class_labels
 	  FROM model;
 
 -- One row per feature of every model: its position (as in feature_columns;

@@ -9,7 +9,7 @@
 -- "feature_types" are what the training library recorded (NULL: nothing),
 -- one entry per feature; predict_table matches columns to features by them.
 -- The model as loaded is "source" for text formats, "source_binary" for
--- binary ones.
+-- binary ones.  "class_labels" names the classes predict() numbers (ONNX).
 CREATE SEQUENCE model_revision_seq;
 
 CREATE TABLE model (
@@ -30,7 +30,8 @@ CREATE TABLE model (
 	feature_names text[] CHECK (cardinality(feature_names) = num_features),
 	feature_types text[] CHECK (cardinality(feature_types) = num_features),
 	source_binary bytea,
-	CONSTRAINT model_one_source CHECK ((source IS NULL) <> (source_binary IS NULL))
+	CONSTRAINT model_one_source CHECK ((source IS NULL) <> (source_binary IS NULL)),
+	class_labels text[]
 );
 
 -- Schedules: compiler schedules per model, target and batch size (NULL:
@@ -90,7 +91,7 @@ CREATE VIEW models AS
 	SELECT id, name, format, objective, task, num_features, num_classes,
 		   num_trees, max_depth, owner, created, revision,
 		   coalesce(octet_length(source), octet_length(source_binary)) AS source_bytes,
-		   feature_names
+		   feature_names, class_labels
 	  FROM model;
 GRANT SELECT ON models TO PUBLIC;
 

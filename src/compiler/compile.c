@@ -267,6 +267,17 @@ CompileFromMir(CompiledForest *compiled, Mir *mir, const Hir *hir, SilvanStatus 
 	return CompileCode(compiled, mir, repr, status);
 }
 
+/* Refuse a forest with rules the compiler lacks (ForestUncompiledRule); it is interpreted */
+static bool
+CompileSupported(const Forest *forest, SilvanStatus *status)
+{
+	const char *rule = ForestUncompiledRule(forest);
+
+	return rule == NULL ||
+		StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "model not supported by the compiler",
+				   "The model uses %s, which only the interpreter implements.", rule);
+}
+
 /* CompileForest inside its bracket */
 static CompiledForest *
 CompileBracketed(const Forest *forest, const Schedule *schedule,
@@ -325,6 +336,8 @@ CompileForest(const Forest *forest, const Schedule *schedule,
 {
 	CompiledForest *compiled;
 
+	if (!CompileSupported(forest, status))
+		return NULL;
 	LlvmErrorsEnter();
 	compiled = CompileBracketed(forest, schedule, profile, status);
 	LlvmErrorsLeave();

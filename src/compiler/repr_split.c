@@ -453,7 +453,7 @@ static LLVMValueRef
 SplitInSet(CodegenContext *cg, const ReprNode *node, LLVMValueRef v_x)
 {
 	LLVMBuilderRef b = cg->builder;
-	bool		xgboost = cg->forest->source == FOREST_SOURCE_XGBOOST;
+	bool		xgboost = cg->forest->category_rule == FOREST_CATEGORY_NONNEGATIVE;
 	LLVMValueRef v_low = xgboost ?
 		LLVMBuildFCmp(b, LLVMRealOGE, v_x, CgValue(cg, 0.0), "") :
 		LLVMBuildFCmp(b, LLVMRealOGT, v_x, CgValue(cg, -1.0), "");

@@ -168,3 +168,60 @@ ForestFeatureNamesPositional(const Forest *forest)
 			return false;
 	return true;
 }
+
+/*
+ * Give the forest its class labels: count strings of the given lengths,
+ * one per class (num_classes), each at most FOREST_MAX_CLASS_LABEL bytes
+ * without a zero byte and no label twice (predict's index must name one
+ * class).  Preconditions: num_classes is set.
+ */
+bool
+ForestSetClassLabels(Forest *forest, const char *const *labels,
+					 const size_t *lengths, int64_t count, SilvanStatus *status)
+{
+	char	  **list;
+	char	  **sorted;
+	size_t		total = 0;
+
+	if (count != forest->num_classes || count < 1)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid class labels",
+						  "Field \"classlabels\" has %lld entries; the model has %d classes.",
+						  (long long) count, forest->num_classes);
+	for (int64_t i = 0; i < count; i++)
+	{
+		if (lengths[i] > FOREST_MAX_CLASS_LABEL)
+			return StatusFail(status, SILVAN_ERROR_INVALID, "class label too long",
+							  "Entry %lld of field \"classlabels\" has %zu bytes; at most %d are supported.",
+							  (long long) i, lengths[i], FOREST_MAX_CLASS_LABEL);
+		if (memchr(labels[i], '\0', lengths[i]) != NULL)
+			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid class label",
+							  "Entry %lld of field \"classlabels\" contains a zero byte.",
+							  (long long) i);
+		total += lengths[i] + 1;
+	}
+	list = FeatureStringsCopy(labels, lengths, (int32_t) count, total, status);
+	if (list == NULL)
+		return false;
+	sorted = malloc(sizeof(char *) * count);
+	if (sorted == NULL)
+	{
+		free(list);
+		return StatusNoMemory(status, "the class labels");
+	}
+	memcpy(sorted, list, sizeof(char *) * count);
+	qsort(sorted, count, sizeof(char *), CompareNames);
+	for (int64_t i = 1; i < count; i++)
+		if (strcmp(sorted[i - 1], sorted[i]) == 0)
+		{
+			StatusFail(status, SILVAN_ERROR_INVALID, "duplicate class label",
+					   "Field \"classlabels\" names class \"%.64s\" more than once.",
+					   sorted[i]);
+			free(sorted);
+			free(list);
+			return false;
+		}
+	free(sorted);
+	free(forest->class_labels);
+	forest->class_labels = list;
+	return true;
+}

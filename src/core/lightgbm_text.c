@@ -1042,6 +1042,9 @@ LgbApplyHeader(Forest *forest, const LgbHeader *header, SilvanStatus *status)
 {
 	forest->source = FOREST_SOURCE_LIGHTGBM;
 	forest->precision = FOREST_FLOAT64;
+	forest->category_rule = FOREST_CATEGORY_TRUNCATE;
+	forest->aggregate = FOREST_AGGREGATE_SUM;
+	forest->base_margin_last = false;
 	forest->num_features = (int32_t) header->max_feature_idx + 1;
 	forest->average_output = header->average_output;
 	forest->average_divisor = 1;

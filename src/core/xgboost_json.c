@@ -1677,6 +1677,9 @@ XgbReadDocument(json_object *root, XgbTrees *src, SilvanStatus *status)
 		return NULL;
 	forest->source = FOREST_SOURCE_XGBOOST;
 	forest->precision = FOREST_FLOAT32;
+	forest->category_rule = FOREST_CATEGORY_NONNEGATIVE;
+	forest->aggregate = FOREST_AGGREGATE_SUM;
+	forest->base_margin_last = false;
 	forest->average_output = false;
 	forest->average_divisor = 1;
 	if (XgbReadHeader(learner, forest, status) &&

@@ -190,7 +190,8 @@ CatalogCheckOwned(const char *name)
 
 /* Parse and validate a model's text or bytes, with errors for the user */
 static Forest *
-CatalogParse(const char *model_text, size_t len, const char *format_name, ModelFormat *format)
+CatalogParse(const char *model_text, size_t len, bool binary, const char *format_name,
+			 ModelFormat *format)
 {
 	SilvanStatus status;
 	Forest	   *forest;
@@ -200,7 +201,13 @@ CatalogParse(const char *model_text, size_t len, const char *format_name, ModelF
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown model format \"%s\"", format_name),
-				 errdetail("Argument \"format\" must be one of auto, xgboost, lightgbm.")));
+				 errdetail("Argument \"format\" must be one of auto, xgboost, lightgbm, onnx.")));
+	if (!binary && ModelFormatIsBinary(requested))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s models must be loaded as bytea", ModelFormatName(requested)),
+				 errdetail("Argument \"model\" is text; %s models are binary.", ModelFormatName(requested)),
+				 errhint("Pass the model's bytes, for example pg_read_binary_file('/path/model.onnx').")));
 	forest = ParseModel(model_text, len, requested, format, &status);
 	if (forest == NULL)
 		SilvanReportStatus(ERROR, &status);
@@ -208,10 +215,10 @@ CatalogParse(const char *model_text, size_t len, const char *format_name, ModelF
 }
 
 /*
- * The columns of a model's row, as statement parameters $1..$13, and
- * $14 for the owner (insert) or the id (replace)
+ * The columns of a model's row, as statement parameters $1..$14, and
+ * $15 for the owner (insert) or the id (replace)
  */
-#define MODEL_COLUMNS 13
+#define MODEL_COLUMNS 14
 
 /* A model as given: text, or the bytes of a binary format */
 typedef struct ModelSource
@@ -235,7 +242,8 @@ CatalogModelArgs(ModelRowArgs *row, const char *name, const ModelSource *source,
 				 ModelFormat format, const Forest *forest, bytea *bytes)
 {
 	static const Oid types[MODEL_COLUMNS] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID,
-	INT4OID, INT4OID, INT4OID, BYTEAOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID, BYTEAOID};
+	INT4OID, INT4OID, INT4OID, BYTEAOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID, BYTEAOID,
+	TEXTARRAYOID};
 	bool		isnull;
 
 	memcpy(row->types, types, sizeof(types));
@@ -255,6 +263,8 @@ CatalogModelArgs(ModelRowArgs *row, const char *name, const ModelSource *source,
 	row->nulls[10] = isnull ? 'n' : ' ';
 	row->values[11] = FeaturesToArray(forest, FOREST_FEATURE_TYPES, false, &isnull);
 	row->nulls[11] = isnull ? 'n' : ' ';
+	row->values[13] = FeaturesClassLabels(forest, &isnull);
+	row->nulls[13] = isnull ? 'n' : ' ';
 	if (source->binary)
 	{
 		bytea	   *copy = palloc(VARHDRSZ + source->len);
@@ -290,12 +300,12 @@ CatalogInsertModel(const CatalogSql *sql, ModelRowArgs *row, int64 *id)
 	CatalogSqlRun(sql, row->with_features ?
 				  "INSERT INTO silvan.model (name, format, objective, task, num_features,"
 				  " num_classes, num_trees, max_depth, forest, source, feature_names,"
-				  " feature_types, source_binary, owner)"
-				  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+				  " feature_types, source_binary, class_labels, owner)"
+				  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
 				  " ON CONFLICT (name) DO NOTHING RETURNING id" :
 				  "INSERT INTO silvan.model (name, format, objective, task, num_features,"
 				  " num_classes, num_trees, max_depth, forest, source, owner)"
-				  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $14)"
+				  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $15)"
 				  " ON CONFLICT (name) DO NOTHING RETURNING id",
 				  MODEL_COLUMNS + 1, row->types, row->values, row->nulls,
 				  SPI_OK_INSERT_RETURNING);
@@ -313,24 +323,24 @@ CatalogReplaceModel(const CatalogSql *sql, ModelRowArgs *row, int64 id)
 	row->values[MODEL_COLUMNS] = Int64GetDatum(id);
 	CatalogSqlRun(sql, row->with_features ?
 				  "WITH schedules AS (DELETE FROM silvan.schedule"
-				  "                    WHERE model_id OPERATOR(pg_catalog.=) $14),"
+				  "                    WHERE model_id OPERATOR(pg_catalog.=) $15),"
 				  "     profiles AS (DELETE FROM silvan.profile"
-				  "                   WHERE model_id OPERATOR(pg_catalog.=) $14)"
+				  "                   WHERE model_id OPERATOR(pg_catalog.=) $15)"
 				  " UPDATE silvan.model SET format = $2, objective = $3, task = $4,"
 				  " num_features = $5, num_classes = $6, num_trees = $7, max_depth = $8,"
 				  " forest = $9, source = $10, feature_names = $11, feature_types = $12,"
-				  " source_binary = $13, created = pg_catalog.now(),"
+				  " source_binary = $13, class_labels = $14, created = pg_catalog.now(),"
 				  " revision = pg_catalog.nextval('silvan.model_revision_seq'::pg_catalog.regclass)"
-				  " WHERE id OPERATOR(pg_catalog.=) $14 AND name OPERATOR(pg_catalog.=) $1" :
+				  " WHERE id OPERATOR(pg_catalog.=) $15 AND name OPERATOR(pg_catalog.=) $1" :
 				  "WITH schedules AS (DELETE FROM silvan.schedule"
-				  "                    WHERE model_id OPERATOR(pg_catalog.=) $14),"
+				  "                    WHERE model_id OPERATOR(pg_catalog.=) $15),"
 				  "     profiles AS (DELETE FROM silvan.profile"
-				  "                   WHERE model_id OPERATOR(pg_catalog.=) $14)"
+				  "                   WHERE model_id OPERATOR(pg_catalog.=) $15)"
 				  " UPDATE silvan.model SET format = $2, objective = $3, task = $4,"
 				  " num_features = $5, num_classes = $6, num_trees = $7, max_depth = $8,"
 				  " forest = $9, source = $10, created = pg_catalog.now(),"
 				  " revision = pg_catalog.nextval('silvan.model_revision_seq'::pg_catalog.regclass)"
-				  " WHERE id OPERATOR(pg_catalog.=) $14 AND name OPERATOR(pg_catalog.=) $1",
+				  " WHERE id OPERATOR(pg_catalog.=) $15 AND name OPERATOR(pg_catalog.=) $1",
 				  MODEL_COLUMNS + 1, row->types, row->values, row->nulls, SPI_OK_UPDATE);
 	if (SPI_processed != 1)
 		elog(ERROR, "could not replace a locked model row");
@@ -424,13 +434,6 @@ CheckModelName(const char *name)
 				 errdetail("Argument \"name\" must have 1 to %d bytes.", NAMEDATALEN - 1)));
 }
 
-/* Is the format's source text (kept as text) rather than bytes? */
-static bool
-FormatIsText(ModelFormat format)
-{
-	return format == MODEL_FORMAT_XGBOOST_JSON || format == MODEL_FORMAT_LIGHTGBM_TEXT;
-}
-
 /* Parse, validate and store a model given as text or bytes */
 static int64
 CatalogLoad(const char *name, ModelSource *source, const char *format_name, bool replace)
@@ -440,11 +443,11 @@ CatalogLoad(const char *name, ModelSource *source, const char *format_name, bool
 	ModelRowArgs row;
 
 	CheckModelName(name);
-	forest = CatalogParse(source->data, source->len, format_name, &format);
+	forest = CatalogParse(source->data, source->len, source->binary, format_name, &format);
 	PG_TRY();
 	{
 		/* bytes of a text format are kept as text, which they must then be */
-		if (source->binary && FormatIsText(format))
+		if (source->binary && !ModelFormatIsBinary(format))
 		{
 			if (memchr(source->data, '\0', source->len) != NULL ||
 				!pg_verifymbstr(source->data, (int) source->len, true))

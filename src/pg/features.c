@@ -82,6 +82,27 @@ FeaturesToArray(const Forest *forest, ForestFeatureField field, bool lenient, bo
 										   TYPALIGN_INT));
 }
 
+/* A forest's class labels as text[] (lenient about the encoding: NULL); NULL if none */
+Datum
+FeaturesClassLabels(const Forest *forest, bool *isnull)
+{
+	Datum	   *items;
+
+	*isnull = true;
+	if (forest->class_labels == NULL || forest->num_classes < 1)
+		return (Datum) 0;
+	items = palloc(sizeof(Datum) * forest->num_classes);
+	for (int32 c = 0; c < forest->num_classes; c++)
+	{
+		if (!pg_verifymbstr(forest->class_labels[c], strlen(forest->class_labels[c]), true))
+			return (Datum) 0;
+		items[c] = CStringGetTextDatum(forest->class_labels[c]);
+	}
+	*isnull = false;
+	return PointerGetDatum(construct_array(items, forest->num_classes, TEXTOID, -1, false,
+										   TYPALIGN_INT));
+}
+
 /* Give a forest the names or types of a catalog text[] */
 void
 FeaturesFromArray(Forest *forest, ForestFeatureField field, Datum array)

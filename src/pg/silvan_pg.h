@@ -100,6 +100,7 @@ extern bool FeaturesInCatalog(void);
 extern Datum FeaturesToArray(const Forest *forest, ForestFeatureField field, bool lenient,
 							 bool *isnull);
 extern void FeaturesFromArray(Forest *forest, ForestFeatureField field, Datum array);
+extern Datum FeaturesClassLabels(const Forest *forest, bool *isnull);
 extern bool FeaturesSelectList(StringInfo sql, Relation rel, const char *key_column,
 							   const Forest *forest, const char *model);
 extern void FeaturesCheckPositions(TupleDesc desc, int first, const Forest *forest,

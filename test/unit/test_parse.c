@@ -293,7 +293,9 @@ TestFormatNames(void)
 	CHECK(ModelFormatFromName("LightGBM", &f) && f == MODEL_FORMAT_LIGHTGBM_TEXT);
 	CHECK(ModelFormatFromName("lightgbm_text", &f) && f == MODEL_FORMAT_LIGHTGBM_TEXT);
 	CHECK(ModelFormatFromName("LGBM", &f) && f == MODEL_FORMAT_LIGHTGBM_TEXT);
-	CHECK(!ModelFormatFromName("onnx", &f));
+	CHECK(ModelFormatFromName("onnx", &f) && f == MODEL_FORMAT_ONNX);
+	CHECK(ModelFormatFromName("ONNX", &f) && f == MODEL_FORMAT_ONNX);
+	CHECK(strcmp(ModelFormatName(MODEL_FORMAT_ONNX), "onnx") == 0);
 	CHECK(!ModelFormatFromName("", &f));
 	CHECK(!ModelFormatFromName(NULL, &f));
 	CHECK(strcmp(ModelFormatName(MODEL_FORMAT_XGBOOST_JSON), "xgboost_json") == 0);
@@ -860,7 +862,7 @@ TestUnrecognized(void)
 	ExpectFailStr("hello world", MODEL_FORMAT_AUTO, SILVAN_ERROR_SYNTAX, "garbage");
 	ExpectFailStr("", MODEL_FORMAT_AUTO, SILVAN_ERROR_SYNTAX, "empty text");
 	ExpectFailStr("{\"a\": 1}", MODEL_FORMAT_AUTO, SILVAN_ERROR_SYNTAX, "other JSON");
-	ExpectFail(onnx, sizeof(onnx) - 1, MODEL_FORMAT_AUTO, SILVAN_ERROR_UNSUPPORTED, "ONNX");
+	ExpectFail(onnx, sizeof(onnx) - 1, MODEL_FORMAT_AUTO, SILVAN_ERROR_SYNTAX, "truncated ONNX");
 	ExpectFail(dump, strlen(dump), MODEL_FORMAT_AUTO, SILVAN_ERROR_UNSUPPORTED, "XGBoost text dump");
 	ExpectFailStr("[{\"nodeid\": 0, \"leaf\": 1}]", MODEL_FORMAT_AUTO,
 			   SILVAN_ERROR_UNSUPPORTED, "XGBoost JSON dump");
@@ -960,6 +962,9 @@ static const SharedModel shared_models[] = {
 	{"siboehm_lleaves/tests--models--pure_categorical--model.txt", 1, 3, 1, FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, 5},
 	{"siboehm_lleaves/tests--models--single_tree--model.txt", 1, 10, 1, FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, 21},
 	{"siboehm_lleaves/tests--models--tiniest_single_tree--model.txt", 1, 3, 1, FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, 7},
+	{"asprasad_treebeard/onnx_models--abalone_onnx_model_save.onnx", 1000, 8, 1, FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, 87430},
+	{"asprasad_treebeard/onnx_models--higgs_xgb_model_save.onnx", 100, 28, 1, FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, 50388},
+	{"asprasad_treebeard/onnx_models--year_prediction_msd_xgb_model_save.onnx", 100, 90, 1, FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, 32558},
 };
 
 /* Files in the collection that we must refuse, each with its kind */
@@ -970,8 +975,8 @@ static const struct
 }			shared_refused[] = {
 	{"dmitryikh_leaves/testdata--lg_1tree.json", SILVAN_ERROR_UNSUPPORTED},
 	{"dmitryikh_leaves/testdata--lg_dart_breast_cancer.json", SILVAN_ERROR_UNSUPPORTED},
-	{"asprasad_treebeard/onnx_models--higgs_xgb_model_save.onnx", SILVAN_ERROR_UNSUPPORTED},
 	{"onnx_onnx/onnx--backend--test--data--node--test_ai_onnx_ml_tree_ensemble_single_tree--model.onnx", SILVAN_ERROR_UNSUPPORTED},
+	{"onnx_onnx/onnx--backend--test--data--node--test_ai_onnx_ml_tree_ensemble_set_membership--model.onnx", SILVAN_ERROR_UNSUPPORTED},
 	{"dmitryikh_leaves/testdata--lg_rf_iris_true_predictions.txt", SILVAN_ERROR_SYNTAX},
 };
 

@@ -349,6 +349,8 @@ RandomForest(ForestSource source, ForestPrecision precision, int32_t num_trees,
 	uint32_t	words[4] = {0x5u, 0x80000001u, 0x3u, 0xF0u};
 
 	forest->source = source;
+	forest->category_rule = source == FOREST_SOURCE_XGBOOST ?
+		FOREST_CATEGORY_NONNEGATIVE : FOREST_CATEGORY_TRUNCATE;
 	forest->precision = precision;
 	forest->num_features = 5;
 	forest->task = num_groups > 1 ? FOREST_TASK_MULTICLASS : FOREST_TASK_REGRESSION;
