@@ -231,13 +231,18 @@ extern bool ReprAllocRecordOf(const Hir *hir, ReprBuffers *buffers, SilvanStatus
 /*
  * repr_split.c: split records shared by every layout.  A ReprRecord is one
  * node before it is stored; link is an index into the caller's record list
- * (the first of the two children, which are adjacent).
+ * (the first of the two children, which are adjacent).  ReprChooseLayout
+ * may swap the two children's records in the list, so a record's place in
+ * the list is not its HIR node's: ReprRecord.hir says which node it is
+ * (what ReprBuffers.record_of is built from).
  */
 typedef struct ReprRecord
 {
 	double		threshold;		/* or leaf value */
 	int32_t		set;			/* categorical: set number */
 	int32_t		link;			/* first child's record, -1 on leaves */
+	int64_t		hir;			/* global HIR node it describes (-1: none);
+								 * moves with the record when siblings swap */
 	uint32_t	feature_flags;
 	bool		leaf;
 	bool		numeric;		/* numeric split with the NaN rule */

@@ -299,20 +299,30 @@ GoesLeft(CodeTree *ct, const ForestNode *node)
 }
 
 /*
- * Enter the buffers below the top: at the tree's root, with its unchecked
- * hops, so the buffer walk decides the whole path again.  Entering at the
- * record of split h itself (ReprBuffers.record_of) gave wrong leaves for
- * some rows of random forests, not yet understood; the root is always
- * right, and whole trees in code never get here.
+ * Enter the buffers below the top: at the record of split h (tree-local,
+ * resolved), ReprBuffers.record_of of its global HIR index.  The tree's
+ * unchecked hops (ReprTree.fixed) count from the root; h is level hops
+ * below it, and every layout puts it there (padding and sparse dummies
+ * only ever sit above leaves, never above a split), so only fixed - level
+ * of them are left; taking all of them would walk on past leaves.
  */
 static void
 ColdEntry(CodeTree *ct, int32_t h, LLVMValueRef *v_index, LLVMValueRef *v_fixed)
 {
 	const ReprTree *tree = &ct->cg->buffers->trees[ct->tree - ct->hir->trees];
+	const HirNode *node = &ct->hir->nodes[ct->tree->first_node + h];
+	int64_t		record = ct->cg->buffers->record_of[ct->tree->first_node + h];
+	int32_t		fixed = tree->fixed - node->level;
 
-	(void) h;
-	*v_index = CgInt64(ct->cg, tree->root);
-	*v_fixed = CgInt32(ct->cg, tree->fixed);
+	if (record < 0)
+	{
+		/* a node the layout cannot enter at: the walk decides it all again */
+		*v_index = CgInt64(ct->cg, tree->root);
+		*v_fixed = CgInt32(ct->cg, tree->fixed);
+		return;
+	}
+	*v_index = CgInt64(ct->cg, record);
+	*v_fixed = CgInt32(ct->cg, fixed > 0 ? fixed : 0);
 }
 
 /* branchy: emit node h (tree-local) and everything of the top below it */

@@ -143,7 +143,8 @@ ReorgPlaceNode(const ReorgPlace *pl, int64_t e, int64_t p, int32_t t)
 		return;					/* cannot happen: depth bounds positions */
 	ReprStoreRecord(rec, pl->buffers->layout, pl->precision, pl->buffers->nodes,
 					p * pl->num_trees + t, rec->leaf ? -1 : t);
-	pl->buffers->record_of[e] = p * pl->num_trees + t;
+	if (rec->hir >= 0)
+		pl->buffers->record_of[rec->hir] = p * pl->num_trees + t;
 	if (rec->leaf)
 		return;
 	ReorgPlaceNode(pl, rec->link, 2 * p + 1, t);

@@ -177,6 +177,7 @@ ReprDescribeNode(const Forest *forest, const ForestNode *fnode, ReprBuffers *buf
 {
 	memset(rec, 0, sizeof(ReprRecord));
 	rec->link = -1;
+	rec->hir = -1;
 	if (fnode->kind == FOREST_NODE_LEAF)
 	{
 		rec->threshold = fnode->leaf_value;
@@ -199,9 +200,11 @@ ReprDescribe(const Hir *hir, int64_t i, ReprBuffers *buffers, ReprRecord *rec)
 		/* both children are the same: any split */
 		memset(rec, 0, sizeof(ReprRecord));
 		rec->link = -1;
+		rec->hir = i;
 		return;
 	}
 	ReprDescribeNode(hir->forest, &hir->forest->nodes[hnode->source], buffers, rec);
+	rec->hir = i;
 }
 
 /* Store a record in slot of the FLAGS or PLAIN layout */

@@ -456,6 +456,90 @@ TestGenerated(void)
 	}
 }
 
+/*
+ * Partial tops: code walks of 1 to 64 splits per tree, branches and
+ * selects, breadth first and by profile, trees inside rows and rows inside
+ * trees, with every representation, so that the walk enters the buffers
+ * below the top at every depth (the record of the split where the code
+ * stopped, with the unchecked hops left from there)
+ */
+static void
+TestPartialTops(void)
+{
+	static const int budgets[] = {1, 2, 3, 4, 5, 8, 16, 32, 64};
+	static const char *const forms[] = {"branchy", "select"};
+	static const char *const nests[] = {
+		"tile(batch, b0, b1, 16); reorder(b0, b1, tree); specialize(tree); codeWalk(tree, %d, %s)",
+		"tile(batch, b0, b1, 64); reorder(b0, tree, b1); specialize(tree); codeWalk(b1, %d, %s)",
+	};
+	struct
+	{
+		const char *name;
+		ForestSource source;
+		ForestPrecision precision;
+		int32_t		trees;
+		int32_t		groups;
+		int32_t		depth;
+		bool		categorical;
+		int			nan_left;	/* -1: as drawn, else every split's default */
+	}			cases[] = {
+		/* FLAGS records */
+		{"partial tops: lightgbm double, all rules", FOREST_SOURCE_LIGHTGBM, FOREST_FLOAT64, 13, 1, 9, true, -1},
+		{"partial tops: xgboost float, categorical", FOREST_SOURCE_XGBOOST, FOREST_FLOAT32, 11, 3, 6, true, -1},
+		/* SIGN records: NaN-left splits mirrored, their children swapped */
+		{"partial tops: xgboost float", FOREST_SOURCE_XGBOOST, FOREST_FLOAT32, 11, 1, 8, false, -1},
+		/* PLAIN records, NaN left everywhere: every split's children swapped */
+		{"partial tops: deep, NaN left", FOREST_SOURCE_XGBOOST, FOREST_FLOAT64, 7, 2, 14, false, 1},
+		/* PLAIN records, NaN right everywhere: nothing swapped */
+		{"partial tops: NaN right", FOREST_SOURCE_XGBOOST, FOREST_FLOAT32, 9, 1, 10, false, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		Forest	   *forest = RandomForest(cases[i].source, cases[i].precision, cases[i].trees,
+										  cases[i].groups, cases[i].depth, cases[i].categorical);
+		int64_t		max_rows = 1000;
+		void	   *rows;
+		void	   *want;
+		ForestProfile profile;
+
+		CHECK_MSG(forest != NULL, "%s", cases[i].name);
+		if (forest == NULL)
+			continue;
+		for (int64_t k = 0; cases[i].nan_left >= 0 && k < forest->num_nodes; k++)
+			forest->nodes[k].default_left = cases[i].nan_left == 1;
+		rows = MakeRows(forest, max_rows);
+		want = malloc(ForestValueSize(forest) * (size_t) (max_rows * forest->num_groups));
+		profile = (ForestProfile) {
+			.num_rows = max_rows, .num_nodes = forest->num_nodes,
+			.node_hits = calloc((size_t) forest->num_nodes + 1, sizeof(int64_t))
+		};
+		ForestMarginsInit(forest, want, max_rows);
+		ForestInterpretAccumulate(forest, rows, max_rows, want);
+		ForestProfileAccumulate(forest, rows, max_rows, profile.node_hits);
+		for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++)
+			for (int f = 0; f < 2; f++)
+				for (int n = 0; n < 2; n++)
+					for (int r = 0; r < 3; r++)
+						for (int p = 0; p < 2; p++)
+						{
+							char		text[512];
+							char		name[64];
+							TestSchedule ts = {.name = name, .text = text, .reorders = false};
+
+							snprintf(text, sizeof(text), nests[n], budgets[b], forms[f]);
+							snprintf(name, sizeof(name), "top %d %s, nest %d%s", budgets[b],
+									 forms[f], n, p ? ", profiled" : "");
+							CheckOne(cases[i].name, forest, &ts, representations[r], 1,
+									 "uniform", p ? &profile : NULL, rows, want, max_rows);
+						}
+		free(want);
+		free(profile.node_hits);
+		free(rows);
+		ForestFree(forest);
+	}
+}
+
 /* Real models under ../shared/models, when they are there */
 static void
 TestRealModels(void)
@@ -492,6 +576,7 @@ main(void)
 {
 	clock_t		start = clock();
 
+	TestPartialTops();
 	TestGenerated();
 	TestRealModels();
 	printf("  %d compiled, %d refused by reorg, %.1f s\n", compiled_count, refused_count,
