@@ -1,47 +1,134 @@
 #!/usr/bin/python3
-"""Benchmark silvan's batched scoring against XGBoost's own predict.
+"""make bench: silvan against the peer tree compilers, on the same rows.
 
-For each model (the treebeard set from ../shared/models and a few trained
-here: deep, wide, many trees, multi-class) a table of rows is built (drawn
-from the model's real inputs where they exist), then, in this one run on
-this machine and on the same rows:
+Models: the treebeard XGBoost set (airline, higgs, year), four XGBoost
+models trained here (deep, wide, many trees, multi-class) and the LightGBM
+models of lleaves' tests (nyc_taxi, mtpl2, lgbm_multiclass, lgbm_airline,
+boston).  Rows come from the models' real inputs where the source has them
+(treebeard's CSVs), from the training distribution for the models trained
+here, and otherwise (the LightGBM models, which come without inputs) are
+synthesized from the model's split thresholds with a fixed seed.
 
-  - XGBoost inplace_predict over the rows in chunks of the batch size, with
-    nthread=1 and nthread=2;
-  - silvan.predict_table(..., batch_size) end to end (scan, batches, compiled
-    code, one result row per source row) with silvan's default schedule, one
-    thread and two threads;
-  - silvan with the best of a small fixed set of schedules (one thread);
+On those rows, in this one run on this machine, with 1 and 2 threads and
+each batch size, it times:
 
-the first four timed in interleaved rounds (one run of each per round, silvan
-in a session warmed by one untimed run) and each reported as the median over
-the rounds, the best schedule as the median of several runs in one warm
-session; µs per row, with the ratio to XGBoost single-thread.  Compile + first prediction in a
-fresh backend, and compile time for an 800-tree model, are timed too.
+  silvan e2e      silvan.predict_table(..., batch_size) end to end from SQL
+                  (scan, batches, compiled code, one result row per source
+                  row: SELECT count(prediction) FROM ...), in a session
+                  warmed by one untimed run; silvan.max_threads = threads
+  silvan kernel   the compiled forest alone on an in-memory array of the
+                  same rows (bench_kernel --serve), chunks of batch_size,
+                  margins and predict()'s outputs
+  lleaves         Model.predict(chunk, n_jobs) (LightGBM models)
+  TL2cgen         Predictor(nthread).predict(DMatrix) (both formats; the
+                  DMatrix of each chunk is built outside the timing)
+  XGBoost         Booster.inplace_predict(chunk), nthread (XGBoost models)
+  HB tree_trav, HB perf_tree_trav
+                  Hummingbird's torch backend, predict / predict_proba
+                  (XGBoost models), torch.set_num_threads
+
+in interleaved rounds (each round runs every engine and thread count once,
+in a shuffled order, so that a burst of load from elsewhere hits a round
+rather than one engine's series) and reports each as the median over the
+rounds, in µs per row.  Peers run in worker processes of their own
+(peer_worker.py), the kernel in bench_kernel; each gets the rows once, in
+its own input type, and is warmed by one untimed pass.  Before timing,
+every engine's predictions on all rows are compared with silvan's
+predict_table (predict_proba_table for multi-class models): a mismatch is
+printed loudly and marked in the tables.  Compile times: silvan's first
+predict in a fresh backend and its compile at batch 1024 (in bench_kernel);
+lleaves compile(), TL2cgen export_lib and Hummingbird's convert (each cached by
+model hash under SILVAN_BENCH_CACHE, with the time measured when it was
+built).
+
+Environment:
+  SILVAN_BENCH_MODELS   comma list of model names (default: all)
+  SILVAN_BENCH_BATCHES  comma list of batch sizes (default 64,1024,8192)
+  SILVAN_BENCH_REPEAT   interleaved rounds (default 7)
+  SILVAN_BENCH_BEST     0 skips silvan's small fixed set of schedules
+  SILVAN_BENCH_PEERS    comma list of lleaves, tl2cgen, xgboost, hb_tree_trav,
+                        hb_perf_tree_trav (hb = both), kernel; none for
+                        silvan e2e alone (default: all)
+  SILVAN_BENCH_ROWS     rows per table (default 50000; wide: a fifth)
+  SILVAN_BENCH_ROUND_SECONDS  fewer rows (not below 10000) for a model whose
+                        round of every engine would take longer (default 4)
+  SILVAN_BENCH_OUT      markdown report (default test/bench/last.md)
+  SILVAN_BENCH_CACHE    compiled peer artifacts (default ~/.cache/silvan-bench)
+  SILVAN_BENCH_KERNEL   the bench_kernel binary (default test/bench/build/bench_kernel)
+  SILVAN_BENCH_PEERS_PYTHONPATH  PYTHONPATH of the peers (run.sh sets it from
+                        the peers' setup.sh)
 Needs a running server (PGHOST/PGPORT from scripts/cluster.sh).
 """
+import atexit
+import hashlib
+import json
 import math
 import os
+import random
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 import numpy as np
 import xgboost as xgb
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 SHARED = os.environ.get("SILVAN_SHARED", os.path.join(os.path.dirname(ROOT), "shared"))
 TB = os.path.join(SHARED, "models", "asprasad_treebeard")
-ROWS = int(os.environ.get("SILVAN_BENCH_ROWS", "100000"))
+LL = os.path.join(SHARED, "models", "siboehm_lleaves")
+ROWS = int(os.environ.get("SILVAN_BENCH_ROWS", "50000"))
+# A model whose round (every engine, 1 and 2 threads, once) would take longer
+# than this many seconds on ROWS rows is timed on fewer (its first rows,
+# at least MIN_ROWS), so that the slowest engines and models do not take
+# the whole run: what one round costs is estimated from one pass of each
+# engine at the first batch size (the table says how many rows each model ran)
+ROUND_SECONDS = float(os.environ.get("SILVAN_BENCH_ROUND_SECONDS", "4"))
+MIN_ROWS = 10000
 REPEAT = int(os.environ.get("SILVAN_BENCH_REPEAT", "7"))
 BATCHES = [int(b) for b in os.environ.get("SILVAN_BENCH_BATCHES", "64,1024,8192").split(",")]
-# Optional filters while working on one part: a comma list of model names,
-# and SILVAN_BENCH_BEST=0 to skip the fixed set of schedules
 ONLY = [m for m in os.environ.get("SILVAN_BENCH_MODELS", "").split(",") if m]
 WITH_BEST = os.environ.get("SILVAN_BENCH_BEST", "1") != "0"
+OUT = os.environ.get("SILVAN_BENCH_OUT") or os.path.join(HERE, "last.md")
+CACHE = os.environ.get("SILVAN_BENCH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "silvan-bench")
+KERNEL = os.environ.get("SILVAN_BENCH_KERNEL") or os.path.join(HERE, "build", "bench_kernel")
+PEERS_PYTHONPATH = os.environ.get("SILVAN_BENCH_PEERS_PYTHONPATH", "")
+THREADS = (1, 2)
 WORK = tempfile.mkdtemp(prefix="silvan-bench-")
+atexit.register(shutil.rmtree, WORK, True)
+
+# Engines, in table order; silvan e2e is not optional
+ENGINES = ["kernel", "lleaves", "tl2cgen", "xgboost", "hb_tree_trav", "hb_perf_tree_trav"]
+PEERS = ENGINES[1:]
+TITLES = {"e2e": "silvan e2e", "kernel": "silvan kernel", "lleaves": "lleaves", "tl2cgen": "TL2cgen",
+          "xgboost": "XGBoost", "hb_tree_trav": "HB tree_trav", "hb_perf_tree_trav": "HB perf_tree_trav"}
+FORMATS = {"kernel": ("xgboost", "lightgbm"), "lleaves": ("lightgbm",), "tl2cgen": ("xgboost", "lightgbm"),
+           "xgboost": ("xgboost",), "hb_tree_trav": ("xgboost",), "hb_perf_tree_trav": ("xgboost",)}
+
+
+def chosen_engines():
+    text = os.environ.get("SILVAN_BENCH_PEERS", "").strip()
+    if not text:
+        return set(ENGINES)
+    if text == "none":
+        return set()
+    out = set()
+    for w in text.split(","):
+        w = w.strip()
+        if w == "hb":
+            out |= {"hb_tree_trav", "hb_perf_tree_trav"}
+        elif w in ENGINES:
+            out.add(w)
+        elif w:
+            sys.exit(f"SILVAN_BENCH_PEERS: unknown engine {w!r} (known: {', '.join(ENGINES)}, hb, none)")
+    return out
+
+
+CHOSEN = chosen_engines()
 
 # The small fixed set of schedules "best of" picks from
 SCHEDULES = [
@@ -52,6 +139,20 @@ SCHEDULES = [
     "tile(batch, b0, b1, 128); tile(tree, t0, t1, 20); reorder(b0, t0, t1, b1); tile(b1, b2, b3, 16); interleave(b3)",
 ]
 
+REPORT = []      # markdown lines of the report
+WARNINGS = []    # mismatches and engines that failed
+
+
+def say(line=""):
+    print(line, flush=True)
+
+
+def warn(line):
+    say("!!! " + line)
+    WARNINGS.append(line)
+
+
+# ---- PostgreSQL ----
 
 def psql(*commands, db="postgres"):
     """Run psql commands, one per line, in one fresh session; return stdout."""
@@ -70,33 +171,75 @@ def timed_ms(sql, times=1, setup=()):
     return [float(l.split()[1]) for l in out.splitlines() if l.startswith("Time: ")]
 
 
-def load_rows(csv_path):
-    data = np.loadtxt(csv_path, delimiter=",", dtype=np.float64)
-    return data[:, :-1].astype(np.float32)
-
-
-def make_table(name, rows, storage="MAIN"):
-    """A table bench_<name>(id, f real[] or f0..fn real).
+def make_table(name, rows, sqltype, storage="MAIN"):
+    """A table bench_<name>(id, f sqltype[] or f0..fn sqltype), row i has id i.
 
     A wide row's array (over 2 kB) is kept in the row (STORAGE MAIN, as the
     README advises) unless storage says otherwise: EXTENDED, PostgreSQL's
     default, moves it out of line to the TOAST table."""
     wide = rows.shape[1] > 200
-    cols = "f real[]" if wide else ", ".join(f"f{i} real" for i in range(rows.shape[1]))
+    cols = f"f {sqltype}[]" if wide else ", ".join(f"f{i} {sqltype}" for i in range(rows.shape[1]))
     psql(f"DROP TABLE IF EXISTS bench_{name}", f"CREATE TABLE bench_{name} (id bigint, {cols})",
          *([f"ALTER TABLE bench_{name} ALTER COLUMN f SET STORAGE {storage}"] if wide else []))
     path = os.path.join(WORK, f"{name}.csv")
-    with open(path, "w") as f:
-        for i, r in enumerate(rows):
-            vals = ",".join(repr(float(v)) for v in r)
-            f.write(f'{i},"{{{vals}}}"\n' if wide else f"{i},{vals}\n")
+    data = np.column_stack([np.arange(len(rows), dtype=np.float64), rows])
+    # %.17g gives every double exactly (and so every float widened to double)
+    if wide:
+        fmt = '%d,"{' + ",".join(["%.17g"] * rows.shape[1]) + '}"'
+    else:
+        fmt = ",".join(["%d"] + ["%.17g"] * rows.shape[1])
+    np.savetxt(path, data, fmt=fmt)
     os.chmod(path, 0o644)
     psql(f"\\copy bench_{name} FROM '{path}' WITH (FORMAT csv)", f"VACUUM ANALYZE bench_{name}")
 
 
-def train_models():
-    """Models of our own: deep, wide, many trees, multi-class."""
-    rng = np.random.default_rng(7)
+def load_model(name, path):
+    psql(f"SELECT silvan.drop_model('{name}')", f"\\set m `cat {path}`",
+         f"SELECT silvan.load_model('{name}', :'m')")
+    trees, depth, nf, task = psql(
+        f"SELECT num_trees, max_depth, num_features, task FROM silvan.models WHERE name = '{name}'"
+    ).strip().split("|")
+    return int(trees), int(depth), int(nf), task
+
+
+def silvan_outputs(name, multi, n):
+    """predict_table's predictions (predict_proba_table's for multi-class), by key."""
+    if multi:
+        out = psql(f"SELECT key, probabilities FROM silvan.predict_proba_table('{name}', 'bench_{name}', 'id', "
+                   f"batch_size => 1024) ORDER BY key")
+        vals = [[float(v) for v in l.split("|")[1].strip("{}").split(",")] for l in out.splitlines()]
+    else:
+        out = psql(f"SELECT key, prediction FROM silvan.predict_table('{name}', 'bench_{name}', 'id', "
+                   f"batch_size => 1024) ORDER BY key")
+        vals = [[float(l.split("|")[1])] for l in out.splitlines()]
+    a = np.array(vals, dtype=np.float64)
+    if len(a) != n:
+        sys.exit(f"predict_table on bench_{name} returned {len(a)} rows, not {n}")
+    return a
+
+
+def silvan_once_us_per_row(name, batch, nrows, threads):
+    """One timed predict_table in a session warmed by one untimed run."""
+    sql = f"SELECT count(prediction) FROM silvan.predict_table('{name}', 'bench_{name}', 'id', batch_size => {batch})"
+    return timed_ms(sql, 2, [f"SET silvan.max_threads = {threads}"])[1] * 1000.0 / nrows
+
+
+def silvan_us_per_row(name, batch, nrows, threads=1, schedule=None):
+    """Median of 3 runs of predict_table in a session warmed by one more."""
+    setup = [f"SET silvan.max_threads = {threads}"]
+    if schedule:
+        psql(f"SELECT silvan.set_schedule('{name}', $s${schedule}$s$, batch_size => {batch})")
+    sql = f"SELECT count(prediction) FROM silvan.predict_table('{name}', 'bench_{name}', 'id', batch_size => {batch})"
+    ms = statistics.median(timed_ms(sql, 4, setup)[1:])
+    if schedule:
+        psql(f"SELECT silvan.set_schedule('{name}', NULL, batch_size => {batch})")
+    return ms * 1000.0 / nrows
+
+
+# ---- Models and their rows ----
+
+def train_models(rng):
+    """XGBoost models of our own: deep, wide, many trees, multi-class."""
     out = []
     specs = [
         ("deep", 20, dict(objective="reg:squarederror", max_depth=12), 100, 1),
@@ -116,16 +259,22 @@ def train_models():
             y = z
         if ONLY and name not in ONLY:
             continue            # its rows were drawn all the same: later models stay the same
-        booster = xgb.train({**params, "nthread": 2, "seed": 1}, xgb.DMatrix(X, label=y), rounds)
-        path = os.path.join(WORK, f"{name}.json")
-        booster.save_model(path)
-        out.append((name, path, X))
+        # Trained once (minutes on 2 cores), then kept in the cache
+        key = hashlib.sha256(repr((name, nf, params, rounds, classes, xgb.__version__)).encode()).hexdigest()[:16]
+        path = os.path.join(CACHE, "trained", f"{name}-{key}.json")
+        if not os.path.exists(path):
+            say(f"(training {name})")
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            booster = xgb.train({**params, "nthread": 2, "seed": 1}, xgb.DMatrix(X, label=y), rounds)
+            booster.save_model(path + ".tmp.json")
+            os.replace(path + ".tmp.json", path)
+        out.append((name, path, "xgboost", X))
     return out
 
 
 def treebeard_models():
     if not os.path.isdir(TB):
-        print(f"(treebeard models not found at {TB}; skipping them)")
+        say(f"(treebeard models not found at {TB}; skipping them)")
         return []
     out = []
     for name, stem, csv in [
@@ -133,97 +282,431 @@ def treebeard_models():
         ("higgs", "xgb_models--higgs_xgb_model_save.json", "xgb_models--higgs_xgb_model_save.json.test.sampled.csv"),
         ("year", "xgb_models--year_prediction_msd_xgb_model_save.json", "xgb_models--year_prediction_msd_xgb_model_save.json.csv"),
     ]:
-        out.append((name, os.path.join(TB, stem), load_rows(os.path.join(TB, csv))))
+        if ONLY and name not in ONLY:
+            continue
+        data = np.loadtxt(os.path.join(TB, csv), delimiter=",", dtype=np.float64)
+        out.append((name, os.path.join(TB, stem), "xgboost", data[:, :-1].astype(np.float32)))
     return out
 
 
-def xgb_booster(model_path, rows, batch, threads):
-    """A warm XGBoost booster with nthread = threads."""
-    booster = xgb.Booster(model_file=model_path)
-    booster.set_param({"nthread": threads})
-    booster.inplace_predict(rows[:batch])
-    return booster
+def lightgbm_splits(path):
+    """feature_infos and, per feature, the thresholds of its numeric splits."""
+    infos, thresholds = None, {}
+    features = decisions = None
+    for line in open(path):
+        if line.startswith("feature_infos="):
+            infos = line.strip().split("=", 1)[1].split(" ")
+        elif line.startswith("split_feature="):
+            features = [int(v) for v in line.strip().split("=", 1)[1].split()]
+        elif line.startswith("decision_type="):
+            decisions = [int(v) for v in line.strip().split("=", 1)[1].split()]
+        elif line.startswith("threshold=") and features is not None:
+            values = line.strip().split("=", 1)[1].split()
+            for f, d, t in zip(features, decisions or [0] * len(features), values):
+                if not d & 1:          # numeric split (bit 0: categorical)
+                    thresholds.setdefault(f, set()).add(float(t))
+            features = decisions = None
+    return infos, {f: sorted(t) for f, t in thresholds.items()}
 
 
-def xgb_pass_us_per_row(booster, rows, batch):
-    """One pass of inplace_predict over the rows in chunks of the batch size."""
-    t = time.perf_counter()
-    for s in range(0, len(rows), batch):
-        booster.inplace_predict(rows[s:s + batch])
-    return (time.perf_counter() - t) / len(rows) * 1e6
+def synthesize_lightgbm_rows(path, n, seed):
+    """Rows for a LightGBM model that came without inputs, drawn with a fixed
+    seed from what the model itself records: a categorical feature takes one
+    of its categories (feature_infos); a feature whose range is a few
+    integers (one-hot, counts, hours) takes one of them; any other numeric
+    feature falls in a cell between two consecutive split thresholds (each
+    cell equally likely, uniform inside it), so that rows take every branch."""
+    rng = np.random.default_rng(seed)
+    infos, thresholds = lightgbm_splits(path)
+    X = np.zeros((n, len(infos)), dtype=np.float64)
+    for j, info in enumerate(infos):
+        if info == "none":
+            continue
+        if not info.startswith("["):
+            cats = [int(c) for c in info.split(":") if int(c) >= 0]
+            X[:, j] = rng.choice(cats, size=n)
+            continue
+        lo, hi = (float(v) for v in info.strip("[]").split(":"))
+        t = thresholds.get(j, [])
+        if lo.is_integer() and hi.is_integer() and hi - lo <= 64:
+            X[:, j] = rng.integers(int(lo), int(hi) + 1, size=n)
+            continue
+        if not t:
+            X[:, j] = rng.uniform(lo, hi, size=n)
+            continue
+        pad = max(abs(t[-1] - t[0]), 1.0) * 0.05
+        edges = np.array([min(lo, t[0] - pad)] + t + [max(hi, t[-1] + pad)])
+        cell = rng.integers(0, len(edges) - 1, size=n)
+        u = rng.uniform(0.01, 0.99, size=n)
+        X[:, j] = edges[cell] + u * (edges[cell + 1] - edges[cell])
+    return X
 
 
-def silvan_once_us_per_row(name, batch, nrows, threads):
-    """One timed predict_table in a session warmed by one untimed run."""
-    sql = f"SELECT count(prediction) FROM silvan.predict_table('{name}', 'bench_{name}', 'id', batch_size => {batch})"
-    return timed_ms(sql, 2, [f"SET silvan.max_threads = {threads}"])[1] * 1000.0 / nrows
+def lightgbm_models():
+    if not os.path.isdir(LL):
+        say(f"(lleaves models not found at {LL}; skipping them)")
+        return []
+    out = []
+    for seed, (name, stem) in enumerate([
+        ("nyc_taxi", "tests--models--NYC_taxi--model.txt"),
+        ("mtpl2", "tests--models--mtpl2--model.txt"),
+        ("lgbm_multiclass", "tests--models--multiclass--model.txt"),
+        ("lgbm_airline", "tests--models--airline--model.txt"),
+        ("boston", "tests--models--boston_housing--model.txt"),
+    ]):
+        if ONLY and name not in ONLY:
+            continue
+        path = os.path.join(LL, stem)
+        out.append((name, path, "lightgbm", synthesize_lightgbm_rows(path, 20000, 100 + seed)))
+    return out
 
 
-def interleaved_us_per_row(name, model_path, rows, batch):
-    """Medians of REPEAT rounds, each timing XGBoost 1 and 2 threads and
-    silvan 1 and 2 threads once, so that a burst of load from elsewhere on
-    the machine hits a round of all four rather than one series."""
-    boosters = [xgb_booster(model_path, rows, batch, t) for t in (1, 2)]
-    series = [[], [], [], []]
-    for _ in range(REPEAT):
-        series[0].append(xgb_pass_us_per_row(boosters[0], rows, batch))
-        series[1].append(xgb_pass_us_per_row(boosters[1], rows, batch))
-        series[2].append(silvan_once_us_per_row(name, batch, len(rows), 1))
-        series[3].append(silvan_once_us_per_row(name, batch, len(rows), 2))
-    return [statistics.median(s) for s in series]
+# ---- Engine workers ----
+
+class Worker:
+    """An engine in a process of its own, driven one line at a time."""
+
+    def __init__(self, engine, argv, env=None):
+        self.engine = engine
+        self.log = os.path.join(WORK, f"{engine}.{os.getpid()}.{time.monotonic_ns()}.log")
+        self.err = open(self.log, "w")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
+                                     text=True, bufsize=1, env=env)
+        self.info = {}
+        self.error = None
+        first = self.read()
+        if first is None:
+            self.fail("exited while loading")
+        elif first.startswith("ready"):
+            rest = first[5:].strip()
+            self.info = json.loads(rest) if rest.startswith("{") else {"ready": rest}
+        else:
+            self.fail(first)
+
+    def read(self):
+        """The next answer line (anything else a library printed is skipped)"""
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                return None
+            if line.split(" ", 1)[0].strip() in ("ready", "error", "us", "ok", "compiled"):
+                return line.strip()
+
+    def fail(self, why):
+        tail = ""
+        try:
+            self.err.flush()
+            lines = [l for l in open(self.log).read().splitlines() if l.strip()]
+            tail = " | ".join(lines[-3:])
+        except OSError:
+            pass
+        self.error = why + (f" (stderr: {tail[-400:]})" if tail and why.startswith("exited") else "")
+        self.close()
+
+    def ask(self, command):
+        """The answer line, or None (and the worker closed) on error or death."""
+        if self.error:
+            return None
+        try:
+            self.proc.stdin.write(command + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self.fail("exited")
+            return None
+        answer = self.read()
+        if answer is None:
+            self.fail(f"exited during '{command.split()[0]}'")
+            return None
+        if answer.startswith("error"):
+            self.fail(answer)
+            return None
+        return answer
+
+    def pass_us(self, batch, threads):
+        a = self.ask(f"pass {batch} {threads}")
+        return float(a.split()[1]) if a else None
+
+    def close(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=10)
+            except (BrokenPipeError, OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        self.err.close()
 
 
-def silvan_us_per_row(name, batch, nrows, threads=1, schedule=None):
-    setup = [f"SET silvan.max_threads = {threads}"]
-    if schedule:
-        psql(f"SELECT silvan.set_schedule('{name}', $s${schedule}$s$, batch_size => {batch})")
-    sql = f"SELECT count(prediction) FROM silvan.predict_table('{name}', 'bench_{name}', 'id', batch_size => {batch})"
-    ms = statistics.median(timed_ms(sql, REPEAT + 1, setup)[1:])
-    if schedule:
-        psql(f"SELECT silvan.set_schedule('{name}', NULL, batch_size => {batch})")
-    return ms * 1000.0 / nrows
+def start_worker(engine, model_path, fmt, rows_path, n, nf):
+    if engine == "kernel":
+        if not os.access(KERNEL, os.X_OK):
+            return None, f"absent: no bench_kernel at {KERNEL}"
+        w = Worker(engine, [KERNEL, "--serve", model_path, rows_path, str(n)])
+        if not w.error:
+            a = w.ask("compile 1024")
+            if a:
+                _, ms, same = a.split()
+                w.info = {"compile_s": float(ms) / 1000.0, "cached": False, "same": same == "1"}
+                if same != "1":
+                    warn(f"{os.path.basename(model_path)}: silvan's compiled margins differ from its interpreter's")
+    else:
+        if not PEERS_PYTHONPATH:
+            return None, "absent: peers not set up (SILVAN_BENCH_PEERS_PYTHONPATH unset)"
+        env = dict(os.environ, PYTHONPATH=PEERS_PYTHONPATH, PYTHONWARNINGS="ignore")
+        w = Worker(engine, ["/usr/bin/python3", os.path.join(HERE, "peer_worker.py"), engine, model_path, fmt,
+                            rows_path, str(n), str(nf), CACHE], env)
+    if w.error:
+        return None, w.error
+    return w, None
+
+
+def compare(name, engine, ours, theirs):
+    """Check an engine's outputs against silvan's predict_table; a line of text."""
+    if theirs.shape != ours.shape:
+        warn(f"MISMATCH {name}: {TITLES[engine]} gives outputs of shape {theirs.shape}, silvan {ours.shape}")
+        return False
+    diff = np.abs(theirs - ours)
+    bad = diff > 1e-4 * (1 + np.abs(ours))
+    worst = float(np.nanmax(diff)) if diff.size else 0.0
+    nan = int(np.sum(np.isnan(theirs) != np.isnan(ours)))
+    if bad.any() or nan:
+        rows = int(np.sum(bad.any(axis=1))) + nan
+        i = int(np.argmax(np.where(np.isnan(diff), np.inf, diff).max(axis=1)))
+        warn(f"MISMATCH {name}: {TITLES[engine]} differs from silvan in {rows} of {len(ours)} rows "
+             f"(max abs diff {worst:.3g}; row {i}: silvan {ours[i].tolist()}, {TITLES[engine]} {theirs[i].tolist()})")
+        return False
+    say(f"  {TITLES[engine]:<18} agrees with silvan: "
+        + ("bitwise identical" if worst == 0 else f"max abs diff {worst:.3g}"))
+    return True
+
+
+# ---- The run ----
+
+def fmt_us(v):
+    return "—" if v is None else f"{v:.3f}"
+
+
+def fmt_s(s):
+    if s is None:
+        return "—"
+    return f"{s * 1000:.0f} ms" if s < 1 else f"{s:.1f} s"
+
+
+def geo(values):
+    values = [v for v in values if v]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
 def main():
+    t_start = time.time()
     psql("CREATE EXTENSION IF NOT EXISTS silvan")
     rng = np.random.default_rng(42)
-    models = [m for m in treebeard_models() + train_models() if not ONLY or m[0] in ONLY]
-    print(f"µs per row, {ROWS} rows (wide: {ROWS // 5}); XGBoost {xgb.__version__} inplace_predict; "
-          f"silvan predict_table end to end; medians of {REPEAT}")
-    print(f"{'model':<8} {'batch':>5} {'xgb 1t':>7} {'xgb 2t':>7} {'silvan':>7} {'2 thr':>7} "
-          f"{'best':>7} {'speedup':>8} {'best x':>7} {'2t/1t':>6}  compile+first")
-    ratios = {}
-    for name, model_path, base in models:
+    models = [m for m in treebeard_models() + train_models(np.random.default_rng(7)) + lightgbm_models()
+              if not ONLY or m[0] in ONLY]
+    say(f"{ROWS} rows per model (wide: {ROWS // 5}); batches {BATCHES}; threads {list(THREADS)}; "
+        f"medians of {REPEAT} interleaved rounds; engines: silvan e2e, "
+        + ", ".join(TITLES[e] for e in ENGINES if e in CHOSEN))
+    results = {}     # (batch, threads) -> model -> engine -> µs per row
+    best = {}        # batch -> model -> µs per row
+    meta = {}        # model -> (label, compile info)
+    status = {}      # model -> engine -> text when it has no figures
+    mismatched = {}  # model -> set of engines
+    for name, model_path, fmt, base in models:
         n = ROWS // 5 if base.shape[1] > 200 else ROWS
-        rows = base[rng.integers(0, len(base), n)]
-        make_table(name, rows)
-        psql(f"SELECT silvan.drop_model('{name}')", f"\\set m `cat {model_path}`",
-             f"SELECT silvan.load_model('{name}', :'m')")
-        one = "'{" + ",".join(repr(float(v)) for v in base[0]) + "}'::real[]"
-        first = statistics.median(timed_ms(f"SELECT silvan.predict('{name}', {one})")[0] for _ in range(3))
+        pick = np.random.default_rng(zlib.crc32(name.encode()))   # the same rows whatever else runs
+        rows = base[pick.integers(0, len(base), n)].astype(np.float64)
+        sqltype = "real" if fmt == "xgboost" else "double precision"
+        make_table(name, rows, sqltype)
+        trees, depth, nf, task = load_model(name, model_path)
+        multi = task == "multiclass"
+        label = f"{name} ({trees}, {depth}, {nf})"
+        say(f"\n== {label}: {fmt}, {task}, {n} rows")
+        one = "'{" + ",".join(repr(float(v)) for v in rows[0]) + "}'::" + ("real[]" if fmt == "xgboost" else "float8[]")
+        first = statistics.median(timed_ms(f"SELECT silvan.predict('{name}', {one})")[0] for _ in range(3)) / 1000.0
+        rows_path = os.path.join(WORK, f"{name}.f64")
+        rows.tofile(rows_path)
+        ours = silvan_outputs(name, multi, n)
+        workers, status[name], mismatched[name] = {}, {}, set()
+        compile_info = {"silvan_first": first}
+        for e in ENGINES:
+            if fmt not in FORMATS[e]:
+                status[name][e] = "n/a"
+                continue
+            if e not in CHOSEN:
+                status[name][e] = "skipped"
+                continue
+            t = time.time()
+            w, why = start_worker(e, model_path, fmt, rows_path, n, nf)
+            if w is None:
+                status[name][e] = "absent" if why.startswith("absent") else "failed"
+                (say if why.startswith("absent") else warn)(f"{name}: {TITLES[e]} {why}")
+                continue
+            compile_info[e] = (w.info.get("compile_s"), w.info.get("cached"))
+            out_path = os.path.join(WORK, f"{name}.{e}.out")
+            if not w.ask(f"predict 1024 {out_path}"):
+                warn(f"{name}: {TITLES[e]} failed to predict: {w.error}")
+                status[name][e] = "failed"
+                continue
+            theirs = np.fromfile(out_path, dtype=np.float64).reshape(n, -1)
+            if not compare(name, e, ours, theirs):
+                mismatched[name].add(e)
+            workers[e] = w
+            if time.time() - t > 5:
+                say(f"  ({TITLES[e]} ready in {time.time() - t:.0f} s)")
+        # What a round costs: each engine once at the first batch size with
+        # 1 and 2 threads (which warms it), silvan twice a timing (its
+        # session's warm-up run)
+        cost = sum(2 * silvan_once_us_per_row(name, BATCHES[0], n, th) for th in THREADS)
+        for e, w in list(workers.items()):
+            for th in THREADS:
+                v = w.pass_us(BATCHES[0], th)
+                if v is None:
+                    warn(f"{name}: {TITLES[e]} failed: {w.error}")
+                    status[name][e] = "failed"
+                    del workers[e]
+                    break
+                cost += v
+        if cost * n / 1e6 > ROUND_SECONDS and n > MIN_ROWS:
+            n = max(MIN_ROWS, int(ROUND_SECONDS * 1e6 / cost) // 1000 * 1000)
+            say(f"  a round would take {cost * len(rows) / 1e6:.1f} s on {len(rows)} rows: timing the first {n}")
+            psql(f"DELETE FROM bench_{name} WHERE id >= {n}", f"VACUUM ANALYZE bench_{name}")
+            for e, w in workers.items():
+                w.ask(f"rows {n}")
+        meta[name] = (label, compile_info, n)
         for batch in BATCHES:
-            x1, x2, ours, ours2 = interleaved_us_per_row(name, model_path, rows, batch)
-            best = min([ours] + [silvan_us_per_row(name, batch, n, schedule=s)
-                                 for s in (SCHEDULES if WITH_BEST else [])])
-            ratios.setdefault(batch, []).append(x1 / ours)
-            print(f"{name:<8} {batch:>5} {x1:>7.3f} {x2:>7.3f} {ours:>7.3f} {ours2:>7.3f} {best:>7.3f} "
-                  f"{x1 / ours:>7.2f}x {x1 / best:>6.2f}x {ours / ours2:>5.2f}x  {first:.1f} ms",
-                  flush=True)
-    for batch, r in sorted(ratios.items()):
-        geo = math.exp(sum(math.log(v) for v in r) / len(r))
-        print(f"geometric mean speedup over XGBoost 1 thread at batch {batch}: {geo:.2f}x")
+            cells = [("e2e", th) for th in THREADS] + [(e, th) for e in workers for th in THREADS]
+            series = {c: [] for c in cells}
+            order = random.Random(batch)
+            for _ in range(REPEAT):
+                round_cells = list(cells)
+                order.shuffle(round_cells)
+                for e, th in round_cells:
+                    if e == "e2e":
+                        v = silvan_once_us_per_row(name, batch, n, th)
+                    elif workers[e].error:
+                        continue
+                    else:
+                        v = workers[e].pass_us(batch, th)
+                        if v is None:
+                            warn(f"{name}: {TITLES[e]} failed at batch {batch}: {workers[e].error}")
+                            status[name][e] = "failed"
+                            continue
+                    series[(e, th)].append(v)
+            for (e, th), s in series.items():
+                if s:
+                    results.setdefault((batch, th), {}).setdefault(name, {})[e] = statistics.median(s)
+            if WITH_BEST:
+                e2e1 = results[(batch, 1)][name]["e2e"]
+                best.setdefault(batch, {})[name] = min([e2e1] + [silvan_us_per_row(name, batch, n, schedule=s)
+                                                                 for s in SCHEDULES])
+            line = []
+            for th in THREADS:
+                r = results[(batch, th)][name]
+                line.append(f"{th}t: " + " ".join(f"{TITLES[e].replace('silvan ', '')}={r[e]:.3f}"
+                                                   for e in ["e2e"] + ENGINES if e in r))
+            say(f"  batch {batch:>5}  " + " | ".join(line)
+                + (f" | best schedule 1t={best[batch][name]:.3f}" if WITH_BEST else ""))
+        for w in workers.values():
+            w.close()
+    extras = []
     wide = next((m for m in models if m[0] == "wide"), None)
     if wide:
         n = ROWS // 5
-        make_table("wide_toast", wide[2][rng.integers(0, len(wide[2]), n)], storage="EXTENDED")
-        psql("SELECT silvan.drop_model('wide_toast')", f"\\set m `cat {wide[1]}`",
-             "SELECT silvan.load_model('wide_toast', :'m')")
-        print(f"wide with the array out of line (STORAGE EXTENDED, the default), batch 1024: "
-              f"{silvan_us_per_row('wide_toast', 1024, n):.3f} us/row")
+        make_table("wide_toast", wide[3][rng.integers(0, len(wide[3]), n)].astype(np.float64), "real",
+                   storage="EXTENDED")
+        load_model("wide_toast", wide[1])
+        extras.append(f"wide with the array out of line (STORAGE EXTENDED, PostgreSQL's default), batch 1024, "
+                      f"1 thread: {silvan_us_per_row('wide_toast', 1024, n):.3f} µs per row")
     many = next((m for m in models if m[0] == "many"), None)
     if many:
-        ms = [timed_ms(f"SELECT silvan.explain('many', 4096) IS NOT NULL")[0] for _ in range(3)]
-        print(f"compile (explain, fresh session) of the 1000-tree model: {statistics.median(ms):.1f} ms")
+        ms = [timed_ms("SELECT silvan.explain('many', 4096) IS NOT NULL")[0] for _ in range(3)]
+        extras.append(f"silvan compile (explain, fresh session) of the 1000-tree model: {statistics.median(ms):.1f} ms")
+    report(models, results, best, meta, status, mismatched, extras, time.time() - t_start)
+
+
+def cell(name, e, r, status, mismatched):
+    if e in r:
+        return fmt_us(r[e]) + (" (mismatch!)" if e in mismatched.get(name, ()) else "")
+    return status.get(name, {}).get(e, "—")
+
+
+def report(models, results, best, meta, status, mismatched, extras, seconds):
+    md = ["# make bench: silvan and the peer compilers", "",
+          f"{time.strftime('%Y-%m-%d %H:%M')}; {os.cpu_count()} cores; up to {ROWS} rows per model (wide: {ROWS // 5}; see rows); "
+          f"medians of {REPEAT} interleaved rounds; µs per row (lower is better). "
+          "Ratios are silvan's time over the fastest peer's in the same run and thread count "
+          "(below 1: silvan is faster). silvan e2e: predict_table from SQL; silvan kernel: the compiled "
+          "forest on an in-memory array. n/a: the engine does not take this model's format; "
+          "skipped: left out by SILVAN_BENCH_PEERS; absent/failed: see the notes.", ""]
+    names = [m[0] for m in models]
+    peer_cols = [e for e in PEERS]
+    for batch in BATCHES:
+        for th in THREADS:
+            table = results.get((batch, th), {})
+            if not table:
+                continue
+            md += [f"## batch {batch}, {th} thread{'s' if th > 1 else ''}", ""]
+            head = ["model (trees, max depth, features)", "rows", "silvan e2e", "silvan kernel"] + \
+                   [TITLES[e] for e in peer_cols] + ["silvan e2e / best peer", "silvan kernel / best peer"]
+            with_best = WITH_BEST and th == 1 and batch in best
+            if with_best:
+                head.append("silvan e2e, best schedule")
+            md += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+            ratios_e2e, ratios_k = [], []
+            for name in names:
+                if name not in table:
+                    continue
+                r = table[name]
+                peers = [r[e] for e in peer_cols if e in r]
+                bp = min(peers) if peers else None
+                re2e = r["e2e"] / bp if bp else None
+                rk = r["kernel"] / bp if bp and "kernel" in r else None
+                ratios_e2e.append(re2e)
+                ratios_k.append(rk)
+                row = [meta[name][0], str(meta[name][2]), fmt_us(r.get("e2e")),
+                       cell(name, "kernel", r, status, mismatched)] + \
+                      [cell(name, e, r, status, mismatched) for e in peer_cols] + \
+                      [f"{re2e:.2f}" if re2e else "—", f"{rk:.2f}" if rk else "—"]
+                if with_best:
+                    row.append(fmt_us(best[batch].get(name)))
+                md.append("| " + " | ".join(row) + " |")
+            g1, g2 = geo(ratios_e2e), geo(ratios_k)
+            parts = ([f"e2e {g1:.2f}"] if g1 else []) + ([f"kernel {g2:.2f}"] if g2 else [])
+            if parts:
+                md += ["", "Geometric mean over these models, silvan / best peer: " + ", ".join(parts)]
+            md.append("")
+    md += ["## Compile times", "",
+           "silvan: first predict() in a fresh backend (load, compile, one row) and the compile alone at "
+           "batch 1024 (bench_kernel); lleaves: compile(); TL2cgen: load the model and export_lib (gcc, "
+           "parallel_comp = cores); Hummingbird: convert(). Peer artifacts are cached by "
+           f"model hash under {CACHE}; \"cached\" marks the time measured when the artifact was built.", "",
+           "| model (trees, max depth, features) | silvan first predict | silvan compile | lleaves | TL2cgen "
+           "| HB tree_trav | HB perf_tree_trav |", "|---|---|---|---|---|---|---|"]
+    for name in names:
+        if name not in meta:
+            continue
+        label, ci, _ = meta[name]
+
+        def c(e):
+            if e not in ci:
+                return status.get(name, {}).get(e, "—")
+            s, cached = ci[e]
+            return fmt_s(s) + (" (cached)" if cached else "")
+        md.append(f"| {label} | {fmt_s(ci['silvan_first'])} | {c('kernel')} | {c('lleaves')} | {c('tl2cgen')} "
+                  f"| {c('hb_tree_trav')} | {c('hb_perf_tree_trav')} |")
+    md.append("")
+    if extras:
+        md += ["## Other figures", ""] + [f"- {x}" for x in extras] + [""]
+    md += ["## Notes", ""]
+    md += [f"- **{w}**" if w.startswith("MISMATCH") else f"- {w}" for w in WARNINGS] or \
+          ["- every engine agreed with silvan's predict_table on every row (tolerance 1e-4 relative)"]
+    md += ["", f"Whole run: {seconds / 60:.1f} minutes.", ""]
+    text = "\n".join(md)
+    say("\n" + text)
+    with open(OUT, "w") as f:
+        f.write(text)
+    say(f"(written to {OUT})")
 
 
 if __name__ == "__main__":

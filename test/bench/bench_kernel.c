@@ -4,6 +4,7 @@
  *
  *   bench_kernel MODEL ROWS_FILE [BATCH [SCHEDULE [THREADS]]]
  *   bench_kernel MODEL ROWS_FILE BATCH INTERLEAVE TILE UNROLL
+ *   bench_kernel --serve MODEL ROWS_F64 NUM_ROWS
  *
  * SCHEDULE is schedule-language text (default: ScheduleDefault); THREADS
  * caps the runtime's thread pool (default 1).  SILVAN_BENCH_EXPLAIN=1 in
@@ -16,6 +17,25 @@
  * bit for bit, and microseconds per row (best of 5 after a 1 s warm-up).
  * For XGBoost models it then runs xgb_peer.py (python3-xgboost,
  * inplace_predict, nthread=1) on the very same float rows.
+ *
+ * --serve is the kernel worker of bench.py (make bench): ROWS_F64 holds
+ * NUM_ROWS rows of num_features doubles, row-major (values the model's
+ * precision holds exactly), converted once to the forest's precision.  It
+ * prints "ready FEATURES WIDTH", then answers one line per command read
+ * from stdin:
+ *   compile BATCH         compile with the default schedule for BATCH (once
+ *                         per batch size): "compiled MS SAME" (CompileForest
+ *                         milliseconds; SAME 1 when the first batch's margins
+ *                         equal the interpreter's bit for bit)
+ *   pass BATCH THREADS    score every row once in chunks of BATCH with
+ *                         silvan.max_threads THREADS: margins, then what
+ *                         predict() returns (class probabilities for a
+ *                         multi-class model) into an array of all rows' outputs;
+ *                         "us ROW_MICROSECONDS"
+ *   predict BATCH PATH    the same pass with one thread, writing the outputs
+ *                         (rows x WIDTH doubles) to PATH: "ok"
+ *   rows N                use the first N rows from now on: "ok"
+ * Errors answer "error TEXT".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +111,206 @@ TimeIt(const Forest *fo, const CompiledForest *c, const void *rows, int batch, v
 	return best;
 }
 
+/* ---- --serve: the kernel worker of bench.py ---- */
+
+#define SERVE_MAX_BATCHES 16
+
+typedef struct ServeState
+{
+	Forest	   *fo;
+	void	   *rows;			/* num_rows rows of the forest's precision */
+	int64_t		num_rows;
+	int			width;			/* outputs per row */
+	double	   *out;			/* num_rows * width */
+	int			nbatches;
+	int			batches[SERVE_MAX_BATCHES];
+	CompiledForest *compiled[SERVE_MAX_BATCHES];
+	void	   *acc[SERVE_MAX_BATCHES];
+	double	   *margins[SERVE_MAX_BATCHES];
+} ServeState;
+
+static int
+ServeCompile(ServeState *ss, int batch, double *ms, int *same)
+{
+	Schedule	s;
+	SilvanStatus st;
+	int			k;
+	int64_t		n;
+	size_t		vs = ForestValueSize(ss->fo);
+	int			groups = ss->fo->num_groups;
+	void	   *ref;
+
+	for (k = 0; k < ss->nbatches; k++)
+		if (ss->batches[k] == batch)
+			return k;
+	if (ss->nbatches == SERVE_MAX_BATCHES || batch < 1)
+		return -1;
+	ScheduleDefault(ss->fo, batch, &s);
+	ss->compiled[k] = CompileForest(ss->fo, &s, NULL, &st);
+	if (ss->compiled[k] == NULL)
+	{
+		printf("error %s: %s\n", st.message, st.detail);
+		return -2;
+	}
+	ss->batches[k] = batch;
+	ss->acc[k] = malloc(vs * (size_t) batch * groups);
+	ss->margins[k] = malloc(sizeof(double) * (size_t) batch * groups);
+	ss->nbatches++;
+	/* the first chunk, compiled against the interpreter */
+	n = ss->num_rows < batch ? ss->num_rows : batch;
+	ref = malloc(vs * (size_t) batch * groups);
+	RuntimeSetMaxThreads(1);
+	ForestMarginsInit(ss->fo, ss->acc[k], n);
+	CompiledForestAccumulate(ss->compiled[k], ss->rows, n, ss->acc[k]);
+	ForestMarginsInit(ss->fo, ref, n);
+	ForestInterpretAccumulate(ss->fo, ss->rows, n, ref);
+	*same = memcmp(ss->acc[k], ref, vs * (size_t) n * groups) == 0;
+	free(ref);
+	*ms = CompiledForestCompileMillis(ss->compiled[k]);
+	return k;
+}
+
+/* One pass over every row in chunks of the batch size; seconds */
+static double
+ServePass(ServeState *ss, int k)
+{
+	const Forest *fo = ss->fo;
+	int			batch = ss->batches[k];
+	int			groups = fo->num_groups;
+	size_t		row_bytes = ForestValueSize(fo) * (size_t) fo->num_features;
+	bool		multi = fo->task == FOREST_TASK_MULTICLASS;
+	double		t0 = Now();
+
+	for (int64_t s = 0; s < ss->num_rows; s += batch)
+	{
+		int64_t		n = ss->num_rows - s < batch ? ss->num_rows - s : batch;
+		double	   *m = ss->margins[k];
+		double	   *o = ss->out + s * ss->width;
+
+		ForestMarginsInit(fo, ss->acc[k], n);
+		CompiledForestAccumulate(ss->compiled[k], (const char *) ss->rows + s * row_bytes,
+								 n, ss->acc[k]);
+		ForestMarginsFinish(fo, ss->acc[k], n, m);
+		for (int64_t i = 0; i < n; i++)
+		{
+			if (multi)
+				ForestTransformRow(fo, m + i * groups, o + i * ss->width);
+			else
+				o[i * ss->width] = ForestPredictRow(fo, m + i * groups);
+		}
+	}
+	return Now() - t0;
+}
+
+static int
+Serve(int argc, char **argv)
+{
+	ServeState ss = {0};
+	long		len;
+	char	   *text;
+	SilvanStatus st;
+	FILE	   *f;
+	double	   *d;
+	int			nf;
+	char		line[4096];
+
+	if (argc < 5)
+	{
+		fprintf(stderr, "usage: %s --serve MODEL ROWS_F64 NUM_ROWS\n", argv[0]);
+		return 2;
+	}
+	text = ReadAll(argv[2], &len);
+	ss.fo = text ? ParseModel(text, len, MODEL_FORMAT_AUTO, NULL, &st) : NULL;
+	if (ss.fo == NULL)
+	{
+		printf("error cannot load %s\n", argv[2]);
+		return 1;
+	}
+	nf = ss.fo->num_features;
+	ss.num_rows = atol(argv[4]);
+	d = malloc(sizeof(double) * (size_t) nf * ss.num_rows);
+	f = fopen(argv[3], "rb");
+	if (f == NULL || ss.num_rows < 1 ||
+		fread(d, sizeof(double), (size_t) nf * ss.num_rows, f) != (size_t) nf * ss.num_rows)
+	{
+		printf("error cannot read %ld rows of %d doubles from %s\n", (long) ss.num_rows, nf, argv[3]);
+		return 1;
+	}
+	fclose(f);
+	if (ss.fo->precision == FOREST_FLOAT32)
+	{
+		float	   *r = malloc(sizeof(float) * (size_t) nf * ss.num_rows);
+
+		for (int64_t i = 0; i < (int64_t) nf * ss.num_rows; i++)
+			r[i] = (float) d[i];
+		free(d);
+		ss.rows = r;
+	}
+	else
+		ss.rows = d;
+	ss.width = ss.fo->task == FOREST_TASK_MULTICLASS ? ss.fo->num_groups : 1;
+	ss.out = malloc(sizeof(double) * (size_t) ss.width * ss.num_rows);
+	printf("ready %d %d\n", nf, ss.width);
+	fflush(stdout);
+	while (fgets(line, sizeof line, stdin))
+	{
+		int			batch = 0, threads = 1, k, same = 0;
+		double		ms = 0;
+		char		path[4000];
+
+		if (sscanf(line, "compile %d", &batch) == 1)
+		{
+			k = ServeCompile(&ss, batch, &ms, &same);
+			if (k >= 0)
+				printf("compiled %.3f %d\n", ms, same);
+			else if (k == -1)
+				printf("error too many batch sizes\n");
+		}
+		else if (sscanf(line, "pass %d %d", &batch, &threads) == 2)
+		{
+			k = ServeCompile(&ss, batch, &ms, &same);
+			if (k >= 0)
+			{
+				RuntimeSetMaxThreads(threads);
+				printf("us %.6f\n", ServePass(&ss, k) / ss.num_rows * 1e6);
+			}
+			else if (k == -1)
+				printf("error too many batch sizes\n");
+		}
+		else if (sscanf(line, "predict %d %3999s", &batch, path) == 2)
+		{
+			k = ServeCompile(&ss, batch, &ms, &same);
+			if (k >= 0)
+			{
+				RuntimeSetMaxThreads(1);
+				ServePass(&ss, k);
+				f = fopen(path, "wb");
+				if (f == NULL ||
+					fwrite(ss.out, sizeof(double), (size_t) ss.width * ss.num_rows, f) !=
+					(size_t) ss.width * ss.num_rows || fclose(f) != 0)
+					printf("error cannot write %s\n", path);
+				else
+					printf("ok\n");
+			}
+			else if (k == -1)
+				printf("error too many batch sizes\n");
+		}
+		else if (sscanf(line, "rows %d", &batch) == 1 && batch > 0)
+		{
+			int64_t		all = atol(argv[4]);
+
+			ss.num_rows = batch < all ? batch : all;
+			printf("ok\n");
+		}
+		else if (strncmp(line, "quit", 4) == 0)
+			break;
+		else
+			printf("error unknown command\n");
+		fflush(stdout);
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -112,6 +332,8 @@ main(int argc, char **argv)
 	char	   *sched;
 	int			same;
 
+	if (argc > 1 && strcmp(argv[1], "--serve") == 0)
+		return Serve(argc, argv);
 	if (argc < 3)
 	{
 		fprintf(stderr, "usage: %s MODEL ROWS_FILE [BATCH [SCHEDULE [THREADS]]]\n", argv[0]);

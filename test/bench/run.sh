@@ -1,15 +1,66 @@
 #!/usr/bin/env bash
-# make bench: predict_table over 100k-row tables beside XGBoost's own
-# single-thread inplace_predict on the same rows, in the same run.
+# make bench: silvan (predict_table end to end, and its compiled kernel alone)
+# beside the peer compilers (XGBoost, lleaves, TL2cgen, Hummingbird) on the
+# same rows, in the same run; see test/bench/bench.py for what is timed.
+#
+# Environment (besides bench.py's SILVAN_BENCH_* knobs):
+#   SILVAN_BENCH_SETUP=0   do not run scripts/setup.sh (apt-get, build, make
+#                          install into the system's PostgreSQL): build only,
+#                          and use the server in SILVAN_PG_BIN, where silvan
+#                          must already be installed (e.g. a copy installed
+#                          with make install DESTDIR=...)
+#   SILVAN_PG_BIN          the server's bin directory (scripts/cluster.sh)
+#   SILVAN_PGPORT          the bench cluster's port (scripts/cluster.sh)
+#   SILVAN_PEERS_SRC       the peers' sources and setup.sh (default ../shared/peers)
+#   SILVAN_PEERS_DIR       where setup.sh builds them (default /tmp/silvan-peers)
+#   SILVAN_BENCH_PEERS=none  no peers: neither set up nor run
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-SILVAN_WITH_PYTHON=1 bash scripts/setup.sh
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+if [ "${SILVAN_BENCH_SETUP:-1}" = 0 ]; then
+	make -s -j2 PG_CONFIG="$PG_CONFIG"
+else
+	SILVAN_WITH_PYTHON=1 bash scripts/setup.sh
+fi
+
+# The compiled kernel alone, on an in-memory array (bench_kernel --serve),
+# linked with the objects make just built
+llvm_config=$("$PG_CONFIG" --configure | tr ' ' '\n' | grep LLVM_CONFIG= | sed -e "s/'//g" -e 's/LLVM_CONFIG=//')
+llvm_config=${llvm_config:-llvm-config-14}
+mkdir -p test/bench/build
+kernel=test/bench/build/bench_kernel
+objs=(src/core/*.o src/compiler/*.o src/runtime/*.o)
+if [ ! -x "$kernel" ] || [ -n "$(find test/bench/bench_kernel.c "${objs[@]}" include/silvan/*.h -newer "$kernel" -print -quit)" ]; then
+	echo "== building $kernel"
+	gcc -O2 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
+		-Wno-missing-field-initializers -Iinclude $($llvm_config --cppflags) -I/usr/include/json-c \
+		-o "$kernel" test/bench/bench_kernel.c "${objs[@]}" \
+		$($llvm_config --ldflags) -lLLVM-$($llvm_config --version | cut -d. -f1) -lstdc++ -ljson-c -lm -lpthread
+fi
+export SILVAN_BENCH_KERNEL=$PWD/$kernel
+
+# The peers: set up (idempotent, offline, about 3 minutes the first time);
+# a peer that is not there is reported absent by bench.py
+peers_src=${SILVAN_PEERS_SRC:-$(dirname "$PWD")/shared/peers}
+if [ "${SILVAN_BENCH_PEERS:-}" != none ]; then
+	if [ -f "$peers_src/setup.sh" ]; then
+		echo "== setting up the peers ($peers_src/setup.sh)"
+		if line=$(bash "$peers_src/setup.sh" "${SILVAN_PEERS_DIR:-/tmp/silvan-peers}" 2>&1 | tee /tmp/silvan-peers-setup.log | grep '^PYTHONPATH=' | tail -1) && [ -n "$line" ]; then
+			export SILVAN_BENCH_PEERS_PYTHONPATH=${line#PYTHONPATH=}
+		else
+			echo "!!! peers setup failed (log: /tmp/silvan-peers-setup.log); peers will be reported absent"
+		fi
+	else
+		echo "(no peers at $peers_src: only silvan and XGBoost's Python package are timed)"
+	fi
+fi
+
 source scripts/cluster.sh
-# Every bench table stays in PostgreSQL's own cache, as XGBoost's rows stay in
-# memory: with the default 128 MB, a scan of a table over 32 MB (the 20,000-row
-# wide table is 53 MB) goes through a small ring of buffers and rereads the
-# table from the OS page cache every time.  Likewise the 100,000 result
-# rows stay in memory, as XGBoost's output array does: a set-returning
+# Every bench table stays in PostgreSQL's own cache, as the peers' rows stay
+# in memory: with the default 128 MB, a scan of a table over 32 MB (the
+# 20,000-row wide table is 53 MB) goes through a small ring of buffers and
+# rereads the table from the OS page cache every time.  Likewise the result
+# rows stay in memory, as the peers' output arrays do: a set-returning
 # function's results go to a tuplestore that spills to a temporary file past
 # work_mem, and with the default 4 MB that happens at about 80,000 rows.
 SILVAN_PGOPTIONS="${SILVAN_PGOPTIONS:--c shared_buffers=512MB -c work_mem=64MB}" cluster_start
