@@ -4,11 +4,13 @@ EXTVERSION = $(shell grep default_version $(EXTENSION).control | sed -e "s/defau
 
 MODULE_big = silvan
 # released versions: their install scripts (frozen) and every upgrade script
-DATA = $(wildcard sql/*--*--*.sql) sql/$(EXTENSION)--0.1.0.sql
+DATA = $(wildcard sql/*--*--*.sql) sql/$(EXTENSION)--0.1.0.sql sql/$(EXTENSION)--0.2.0.sql
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 
 # The core, compiler and runtime include no postgres.h; src/pg is the adapter
-CORE_SRCS = $(sort $(wildcard src/core/*.c src/compiler/*.c src/runtime/*.c))
+# The ONNX reader's protobuf decoder is generated (make onnx-proto) and committed
+ONNX_PB_SRCS = src/core/onnx/onnx-ml-subset.pb-c.c
+CORE_SRCS = $(sort $(wildcard src/core/*.c src/compiler/*.c src/runtime/*.c)) $(ONNX_PB_SRCS)
 CORE_CXX_SRCS = $(sort $(wildcard src/runtime/*.cpp))
 PG_SRCS = $(sort $(wildcard src/pg/*.c))
 CORE_OBJS = $(CORE_SRCS:.c=.o) $(CORE_CXX_SRCS:.cpp=.o)
@@ -25,11 +27,11 @@ override LLVM_CONFIG := $(LLVM_CONFIG)
 override LLVM_CPPFLAGS := $(shell $(LLVM_CONFIG) --cppflags)
 override LLVM_LIBS := $(shell $(LLVM_CONFIG) --ldflags) -lLLVM-$(shell $(LLVM_CONFIG) --version | cut -d. -f1)
 
-PG_CPPFLAGS = -I$(srcdir)/include $(LLVM_CPPFLAGS) -I/usr/include/json-c
+PG_CPPFLAGS = -I$(srcdir)/include $(LLVM_CPPFLAGS) -I/usr/include/json-c -DSILVAN_VERSION='"$(EXTVERSION)"'
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 # The C++ shim (llvm_errors.cpp) is built as LLVM is: its -std, no exceptions
 PG_CXXFLAGS = $(filter -std=% -fno-exceptions -fno-rtti,$(shell $(LLVM_CONFIG) --cxxflags)) -Wextra -Werror -Wno-unused-parameter
-SHLIB_LINK = $(LLVM_LIBS) -lstdc++ -ljson-c -lm -lpthread
+SHLIB_LINK = $(LLVM_LIBS) -lstdc++ -ljson-c -lprotobuf-c -lm -lpthread
 
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/[0-9]*_*.sql)))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
@@ -59,9 +61,9 @@ UNIT_CFLAGS = -O2 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno
 
 test/unit/bin/%: test/unit/%.c test/unit/unit.h $(CORE_OBJS)
 	@mkdir -p test/unit/bin
-	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_OBJS) $(LLVM_LIBS) -lstdc++ -ljson-c -lm -lpthread
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_OBJS) $(LLVM_LIBS) -lstdc++ -ljson-c -lprotobuf-c -lm -lpthread
 
-.PHONY: unittest bench fixtures
+.PHONY: unittest bench fixtures onnx-proto
 unittest: $(UNIT_BINS)
 	@fail=0; for t in $(UNIT_BINS); do echo "== $$t"; $$t || fail=1; done; exit $$fail
 
@@ -70,5 +72,12 @@ bench: all
 
 fixtures:
 	/usr/bin/python3 test/fixtures/make_fixtures.py
+
+# Regenerate the ONNX decoder (needs protobuf-c-compiler); commit the result
+onnx-proto:
+	cd src/core/onnx && protoc-c --c_out=. onnx-ml-subset.proto
+
+onnx-fixtures:
+	/usr/bin/python3 test/fixtures/make_onnx_fixtures.py
 -include test/soak/soak.mk
 -include test/fuzz/fuzz.mk

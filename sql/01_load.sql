@@ -47,3 +47,17 @@ SELECT name, format, objective, task, num_features, num_trees FROM silvan.models
 SELECT silvan.load_model('bad', left(:'lgb', 400));
 SELECT silvan.load_model('bad', replace(:'lgb', 'objective=binary sigmoid:1', 'objective=focal_loss'));
 SELECT silvan.load_model('bad', replace(:'lgb', 'left_child=1 -1', 'left_child=7 -1'));
+
+-- a model's bytes (bytea): text formats are kept as text, which they must be
+SELECT silvan.load_model('lgb_bytes', convert_to(:'lgb', 'UTF8')) > 0 AS loaded_bytes;
+SELECT name, format, source_bytes = octet_length(:'lgb') AS whole_source FROM silvan.models
+ WHERE name = 'lgb_bytes';
+SELECT source = :'lgb' AS kept_as_text, source_binary IS NULL AS no_bytes FROM silvan.model
+ WHERE name = 'lgb_bytes';
+SELECT silvan.predict('lgb_bytes', ARRAY[1, 3]) = silvan.predict('lgb_small', ARRAY[1, 3]) AS same_model;
+SELECT silvan.load_model('bad', '\x00010203'::bytea);
+SELECT silvan.load_model('bad', convert_to(:'lgb', 'UTF8') || '\x00'::bytea);
+SELECT silvan.load_model('bad', convert_to(replace(:'lgb', 'feature_names=x cat', 'feature_names=x c'), 'UTF8')
+								|| '\xff'::bytea);
+SELECT silvan.load_model('bad', convert_to(replace(:'lgb', 'feature_names=x cat', E'feature_names=x c\u00e9t'), 'LATIN1'));
+SELECT silvan.drop_model('lgb_bytes');

@@ -40,7 +40,7 @@ SELECT silvan.set_schedule('binary_logistic', NULL, batch_size => 99);
 SELECT count(*) AS stored FROM silvan.schedule;
 
 -- explain shows every level (compile time masked)
-SELECT regexp_replace(silvan.explain('binary_logistic', 7), 'compile time: [0-9.]+ ms', 'compile time: N ms');
+SELECT regexp_replace(silvan.explain('binary_logistic', 7), 'compile time: [0-9.]+ ms \([a-z ]+\)', 'compile time: N ms');
 
 -- bad schedules are never stored
 SELECT silvan.set_schedule('binary_logistic', 'tile(batch, b0, b1, 0)');
@@ -87,3 +87,27 @@ SELECT count(*) FROM silvan.predict_query('binary_logistic',
 RESET statement_timeout;
 RESET silvan.max_threads;
 SELECT silvan.predict('binary_logistic', '{1,2,3,4,5,6}'::real[]) > 0 AS still_serving;
+
+-- the schedules view; removing nothing says so
+SELECT model, target, batch_size, schedule, origin, provenance IS NULL AS no_provenance
+  FROM silvan.schedules WHERE model = 'binary_logistic' ORDER BY batch_size;
+SELECT silvan.set_schedule('binary_logistic', NULL, batch_size => 4242) AS removed_nothing;
+
+-- a schedule that sums trees in another order, stored for batch 128 alone,
+-- never reaches a scalar predict() (a single row) nor a batch of 1000: they
+-- run the default, bit for bit as XGBoost; a batch of 100 (within a factor
+-- of 2) uses it
+\set bl `cat test/fixtures/binary_logistic.json`
+SELECT silvan.load_model('bl_scalar', :'bl') > 0 AS loaded;
+SELECT silvan.set_schedule('bl_scalar',
+       'tile(tree, t0, t1, 3); reorder(t0, batch, t1); parallel(t0)', batch_size => 128);
+SET silvan.max_threads = 2;
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE silvan.predict('bl_scalar', f)::real <> x.e[1]::real) AS scalar_diff
+  FROM fx_in JOIN fx_exp AS x USING (id);
+SELECT split_part(silvan.explain('bl_scalar', 1), E'\n', 1) AS b1,
+       split_part(silvan.explain('bl_scalar', 1000), E'\n', 1) AS b1000,
+       split_part(silvan.explain('bl_scalar', 100), E'\n', 1) AS b100;
+RESET silvan.max_threads;
+SELECT silvan.set_schedule('bl_scalar', NULL, batch_size => 128) AS removed;
+SELECT silvan.drop_model('bl_scalar');

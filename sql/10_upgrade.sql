@@ -15,6 +15,8 @@ ALTER TABLE fx_in RENAME TO binary_in;
 \i sql/fixture.psql
 \set lgb `cat test/fixtures/lightgbm_small.txt`
 SELECT silvan.load_model('lgb_small', :'lgb') > 0 AS loaded;
+\set named `cat test/fixtures/named_features.json`
+SELECT silvan.load_model('named_features', :'named') > 0 AS loaded;
 SELECT silvan.set_schedule('binary_logistic', 'tile(batch, b0, b1, 8); reorder(b0, tree, b1); interleave(b1)', batch_size => 64);
 SELECT silvan.set_schedule('multi_softprob', 'reorder(tree, batch)');
 SELECT silvan.profile('multi_softprob', 'fx_in', 'id') AS profiled_rows;
@@ -55,6 +57,17 @@ SELECT b.model, count(*) AS rows, count(*) FILTER (WHERE a.prediction IS DISTINC
  GROUP BY b.model ORDER BY b.model;
 -- what 0.2.0 added works on the updated catalog
 SELECT silvan.reassign_models(current_user::regrole, current_user::regrole) AS reassigned;
+-- 0.3.0: the models loaded before have their feature names, read from their source
+SELECT model, array_agg(name ORDER BY position) AS names, array_agg(type ORDER BY position) AS types
+  FROM silvan.model_features GROUP BY model ORDER BY model;
+CREATE TABLE named_rows AS
+	SELECT id, f[10] AS s6, f[9] AS s5, f[8] AS s4, f[7] AS s3, f[6] AS s2, f[5] AS s1,
+		   f[4] AS bp, f[3] AS bmi, f[2] AS sex, f[1] AS age
+	  FROM (SELECT 1 AS id, ARRAY[59, 1, 32.1, 101, 157, 93.2, 38, 4, 4.8598, 87]::real[] AS f) AS r;
+SELECT p.prediction = silvan.predict('named_features', ARRAY[59, 1, 32.1, 101, 157, 93.2, 38, 4, 4.8598, 87]::real[])
+	   AS by_name
+  FROM silvan.predict_table('named_features', 'named_rows', 'id') AS p;
+SELECT silvan.predict('lgb_small', ARRAY[1, 3]) = silvan.predict('lgb_small', ARRAY[1, 3]::float8[]) AS int_arrays;
 
 -- the updated extension's objects equal a fresh install's: each object,
 -- and a function's or table's privileges and settings
@@ -67,7 +80,18 @@ CREATE TEMP VIEW extension_objects AS
 	            THEN (SELECT array_to_string(c.relacl, ',') FROM pg_class c WHERE c.oid = d.objid) END AS acl_config
 	  FROM pg_depend d
 	 WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
-	   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'silvan');
+	   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'silvan')
+	UNION ALL
+	SELECT 'column ' || a.attrelid::regclass || '.' || a.attname, a.attnum || ' ' || format_type(a.atttypid, a.atttypmod)
+	  FROM pg_attribute a
+	 WHERE a.attrelid IN (SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	                       WHERE n.nspname = 'silvan' AND c.relkind = 'r')
+	   AND a.attnum > 0 AND NOT a.attisdropped
+	UNION ALL
+	SELECT 'constraint ' || c.conname, pg_get_constraintdef(c.oid)
+	  FROM pg_constraint c
+	 WHERE c.conrelid IN (SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	                       WHERE n.nspname = 'silvan' AND c.relkind = 'r');
 CREATE TABLE updated_objects AS SELECT * FROM extension_objects;
 SET client_min_messages = warning;
 DROP EXTENSION silvan CASCADE;
@@ -78,4 +102,4 @@ SELECT count(*) AS objects FROM updated_objects;
 (SELECT 'only updated' AS side, * FROM updated_objects EXCEPT SELECT 'only updated', * FROM fresh_objects)
 UNION ALL
 (SELECT 'only fresh', * FROM fresh_objects EXCEPT SELECT 'only fresh', * FROM updated_objects);
-DROP TABLE before_update, catalog_before, updated_objects, fresh_objects, binary_in, fx_in, fx_exp;
+DROP TABLE before_update, catalog_before, updated_objects, fresh_objects, binary_in, fx_in, fx_exp, named_rows;

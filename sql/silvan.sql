@@ -5,7 +5,11 @@
 -- Models: one row per loaded model.  "forest" is the validated Forest IR in
 -- silvan's compact binary form, so a backend loads a model without parsing
 -- its source again; "revision" changes whenever the row is replaced and
--- keys every backend's cache of compiled code.
+-- keys every backend's cache of compiled code.  "feature_names" and
+-- "feature_types" are what the training library recorded (NULL: nothing),
+-- one entry per feature; predict_table matches columns to features by them.
+-- The model as loaded is "source" for text formats, "source_binary" for
+-- binary ones.  "class_labels" names the classes predict() numbers (ONNX).
 CREATE SEQUENCE model_revision_seq;
 
 CREATE TABLE model (
@@ -22,17 +26,25 @@ CREATE TABLE model (
 	owner regrole NOT NULL DEFAULT current_user::regrole,
 	revision bigint NOT NULL DEFAULT nextval('model_revision_seq'),
 	forest bytea NOT NULL,
-	source text NOT NULL
+	source text,
+	feature_names text[] CHECK (cardinality(feature_names) = num_features),
+	feature_types text[] CHECK (cardinality(feature_types) = num_features),
+	source_binary bytea,
+	CONSTRAINT model_one_source CHECK ((source IS NULL) <> (source_binary IS NULL)),
+	class_labels text[]
 );
 
 -- Schedules: compiler schedules per model, target and batch size (NULL:
--- any batch size), written by set_schedule and the tuner.
+-- any batch size), written by set_schedule ("hand") and the tuner
+-- ("tuned", with what it measured in "provenance").
 CREATE TABLE schedule (
 	model_id bigint NOT NULL REFERENCES model (id) ON DELETE CASCADE,
 	target text NOT NULL DEFAULT 'cpu' CHECK (target IN ('cpu', 'cuda', 'rocm')),
 	batch_size integer CHECK (batch_size IS NULL OR batch_size > 0),
 	schedule text NOT NULL,
-	created timestamptz NOT NULL DEFAULT now()
+	created timestamptz NOT NULL DEFAULT now(),
+	origin text NOT NULL DEFAULT 'hand' CHECK (origin IN ('hand', 'tuned')),
+	provenance jsonb
 );
 CREATE UNIQUE INDEX schedule_key ON schedule (model_id, target, coalesce(batch_size, 0));
 
@@ -78,14 +90,34 @@ GRANT SELECT ON model, schedule, profile TO PUBLIC;
 CREATE VIEW models AS
 	SELECT id, name, format, objective, task, num_features, num_classes,
 		   num_trees, max_depth, owner, created, revision,
-		   octet_length(source) AS source_bytes
+		   coalesce(octet_length(source), octet_length(source_binary)) AS source_bytes,
+		   feature_names, class_labels
 	  FROM model;
 GRANT SELECT ON models TO PUBLIC;
+
+-- One row per feature of every model: its position (as in feature_columns;
+-- explain's feature index is position - 1), and the name and type the
+-- training library recorded, NULL where it recorded none
+CREATE VIEW model_features AS
+	SELECT m.name AS model, p.position, m.feature_names[p.position] AS name,
+		   m.feature_types[p.position] AS type
+	  FROM model m, generate_series(1, m.num_features) AS p(position);
+GRANT SELECT ON model_features TO PUBLIC;
+
+-- The stored schedules by model name: batch_size NULL applies to every size
+CREATE VIEW schedules AS
+	SELECT m.name AS model, s.target, s.batch_size, s.schedule, s.origin, s.provenance, s.created
+	  FROM schedule s JOIN model m ON m.id = s.model_id;
+GRANT SELECT ON schedules TO PUBLIC;
 
 -- Loading and dropping models
 CREATE FUNCTION load_model(name text, model text, format text DEFAULT 'auto',
 						   replace boolean DEFAULT false) RETURNS bigint
 	AS 'MODULE_PATHNAME', 'silvan_load_model' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION load_model(name text, model bytea, format text DEFAULT 'auto',
+						   replace boolean DEFAULT false) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'silvan_load_model_bytes' LANGUAGE C VOLATILE;
 
 CREATE FUNCTION drop_model(name text) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'silvan_drop_model' LANGUAGE C VOLATILE STRICT;
@@ -103,6 +135,24 @@ CREATE FUNCTION predict_raw(model text, features float4[]) RETURNS float8[]
 	AS 'MODULE_PATHNAME', 'silvan_predict_raw_float4' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION predict_raw(model text, features float8[]) RETURNS float8[]
 	AS 'MODULE_PATHNAME', 'silvan_predict_raw_float8' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict(model text, features integer[]) RETURNS float8
+	AS 'MODULE_PATHNAME', 'silvan_predict_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict(model text, features bigint[]) RETURNS float8
+	AS 'MODULE_PATHNAME', 'silvan_predict_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict(model text, features numeric[]) RETURNS float8
+	AS 'MODULE_PATHNAME', 'silvan_predict_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_proba(model text, features integer[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_proba_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_proba(model text, features bigint[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_proba_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_proba(model text, features numeric[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_proba_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_raw(model text, features integer[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_raw_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_raw(model text, features bigint[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_raw_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_raw(model text, features numeric[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_raw_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
 -- Scoring a table in batches
 CREATE FUNCTION predict_table(model text, source regclass, key_column text,
@@ -133,10 +183,12 @@ CREATE FUNCTION predict_raw_query(model text, query text, batch_size integer DEF
 	AS 'MODULE_PATHNAME', 'silvan_predict_raw_query' LANGUAGE C VOLATILE;
 
 -- Schedules: stored per model, target and batch size (NULL: every size);
--- predict* use the one closest to the batch they run.  A NULL schedule
--- removes the stored one.
+-- a batch runs with the one stored for its size, else the nearest stored
+-- within a factor of 2 (not for a single row), else the one for every
+-- size.  A NULL schedule removes the stored one; true when anything
+-- was stored or removed.
 CREATE FUNCTION set_schedule(model text, schedule text, target text DEFAULT 'cpu',
-							 batch_size integer DEFAULT NULL) RETURNS void
+							 batch_size integer DEFAULT NULL) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'silvan_set_schedule' LANGUAGE C VOLATILE;
 
 -- Node hit statistics over real rows, for probability-based tiling

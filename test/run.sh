@@ -3,7 +3,8 @@
 #   1. C unit tests of the core and the conformance suite against the
 #      training libraries' own predictions (no server);
 #   2. pg_regress and the isolation tests against a temporary cluster
-#      started and stopped here;
+#      started and stopped here, and the README's Python client recipe
+#      (psycopg) against another;
 #   3. the same pg_regress suite against an assert-enabled PostgreSQL
 #      (memory-context checking), built once and cached (test/cassert.sh),
 #      and the test of every scoring output (07_outputs) again with that
@@ -69,8 +70,20 @@ installcheck() {
 	return $status
 }
 
+# A client program against a throwaway cluster
+with_cluster() {
+	local status=0
+	source scripts/cluster.sh
+	cluster_start || return 1
+	"$@" || status=$?
+	cluster_stop
+	trap - EXIT
+	return $status
+}
+
 run_step unit count_summary make -s unittest PG_CONFIG=$PG_CONFIG
 run_step installcheck count_regress installcheck
+run_step clients count_summary with_cluster /usr/bin/python3 test/clients/psycopg_load.py
 if [ "${SILVAN_CASSERT:-1}" != 0 ] && [ -f test/cassert.sh ]; then
 	run_step cassert count_summary bash test/cassert.sh
 	run_step memcheck count_summary \

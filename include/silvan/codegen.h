@@ -122,7 +122,26 @@ struct CodegenContext
 	LLVMValueRef v_aux[REPR_MAX_AUX];
 	/* chunks each privatizing loop used, by MIR op index */
 	LLVMValueRef v_chunks[MIR_MAX_OPS];
+	/* codeWalk: splits that may still be compiled into code, all trees */
+	int64_t		code_nodes_left;
+	/*
+	 * A specialized tree loop over one fixed row emits trees up to
+	 * specialized_hi (else -1); codeWalk walks the next few trees of such
+	 * a loop in one call and keeps their leaves, for code_cache_count trees
+	 * from code_cache_first, in code_cache_out.  The loop resets the count.
+	 */
+	int64_t		specialized_hi;
+	int32_t		code_cache_first;
+	int32_t		code_cache_count;
+	LLVMValueRef code_cache_out;
+	LLVMValueRef code_cache_row;
 };
+
+/* Margins a specialized tree loop keeps in registers (more stay in memory) */
+#define CODEGEN_MAX_LOCAL_GROUPS	16
+
+/* Splits all code walks of a kernel compile into code, at most */
+#define CODEGEN_MAX_CODE_NODES		(1 << 18)
 
 /*
  * What the loops around an op have fixed, as LLVM values of the function
@@ -146,6 +165,9 @@ typedef struct CodegenEnv
 	/* the innermost loop's lanes */
 	int32_t		width;
 	int16_t		lane_var;
+	/* a specialized tree loop over one row: its margins, one alloca each */
+	int32_t		num_local;
+	LLVMValueRef v_local[CODEGEN_MAX_LOCAL_GROUPS];
 } CodegenEnv;
 
 #define CODEGEN_ENV_SLOTS	(3 * SCHEDULE_MAX_VARS + 10)
@@ -170,16 +192,56 @@ extern void CgLoadTree(CodegenContext *cg, LLVMValueRef v_tree, LLVMValueRef *v_
 					   LLVMValueRef *v_root, LLVMValueRef *v_depth,
 					   LLVMValueRef *v_fixed, LLVMValueRef *v_group);
 extern LLVMValueRef CgRowPointer(CodegenContext *cg, LLVMValueRef v_row);
+extern void CgBeginHelper(CodegenContext *cg, LLVMValueRef fn, CodegenFunction *saved,
+						  LLVMBasicBlockRef *b_saved);
+extern void CgEndHelper(CodegenContext *cg, const CodegenFunction *saved,
+						LLVMBasicBlockRef b_saved);
 
 /* compile.c: tests force tile feature gathers on (1) or off (0); -1 by CPU */
 extern void CodegenSetGatherPolicy(int policy);
 
-/* codegen_walk.c */
-extern void CgEmitWalk(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
-					   LLVMValueRef *v_leaf, LLVMValueRef *v_rows, LLVMValueRef *v_groups);
+/*
+ * Walk strategies: how a walk op moves its lanes through their trees.
+ * Each is a file (codegen_walk*.c) and an entry of CgWalkStrategy's table,
+ * chosen by MirOp.strategy.  emit walks env->width lanes and leaves each
+ * lane's leaf value (forest precision), row (i64) and group (i32) for the
+ * reduce.
+ */
+typedef struct WalkStrategy
+{
+	const char *name;
+	void		(*emit) (CodegenContext *cg, const MirOp *op, CodegenEnv *env,
+						 LLVMValueRef *v_leaf, LLVMValueRef *v_rows, LLVMValueRef *v_groups);
+} WalkStrategy;
+
+/* One lane of a walk: where it starts and what it reads */
+typedef struct WalkLane
+{
+	LLVMValueRef v_row;			/* i64 */
+	LLVMValueRef v_row_ptr;
+	LLVMValueRef v_tree;		/* i64 HIR position (a constant when specialized) */
+	LLVMValueRef v_root;		/* i64 */
+	LLVMValueRef v_depth;		/* i32 */
+	LLVMValueRef v_fixed;		/* i32 */
+	LLVMValueRef v_group;		/* i32 */
+} WalkLane;
+
+/* codegen_walk.c: the lock-step walk, the strategy table, lanes */
+extern const WalkStrategy WalkLockstep;
+extern const WalkStrategy *CgWalkStrategy(MirWalkKind kind);
+extern void CgSetUpLanes(CodegenContext *cg, const MirPath *path, const CodegenEnv *env,
+						 int32_t width, WalkLane *lanes);
 extern void CgEmitReduce(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 						 const LLVMValueRef *v_leaf, const LLVMValueRef *v_rows,
 						 const LLVMValueRef *v_groups);
+
+/* codegen_walk_early.c: each lane to its own leaf */
+extern const WalkStrategy WalkEarlyExit;
+extern LLVMValueRef CgWalkToLeaf(CodegenContext *cg, LLVMValueRef v_index,
+								 LLVMValueRef v_row_ptr, LLVMValueRef v_fixed);
+
+/* codegen_walk_code.c: the tree's top compiled in */
+extern const WalkStrategy WalkCode;
 
 /* Short emission helpers */
 static inline LLVMValueRef

@@ -9,7 +9,9 @@
  *          --mir.c--> MIR (explicit loop nest over batch and tree, walk ops)
  *          --repr_*.c--> representation buffers (node layout in memory)
  *          --codegen.c--> LLVM IR (LLVM-C API)
- *          --runtime/jit.c--> native function (ORC LLJIT)
+ *          --runtime/jit.c--> native function (ORC LLJIT), or the same
+ *            machine code from this process or the disk cache
+ *            (runtime/code_cache.c), keyed by the bitcode before optimization
  *
  * The compiled function adds every tree's leaf value into a margin
  * accumulator prepared by ForestMarginsInit, in the same order and
@@ -62,6 +64,9 @@ extern bool CompiledForestRun(const CompiledForest *compiled,
 /* Text of every IR level (schedule, HIR, MIR, optionally LLVM IR); malloc'd */
 extern char *CompiledForestExplain(const CompiledForest *compiled,
 								   bool with_llvm_ir);
+
+/* Where the machine code came from: compiled, the disk cache, or shared */
+extern const char *CompiledForestCodeOrigin(const CompiledForest *compiled);
 
 /* Milliseconds spent in CompileForest */
 extern double CompiledForestCompileMillis(const CompiledForest *compiled);

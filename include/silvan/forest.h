@@ -34,12 +34,15 @@
 #define FOREST_MAX_DEPTH			4096
 #define FOREST_MAX_CATEGORY			(1 << 24)	/* categories are 0..MAX-1 */
 #define FOREST_MAX_CATEGORY_WORDS	(INT64_C(1) << 26)
+#define FOREST_MAX_FEATURE_NAME		1024	/* bytes of one name or type */
+#define FOREST_MAX_CLASS_LABEL		1024	/* bytes of one class label */
 
 /* Which library trained the model */
 typedef enum ForestSource
 {
 	FOREST_SOURCE_XGBOOST = 0,
-	FOREST_SOURCE_LIGHTGBM = 1
+	FOREST_SOURCE_LIGHTGBM = 1,
+	FOREST_SOURCE_ONNX = 2		/* a TreeEnsemble operator of an ONNX graph */
 } ForestSource;
 
 /* Precision of feature values, comparisons, leaf values and sums */
@@ -68,8 +71,42 @@ typedef enum ForestTransform
 	FOREST_TRANSFORM_EXP = 4,
 	FOREST_TRANSFORM_HINGE = 5,		/* x > 0 ? 1 : 0 */
 	FOREST_TRANSFORM_LOG1P_EXP = 6, /* log(1 + exp(x)), computed as LightGBM does */
-	FOREST_TRANSFORM_SIGNED_SQUARE = 7	/* sign(x) * x * x */
+	FOREST_TRANSFORM_SIGNED_SQUARE = 7, /* sign(x) * x * x */
+
+	/*
+	 * ONNX post_transform values, computed in float whatever the forest's
+	 * precision, as ONNX Runtime's ml_common.h does:
+	 */
+	FOREST_TRANSFORM_ONNX_LOGISTIC = 8, /* v = 1/(1+exp(-|x|)); x < 0 ? 1-v : v */
+	FOREST_TRANSFORM_ONNX_SOFTMAX = 9,	/* float max, float sum */
+	FOREST_TRANSFORM_ONNX_SOFTMAX_ZERO = 10,	/* softmax skipping |x| <= 1e-7 */
+	FOREST_TRANSFORM_ONNX_PROBIT = 11	/* sqrt(2) * erfinv(2x - 1), Winitzki */
 } ForestTransform;
+
+#define FOREST_TRANSFORM_LAST	FOREST_TRANSFORM_ONNX_PROBIT
+
+/*
+ * How the trees of one group combine into its margin.  SUM adds leaf values
+ * tree by tree; MIN and MAX keep the smallest or largest leaf value of the
+ * group's trees (a group without trees gets 0).  Averaging is separate
+ * (average_output), and so is where the base margin goes (base_margin_last).
+ */
+typedef enum ForestAggregate
+{
+	FOREST_AGGREGATE_SUM = 0,
+	FOREST_AGGREGATE_MIN = 1,
+	FOREST_AGGREGATE_MAX = 2
+} ForestAggregate;
+
+/*
+ * Which category a numeric value of a categorical split stands for (see
+ * ForestCategoryOf).  Every parser sets it; nothing infers it from source.
+ */
+typedef enum ForestCategoryRule
+{
+	FOREST_CATEGORY_NONNEGATIVE = 0,	/* XGBoost: x >= 0, then truncated */
+	FOREST_CATEGORY_TRUNCATE = 1	/* LightGBM: x > -1, truncated toward 0 */
+} ForestCategoryRule;
 
 /* Node kinds */
 typedef enum ForestNodeKind
@@ -79,11 +116,19 @@ typedef enum ForestNodeKind
 	FOREST_NODE_CATEGORICAL = 2
 } ForestNodeKind;
 
-/* Comparison of a numeric split: go left iff x OP threshold */
+/*
+ * Comparison of a numeric split: go left iff x OP threshold (for a value
+ * that is not missing; see ForestMissing).  The compiler implements LT and
+ * LE only and refuses forests with the others (CompileForest).
+ */
 typedef enum ForestCompare
 {
-	FOREST_CMP_LT = 0,			/* XGBoost */
-	FOREST_CMP_LE = 1			/* LightGBM */
+	FOREST_CMP_LT = 0,			/* XGBoost, ONNX BRANCH_LT */
+	FOREST_CMP_LE = 1,			/* LightGBM, ONNX BRANCH_LEQ */
+	FOREST_CMP_GE = 2,			/* ONNX BRANCH_GTE */
+	FOREST_CMP_GT = 3,			/* ONNX BRANCH_GT */
+	FOREST_CMP_EQ = 4,			/* ONNX BRANCH_EQ */
+	FOREST_CMP_NE = 5			/* ONNX BRANCH_NEQ */
 } ForestCompare;
 
 /*
@@ -93,7 +138,10 @@ typedef enum ForestCompare
  * ZERO: NaN is read as 0; then |x| <= 1e-35 takes the default child.
  * NONE: NaN is read as 0 and compared like any value.
  *
- * Categorical splits always use NAN.
+ * Categorical splits always use NAN.  ONNX splits use NAN with the default
+ * child set to the branch ONNX Runtime takes for NaN: the true branch when
+ * nodes_missing_value_tracks_true is set, or for BRANCH_NEQ (NaN != t);
+ * otherwise the false branch (every other comparison with NaN is false).
  */
 typedef enum ForestMissing
 {
@@ -158,7 +206,18 @@ typedef struct Forest
 								 * (already in margin space; float-rounded
 								 * for FLOAT32) */
 	bool		average_output; /* random forest: margins /= average_divisor */
-	int32_t		average_divisor;	/* iterations (trees per group) */
+	int32_t		average_divisor;	/* iterations (trees per group); ONNX:
+									 * trees of the ensemble */
+	uint8_t		aggregate;		/* ForestAggregate */
+
+	/*
+	 * false (XGBoost, LightGBM): the accumulator starts at base_margin, then
+	 * the trees add to it, then the sum is averaged.  true (ONNX): the
+	 * accumulator starts empty, trees are aggregated and averaged, and the
+	 * base margin is added last, in the forest's precision.
+	 */
+	bool		base_margin_last;
+	uint8_t		category_rule;	/* ForestCategoryRule */
 
 	int32_t		num_trees;
 	ForestTree *trees;
@@ -168,7 +227,29 @@ typedef struct Forest
 	uint32_t   *category_words;
 
 	int32_t		max_depth;		/* set by ForestValidate */
+
+	/*
+	 * What the training library called the features and declared their
+	 * types: NULL, or num_features strings (features.c).  Kept in the
+	 * catalog's own columns, not in the binary form.
+	 */
+	char	  **feature_names;
+	char	  **feature_types;
+
+	/*
+	 * NULL, or num_classes labels (ONNX classlabels_strings or _int64s
+	 * written in decimal): predict() returns a class index, which names
+	 * class_labels[index].  Kept in the binary form (version 2).
+	 */
+	char	  **class_labels;
 } Forest;
+
+/* Which list ForestSetFeatureStrings sets */
+typedef enum ForestFeatureField
+{
+	FOREST_FEATURE_NAMES = 0,
+	FOREST_FEATURE_TYPES = 1
+} ForestFeatureField;
 
 /* forest.c: construction and teardown */
 extern Forest *ForestCreate(SilvanStatus *status);
@@ -179,6 +260,16 @@ extern bool ForestAllocBaseMargin(Forest *forest, int32_t num_groups, SilvanStat
 extern void ForestFree(Forest *forest);
 extern const char *ForestSourceName(ForestSource source);
 extern const char *ForestTaskName(ForestTask task);
+extern const char *ForestUncompiledRule(const Forest *forest);
+
+/* features.c: feature names and types, checked */
+extern bool ForestSetFeatureStrings(Forest *forest, ForestFeatureField field,
+									const char *const *strings, const size_t *lengths,
+									int64_t count, SilvanStatus *status);
+extern bool ForestFeatureNamesPositional(const Forest *forest);
+extern bool ForestSetClassLabels(Forest *forest, const char *const *labels,
+								 const size_t *lengths, int64_t count,
+								 SilvanStatus *status);
 
 /* compact.c: drop the nodes no walk reaches (before validation) */
 extern int32_t ForestCompactTree(const ForestNode *nodes, int32_t n, ForestNode *dest,

@@ -20,10 +20,21 @@ typedef struct JitModule
 	LLVMOrcThreadSafeContextRef tsctx;
 	LLVMContextRef context;
 	LLVMModuleRef module;
+	bool		fast_codegen;	/* instruction selection and register
+								 * allocation at -O0 (code walks: much
+								 * code, simple control flow) */
 } JitModule;
 
 /* Machine code added to the JIT */
 typedef struct JitCode JitCode;
+
+/* Where JitCompile found the machine code */
+typedef enum JitSource
+{
+	JIT_COMPILED = 0,			/* compiled here (and stored on disk) */
+	JIT_FROM_DISK,				/* loaded from the disk cache (code_cache.c) */
+	JIT_SHARED					/* this process already had the same code */
+} JitSource;
 
 extern bool JitModuleCreate(const char *name, JitModule *jm, SilvanStatus *status);
 extern void JitModuleDispose(JitModule *jm);
@@ -33,6 +44,8 @@ extern unsigned long JitNextId(void);
 extern bool JitOptimizeModule(JitModule *jm, SilvanStatus *status);
 extern JitCode *JitAddModule(JitModule *jm, const char *symbol, void **address,
 							 SilvanStatus *status);
+extern JitCode *JitCompile(JitModule *jm, const char *entry, void **address,
+						   char **llvm_ir, JitSource *source, SilvanStatus *status);
 extern void JitCodeFree(JitCode *code);
 
 #endif							/* SILVAN_JIT_H */

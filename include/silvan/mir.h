@@ -26,7 +26,11 @@
  * MIR_MAX_WIDTH; then 4, then 1 for what remains).  Each tree's walk takes its padded hops
  * without leaf tests (unrollWalk pads whole trees, peelWalk the first
  * levels) and the rest in a loop that stops when every lane is at a leaf.
- * The reduce op adds each leaf into acc[row][group(tree)].
+ * The walk strategy (codegen.h) may instead walk each lane to its own leaf
+ * (earlyExitWalk) or run code compiled for the fixed tree (codeWalk); a
+ * specialized loop over trees fixes its tree at compile time by emitting
+ * its body once per tree.  The reduce op adds each leaf into
+ * acc[row][group(tree)].
  *
  * Reductions are legalized as in SilvanForge section 5: a parallel loop
  * over trees is a conflicting loop for acc, so each of its chunks but the
@@ -60,6 +64,17 @@ typedef enum MirOpKind
 	MIR_REDUCE_DIM				/* acc[rows] += partial[1..chunks-1][rows] */
 } MirOpKind;
 
+/* How a walk op walks: the walk strategies of codegen.h */
+typedef enum MirWalkKind
+{
+	MIR_WALK_LOCKSTEP = 0,		/* lanes together until all are at leaves */
+	MIR_WALK_EARLY_EXIT,		/* each lane to its own leaf */
+	MIR_WALK_CODE				/* the tree's top compiled in, then its buffers */
+} MirWalkKind;
+
+/* specialize(): most copies of a loop body, over all specialized loops of a path */
+#define MIR_MAX_SPECIALIZED		65536
+
 /* What a walk op walks in lock-step */
 typedef enum MirLanes
 {
@@ -85,10 +100,14 @@ typedef struct MirOp
 	bool		poll;			/* outermost: check the interrupt flag */
 	bool		fixes_tree;		/* no tree loop below: tree known in body */
 	bool		fixes_row;		/* no batch loop below: row known in body */
+	bool		specialize;		/* tree loop: body emitted once per tree */
 	int64_t		extent;			/* most iterations; -1 when unbounded */
 
 	/* walks and reduces */
 	MirLanes	lanes;
+	MirWalkKind strategy;
+	int32_t		code_nodes;		/* codeWalk: splits per tree in code */
+	CodeWalkForm code_form;
 	int32_t		width;			/* lanes; the innermost loop steps by it */
 	int32_t		unroll;			/* unrollWalk hops (trees this deep padded) */
 	int32_t		peel;			/* peelWalk hops */
@@ -107,6 +126,7 @@ typedef struct Mir
 {
 	const Schedule *schedule;
 	const Hir  *hir;			/* set by MirFinish */
+	const ForestProfile *profile;	/* node hits for codeWalk, or NULL */
 	int32_t		num_trees;
 	int32_t		num_groups;
 	MirOp	   *root;

@@ -1,6 +1,6 @@
 /*
  * parse.h
- *		Readers that turn a trained model's text into a Forest.
+ *		Readers that turn a trained model's text (or bytes) into a Forest.
  *
  * Each reader checks the text it is given (field presence, types, array
  * lengths against the node count) and reports the first problem in a
@@ -16,14 +16,18 @@ typedef enum ModelFormat
 {
 	MODEL_FORMAT_AUTO = 0,
 	MODEL_FORMAT_XGBOOST_JSON,
-	MODEL_FORMAT_LIGHTGBM_TEXT
+	MODEL_FORMAT_LIGHTGBM_TEXT,
+	MODEL_FORMAT_ONNX			/* binary: an ONNX ModelProto */
 } ModelFormat;
 
 /* Map a user-facing format name ("auto", "xgboost", "lightgbm", ...) */
 extern bool ModelFormatFromName(const char *name, ModelFormat *format);
 
-/* The canonical name stored in the catalog ("xgboost_json", "lightgbm_text") */
+/* The canonical name stored in the catalog ("xgboost_json", "lightgbm_text", "onnx") */
 extern const char *ModelFormatName(ModelFormat format);
+
+/* Are the format's models bytes rather than text (ONNX)? */
+extern bool ModelFormatIsBinary(ModelFormat format);
 
 /* Guess the format from the text; MODEL_FORMAT_AUTO when unrecognized */
 extern ModelFormat ModelFormatDetect(const char *text, size_t len);
@@ -51,7 +55,31 @@ extern void ParseXgboostReadMode(XgboostReadMode mode);
 /* lightgbm_text.c: LightGBM save_model() text, v2 to v4 */
 extern Forest *ParseLightgbmText(const char *text, size_t len, SilvanStatus *status);
 
-/* parse.c: detect (when AUTO), parse, validate; *detected gets the format */
+/*
+ * onnx_model.c: an ONNX model (protobuf bytes, not NUL-terminated) holding
+ * one TreeEnsembleRegressor or TreeEnsembleClassifier, ai.onnx.ml opset
+ * 1 to 3 (see the file's header for what is read and what is refused)
+ */
+extern Forest *ParseOnnx(const char *data, size_t len, SilvanStatus *status);
+
+/* A decoded ONNX TensorProto (test data sets ship them as .pb files) */
+typedef struct OnnxTensor
+{
+	int32_t		data_type;		/* TensorProto.DataType: 1 float, 11 double, ... */
+	int32_t		num_dims;
+	int64_t		dims[8];
+	int64_t		count;			/* product of dims */
+	double	   *values;			/* count values, malloc'd; free() it */
+} OnnxTensor;
+
+/* onnx_model.c: decode a serialized TensorProto of numbers */
+extern bool OnnxTensorRead(const char *data, size_t len, OnnxTensor *tensor,
+						   SilvanStatus *status);
+
+/*
+ * parse.c: detect (when AUTO), parse, validate; *detected gets the format.
+ * text is len bytes: NUL-free text for the text formats, binary for ONNX.
+ */
 extern Forest *ParseModel(const char *text, size_t len, ModelFormat format,
 						  ModelFormat *detected, SilvanStatus *status);
 

@@ -165,6 +165,13 @@ typedef struct ReprBuffers
 	int32_t		tile_size;
 	int32_t		num_lut_rows;	/* LUT rows in aux[1] (one more: all zero) */
 	bool		gather;			/* SIMD gathers on this CPU */
+	/*
+	 * The layout's record index of each HIR node (global HIR index), where
+	 * a walk may enter the buffers at a split (codeWalk); -1 for nodes it
+	 * cannot enter at; NULL when the layout has none (tiled trees).  Only
+	 * needed while code is generated.
+	 */
+	int64_t    *record_of;
 } ReprBuffers;
 
 /* The values of one loaded node; their meaning is the representation's */
@@ -219,17 +226,23 @@ extern bool ReprBuildTables(const Hir *hir, ReprBuffers *buffers, SilvanStatus *
 extern void ReprPrefetch(CodegenContext *cg, LLVMValueRef v_base, LLVMValueRef v_bytes,
 						 int32_t max_lines);
 extern void ReprCacheRecords(CodegenContext *cg, LLVMValueRef v_tree);
+extern bool ReprAllocRecordOf(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status);
 
 /*
  * repr_split.c: split records shared by every layout.  A ReprRecord is one
  * node before it is stored; link is an index into the caller's record list
- * (the first of the two children, which are adjacent).
+ * (the first of the two children, which are adjacent).  ReprChooseLayout
+ * may swap the two children's records in the list, so a record's place in
+ * the list is not its HIR node's: ReprRecord.hir says which node it is
+ * (what ReprBuffers.record_of is built from).
  */
 typedef struct ReprRecord
 {
 	double		threshold;		/* or leaf value */
 	int32_t		set;			/* categorical: set number */
 	int32_t		link;			/* first child's record, -1 on leaves */
+	int64_t		hir;			/* global HIR node it describes (-1: none);
+								 * moves with the record when siblings swap */
 	uint32_t	feature_flags;
 	bool		leaf;
 	bool		numeric;		/* numeric split with the NaN rule */

@@ -13,10 +13,21 @@
  *                   gpuDimension(i, grid.x|grid.y|grid.z|block.x|block.y|block.z)
  *   optimizations   cache(i)  parallel(i)  interleave(i)  unrollWalk(i, hops)
  *                   peelWalk(i, hops)
+ *   walk strategies codeWalk(i, nodes, branchy|select)   earlyExitWalk(i)
  *   reductions      atomicReduce(i)  sharedReduce(i)  vectorReduce(i, width)
  *   model layout    representation(array|sparse|reorg)
  *                   tileTrees(size, uniform|probabilistic)   size 1..8
  *                   reorderTrees()   (trees sorted by depth; see below)
+ *
+ * Walk strategies (codegen.h, one file each) say how the innermost loop's
+ * walk moves a row through a tree.  The default walks lanes in lock-step
+ * until every lane is at a leaf.  earlyExitWalk(i) walks each lane on its
+ * own, stopping at its own leaf.  codeWalk(i, nodes, form) compiles the top
+ * `nodes` splits of each tree (the hottest ones when a profile is given)
+ * into code, thresholds and features as immediates, as branches or as
+ * branch-free selects, and walks the rest from the buffers; the tree must
+ * be known at compile time, so every loop over trees around i (or i
+ * itself) carries specialize(), which emits its body once per tree.
  *
  * Index variables form a tree: a tiled or split variable is replaced in
  * the loop nest by the two it produced.  The loop nest itself is a tree of
@@ -84,6 +95,15 @@ typedef enum TreeTiling
 	TREE_TILING_PROBABILISTIC = 1
 } TreeTiling;
 
+/* codeWalk: how the compiled top of a tree decides */
+typedef enum CodeWalkForm
+{
+	CODE_WALK_BRANCHY = 0,		/* if/else per split */
+	CODE_WALK_SELECT = 1		/* every split of the top compared, selects */
+} CodeWalkForm;
+
+#define SCHEDULE_MAX_CODE_NODES	4096	/* codeWalk: splits per tree */
+
 typedef struct IndexVar
 {
 	char		name[SCHEDULE_NAME_LEN];
@@ -103,6 +123,9 @@ typedef struct IndexVar
 	bool		specialize;
 	int32_t		unroll_walk;	/* hops; 0 = none */
 	int32_t		peel_walk;		/* hops; 0 = none */
+	int32_t		code_walk;		/* codeWalk: splits per tree in code; 0 = none */
+	CodeWalkForm code_form;		/* codeWalk: branches or selects */
+	bool		early_exit;		/* earlyExitWalk */
 	ReduceKind	reduce;
 	int32_t		vector_width;	/* REDUCE_VECTOR */
 	GpuDim		gpu_dim;
@@ -137,7 +160,9 @@ typedef enum ScheduleOp
 	SCHEDULE_OP_VECTOR_REDUCE,
 	SCHEDULE_OP_REPRESENTATION,
 	SCHEDULE_OP_TILE_TREES,
-	SCHEDULE_OP_REORDER_TREES
+	SCHEDULE_OP_REORDER_TREES,
+	SCHEDULE_OP_CODE_WALK,
+	SCHEDULE_OP_EARLY_EXIT_WALK
 } ScheduleOp;
 
 typedef struct ScheduleDirective

@@ -26,6 +26,11 @@
  * emitted as one loop over p stepping by w: the same iterations in the same
  * order, without setting up a loop per tile.
  *
+ * Specialized loops (specialize() on a loop over trees) are emitted once
+ * per iteration, each copy with its tree a constant, for walks that
+ * compile the tree itself (codeWalk); over one fixed row the copies keep
+ * the row's margins in registers.
+ *
  * Parallel loops.  The body is outlined: the environment's non-constant
  * values are stored into a context array (one i64 each, in an alloca of
  * the calling function's entry block), the outlined function reloads them,
@@ -612,6 +617,19 @@ FromI64(CodegenContext *cg, LLVMValueRef v, LLVMTypeRef t)
 	return v;
 }
 
+/* Make saved the function being emitted again, the builder at the end of b_saved */
+static void
+RestoreFunction(CodegenContext *cg, const CodegenFunction *saved, LLVMBasicBlockRef b_saved)
+{
+	cg->fn = *saved;
+	cg->v_nodes = saved->v_nodes;
+	cg->v_trees = saved->v_trees;
+	cg->v_category_words = saved->v_category_words;
+	cg->v_category_sets = saved->v_category_sets;
+	memcpy(cg->v_aux, saved->v_aux, sizeof(cg->v_aux));
+	LLVMPositionBuilderAtEnd(cg->builder, b_saved);
+}
+
 /*
  * Outline the body of parallel loop op into fn_par<k>(ctx, begin, end,
  * chunk); env (the caller's) is reloaded from ctx.  Returns the function.
@@ -677,15 +695,39 @@ EmitOutlined(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath
 	}
 	EmitSerialLoop(cg, op, &inner, path, LLVMGetParam(fn, 1), LLVMGetParam(fn, 2), op->var);
 	FinishFunction(cg, b_body);
-
-	cg->fn = saved;
-	cg->v_nodes = saved.v_nodes;
-	cg->v_trees = saved.v_trees;
-	cg->v_category_words = saved.v_category_words;
-	cg->v_category_sets = saved.v_category_sets;
-	memcpy(cg->v_aux, saved.v_aux, sizeof(cg->v_aux));
-	LLVMPositionBuilderAtEnd(cg->builder, b_saved);
+	RestoreFunction(cg, &saved, b_saved);
 	return fn;
+}
+
+/*
+ * Start emitting helper function fn, whose first parameter is the kernel
+ * arguments: the builder is left in its entry block with the arguments
+ * loaded; *saved and *b_saved keep the function being emitted.  The
+ * caller builds the helper's return, then calls CgEndHelper.
+ */
+void
+CgBeginHelper(CodegenContext *cg, LLVMValueRef fn, CodegenFunction *saved,
+			  LLVMBasicBlockRef *b_saved)
+{
+	*saved = cg->fn;
+	*b_saved = LLVMGetInsertBlock(cg->builder);
+	LLVMSetLinkage(fn, LLVMInternalLinkage);
+	memset(&cg->fn, 0, sizeof(CodegenFunction));
+	cg->fn.function = fn;
+	AddAttribute(cg, fn, LLVMAttributeFunctionIndex, "nounwind");
+	AddAttribute(cg, fn, LLVMAttributeFunctionIndex, "noinline");
+	AddStringAttribute(cg, fn, "target-cpu", cg->cpu);
+	AddStringAttribute(cg, fn, "target-features", cg->features);
+	cg->fn.b_allocas = CgNewBlock(cg, "b_entry");
+	LLVMPositionBuilderAtEnd(cg->builder, cg->fn.b_allocas);
+	LoadArgs(cg, LLVMGetParam(fn, 0));
+}
+
+/* Go back to the function CgBeginHelper left */
+void
+CgEndHelper(CodegenContext *cg, const CodegenFunction *saved, LLVMBasicBlockRef b_saved)
+{
+	RestoreFunction(cg, saved, b_saved);
 }
 
 /* A parallel loop: outline its body and run it on the runtime's threads */
@@ -753,6 +795,7 @@ FusableTile(CodegenContext *cg, const MirOp *op)
 	const IndexVar *ivar;
 
 	if (outer->origin != INDEX_ORIGIN_TILE_OUTER || op->parallel || op->cache ||
+		op->specialize || (inner != NULL && inner->specialize) ||
 		op->poll || inner == NULL || inner->next != NULL || inner->kind != MIR_LOOP ||
 		inner->parallel || inner->cache || inner->body == NULL ||
 		inner->body->kind != MIR_WALK)
@@ -762,6 +805,65 @@ FusableTile(CodegenContext *cg, const MirOp *op)
 		inner->body->width != outer->param)
 		return NULL;
 	return inner;
+}
+
+/*
+ * A specialized loop over trees: its body once per iteration, with the
+ * iteration a constant, so that the walks below know their trees at
+ * compile time (codeWalk).  When the body is the code walk of one fixed
+ * row (which gives every leaf's group as a constant),
+ * the row's margins are loaded into allocas first and stored back after
+ * the last tree: mem2reg keeps them in registers across the copies, and
+ * the adds stay the same, in the same order.  false (nothing emitted)
+ * when the range is not a compile-time constant.
+ */
+static bool
+EmitSpecializedLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *path,
+					LLVMValueRef v_lo, LLVMValueRef v_hi)
+{
+	LLVMBuilderRef b = cg->builder;
+	int32_t		groups = cg->forest->num_groups;
+	bool		local = env->v_row != NULL && op->body != NULL && op->body->kind == MIR_WALK &&
+		op->body->next != NULL && !op->body->next->atomic_add &&
+		op->body->strategy == MIR_WALK_CODE && cg->buffers->record_of != NULL &&
+		groups <= CODEGEN_MAX_LOCAL_GROUPS;
+	LLVMValueRef v_ptrs[CODEGEN_MAX_LOCAL_GROUPS];
+	CodegenEnv	body = *env;
+
+	if (!LLVMIsAConstantInt(v_lo) || !LLVMIsAConstantInt(v_hi))
+		return false;
+	body.num_local = 0;
+	for (int32_t g = 0; local && g < groups; g++)
+	{
+		LLVMBasicBlockRef b_here = LLVMGetInsertBlock(b);
+		LLVMValueRef v_slot = LLVMBuildAdd(b, LLVMBuildMul(b, env->v_row, CgInt64(cg, groups), ""),
+										   CgInt64(cg, g), "");
+
+		v_ptrs[g] = LLVMBuildGEP2(b, cg->t_value, env->v_target, &v_slot, 1, "v_acc_ptr");
+		LLVMPositionBuilderAtEnd(b, cg->fn.b_allocas);
+		body.v_local[g] = LLVMBuildAlloca(b, cg->t_value, "v_margin");
+		LLVMPositionBuilderAtEnd(b, b_here);
+		LLVMBuildStore(b, LLVMBuildLoad2(b, cg->t_value, v_ptrs[g], ""), body.v_local[g]);
+		body.num_local = g + 1;
+	}
+	cg->specialized_hi = local ? LLVMConstIntGetSExtValue(v_hi) : -1;
+	cg->code_cache_count = 0;
+	for (int64_t i = LLVMConstIntGetSExtValue(v_lo); i < LLVMConstIntGetSExtValue(v_hi); i++)
+	{
+		CodegenEnv	inner = body;
+
+		if (op->poll)
+			EmitPoll(cg);
+		inner.v_val[op->var] = CgInt64(cg, i);
+		inner.width = 1;
+		inner.lane_var = op->var;
+		EmitLoopBody(cg, op, &inner, path);
+	}
+	cg->specialized_hi = -1;
+	cg->code_cache_count = 0;
+	for (int32_t g = 0; g < body.num_local; g++)
+		LLVMBuildStore(b, LLVMBuildLoad2(b, cg->t_value, body.v_local[g], ""), v_ptrs[g]);
+	return true;
 }
 
 /* A loop op: its range, then a serial or a parallel loop */
@@ -793,7 +895,7 @@ EmitLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
 	}
 	if (op->parallel)
 		EmitParallelLoop(cg, op, &outer, &path, v_lo, v_hi);
-	else
+	else if (!op->specialize || !EmitSpecializedLoop(cg, op, &outer, &path, v_lo, v_hi))
 		EmitSerialLoop(cg, op, &outer, &path, v_lo, v_hi, op->var);
 }
 
@@ -883,7 +985,7 @@ EmitOps(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
 					LLVMValueRef v_rows[MIR_MAX_WIDTH];
 					LLVMValueRef v_groups[MIR_MAX_WIDTH];
 
-					CgEmitWalk(cg, op, env, v_leaf, v_rows, v_groups);
+					CgWalkStrategy(op->strategy)->emit(cg, op, env, v_leaf, v_rows, v_groups);
 					if (op->next && op->next->kind == MIR_REDUCE)
 					{
 						op = op->next;
@@ -989,6 +1091,8 @@ CodegenForest(const Mir *mir, const Representation *repr, const ReprBuffers *buf
 	cg->features = features;
 	cg->module = module;
 	cg->context = LLVMGetModuleContext(module);
+	cg->code_nodes_left = CODEGEN_MAX_CODE_NODES;
+	cg->specialized_hi = -1;
 	InitTypes(cg);
 	t_args_ptr = LLVMPointerType(cg->t_args, 0);
 	fn = LLVMAddFunction(module, fn_name,

@@ -1,7 +1,8 @@
 /*
  * codegen_walk.c
- *		Lower walk and reduce ops: lock-step tree walks and the adds of
- *		their leaves into the accumulator.
+ *		Lower walk and reduce ops: the walk strategies' table, lock-step
+ *		tree walks (the default strategy), and the adds of the leaves
+ *		into the accumulator.
  *
  * Preconditions: the loops around the op have fixed the tree (rows lanes)
  * or the row (tree lanes), or both when the walk has one lane, and
@@ -20,24 +21,25 @@
  *
  * The reduce adds each lane's leaf into target[row][group], lane by lane:
  * for tree lanes that is tree order, so serial schedules keep the
- * interpreter's order of sums.  atomicReduce makes the add an atomic
- * read-modify-write (LLVM expands it to a compare-and-swap loop).
+ * interpreter's order of sums.  Inside a specialized tree loop over one
+ * row the targets are the loop's own allocas (CodegenEnv.v_local), which
+ * mem2reg keeps in registers across the trees; the adds are the same.
+ * atomicReduce makes the add an atomic read-modify-write (LLVM expands it
+ * to a compare-and-swap loop).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "silvan/codegen.h"
 
-/* One lane of a walk: where it starts and what it reads */
-typedef struct WalkLane
+/* The walk strategy of a walk op */
+const WalkStrategy *
+CgWalkStrategy(MirWalkKind kind)
 {
-	LLVMValueRef v_row;			/* i64 */
-	LLVMValueRef v_row_ptr;
-	LLVMValueRef v_root;		/* i64 */
-	LLVMValueRef v_depth;		/* i32 */
-	LLVMValueRef v_fixed;		/* i32 */
-	LLVMValueRef v_group;		/* i32 */
-} WalkLane;
+	static const WalkStrategy *const all[] = {&WalkLockstep, &WalkEarlyExit, &WalkCode};
+
+	return kind >= 0 && kind < (int) (sizeof(all) / sizeof(all[0])) ? all[kind] : &WalkLockstep;
+}
 
 /* Signed min or max of two i32 */
 static LLVMValueRef
@@ -71,9 +73,9 @@ LaneStride(const Schedule *s, int v)
  * of the innermost loop, so its row pointer is lane 0's plus a constant
  * (one base register for all lanes' feature loads).
  */
-static void
-SetUpLanes(CodegenContext *cg, const MirPath *path, const CodegenEnv *env, int32_t width,
-		   WalkLane *lanes)
+void
+CgSetUpLanes(CodegenContext *cg, const MirPath *path, const CodegenEnv *env, int32_t width,
+			 WalkLane *lanes)
 {
 	LLVMBuilderRef b = cg->builder;
 	int64_t		stride = width > 1 ? LaneStride(cg->mir->schedule, env->lane_var) : 0;
@@ -105,6 +107,7 @@ SetUpLanes(CodegenContext *cg, const MirPath *path, const CodegenEnv *env, int32
 		}
 		if (env->v_tree != NULL)
 		{
+			lane->v_tree = env->v_tree;
 			lane->v_root = env->v_root;
 			lane->v_depth = env->v_depth;
 			lane->v_fixed = env->v_fixed;
@@ -113,8 +116,9 @@ SetUpLanes(CodegenContext *cg, const MirPath *path, const CodegenEnv *env, int32
 		}
 		if (k == 0)
 			v_tree0 = CgVarValue(cg, &lane_env, path, CgRootVar(cg, INDEX_TREE));
-		CgLoadTree(cg, k == 0 ? v_tree0 : LLVMBuildAdd(b, v_tree0, CgInt64(cg, k * stride), ""),
-				   &v_rec, &lane->v_root, &lane->v_depth, &lane->v_fixed, &lane->v_group);
+		lane->v_tree = k == 0 ? v_tree0 : LLVMBuildAdd(b, v_tree0, CgInt64(cg, k * stride), "");
+		CgLoadTree(cg, lane->v_tree, &v_rec, &lane->v_root, &lane->v_depth, &lane->v_fixed,
+				   &lane->v_group);
 	}
 }
 
@@ -204,11 +208,11 @@ EmitHops(CodegenContext *cg, int32_t width, const WalkLane *lanes, LLVMValueRef 
 }
 
 /*
- * Walk env->width lanes; v_leaf gets each lane's leaf value, v_rows its row
- * (i64) and v_groups its tree's group (i32), for the reduce
+ * Walk env->width lanes in lock-step; v_leaf gets each lane's leaf value,
+ * v_rows its row (i64) and v_groups its tree's group (i32), for the reduce
  */
-void
-CgEmitWalk(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
+static void
+LockstepEmit(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 		   LLVMValueRef *v_leaf, LLVMValueRef *v_rows, LLVMValueRef *v_groups)
 {
 	int32_t		width = env->width > 0 ? env->width : 1;
@@ -221,7 +225,7 @@ CgEmitWalk(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 	bool		check = op->leaf_walk || (per_lane_trees && width > 1 && op->fixed_walk);
 
 	MirPathOf(cg->mir, op, &path);
-	SetUpLanes(cg, &path, env, width, lanes);
+	CgSetUpLanes(cg, &path, env, width, lanes);
 	for (int32_t k = 0; k < width; k++)
 	{
 		v_idx[k] = lanes[k].v_root;
@@ -262,6 +266,17 @@ CgEmitReduce(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 	{
 		LLVMValueRef v_ptr;
 
+		if (env->num_local > 0 && LLVMIsConstant(v_groups[k]) && !op->atomic_add)
+		{
+			int64_t		g = LLVMConstIntGetSExtValue(v_groups[k]);
+
+			if (g >= 0 && g < env->num_local)
+			{
+				LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, cg->t_value, env->v_local[g], ""),
+												v_leaf[k], "v_sum"), env->v_local[g]);
+				continue;
+			}
+		}
 		if (row_lanes && k > 0)
 		{
 			/* one tree, rows a constant apart: constant offsets from lane 0 */
@@ -285,3 +300,8 @@ CgEmitReduce(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 											v_leaf[k], "v_sum"), v_ptr);
 	}
 }
+
+const WalkStrategy WalkLockstep = {
+	.name = "lockstep",
+	.emit = LockstepEmit
+};

@@ -46,6 +46,7 @@ struct CompiledForest
 	size_t		value_size;
 	bool		needs_partials;
 	double		compile_ms;
+	JitSource	code_source;	/* compiled, from the disk cache, or shared */
 	char	   *schedule_text;
 	char	   *hir_text;
 	char	   *mir_text;
@@ -63,16 +64,6 @@ NowMillis(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
-}
-
-/* Keep a copy of an LLVM message, then dispose of it */
-static char *
-TakeLlvmMessage(char *message)
-{
-	char	   *copy = message ? strdup(message) : NULL;
-
-	LLVMDisposeMessage(message);
-	return copy;
 }
 
 /* The schedule's text on one line: directives joined by "; " */
@@ -105,21 +96,24 @@ CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr
 			SilvanStatus *status)
 {
 	JitModule	jm;
-	char		name[64];
+	const char *name = "silvan_forest_batch";
 	void	   *address = NULL;
 
-	snprintf(name, sizeof(name), "silvan_forest_batch_%lu", JitNextId());
 	if (!JitModuleCreate(name, &jm, status))
 		return false;
+	for (int i = 0; i < mir->num_ops; i++)
+		jm.fast_codegen |= mir->ops[i].kind == MIR_WALK && mir->ops[i].strategy == MIR_WALK_CODE;
 	if (!CodegenForest(mir, repr, &compiled->buffers, jm.module, name,
-					   JitHostCpuName(), JitHostCpuFeatures(), status) ||
-		!JitOptimizeModule(&jm, status))
+					   JitHostCpuName(), JitHostCpuFeatures(), status))
 	{
 		JitModuleDispose(&jm);
 		return false;
 	}
-	compiled->llvm_ir = TakeLlvmMessage(LLVMPrintModuleToString(jm.module));
-	compiled->code = JitAddModule(&jm, name, &address, status);
+	free(compiled->buffers.record_of);	/* only code generation reads it */
+	compiled->buffers.record_of = NULL;
+	/* the same code may come from this process, another backend, or be compiled */
+	compiled->code = JitCompile(&jm, name, &address, &compiled->llvm_ir,
+								&compiled->code_source, status);
 	if (compiled->code == NULL)
 		return false;
 	compiled->fn = (SilvanBatchFn) address;
@@ -273,6 +267,17 @@ CompileFromMir(CompiledForest *compiled, Mir *mir, const Hir *hir, SilvanStatus 
 	return CompileCode(compiled, mir, repr, status);
 }
 
+/* Refuse a forest with rules the compiler lacks (ForestUncompiledRule); it is interpreted */
+static bool
+CompileSupported(const Forest *forest, SilvanStatus *status)
+{
+	const char *rule = ForestUncompiledRule(forest);
+
+	return rule == NULL ||
+		StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "model not supported by the compiler",
+				   "The model uses %s, which only the interpreter implements.", rule);
+}
+
 /* CompileForest inside its bracket */
 static CompiledForest *
 CompileBracketed(const Forest *forest, const Schedule *schedule,
@@ -303,6 +308,7 @@ CompileBracketed(const Forest *forest, const Schedule *schedule,
 		MirBuild(&compiled->schedule, forest->num_trees, forest->num_groups, mir, status);
 	if (ok)
 	{
+		mir->profile = profile;
 		compiled->needs_partials = mir->needs_partials;
 		if (compiled->schedule.tile_size > 1)
 			ok = (tiled = TileTrees(forest, &compiled->schedule, profile, mir, status)) != NULL;
@@ -330,6 +336,8 @@ CompileForest(const Forest *forest, const Schedule *schedule,
 {
 	CompiledForest *compiled;
 
+	if (!CompileSupported(forest, status))
+		return NULL;
 	LlvmErrorsEnter();
 	compiled = CompileBracketed(forest, schedule, profile, status);
 	LlvmErrorsLeave();
@@ -402,10 +410,29 @@ CompiledForestExplain(const CompiledForest *compiled, bool with_llvm_ir)
 		TextAppend(&buf, ", %lld leaves", (long long) b->num_leaves);
 	TextAppend(&buf, ", %d category sets\n", b->num_category_sets);
 	TextAppend(&buf, "%s", compiled->mir_text);
-	TextAppend(&buf, "compile time: %.3f ms\n", compiled->compile_ms);
+	TextAppend(&buf, "compile time: %.3f ms (machine code %s)\n", compiled->compile_ms,
+			   CompiledForestCodeOrigin(compiled));
 	if (with_llvm_ir && compiled->llvm_ir)
 		TextAppend(&buf, "llvm ir:\n%s", compiled->llvm_ir);
+	else if (with_llvm_ir)
+		TextAppend(&buf, "llvm ir: not kept for code that was not compiled here\n");
 	return TextFinish(&buf);
+}
+
+/* Where the machine code came from: "compiled", "from the code cache", ... */
+const char *
+CompiledForestCodeOrigin(const CompiledForest *compiled)
+{
+	switch (compiled->code_source)
+	{
+		case JIT_FROM_DISK:
+			return "from the code cache";
+		case JIT_SHARED:
+			return "shared with an earlier compile";
+		case JIT_COMPILED:
+			break;
+	}
+	return "compiled";
 }
 
 /* Milliseconds spent in CompileForest */

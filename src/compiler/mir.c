@@ -197,6 +197,38 @@ CheckWalkDirectives(MirBuilder *b, const IndexVar *var)
 	return true;
 }
 
+/*
+ * A code walk needs its tree at compile time: every loop over trees on
+ * the path specialized.  Specialized loops copy their bodies; the copies
+ * of a path multiply, and stay below MIR_MAX_SPECIALIZED.
+ */
+static bool
+CheckSpecialized(MirBuilder *b, const MirOp *walk, const MirOp *loop)
+{
+	int64_t		copies = 1;
+
+	for (const MirOp *p = loop; p != NULL; p = p->parent)
+	{
+		const IndexVar *var = &b->s->vars[p->var];
+
+		if (p->specialize)
+		{
+			copies *= p->extent > 0 ? p->extent : 1;
+			if (copies > MIR_MAX_SPECIALIZED)
+				return StatusFail(b->status, SILVAN_ERROR_INVALID, "invalid schedule",
+								  "specialize(%s) would emit the loop body more than %d times.",
+								  var->name, MIR_MAX_SPECIALIZED);
+		}
+		if (walk->strategy == MIR_WALK_CODE && p->index_kind == INDEX_TREE && !p->specialize)
+			return StatusFail(b->status, SILVAN_ERROR_INVALID, "invalid schedule",
+							  "codeWalk(%s) compiles each tree's top into code, so the tree "
+							  "must be known at compile time: add specialize(%s)%s.",
+							  b->s->vars[loop->var].name, var->name,
+							  p->parallel ? " and do not make it parallel" : "");
+	}
+	return true;
+}
+
 /* The walk and reduce ops at the bottom of a path whose innermost loop is op */
 static bool
 MirAddWalk(MirBuilder *b, MirOp *loop)
@@ -217,6 +249,14 @@ MirAddWalk(MirBuilder *b, MirOp *loop)
 			(int32_t) loop->extent : MIR_MAX_WIDTH;
 	walk->unroll = var->unroll_walk;
 	walk->peel = var->peel_walk;
+	walk->strategy = var->code_walk > 0 ? MIR_WALK_CODE :
+		var->early_exit ? MIR_WALK_EARLY_EXIT : MIR_WALK_LOCKSTEP;
+	walk->code_nodes = var->code_walk;
+	walk->code_form = var->code_form;
+	if (loop->specialize)
+		walk->width = 1;		/* the copies fix one tree each */
+	if (!CheckSpecialized(b, walk, loop))
+		return false;
 	for (int i = 0; i < b->depth; i++)
 		if (s->vars[b->stack[i]].kind == INDEX_TREE)
 		{
@@ -251,8 +291,12 @@ MirLegalize(MirBuilder *b, MirOp *op, const IndexVar *var)
 
 	if (var->gpu_dim != GPU_DIM_NONE)
 		MirNote(mir, "gpuDimension(%s) ignored: the target is the cpu", var->name);
-	if (var->specialize)
-		MirNote(mir, "specialize(%s): one loop for all iterations on the cpu", var->name);
+	if (var->specialize && var->kind == INDEX_BATCH)
+		MirNote(mir, "specialize(%s): one loop for all rows on the cpu", var->name);
+	if (var->specialize && var->kind == INDEX_TREE && op->parallel)
+		MirNote(mir, "specialize(%s) ignored: a parallel loop's chunks are decided at run time",
+				var->name);
+	op->specialize = var->specialize && var->kind == INDEX_TREE && !op->parallel;
 	if (var->reduce == REDUCE_SHARED)
 		MirNote(mir, "sharedReduce(%s) is gpu only: %s", var->name,
 				conflicting ? "privatized partial sums instead" : "ignored");
@@ -433,6 +477,9 @@ MirFinish(Mir *mir, const Hir *hir, const ReprTreeShape *trees)
 		if (walk->kind != MIR_WALK)
 			continue;
 		walk->fixed_walk = walk->leaf_walk = false;
+		if (walk->strategy == MIR_WALK_CODE && hir->tiled != NULL)
+			MirNote(mir, "codeWalk(%s): trees are tiled, so they are walked from the buffers",
+					mir->schedule->vars[walk->parent->var].name);
 		for (int32_t t = walk->tree_lo; t < walk->tree_hi && t < hir->num_trees; t++)
 		{
 			walk->fixed_walk |= trees[t].fixed > 0;
@@ -525,6 +572,8 @@ MirDumpOps(TextBuf *buf, const Mir *mir, const MirOp *op, int indent)
 			case MIR_LOOP:
 				TextAppend(buf, "%sfor %s in ", op->parallel ? "par." : "", VarName(mir, op->var));
 				DumpRange(buf, mir, op);
+				if (op->specialize)
+					TextAppend(buf, " specialized: body once per tree");
 				if (op->body && op->body->kind == MIR_WALK && op->body->width > 1)
 					TextAppend(buf, " step %d (remainder %s)", op->body->width,
 							   op->body->width > MIR_REMAINDER_STEP ? "4, 1" : "1");
@@ -551,12 +600,19 @@ MirDumpOps(TextBuf *buf, const Mir *mir, const MirOp *op, int indent)
 						   "rows[0:w]" : "row");
 				if (mir->schedule->tile_size > 1)
 					TextAppend(buf, ", tiles of %d: vector compare, LUT", mir->schedule->tile_size);
+				if (op->strategy == MIR_WALK_CODE)
+					TextAppend(buf, ", codeWalk: top %d splits in code (%s%s), then buffers",
+							   op->code_nodes, op->code_form == CODE_WALK_SELECT ?
+							   "selects" : "branches",
+							   mir->profile ? ", hottest by profile" : "");
+				else if (op->strategy == MIR_WALK_EARLY_EXIT)
+					TextAppend(buf, ", earlyExitWalk: each lane to its own leaf");
 				if (op->unroll)
 					TextAppend(buf, ", unrollWalk %d", op->unroll);
 				if (op->peel)
 					TextAppend(buf, ", peelWalk %d", op->peel);
 				TextAppend(buf, ")  # trees %d to %d", op->tree_lo, op->tree_hi);
-				if (mir->hir)
+				if (mir->hir && op->strategy == MIR_WALK_LOCKSTEP)
 					TextAppend(buf, "%s%s", op->fixed_walk ? "; padded hops: no leaf test" : "",
 							   op->leaf_walk ? "; then hops until every lane is at a leaf" : "");
 				TextAppend(buf, "\n");

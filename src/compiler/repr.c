@@ -30,7 +30,20 @@ ReprBuffersFree(ReprBuffers *buffers)
 	free(buffers->category_sets);
 	for (int i = 0; i < REPR_MAX_AUX; i++)
 		free(buffers->aux[i]);
+	free(buffers->record_of);
 	memset(buffers, 0, sizeof(ReprBuffers));
+}
+
+/* Allocate the record index of every HIR node, all -1 (unknown) */
+bool
+ReprAllocRecordOf(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
+{
+	buffers->record_of = malloc(sizeof(int64_t) * (size_t) (hir->num_nodes + 1));
+	if (buffers->record_of == NULL)
+		return StatusNoMemory(status, "the compiled model's node index");
+	for (int64_t i = 0; i <= hir->num_nodes; i++)
+		buffers->record_of[i] = -1;
+	return true;
 }
 
 /* Count the categorical splits the HIR reaches */

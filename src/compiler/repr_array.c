@@ -159,6 +159,15 @@ ArrayBuild(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
 	for (int64_t i = 0; i < hir->num_nodes; i++)
 		ReprStoreRecord(&recs[i], buffers->layout, precision, buffers->nodes, i,
 						recs[i].leaf ? (int32_t) i : recs[i].link);
+	if (!ReprAllocRecordOf(hir, buffers, status))
+	{
+		free(recs);
+		return false;
+	}
+	/* siblings may have swapped places (ReprChooseLayout): follow the records */
+	for (int64_t i = 0; i < hir->num_nodes; i++)
+		if (recs[i].hir >= 0)
+			buffers->record_of[recs[i].hir] = i;
 	free(recs);
 	return true;
 }

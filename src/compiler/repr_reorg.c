@@ -143,6 +143,8 @@ ReorgPlaceNode(const ReorgPlace *pl, int64_t e, int64_t p, int32_t t)
 		return;					/* cannot happen: depth bounds positions */
 	ReprStoreRecord(rec, pl->buffers->layout, pl->precision, pl->buffers->nodes,
 					p * pl->num_trees + t, rec->leaf ? -1 : t);
+	if (rec->hir >= 0)
+		pl->buffers->record_of[rec->hir] = p * pl->num_trees + t;
 	if (rec->leaf)
 		return;
 	ReorgPlaceNode(pl, rec->link, 2 * p + 1, t);
@@ -195,6 +197,11 @@ ReorgBuild(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
 	{
 		free(recs);
 		return StatusNoMemory(status, "the compiled model's nodes");
+	}
+	if (!ReprAllocRecordOf(hir, buffers, status))
+	{
+		free(recs);
+		return false;
 	}
 	pl = (ReorgPlace) {
 		.recs = recs, .buffers = buffers, .precision = precision,

@@ -286,6 +286,7 @@ SparseTree(const Hir *hir, const HirTree *tree, ReprBuffers *buffers, SparseList
 		{
 			memset(&list->recs[e], 0, sizeof(ReprRecord));
 			list->recs[e].link = (int32_t) list->count;
+			list->recs[e].hir = -1;
 			if (!SparsePush(list, entry.hir, false, true) ||
 				!SparsePush(list, entry.hir, false, true))
 				return false;
@@ -411,7 +412,13 @@ SparseBuild(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
 		buffers->trees[t].first = hi >= 0 ? (int32_t) lo : 0;
 		buffers->trees[t].count = hi >= 0 ? (int32_t) (hi - lo + 1) : 0;
 	}
-	ok = SparseStore(hir, &list, number, buffers, status);
+	ok = SparseStore(hir, &list, number, buffers, status) &&
+		ReprAllocRecordOf(hir, buffers, status);
+	/* by the records, not the entries: siblings may have swapped places */
+	for (int64_t e = 0; ok && e < list.count; e++)
+		if (list.recs[e].hir >= 0 && !list.recs[e].leaf &&
+			buffers->record_of[list.recs[e].hir] < 0)
+			buffers->record_of[list.recs[e].hir] = number[e];
 	free(first);
 	free(number);
 	free(list.entries);

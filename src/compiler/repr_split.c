@@ -177,6 +177,7 @@ ReprDescribeNode(const Forest *forest, const ForestNode *fnode, ReprBuffers *buf
 {
 	memset(rec, 0, sizeof(ReprRecord));
 	rec->link = -1;
+	rec->hir = -1;
 	if (fnode->kind == FOREST_NODE_LEAF)
 	{
 		rec->threshold = fnode->leaf_value;
@@ -199,9 +200,11 @@ ReprDescribe(const Hir *hir, int64_t i, ReprBuffers *buffers, ReprRecord *rec)
 		/* both children are the same: any split */
 		memset(rec, 0, sizeof(ReprRecord));
 		rec->link = -1;
+		rec->hir = i;
 		return;
 	}
 	ReprDescribeNode(hir->forest, &hir->forest->nodes[hnode->source], buffers, rec);
+	rec->hir = i;
 }
 
 /* Store a record in slot of the FLAGS or PLAIN layout */
@@ -453,7 +456,7 @@ static LLVMValueRef
 SplitInSet(CodegenContext *cg, const ReprNode *node, LLVMValueRef v_x)
 {
 	LLVMBuilderRef b = cg->builder;
-	bool		xgboost = cg->forest->source == FOREST_SOURCE_XGBOOST;
+	bool		xgboost = cg->forest->category_rule == FOREST_CATEGORY_NONNEGATIVE;
 	LLVMValueRef v_low = xgboost ?
 		LLVMBuildFCmp(b, LLVMRealOGE, v_x, CgValue(cg, 0.0), "") :
 		LLVMBuildFCmp(b, LLVMRealOGT, v_x, CgValue(cg, -1.0), "");

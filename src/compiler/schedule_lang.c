@@ -120,12 +120,14 @@ static bool ApplyInterleave(Schedule *s, Directive *d, SilvanStatus *status);
 static bool ApplyWalk(Schedule *s, Directive *d, SilvanStatus *status);
 static bool ApplyReduce(Schedule *s, Directive *d, SilvanStatus *status);
 static bool ApplyLayout(Schedule *s, Directive *d, SilvanStatus *status);
+static bool ApplyWalkStrategy(Schedule *s, Directive *d, SilvanStatus *status);
 
 static const char *const gpu_words[] = {
 	"grid.x", "grid.y", "grid.z", "block.x", "block.y", "block.z", NULL
 };
 static const char *const repr_words[] = {"array", "sparse", "reorg", NULL};
 static const char *const tiling_words[] = {"uniform", "probabilistic", NULL};
+static const char *const form_words[] = {"branchy", "select", NULL};
 
 static const DirectiveSpec directive_specs[] = {
 	{"tile", SCHEDULE_OP_TILE, "vnni", "tile(indexVar, outer, inner, tileSize)",
@@ -159,6 +161,10 @@ static const DirectiveSpec directive_specs[] = {
 	tiling_words, TREE_TILING_UNIFORM, ApplyLayout},
 	{"reorderTrees", SCHEDULE_OP_REORDER_TREES, "", "reorderTrees()",
 	NULL, 0, ApplyLayout},
+	{"codeWalk", SCHEDULE_OP_CODE_WALK, "viw", "codeWalk(indexVar, nodes, branchy|select)",
+	form_words, CODE_WALK_BRANCHY, ApplyWalkStrategy},
+	{"earlyExitWalk", SCHEDULE_OP_EARLY_EXIT_WALK, "v", "earlyExitWalk(indexVar)",
+	NULL, 0, ApplyWalkStrategy},
 };
 
 #define NUM_DIRECTIVE_SPECS ((int) (sizeof(directive_specs) / sizeof(directive_specs[0])))
@@ -328,6 +334,10 @@ FirstFlag(const IndexVar *v)
 		return "unrollWalk";
 	if (v->peel_walk > 0)
 		return "peelWalk";
+	if (v->code_walk > 0)
+		return "codeWalk";
+	if (v->early_exit)
+		return "earlyExitWalk";
 	if (v->reduce == REDUCE_ATOMIC)
 		return "atomicReduce";
 	if (v->reduce == REDUCE_SHARED)
@@ -349,6 +359,10 @@ InnermostFlag(const IndexVar *v)
 		return "unrollWalk";
 	if (v->peel_walk > 0)
 		return "peelWalk";
+	if (v->code_walk > 0)
+		return "codeWalk";
+	if (v->early_exit)
+		return "earlyExitWalk";
 	return NULL;
 }
 
@@ -717,10 +731,45 @@ ApplyWalk(Schedule *s, Directive *d, SilvanStatus *status)
 					"%lld hops is not positive.", (long long) hops);
 	if (!CheckInnermost(s, d, d->vars[0], status))
 		return false;
+	if (v->code_walk > 0 || v->early_exit)
+		return Fail(status, SILVAN_ERROR_INVALID, "conflicting walk directives", d,
+					"Loop %s already carries %s; a loop's walk takes one strategy.",
+					v->name, v->code_walk > 0 ? "codeWalk" : "earlyExitWalk");
 	if (d->spec->op == SCHEDULE_OP_UNROLL_WALK)
 		v->unroll_walk = (int32_t) hops;
 	else
 		v->peel_walk = (int32_t) hops;
+	return true;
+}
+
+/*
+ * codeWalk(i, nodes, form), earlyExitWalk(i) on an innermost loop: one
+ * walk strategy per loop, and not with the lock-step walk's unrollWalk or
+ * peelWalk, whose padding they would not use
+ */
+static bool
+ApplyWalkStrategy(Schedule *s, Directive *d, SilvanStatus *status)
+{
+	IndexVar   *v = &s->vars[d->vars[0]];
+	bool		code = d->spec->op == SCHEDULE_OP_CODE_WALK;
+
+	if (!CheckInnermost(s, d, d->vars[0], status))
+		return false;
+	if (code && (d->values[0] < 1 || d->values[0] > SCHEDULE_MAX_CODE_NODES))
+		return Fail(status, SILVAN_ERROR_INVALID, "invalid code walk size", d,
+					"%lld splits per tree is not between 1 and %d.",
+					(long long) d->values[0], SCHEDULE_MAX_CODE_NODES);
+	if (v->unroll_walk > 0 || v->peel_walk > 0 || (code ? v->early_exit : v->code_walk > 0))
+		return Fail(status, SILVAN_ERROR_INVALID, "conflicting walk directives", d,
+					"Loop %s already carries %s; a loop's walk takes one strategy.",
+					v->name, InnermostFlag(v));
+	if (code)
+	{
+		v->code_walk = (int32_t) d->values[0];
+		v->code_form = (CodeWalkForm) d->values[1];
+	}
+	else
+		v->early_exit = true;
 	return true;
 }
 
@@ -1372,6 +1421,13 @@ AppendFlags(TextBuf *buf, const IndexVar *v)
 		AppendFlag(buf, &n, "unrollWalk", v->unroll_walk);
 	if (v->peel_walk > 0)
 		AppendFlag(buf, &n, "peelWalk", v->peel_walk);
+	if (v->code_walk > 0)
+	{
+		AppendFlag(buf, &n, "codeWalk", v->code_walk);
+		TextAppend(buf, " %s", form_words[v->code_form == CODE_WALK_SELECT ? 1 : 0]);
+	}
+	if (v->early_exit)
+		AppendFlag(buf, &n, "earlyExitWalk", 0);
 	if (v->reduce == REDUCE_ATOMIC)
 		AppendFlag(buf, &n, "atomicReduce", 0);
 	if (v->reduce == REDUCE_SHARED)

@@ -98,6 +98,9 @@ ForestFree(Forest *forest)
 	free(forest->trees);
 	free(forest->nodes);
 	free(forest->category_words);
+	free(forest->feature_names);
+	free(forest->feature_types);
+	free(forest->class_labels);
 	free(forest);
 }
 
@@ -111,6 +114,8 @@ ForestSourceName(ForestSource source)
 			return "xgboost";
 		case FOREST_SOURCE_LIGHTGBM:
 			return "lightgbm";
+		case FOREST_SOURCE_ONNX:
+			return "onnx";
 	}
 	return "unknown";
 }
@@ -131,4 +136,33 @@ ForestTaskName(ForestTask task)
 			return "ranking";
 	}
 	return "unknown";
+}
+
+/*
+ * The first rule of the forest that the compiler does not implement (yet):
+ * comparisons other than < and <=, MIN/MAX aggregation.  NULL when the
+ * compiler handles every rule the forest uses.
+ */
+const char *
+ForestUncompiledRule(const Forest *forest)
+{
+	static const char *const compare_names[] = {
+		"<", "<=", ">= comparisons", "> comparisons", "== comparisons", "!= comparisons"
+	};
+
+	if (forest->aggregate == FOREST_AGGREGATE_MIN)
+		return "MIN aggregation";
+	if (forest->aggregate == FOREST_AGGREGATE_MAX)
+		return "MAX aggregation";
+	if (forest->category_rule > FOREST_CATEGORY_TRUNCATE)
+		return "this category rule";
+	for (int64_t n = 0; n < forest->num_nodes; n++)
+	{
+		const ForestNode *node = &forest->nodes[n];
+
+		if (node->kind == FOREST_NODE_NUMERIC && node->compare > FOREST_CMP_LE &&
+			node->compare <= FOREST_CMP_NE)
+			return compare_names[node->compare];
+	}
+	return NULL;
 }

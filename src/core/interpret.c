@@ -5,8 +5,9 @@
  * This is the ground truth that every compiled variant is tested against,
  * and the fallback when silvan.jit is off.  It follows the training
  * libraries' decision rules literally (see ForestNode in forest.h) and sums
- * leaf values tree by tree, in model order, in the forest's precision.
- * Feature values are widened to double for comparisons; for FLOAT32
+ * leaf values tree by tree, in model order, in the forest's precision
+ * (or keeps the smallest or largest one for MIN/MAX forests, with NaN in
+ * the accumulator standing for "no tree yet").  Feature values are widened to double for comparisons; for FLOAT32
  * forests both sides are exact floats, so this equals a float compare.
  */
 #include <math.h>
@@ -24,14 +25,15 @@ RowValue(const Forest *forest, const void *row, int32_t feature)
 
 /*
  * Category index of a non-NaN feature value, or -1 when it is no valid
- * category.  XGBoost rejects negative values before truncating; LightGBM
- * truncates toward zero first, so (-1, 0) is category 0.  Values beyond
- * FOREST_MAX_CATEGORY can be in no set and are reported invalid.
+ * category, by the forest's category_rule.  XGBoost (NONNEGATIVE) rejects
+ * negative values before truncating; LightGBM (TRUNCATE) truncates toward
+ * zero first, so (-1, 0) is category 0.  Values beyond FOREST_MAX_CATEGORY
+ * can be in no set and are reported invalid.
  */
 int
 ForestCategoryOf(const Forest *forest, double x)
 {
-	if (forest->source == FOREST_SOURCE_XGBOOST ? !(x >= 0.0) : !(x > -1.0))
+	if (forest->category_rule == FOREST_CATEGORY_NONNEGATIVE ? !(x >= 0.0) : !(x > -1.0))
 		return -1;
 	if (!(x < (double) FOREST_MAX_CATEGORY))
 		return -1;
@@ -82,7 +84,27 @@ NextChild(const Forest *forest, const ForestNode *node, double x)
 				x = 0.0;
 			break;
 	}
-	go_left = node->compare == FOREST_CMP_LT ? x < node->threshold : x <= node->threshold;
+	switch (node->compare)
+	{
+		case FOREST_CMP_LT:
+			go_left = x < node->threshold;
+			break;
+		case FOREST_CMP_LE:
+			go_left = x <= node->threshold;
+			break;
+		case FOREST_CMP_GE:
+			go_left = x >= node->threshold;
+			break;
+		case FOREST_CMP_GT:
+			go_left = x > node->threshold;
+			break;
+		case FOREST_CMP_EQ:
+			go_left = x == node->threshold;
+			break;
+		default:
+			go_left = x != node->threshold;
+			break;
+	}
 	return go_left ? node->left : node->right;
 }
 
@@ -110,6 +132,21 @@ ForestWalkTree(const Forest *forest, int32_t tree, const void *row)
 	return local;
 }
 
+/*
+ * Fold one leaf value into a MIN/MAX accumulator slot (NaN: no tree yet),
+ * as ONNX Runtime does: the new value wins when there is none yet or it is
+ * strictly smaller (larger).
+ */
+static inline double
+AggregateMinMax(uint8_t aggregate, double acc, double leaf)
+{
+	if (isnan(acc))
+		return leaf;
+	if (aggregate == FOREST_AGGREGATE_MIN)
+		return leaf < acc ? leaf : acc;
+	return leaf > acc ? leaf : acc;
+}
+
 /* Add every tree's leaf value into acc, row by row, trees in model order */
 void
 ForestInterpretAccumulate(const Forest *forest, const void *rows,
@@ -128,7 +165,22 @@ ForestInterpretAccumulate(const Forest *forest, const void *rows,
 			double		leaf = forest->nodes[tree->first_node +
 											 ForestWalkTree(forest, t, row)].leaf_value;
 
-			if (forest->precision == FOREST_FLOAT32)
+			if (forest->aggregate != FOREST_AGGREGATE_SUM)
+			{
+				if (forest->precision == FOREST_FLOAT32)
+				{
+					float	   *slot = &((float *) acc)[base + tree->group];
+
+					*slot = (float) AggregateMinMax(forest->aggregate, *slot, (float) leaf);
+				}
+				else
+				{
+					double	   *slot = &((double *) acc)[base + tree->group];
+
+					*slot = AggregateMinMax(forest->aggregate, *slot, leaf);
+				}
+			}
+			else if (forest->precision == FOREST_FLOAT32)
 				((float *) acc)[base + tree->group] += (float) leaf;
 			else
 				((double *) acc)[base + tree->group] += leaf;

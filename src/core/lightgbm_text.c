@@ -108,6 +108,8 @@ typedef struct LgbHeader
 	bool		has_objective;
 	bool		average_output;
 	LgbSpan		objective;
+	bool		has_feature_names;
+	LgbSpan		feature_names;	/* blank-separated, one per feature */
 	int64_t		num_tree_sizes; /* entries of "tree_sizes", -1 if absent */
 } LgbHeader;
 
@@ -343,6 +345,11 @@ LgbHeaderLine(LgbSpan line, LgbHeader *header, SilvanStatus *status)
 	{
 		header->has_objective = true;
 		header->objective = value;
+	}
+	if (LgbSpanIs(key, "feature_names"))
+	{
+		header->has_feature_names = true;
+		header->feature_names = value;
 	}
 	return true;
 }
@@ -988,16 +995,61 @@ LgbNotText(const char *text, size_t len, SilvanStatus *status)
 					  "The text has no \"Tree=\" or \"end of trees\" line; it is not a LightGBM save_model() text file.");
 }
 
+/* Give the forest the names of the header's "feature_names=" line, if any */
+static bool
+LgbApplyFeatureNames(Forest *forest, const LgbHeader *header, SilvanStatus *status)
+{
+	LgbSpan		rest = header->feature_names;
+	int64_t		n;
+	const char **strings;
+	size_t	   *lengths;
+	bool		ok;
+
+	if (!header->has_feature_names)
+		return true;
+	n = LgbCountTokens(rest);
+	if (n != forest->num_features)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid LightGBM model",
+						  "Field \"feature_names\" has %lld names; field \"max_feature_idx\" makes %d features.",
+						  (long long) n, forest->num_features);
+	strings = malloc(sizeof(char *) * (n > 0 ? n : 1));
+	lengths = malloc(sizeof(size_t) * (n > 0 ? n : 1));
+	if (strings == NULL || lengths == NULL)
+		ok = StatusNoMemory(status, "the feature names");
+	else
+	{
+		for (int64_t i = 0; i < n; i++)
+		{
+			while (*rest.p == ' ' || *rest.p == '\t')
+				rest.p++, rest.len--;
+			strings[i] = rest.p;
+			for (lengths[i] = 0; lengths[i] < rest.len &&
+				 rest.p[lengths[i]] != ' ' && rest.p[lengths[i]] != '\t'; lengths[i]++)
+				;
+			rest.p += lengths[i];
+			rest.len -= lengths[i];
+		}
+		ok = ForestSetFeatureStrings(forest, FOREST_FEATURE_NAMES, strings, lengths, n, status);
+	}
+	free(strings);
+	free(lengths);
+	return ok;
+}
+
 /* Read the header's counts into the forest */
 static bool
 LgbApplyHeader(Forest *forest, const LgbHeader *header, SilvanStatus *status)
 {
 	forest->source = FOREST_SOURCE_LIGHTGBM;
 	forest->precision = FOREST_FLOAT64;
+	forest->category_rule = FOREST_CATEGORY_TRUNCATE;
+	forest->aggregate = FOREST_AGGREGATE_SUM;
+	forest->base_margin_last = false;
 	forest->num_features = (int32_t) header->max_feature_idx + 1;
 	forest->average_output = header->average_output;
 	forest->average_divisor = 1;
-	return LgbApplyObjective(forest, header, status);
+	return LgbApplyFeatureNames(forest, header, status) &&
+		LgbApplyObjective(forest, header, status);
 }
 
 /* Parse LightGBM save_model() text into a forest */

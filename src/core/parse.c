@@ -6,12 +6,18 @@
  * stores a canonical name.  With "auto" we look at the text: XGBoost's
  * save_model() JSON is an object with a "learner" member; LightGBM's
  * save_model() text starts with a "tree" line followed by "version=", or
- * at least has "Tree=0" or "num_tree_per_iteration=" lines.  Detection
- * only picks a reader; the reader does the real checking.
+ * at least has "Tree=0" or "num_tree_per_iteration=" lines; an ONNX model
+ * is protobuf that names "ai.onnx" or "TreeEnsemble" and does not start
+ * like text.  Detection only picks a reader; the reader does the real
+ * checking.
+ *
+ * Each format is one row of the registry below: its canonical name, how
+ * to detect it and its reader (one file).  Adding a format is a reader
+ * and a row (and a ModelFormat value and aliases).
  *
  * Formats we recognize but cannot read (a LightGBM or XGBoost JSON dump,
- * XGBoost's binary formats, ONNX) get an UNSUPPORTED error whose detail
- * says what to save instead.  ParseModel runs ForestValidate on whatever
+ * XGBoost's binary formats) get an UNSUPPORTED error whose detail says
+ * what to save instead.  ParseModel runs ForestValidate on whatever
  * a reader returns, so its result is safe for every later stage.
  */
 #include <string.h>
@@ -32,7 +38,28 @@ static const struct
 	{"lightgbm", MODEL_FORMAT_LIGHTGBM_TEXT},
 	{"lightgbm_text", MODEL_FORMAT_LIGHTGBM_TEXT},
 	{"lgbm", MODEL_FORMAT_LIGHTGBM_TEXT},
+	{"onnx", MODEL_FORMAT_ONNX},
 };
+
+static bool DetectXgboostJson(const char *text, size_t len);
+static bool DetectLightgbmText(const char *text, size_t len);
+static bool DetectOnnx(const char *text, size_t len);
+
+/* The formats we read: canonical name, detection (in this order), reader */
+static const struct
+{
+	ModelFormat format;
+	const char *name;
+	bool		binary;			/* bytes, not text */
+	bool		(*detect) (const char *text, size_t len);
+	Forest	   *(*parse) (const char *text, size_t len, SilvanStatus *status);
+}			format_registry[] = {
+	{MODEL_FORMAT_XGBOOST_JSON, "xgboost_json", false, DetectXgboostJson, ParseXgboostJson},
+	{MODEL_FORMAT_LIGHTGBM_TEXT, "lightgbm_text", false, DetectLightgbmText, ParseLightgbmText},
+	{MODEL_FORMAT_ONNX, "onnx", true, DetectOnnx, ParseOnnx},
+};
+
+#define NUM_FORMATS (sizeof(format_registry) / sizeof(format_registry[0]))
 
 /* Map a user-facing format name, ignoring case */
 bool
@@ -49,19 +76,25 @@ ModelFormatFromName(const char *name, ModelFormat *format)
 	return false;
 }
 
+/* Is the format binary (its models are bytes, not text)? */
+bool
+ModelFormatIsBinary(ModelFormat format)
+{
+	for (size_t i = 0; i < NUM_FORMATS; i++)
+		if (format_registry[i].format == format)
+			return format_registry[i].binary;
+	return false;
+}
+
 /* The canonical name of a format */
 const char *
 ModelFormatName(ModelFormat format)
 {
-	switch (format)
-	{
-		case MODEL_FORMAT_AUTO:
-			return "auto";
-		case MODEL_FORMAT_XGBOOST_JSON:
-			return "xgboost_json";
-		case MODEL_FORMAT_LIGHTGBM_TEXT:
-			return "lightgbm_text";
-	}
+	if (format == MODEL_FORMAT_AUTO)
+		return "auto";
+	for (size_t i = 0; i < NUM_FORMATS; i++)
+		if (format_registry[i].format == format)
+			return format_registry[i].name;
 	return "unknown";
 }
 
@@ -123,21 +156,50 @@ LightgbmPreamble(const char *text, size_t len)
 	return len - i >= 8 && memcmp(text + i, "version=", 8) == 0;
 }
 
+/* XGBoost save_model() JSON: an object with a "learner" member */
+static bool
+DetectXgboostJson(const char *text, size_t len)
+{
+	size_t		i = SkipBlanks(text, len);
+
+	return i < len && text[i] == '{' && Contains(text, len, "\"learner\"");
+}
+
+/* LightGBM save_model() text (not a JSON object) */
+static bool
+DetectLightgbmText(const char *text, size_t len)
+{
+	size_t		i = SkipBlanks(text, len);
+
+	if (i < len && text[i] == '{')
+		return false;
+	return LightgbmPreamble(text, len) || ContainsLine(text, len, "Tree=0") ||
+		ContainsLine(text, len, "num_tree_per_iteration=");
+}
+
+/*
+ * An ONNX ModelProto: protobuf, whose first byte is a field tag (writers
+ * put ir_version, field 1, first: 0x08), naming the ML domain or a tree
+ * ensemble somewhere.  Text starts with a printable byte or whitespace.
+ */
+static bool
+DetectOnnx(const char *text, size_t len)
+{
+	unsigned char c = len > 0 ? (unsigned char) text[0] : 0;
+
+	return len > 0 && c < 0x20 && c != '\t' && c != '\n' && c != '\r' &&
+		(Contains(text, len, "ai.onnx") || Contains(text, len, "TreeEnsemble"));
+}
+
 /* Guess the format from the text; MODEL_FORMAT_AUTO when unrecognized */
 ModelFormat
 ModelFormatDetect(const char *text, size_t len)
 {
-	size_t		i;
-
 	if (text == NULL)
 		return MODEL_FORMAT_AUTO;
-	i = SkipBlanks(text, len);
-	if (i < len && text[i] == '{')
-		return Contains(text, len, "\"learner\"") ? MODEL_FORMAT_XGBOOST_JSON
-			: MODEL_FORMAT_AUTO;
-	if (LightgbmPreamble(text, len) || ContainsLine(text, len, "Tree=0") ||
-		ContainsLine(text, len, "num_tree_per_iteration="))
-		return MODEL_FORMAT_LIGHTGBM_TEXT;
+	for (size_t i = 0; i < NUM_FORMATS; i++)
+		if (format_registry[i].detect(text, len))
+			return format_registry[i].format;
 	return MODEL_FORMAT_AUTO;
 }
 
@@ -156,9 +218,6 @@ UnrecognizedFormat(const char *text, size_t len, SilvanStatus *status)
 		(len - i >= 7 && memcmp(text + i, "0:leaf=", 7) == 0))
 		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported model format",
 						  "This looks like an XGBoost dump (dump_model()), which lacks the objective and base score; save the model with save_model(\"model.json\") instead.");
-	if (Contains(text, len, "ai.onnx") || Contains(text, len, "TreeEnsemble"))
-		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported model format",
-						  "ONNX models are not supported; load the XGBoost JSON or LightGBM text model it was converted from.");
 	if (len > 2 && text[0] == '{' && strchr("iUIlL", text[1]) != NULL &&
 		text[1] != '\0' && Contains(text, len, "learner"))
 		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported model format",
@@ -187,11 +246,10 @@ ParseModel(const char *text, size_t len, ModelFormat format,
 		StatusFail(status, SILVAN_ERROR_SYNTAX, "empty model text", "No model text was given.");
 		return NULL;
 	}
-	if (format == MODEL_FORMAT_XGBOOST_JSON)
-		forest = ParseXgboostJson(text, len, status);
-	else if (format == MODEL_FORMAT_LIGHTGBM_TEXT)
-		forest = ParseLightgbmText(text, len, status);
-	else
+	for (size_t i = 0; i < NUM_FORMATS; i++)
+		if (format_registry[i].format == format)
+			forest = format_registry[i].parse(text, len, status);
+	if (forest == NULL && status->kind == SILVAN_OK)
 		UnrecognizedFormat(text, len, status);
 	if (forest != NULL && !ForestValidate(forest, status))
 	{

@@ -4,8 +4,12 @@
  *
  * Shared by the interpreter and compiled code so both agree bit for bit.
  * Arithmetic follows the training library: XGBoost works in float (its
- * softmax sums in double), LightGBM in double.
+ * softmax sums in double), LightGBM in double.  ONNX forests add their
+ * base margins after the trees (base_margin_last) and use ONNX Runtime's
+ * post transforms (ml_common.h: ComputeLogistic, ComputeProbit/ErfInv,
+ * ComputeSoftmax, ComputeSoftmaxZero), all in float.
  */
+#include <float.h>
 #include <math.h>
 
 #include "silvan/forest.h"
@@ -17,7 +21,10 @@ ForestValueSize(const Forest *forest)
 	return forest->precision == FOREST_FLOAT32 ? sizeof(float) : sizeof(double);
 }
 
-/* Fill the accumulator with the base margins */
+/*
+ * Fill the accumulator with its starting values: the base margins, or,
+ * when they come last, 0 (SUM) or NaN ("no tree yet", MIN and MAX)
+ */
 void
 ForestMarginsInit(const Forest *forest, void *acc, int64_t num_rows)
 {
@@ -26,11 +33,43 @@ ForestMarginsInit(const Forest *forest, void *acc, int64_t num_rows)
 	for (int64_t r = 0; r < num_rows; r++)
 		for (int32_t g = 0; g < groups; g++)
 		{
+			double		start = forest->base_margin[g];
+
+			if (forest->aggregate != FOREST_AGGREGATE_SUM)
+				start = NAN;
+			else if (forest->base_margin_last)
+				start = 0.0;
 			if (forest->precision == FOREST_FLOAT32)
-				((float *) acc)[r * groups + g] = (float) forest->base_margin[g];
+				((float *) acc)[r * groups + g] = (float) start;
 			else
-				((double *) acc)[r * groups + g] = forest->base_margin[g];
+				((double *) acc)[r * groups + g] = start;
 		}
+}
+
+/* One margin of a base-last forest: aggregate (NaN: none), average, add the base */
+static double
+FinishBaseLast(const Forest *forest, const void *acc, int64_t i, int32_t g)
+{
+	if (forest->precision == FOREST_FLOAT32)
+	{
+		float		m = ((const float *) acc)[i];
+
+		if (isnan(m))
+			m = 0.0f;
+		if (forest->average_output)
+			m /= (float) forest->average_divisor;
+		return m + (float) forest->base_margin[g];
+	}
+	else
+	{
+		double		m = ((const double *) acc)[i];
+
+		if (isnan(m))
+			m = 0.0;
+		if (forest->average_output)
+			m /= (double) forest->average_divisor;
+		return m + forest->base_margin[g];
+	}
 }
 
 /* Average if the model asks for it and widen the margins to double */
@@ -44,6 +83,11 @@ ForestMarginsFinish(const Forest *forest, const void *acc, int64_t num_rows,
 	{
 		double		m;
 
+		if (forest->base_margin_last)
+		{
+			margins[i] = FinishBaseLast(forest, acc, i, (int32_t) (i % forest->num_groups));
+			continue;
+		}
 		if (forest->precision == FOREST_FLOAT32)
 			m = ((const float *) acc)[i];
 		else
@@ -92,6 +136,69 @@ SoftmaxDouble(const double *margins, double *out, int32_t n)
 		out[i] /= wsum;
 }
 
+/* ONNX Runtime's ErfInv (Winitzki's approximation, a = 0.147), in float */
+static float
+OnnxErfInv(float x)
+{
+	float		sgn = x < 0 ? -1.0f : 1.0f;
+	float		lg;
+	float		v;
+	float		v2;
+	float		v3;
+
+	x = (1 - x) * (1 + x);
+	lg = logf(x);
+	v = 2 / ((float) M_PI * 0.147f) + 0.5f * lg;
+	v2 = 1 / (0.147f) * lg;
+	v3 = -v + sqrtf(v * v - v2);
+	return sgn * sqrtf(v3);
+}
+
+/* ONNX's element-wise post transforms (ONNX Runtime's ml_common.h), in float */
+static float
+TransformOnnx(ForestTransform transform, float x)
+{
+	if (transform == FOREST_TRANSFORM_ONNX_LOGISTIC)
+	{
+		float		v = 1 / (1 + expf(-fabsf(x)));
+
+		return x < 0 ? 1 - v : v;
+	}
+	if (transform == FOREST_TRANSFORM_ONNX_PROBIT)
+		return (float) M_SQRT2 * OnnxErfInv(2 * x - 1);
+	return x;
+}
+
+/* ONNX Runtime's ComputeSoftmax / ComputeSoftmaxZero, in float */
+static void
+SoftmaxOnnx(const double *margins, double *out, int32_t n, bool skip_zero)
+{
+	float		vmax = -FLT_MAX;
+	float		sum = 0.0f;
+	float		exp_neg_max;
+
+	for (int32_t i = 0; i < n; i++)
+		if ((float) margins[i] > vmax)
+			vmax = (float) margins[i];
+	exp_neg_max = expf(-vmax);
+	for (int32_t i = 0; i < n; i++)
+	{
+		float		x = (float) margins[i];
+		float		e;
+
+		if (!skip_zero || x > 0.0000001f || x < -0.0000001f)
+		{
+			e = expf(x - vmax);
+			sum += e;
+		}
+		else
+			e = x * exp_neg_max;
+		out[i] = e;
+	}
+	for (int32_t i = 0; i < n; i++)
+		out[i] = (float) out[i] / sum;
+}
+
 /* One value through an element-wise transform, in float */
 static double
 TransformFloat(ForestTransform transform, float x)
@@ -109,6 +216,9 @@ TransformFloat(ForestTransform transform, float x)
 			return log1pf(expf(x));
 		case FOREST_TRANSFORM_SIGNED_SQUARE:
 			return (x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f)) * x * x;
+		case FOREST_TRANSFORM_ONNX_LOGISTIC:
+		case FOREST_TRANSFORM_ONNX_PROBIT:
+			return TransformOnnx(transform, x);
 		default:
 			return x;
 	}
@@ -131,6 +241,9 @@ TransformDouble(ForestTransform transform, double alpha, double x)
 			return log(1.0 + exp(x));	/* LightGBM's own formula, not log1p */
 		case FOREST_TRANSFORM_SIGNED_SQUARE:
 			return (x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0)) * x * x;
+		case FOREST_TRANSFORM_ONNX_LOGISTIC:
+		case FOREST_TRANSFORM_ONNX_PROBIT:
+			return TransformOnnx(transform, (float) x);
 		default:
 			return x;
 	}
@@ -149,6 +262,13 @@ ForestTransformRow(const Forest *forest, const double *margins, double *out)
 			SoftmaxFloat(margins, out, n);
 		else
 			SoftmaxDouble(margins, out, n);
+		return;
+	}
+	if (forest->transform == FOREST_TRANSFORM_ONNX_SOFTMAX ||
+		forest->transform == FOREST_TRANSFORM_ONNX_SOFTMAX_ZERO)
+	{
+		SoftmaxOnnx(margins, out, n,
+					forest->transform == FOREST_TRANSFORM_ONNX_SOFTMAX_ZERO);
 		return;
 	}
 	for (int32_t g = 0; g < n; g++)

@@ -11,12 +11,25 @@
  *           objective (64 bytes), sigmoid_alpha f64, num_features
  *           num_groups num_classes average_divisor num_trees (i32),
  *           num_nodes num_category_words (i64), base_margin f64 x groups
+ *   v2:     aggregate base_margin_last category_rule has_labels (u8 each)
  *   trees:  num_nodes i32, group i32 (first_node follows from the order)
  *   nodes:  kind u8, then
  *           leaf:        value (f32 for FLOAT32 forests, else f64)
  *           numeric:     flags u8, feature left right i32, threshold (f32|f64)
  *           categorical: flags u8, feature left right i32, offset i64, words i32
  *   words:  u32 x num_category_words
+ *   v2, has_labels: num_classes x (u32 length, bytes): the class labels
+ *
+ * Node flags: bit 0 compare & 1, bits 1-2 missing, bit 3 default_left, bit
+ * 4 category_in_left, bits 5-6 compare >> 1 (v2; zero for < and <=).
+ *
+ * Versions: 1 (silvan up to 0.2) had no v2 fields; its forests are all
+ * XGBoost or LightGBM ones, so a version 1 form loads with SUM
+ * aggregation, base margins first, and the category rule of its source
+ * (the one place where the source still decides a rule).  The writer
+ * always writes version 2, whose XGBoost and LightGBM nodes are byte for
+ * byte those of version 1: the new fields sit after the base margins and
+ * at the end, so a v1 form's offsets are a v2 form's.
  *
  * Reading trusts nothing: the counts together are checked against the
  * bytes left before anything is allocated, and the result goes through
@@ -28,7 +41,8 @@
 #include "silvan/forest.h"
 
 #define FOREST_MAGIC		"SLVF"
-#define FOREST_FORMAT_VERSION	1
+#define FOREST_FORMAT_VERSION	2
+#define FOREST_FORMAT_VERSION_V1	1
 
 /* A growable output buffer */
 typedef struct Writer
@@ -141,6 +155,25 @@ WriteHeader(Writer *w, const Forest *forest)
 	WRITE(w, int64_t, forest->num_category_words);
 	for (int32_t g = 0; g < forest->num_groups; g++)
 		WRITE(w, double, forest->base_margin[g]);
+	WRITE(w, uint8_t, forest->aggregate);
+	WRITE(w, uint8_t, forest->base_margin_last);
+	WRITE(w, uint8_t, forest->category_rule);
+	WRITE(w, uint8_t, forest->class_labels != NULL);
+}
+
+/* Write the class labels, if any (v2) */
+static void
+WriteClassLabels(Writer *w, const Forest *forest)
+{
+	if (forest->class_labels == NULL)
+		return;
+	for (int32_t c = 0; c < forest->num_classes; c++)
+	{
+		size_t		n = strlen(forest->class_labels[c]);
+
+		WRITE(w, uint32_t, n);
+		WriteBytes(w, forest->class_labels[c], n);
+	}
 }
 
 /* Write one node */
@@ -153,8 +186,9 @@ WriteNode(Writer *w, const Forest *forest, const ForestNode *node)
 		WriteValue(w, forest, node->leaf_value);
 		return;
 	}
-	WRITE(w, uint8_t, node->compare | (node->missing << 1) |
-		  (node->default_left << 3) | (node->category_in_left << 4));
+	WRITE(w, uint8_t, (node->compare & 1) | (node->missing << 1) |
+		  (node->default_left << 3) | (node->category_in_left << 4) |
+		  ((node->compare >> 1) << 5));
 	WRITE(w, int32_t, node->feature);
 	WRITE(w, int32_t, node->left);
 	WRITE(w, int32_t, node->right);
@@ -185,6 +219,7 @@ ForestSerialize(const Forest *forest, uint8_t **data, size_t *size,
 	if (forest->num_category_words > 0)
 		WriteBytes(&w, forest->category_words,
 				   sizeof(uint32_t) * (size_t) forest->num_category_words);
+	WriteClassLabels(&w, forest);
 	if (w.failed)
 	{
 		free(w.data);
@@ -203,10 +238,14 @@ ForestSerialize(const Forest *forest, uint8_t **data, size_t *size,
  */
 static bool
 CountsFit(const Reader *r, const Forest *forest, int64_t groups, int64_t trees,
-		  int64_t nodes, int64_t words)
+		  int64_t nodes, int64_t words, uint64_t extra)
 {
 	uint64_t	left = r->size - r->pos;
 	uint64_t	node_bytes = forest->precision == FOREST_FLOAT32 ? 5 : 9;
+
+	if (left < extra)			/* the v2 fields after the base margins */
+		return false;
+	left -= extra;
 
 	if ((uint64_t) groups > left / 8 || (uint64_t) trees > left / 8 ||
 		(uint64_t) nodes > left / node_bytes || (uint64_t) words > left / 4)
@@ -218,7 +257,7 @@ CountsFit(const Reader *r, const Forest *forest, int64_t groups, int64_t trees,
 /* Read the header into a fresh forest; counts are checked against the bytes left */
 static bool
 ReadHeader(Reader *r, Forest *forest, int64_t *num_nodes, int64_t *num_words,
-		   int32_t *num_trees, SilvanStatus *status)
+		   int32_t *num_trees, bool *has_labels, SilvanStatus *status)
 {
 	char		magic[4];
 	uint32_t	version;
@@ -226,7 +265,8 @@ ReadHeader(Reader *r, Forest *forest, int64_t *num_nodes, int64_t *num_words,
 
 	ReadBytes(r, magic, 4);
 	READ_AS(r, uint32_t, version);
-	if (r->failed || memcmp(magic, FOREST_MAGIC, 4) != 0 || version != FOREST_FORMAT_VERSION)
+	if (r->failed || memcmp(magic, FOREST_MAGIC, 4) != 0 ||
+		(version != FOREST_FORMAT_VERSION && version != FOREST_FORMAT_VERSION_V1))
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid stored model",
 						  "The stored model does not start with a known header.");
 	READ_AS(r, uint8_t, forest->source);
@@ -246,14 +286,64 @@ ReadHeader(Reader *r, Forest *forest, int64_t *num_nodes, int64_t *num_words,
 	READ_AS(r, int64_t, *num_words);
 	if (r->failed || groups < 1 || groups > FOREST_MAX_GROUPS ||
 		*num_trees < 0 || *num_nodes < 0 || *num_words < 0 ||
-		!CountsFit(r, forest, groups, *num_trees, *num_nodes, *num_words))
+		!CountsFit(r, forest, groups, *num_trees, *num_nodes, *num_words,
+				   version == FOREST_FORMAT_VERSION_V1 ? 0 : 4))
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid stored model",
 						  "The stored model's counts do not match its size.");
 	if (!ForestAllocBaseMargin(forest, groups, status))
 		return false;
 	for (int32_t g = 0; g < groups; g++)
 		READ_AS(r, double, forest->base_margin[g]);
+	*has_labels = false;
+	if (version == FOREST_FORMAT_VERSION_V1)
+	{
+		forest->category_rule = forest->source == FOREST_SOURCE_XGBOOST ?
+			FOREST_CATEGORY_NONNEGATIVE : FOREST_CATEGORY_TRUNCATE;
+		return true;
+	}
+	READ_AS(r, uint8_t, forest->aggregate);
+	READ_AS(r, uint8_t, forest->base_margin_last);
+	READ_AS(r, uint8_t, forest->category_rule);
+	READ_AS(r, uint8_t, *has_labels);
 	return true;
+}
+
+/* Read num_classes class labels (v2), each checked by ForestSetClassLabels */
+static bool
+ReadClassLabels(Reader *r, Forest *forest, SilvanStatus *status)
+{
+	int32_t		n = forest->num_classes;
+	const char **labels;
+	size_t	   *lengths;
+	bool		ok = true;
+
+	if (n < 1 || (size_t) n > (r->size - r->pos) / 4)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid stored model",
+						  "The stored model's class labels do not match its size.");
+	labels = malloc(sizeof(char *) * n);
+	lengths = malloc(sizeof(size_t) * n);
+	if (labels == NULL || lengths == NULL)
+		ok = StatusNoMemory(status, "the class labels");
+	for (int32_t c = 0; ok && c < n; c++)
+	{
+		uint32_t	len;
+
+		READ_AS(r, uint32_t, len);
+		if (r->failed || len > r->size - r->pos)
+		{
+			ok = StatusFail(status, SILVAN_ERROR_INVALID, "invalid stored model",
+							"The stored model's class labels do not match its size.");
+			break;
+		}
+		labels[c] = (const char *) r->data + r->pos;
+		lengths[c] = len;
+		r->pos += len;
+	}
+	if (ok)
+		ok = ForestSetClassLabels(forest, labels, lengths, n, status);
+	free(labels);
+	free(lengths);
+	return ok;
 }
 
 /* Read one node */
@@ -270,7 +360,7 @@ ReadNode(Reader *r, const Forest *forest, ForestNode *node)
 		return;
 	}
 	READ_AS(r, uint8_t, flags);
-	node->compare = flags & 1;
+	node->compare = (flags & 1) | (((flags >> 5) & 3) << 1);
 	node->missing = (flags >> 1) & 3;
 	node->default_left = (flags >> 3) & 1;
 	node->category_in_left = (flags >> 4) & 1;
@@ -289,7 +379,7 @@ ReadNode(Reader *r, const Forest *forest, ForestNode *node)
 /* Read trees, nodes and category words after the header */
 static bool
 ReadBody(Reader *r, Forest *forest, int32_t num_trees, int64_t num_nodes,
-		 int64_t num_words, SilvanStatus *status)
+		 int64_t num_words, bool has_labels, SilvanStatus *status)
 {
 	int64_t		first = 0;
 
@@ -309,6 +399,8 @@ ReadBody(Reader *r, Forest *forest, int32_t num_trees, int64_t num_nodes,
 		ReadNode(r, forest, &forest->nodes[n]);
 	if (num_words > 0)
 		ReadBytes(r, forest->category_words, sizeof(uint32_t) * (size_t) num_words);
+	if (!r->failed && has_labels && !ReadClassLabels(r, forest, status))
+		return false;
 	if (r->failed || r->pos != r->size)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid stored model",
 						  "The stored model is truncated or has trailing bytes.");
@@ -324,11 +416,12 @@ ForestDeserialize(const uint8_t *data, size_t size, SilvanStatus *status)
 	int64_t		num_nodes = 0;
 	int64_t		num_words = 0;
 	int32_t		num_trees = 0;
+	bool		has_labels = false;
 
 	if (forest == NULL)
 		return NULL;
-	if (!ReadHeader(&r, forest, &num_nodes, &num_words, &num_trees, status) ||
-		!ReadBody(&r, forest, num_trees, num_nodes, num_words, status) ||
+	if (!ReadHeader(&r, forest, &num_nodes, &num_words, &num_trees, &has_labels, status) ||
+		!ReadBody(&r, forest, num_trees, num_nodes, num_words, has_labels, status) ||
 		!ForestDropUnreached(forest, status) ||
 		!ForestValidate(forest, status))
 	{

@@ -19,7 +19,10 @@
  *     XGBoost may leave in a tree, compact.c); depth is at most
  *     FOREST_MAX_DEPTH;
  *   - categorical sets lie inside category_words;
- *   - thresholds are not NaN.
+ *   - thresholds are not NaN; with MIN/MAX aggregation, neither are leaf
+ *     values (NaN marks an empty accumulator there);
+ *   - enumerations (comparison, missing rule, aggregate, category rule,
+ *     transform) hold known values.
  *
  * It also fills in each tree's depth and the forest's max_depth.
  */
@@ -43,11 +46,15 @@ ValidateHeader(const Forest *forest, SilvanStatus *status)
 						  "Field \"num_groups\" is %d; expected 1 to %d.",
 						  forest->num_groups, FOREST_MAX_GROUPS);
 	if ((unsigned) forest->precision > FOREST_FLOAT64 ||
-		(unsigned) forest->source > FOREST_SOURCE_LIGHTGBM ||
+		(unsigned) forest->source > FOREST_SOURCE_ONNX ||
 		(unsigned) forest->task > FOREST_TASK_RANKING ||
-		(unsigned) forest->transform > FOREST_TRANSFORM_SIGNED_SQUARE)
+		(unsigned) forest->transform > FOREST_TRANSFORM_LAST)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid model header",
 						  "Field \"precision\", \"source\", \"task\" or \"transform\" is out of range.");
+	if (forest->aggregate > FOREST_AGGREGATE_MAX ||
+		forest->category_rule > FOREST_CATEGORY_TRUNCATE)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid model header",
+						  "Field \"aggregate\" or \"category_rule\" is out of range.");
 	if (forest->task == FOREST_TASK_MULTICLASS &&
 		(forest->num_classes != forest->num_groups || forest->num_classes < 2))
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid number of classes",
@@ -86,7 +93,13 @@ ValidateNode(const Forest *forest, int32_t tree_index, const ForestTree *tree,
 	const ForestNode *node = &forest->nodes[tree->first_node + local];
 
 	if (node->kind == FOREST_NODE_LEAF)
+	{
+		if (forest->aggregate != FOREST_AGGREGATE_SUM && isnan(node->leaf_value))
+			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid tree structure",
+							  "Field \"leaf_value\" of node %d of tree %d is NaN, which MIN and MAX aggregation cannot order.",
+							  local, tree_index);
 		return true;
+	}
 	if (node->kind != FOREST_NODE_NUMERIC && node->kind != FOREST_NODE_CATEGORICAL)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid tree structure",
 						  "Node %d of tree %d has an unknown kind %d.",
@@ -100,7 +113,7 @@ ValidateNode(const Forest *forest, int32_t tree_index, const ForestTree *tree,
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid tree structure",
 						  "Child index of node %d of tree %d is out of range (left %d, right %d, tree size %d).",
 						  local, tree_index, node->left, node->right, tree->num_nodes);
-	if (node->compare > FOREST_CMP_LE || node->missing > FOREST_MISSING_NONE)
+	if (node->compare > FOREST_CMP_NE || node->missing > FOREST_MISSING_NONE)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid tree structure",
 						  "Node %d of tree %d has an unknown comparison or missing-value rule.",
 						  local, tree_index);

@@ -609,6 +609,53 @@ XgbReadHeader(json_object *learner, Forest *forest, SilvanStatus *status)
 	return ok;
 }
 
+/*
+ * Read learner.feature_names or learner.feature_types, a list of strings
+ * one per feature; absent or empty: the model has none
+ */
+static bool
+XgbReadFeatureStrings(json_object *learner, const char *key, ForestFeatureField field,
+					  Forest *forest, SilvanStatus *status)
+{
+	json_object *list;
+	const char **strings;
+	size_t	   *lengths;
+	size_t		n;
+	bool		ok = true;
+
+	if (!XgbOptionalMember(learner, key, json_type_array, "learner", &list, status))
+		return false;
+	if (list == NULL || (n = json_object_array_length(list)) == 0)
+		return true;
+	if (n != (size_t) forest->num_features)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
+						  "Field \"%s\" has %zu entries; field \"num_feature\" is %d.",
+						  key, n, forest->num_features);
+	strings = malloc(sizeof(char *) * n);
+	lengths = malloc(sizeof(size_t) * n);
+	if (strings == NULL || lengths == NULL)
+		ok = StatusNoMemory(status, "the feature names");
+	for (size_t i = 0; ok && i < n; i++)
+	{
+		json_object *entry = json_object_array_get_idx(list, i);
+
+		if (!json_object_is_type(entry, json_type_string))
+			ok = StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
+							"Entry %zu of field \"%s\" is %s; expected a string.",
+							i, key, XgbTypeName(json_object_get_type(entry)));
+		else
+		{
+			strings[i] = json_object_get_string(entry);
+			lengths[i] = (size_t) json_object_get_string_len(entry);
+		}
+	}
+	if (ok)
+		ok = ForestSetFeatureStrings(forest, field, strings, lengths, (int64_t) n, status);
+	free(strings);
+	free(lengths);
+	return ok;
+}
+
 /* Find the gbtree model object; for dart also its weight_drop array */
 static json_object *
 XgbFindModel(json_object *learner, json_object **weights, SilvanStatus *status)
@@ -1630,9 +1677,14 @@ XgbReadDocument(json_object *root, XgbTrees *src, SilvanStatus *status)
 		return NULL;
 	forest->source = FOREST_SOURCE_XGBOOST;
 	forest->precision = FOREST_FLOAT32;
+	forest->category_rule = FOREST_CATEGORY_NONNEGATIVE;
+	forest->aggregate = FOREST_AGGREGATE_SUM;
+	forest->base_margin_last = false;
 	forest->average_output = false;
 	forest->average_divisor = 1;
 	if (XgbReadHeader(learner, forest, status) &&
+		XgbReadFeatureStrings(learner, "feature_names", FOREST_FEATURE_NAMES, forest, status) &&
+		XgbReadFeatureStrings(learner, "feature_types", FOREST_FEATURE_TYPES, forest, status) &&
 		(model = XgbFindModel(learner, &weights, status)) != NULL &&
 		XgbReadTrees(forest, model, weights, src, status))
 		return forest;

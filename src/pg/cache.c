@@ -132,16 +132,6 @@ ModelVersionUnpin(ModelVersion *version)
 		ModelVersionFree(version);
 }
 
-/* Error for a model name that is not in the catalog */
-static void
-ReportUnknownModel(const char *name)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_UNDEFINED_OBJECT),
-			 errmsg("model \"%s\" does not exist", name),
-			 errhint("Load it with silvan.load_model(); silvan.models lists the loaded models.")));
-}
-
 /*
  * What identifies a model's state besides its revision: its cpu schedules
  * and the profile stored for this revision.  Any change makes a new version.
@@ -166,23 +156,38 @@ CacheQuery(const CatalogSql *sql, const char *query, Oid argtype, Datum arg)
 	CatalogSqlRun(sql, query, 1, &argtype, &arg, NULL, SPI_OK_SELECT);
 }
 
-/* Load the forest of a version from the catalog's binary form */
+/* Load the forest of a version from the catalog's binary form, with its feature names */
 static void
 CacheLoadForest(const CatalogSql *sql, ModelVersion *version)
 {
 	SilvanStatus status;
 	bool		isnull;
 	bytea	   *bytes;
+	HeapTuple	tuple;
+	TupleDesc	desc;
 
-	CacheQuery(sql, "SELECT forest FROM silvan.model WHERE id OPERATOR(pg_catalog.=) $1",
+	CacheQuery(sql, FeaturesInCatalog() ?
+			   "SELECT forest, feature_names, feature_types FROM silvan.model"
+			   " WHERE id OPERATOR(pg_catalog.=) $1" :
+			   "SELECT forest, NULL, NULL FROM silvan.model WHERE id OPERATOR(pg_catalog.=) $1",
 			   INT8OID, Int64GetDatum(version->id));
 	if (SPI_processed != 1)
 		elog(ERROR, "model %lld vanished while loading", (long long) version->id);
-	bytes = DatumGetByteaPP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	tuple = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	bytes = DatumGetByteaPP(SPI_getbinval(tuple, desc, 1, &isnull));
 	version->forest = ForestDeserialize((const uint8_t *) VARDATA_ANY(bytes),
 										VARSIZE_ANY_EXHDR(bytes), &status);
 	if (version->forest == NULL)
 		SilvanReportStatus(ERROR, &status);
+	for (int f = 0; f < 2; f++)
+	{
+		Datum		array = SPI_getbinval(tuple, desc, 2 + f, &isnull);
+
+		if (!isnull)
+			FeaturesFromArray(version->forest, f == 0 ? FOREST_FEATURE_NAMES : FOREST_FEATURE_TYPES,
+							  array);
+	}
 }
 
 /* Load the cpu schedules stored for a version's model */
@@ -361,7 +366,7 @@ ModelCacheLookup(const char *name)
 	bool		exists;
 
 	if (strlen(name) >= NAMEDATALEN)
-		ReportUnknownModel(name);
+		CatalogReportNoModel(name);
 	if (model_relid == InvalidOid)
 		model_relid = SilvanCatalogRelid("model");
 	entry = hash_search(model_cache, name, HASH_FIND, &found);
@@ -377,7 +382,7 @@ ModelCacheLookup(const char *name)
 	{
 		if (found)
 			ModelCacheForget(entry);
-		ReportUnknownModel(name);
+		CatalogReportNoModel(name);
 	}
 	entry = hash_search(model_cache, name, HASH_ENTER, &found);
 	if (!found)

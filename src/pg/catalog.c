@@ -23,6 +23,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/array.h"
@@ -91,10 +92,33 @@ CheckModelOwner(const CatalogSql *sql, const CatalogModel *model, const char *na
 				 errdetail("Only the model's owner, a member of the owner role, or a superuser may change it.")));
 }
 
-/* Error for a model that is not in the catalog */
-static void
-ReportNoModel(const char *name)
+/*
+ * Error for a model that is not in the catalog, suggesting one whose name
+ * differs only in case (any caller may read the catalog)
+ */
+void
+CatalogReportNoModel(const char *name)
 {
+	CatalogSql	sql;
+	Oid			argtype = TEXTOID;
+	Datum		arg = CStringGetTextDatum(name);
+	char	   *similar = NULL;
+	MemoryContext outer = CurrentMemoryContext;
+
+	CatalogSqlBegin(&sql);
+	CatalogSqlRun(&sql, "SELECT name FROM silvan.model"
+				  " WHERE pg_catalog.lower(name) OPERATOR(pg_catalog.=) pg_catalog.lower($1)"
+				  " ORDER BY name LIMIT 1",
+				  1, &argtype, &arg, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+		similar = MemoryContextStrdup(outer,
+									  SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+	CatalogSqlEnd(&sql);
+	if (similar != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" does not exist", name),
+				 errhint("Did you mean model \"%s\"?  Model names are case-sensitive.", similar)));
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
 			 errmsg("model \"%s\" does not exist", name),
@@ -136,7 +160,7 @@ CatalogTakeModel(CatalogSql *sql, const char *name, CatalogModel *model)
 	CatalogModel locked;
 
 	if (!CatalogFindModel(sql, name, model))
-		ReportNoModel(name);
+		CatalogReportNoModel(name);
 	CheckModelOwner(sql, model, name);
 	CatalogSqlBecomeOwner(sql);
 	if (!CatalogLockModel(sql, name, &locked) || locked.id != model->id ||
@@ -158,15 +182,16 @@ CatalogCheckOwned(const char *name)
 
 	CatalogSqlBegin(&sql);
 	if (!CatalogFindModel(&sql, name, &model))
-		ReportNoModel(name);
+		CatalogReportNoModel(name);
 	CheckModelOwner(&sql, &model, name);
 	CatalogSqlEnd(&sql);
 	return model.revision;
 }
 
-/* Parse and validate a model's text, with errors for the user */
+/* Parse and validate a model's text or bytes, with errors for the user */
 static Forest *
-CatalogParse(const char *model_text, const char *format_name, ModelFormat *format)
+CatalogParse(const char *model_text, size_t len, bool binary, const char *format_name,
+			 ModelFormat *format)
 {
 	SilvanStatus status;
 	Forest	   *forest;
@@ -176,53 +201,114 @@ CatalogParse(const char *model_text, const char *format_name, ModelFormat *forma
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown model format \"%s\"", format_name),
-				 errdetail("Argument \"format\" must be one of auto, xgboost, lightgbm.")));
-	forest = ParseModel(model_text, strlen(model_text), requested, format, &status);
+				 errdetail("Argument \"format\" must be one of auto, xgboost, lightgbm, onnx.")));
+	if (!binary && ModelFormatIsBinary(requested))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s models must be loaded as bytea", ModelFormatName(requested)),
+				 errdetail("Argument \"model\" is text; %s models are binary.", ModelFormatName(requested)),
+				 errhint("Pass the model's bytes, for example pg_read_binary_file('/path/model.onnx').")));
+	forest = ParseModel(model_text, len, requested, format, &status);
 	if (forest == NULL)
 		SilvanReportStatus(ERROR, &status);
 	return forest;
 }
 
-/* The columns of a model's row, as statement parameters $1..$10 */
-#define MODEL_COLUMNS 10
+/*
+ * The columns of a model's row, as statement parameters $1..$14, and
+ * $15 for the owner (insert) or the id (replace)
+ */
+#define MODEL_COLUMNS 14
 
-/* Fill the parameters of a model's row */
+/* A model as given: text, or the bytes of a binary format */
+typedef struct ModelSource
+{
+	const char *data;
+	size_t		len;
+	bool		binary;
+} ModelSource;
+
+typedef struct ModelRowArgs
+{
+	Oid			types[MODEL_COLUMNS + 1];
+	Datum		values[MODEL_COLUMNS + 1];
+	char		nulls[MODEL_COLUMNS + 2];	/* ' ' or 'n' per parameter */
+	bool		with_features;	/* the catalog has feature_names (0.3.0) */
+} ModelRowArgs;
+
+/* Fill the parameters of a model's row; the forest's names are checked here */
 static void
-CatalogModelArgs(Oid *argtypes, Datum *args, const char *name, const char *model_text,
+CatalogModelArgs(ModelRowArgs *row, const char *name, const ModelSource *source,
 				 ModelFormat format, const Forest *forest, bytea *bytes)
 {
 	static const Oid types[MODEL_COLUMNS] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID,
-	INT4OID, INT4OID, INT4OID, BYTEAOID, TEXTOID};
+	INT4OID, INT4OID, INT4OID, BYTEAOID, TEXTOID, TEXTARRAYOID, TEXTARRAYOID, BYTEAOID,
+	TEXTARRAYOID};
+	bool		isnull;
 
-	memcpy(argtypes, types, sizeof(types));
-	args[0] = CStringGetTextDatum(name);
-	args[1] = CStringGetTextDatum(ModelFormatName(format));
-	args[2] = CStringGetTextDatum(forest->objective);
-	args[3] = CStringGetTextDatum(ForestTaskName(forest->task));
-	args[4] = Int32GetDatum(forest->num_features);
-	args[5] = Int32GetDatum(forest->task == FOREST_TASK_MULTICLASS || forest->task == FOREST_TASK_BINARY
-							? forest->num_classes : 0);
-	args[6] = Int32GetDatum(forest->num_trees);
-	args[7] = Int32GetDatum(forest->max_depth);
-	args[8] = PointerGetDatum(bytes);
-	args[9] = CStringGetTextDatum(model_text);
+	memcpy(row->types, types, sizeof(types));
+	memset(row->nulls, ' ', sizeof(row->nulls) - 1);
+	row->nulls[MODEL_COLUMNS + 1] = '\0';
+	row->values[0] = CStringGetTextDatum(name);
+	row->values[1] = CStringGetTextDatum(ModelFormatName(format));
+	row->values[2] = CStringGetTextDatum(forest->objective);
+	row->values[3] = CStringGetTextDatum(ForestTaskName(forest->task));
+	row->values[4] = Int32GetDatum(forest->num_features);
+	row->values[5] = Int32GetDatum(forest->task == FOREST_TASK_MULTICLASS || forest->task == FOREST_TASK_BINARY
+								   ? forest->num_classes : 0);
+	row->values[6] = Int32GetDatum(forest->num_trees);
+	row->values[7] = Int32GetDatum(forest->max_depth);
+	row->values[8] = PointerGetDatum(bytes);
+	row->values[10] = FeaturesToArray(forest, FOREST_FEATURE_NAMES, false, &isnull);
+	row->nulls[10] = isnull ? 'n' : ' ';
+	row->values[11] = FeaturesToArray(forest, FOREST_FEATURE_TYPES, false, &isnull);
+	row->nulls[11] = isnull ? 'n' : ' ';
+	row->values[13] = FeaturesClassLabels(forest, &isnull);
+	row->nulls[13] = isnull ? 'n' : ' ';
+	if (source->binary)
+	{
+		bytea	   *copy = palloc(VARHDRSZ + source->len);
+
+		SET_VARSIZE(copy, VARHDRSZ + source->len);
+		memcpy(VARDATA(copy), source->data, source->len);
+		row->values[12] = PointerGetDatum(copy);
+		row->nulls[9] = 'n';
+	}
+	else
+	{
+		row->values[9] = PointerGetDatum(cstring_to_text_with_len(source->data, source->len));
+		row->nulls[12] = 'n';
+	}
+	row->with_features = FeaturesInCatalog();
+	if (source->binary && !row->with_features)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("silvan's catalog cannot store binary models yet"),
+				 errdetail("The catalog was created by an older version of silvan."),
+				 errhint("Run ALTER EXTENSION silvan UPDATE.")));
 }
 
 /* Insert a new model row owned by the caller; false when another has the name */
 static bool
-CatalogInsertModel(const CatalogSql *sql, Oid *argtypes, Datum *args, int64 *id)
+CatalogInsertModel(const CatalogSql *sql, ModelRowArgs *row, int64 *id)
 {
 	bool		isnull;
 
-	argtypes[MODEL_COLUMNS] = REGROLEOID;
-	args[MODEL_COLUMNS] = ObjectIdGetDatum(sql->caller);
+	row->types[MODEL_COLUMNS] = REGROLEOID;
+	row->values[MODEL_COLUMNS] = ObjectIdGetDatum(sql->caller);
 	/* no row limit: a limited INSERT ... RETURNING skips statement triggers */
-	CatalogSqlRun(sql,
+	CatalogSqlRun(sql, row->with_features ?
+				  "INSERT INTO silvan.model (name, format, objective, task, num_features,"
+				  " num_classes, num_trees, max_depth, forest, source, feature_names,"
+				  " feature_types, source_binary, class_labels, owner)"
+				  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+				  " ON CONFLICT (name) DO NOTHING RETURNING id" :
 				  "INSERT INTO silvan.model (name, format, objective, task, num_features,"
 				  " num_classes, num_trees, max_depth, forest, source, owner)"
-				  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+				  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $15)"
 				  " ON CONFLICT (name) DO NOTHING RETURNING id",
-				  MODEL_COLUMNS + 1, argtypes, args, NULL, SPI_OK_INSERT_RETURNING);
+				  MODEL_COLUMNS + 1, row->types, row->values, row->nulls,
+				  SPI_OK_INSERT_RETURNING);
 	if (SPI_processed != 1)
 		return false;
 	*id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -231,26 +317,36 @@ CatalogInsertModel(const CatalogSql *sql, Oid *argtypes, Datum *args, int64 *id)
 
 /* Replace a locked model row: new forest and revision, its schedules and profile gone */
 static void
-CatalogReplaceModel(const CatalogSql *sql, Oid *argtypes, Datum *args, int64 id)
+CatalogReplaceModel(const CatalogSql *sql, ModelRowArgs *row, int64 id)
 {
-	argtypes[MODEL_COLUMNS] = INT8OID;
-	args[MODEL_COLUMNS] = Int64GetDatum(id);
-	CatalogSqlRun(sql,
+	row->types[MODEL_COLUMNS] = INT8OID;
+	row->values[MODEL_COLUMNS] = Int64GetDatum(id);
+	CatalogSqlRun(sql, row->with_features ?
 				  "WITH schedules AS (DELETE FROM silvan.schedule"
-				  "                    WHERE model_id OPERATOR(pg_catalog.=) $11),"
+				  "                    WHERE model_id OPERATOR(pg_catalog.=) $15),"
 				  "     profiles AS (DELETE FROM silvan.profile"
-				  "                   WHERE model_id OPERATOR(pg_catalog.=) $11)"
+				  "                   WHERE model_id OPERATOR(pg_catalog.=) $15)"
+				  " UPDATE silvan.model SET format = $2, objective = $3, task = $4,"
+				  " num_features = $5, num_classes = $6, num_trees = $7, max_depth = $8,"
+				  " forest = $9, source = $10, feature_names = $11, feature_types = $12,"
+				  " source_binary = $13, class_labels = $14, created = pg_catalog.now(),"
+				  " revision = pg_catalog.nextval('silvan.model_revision_seq'::pg_catalog.regclass)"
+				  " WHERE id OPERATOR(pg_catalog.=) $15 AND name OPERATOR(pg_catalog.=) $1" :
+				  "WITH schedules AS (DELETE FROM silvan.schedule"
+				  "                    WHERE model_id OPERATOR(pg_catalog.=) $15),"
+				  "     profiles AS (DELETE FROM silvan.profile"
+				  "                   WHERE model_id OPERATOR(pg_catalog.=) $15)"
 				  " UPDATE silvan.model SET format = $2, objective = $3, task = $4,"
 				  " num_features = $5, num_classes = $6, num_trees = $7, max_depth = $8,"
 				  " forest = $9, source = $10, created = pg_catalog.now(),"
 				  " revision = pg_catalog.nextval('silvan.model_revision_seq'::pg_catalog.regclass)"
-				  " WHERE id OPERATOR(pg_catalog.=) $11 AND name OPERATOR(pg_catalog.=) $1",
-				  MODEL_COLUMNS + 1, argtypes, args, NULL, SPI_OK_UPDATE);
+				  " WHERE id OPERATOR(pg_catalog.=) $15 AND name OPERATOR(pg_catalog.=) $1",
+				  MODEL_COLUMNS + 1, row->types, row->values, row->nulls, SPI_OK_UPDATE);
 	if (SPI_processed != 1)
 		elog(ERROR, "could not replace a locked model row");
 }
 
-/* Serialize a forest into a bytea; frees the forest */
+/* Serialize a forest into a bytea */
 static bytea *
 CatalogSerialize(Forest *forest)
 {
@@ -295,16 +391,12 @@ ReportModelExists(const char *name)
  * row that appears or disappears under it sends it round once more.
  */
 static int64
-CatalogStoreModel(const char *name, const char *model_text, ModelFormat format,
-				  const Forest *forest, bytea *bytes, bool replace)
+CatalogStoreModel(const char *name, ModelRowArgs *row, bool replace)
 {
 	CatalogSql	sql;
 	CatalogModel model = {0};
-	Oid			argtypes[MODEL_COLUMNS + 1];
-	Datum		args[MODEL_COLUMNS + 1];
 	bool		exists;
 
-	CatalogModelArgs(argtypes, args, name, model_text, format, forest, bytes);
 	CatalogSqlBegin(&sql);
 	exists = CatalogFindModel(&sql, name, &model);
 	if (exists && !replace)
@@ -314,14 +406,14 @@ CatalogStoreModel(const char *name, const char *model_text, ModelFormat format,
 	CatalogSqlBecomeOwner(&sql);
 	for (int attempt = 0;; attempt++)
 	{
-		if (!exists && CatalogInsertModel(&sql, argtypes, args, &model.id))
+		if (!exists && CatalogInsertModel(&sql, row, &model.id))
 			break;
 		if (!exists && !replace)
 			ReportModelExists(name);
 		exists = CatalogLockModel(&sql, name, &model);
 		if (exists)
 		{
-			CatalogReplaceModel(&sql, argtypes, args, model.id);
+			CatalogReplaceModel(&sql, row, model.id);
 			break;
 		}
 		if (attempt == 2)
@@ -331,44 +423,96 @@ CatalogStoreModel(const char *name, const char *model_text, ModelFormat format,
 	return model.id;
 }
 
-PG_FUNCTION_INFO_V1(silvan_load_model);
-
-/* load_model(name, model, format, replace): parse, validate, store */
-Datum
-silvan_load_model(PG_FUNCTION_ARGS)
+/* Check a model name's length */
+static void
+CheckModelName(const char *name)
 {
-	char	   *name;
-	char	   *model_text;
-	char	   *format_name;
-	ModelFormat format;
-	Forest	   *forest;
-	Forest		summary;
-	bytea	   *volatile bytes = NULL;
-
-	RequireArgument(fcinfo, 0, "name");
-	RequireArgument(fcinfo, 1, "model");
-	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	model_text = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	format_name = PG_ARGISNULL(2) ? "auto" : text_to_cstring(PG_GETARG_TEXT_PP(2));
 	if (strlen(name) < 1 || strlen(name) >= NAMEDATALEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_NAME),
 				 errmsg("invalid model name"),
 				 errdetail("Argument \"name\" must have 1 to %d bytes.", NAMEDATALEN - 1)));
+}
 
-	forest = CatalogParse(model_text, format_name, &format);
-	summary = *forest;
+/* Parse, validate and store a model given as text or bytes */
+static int64
+CatalogLoad(const char *name, ModelSource *source, const char *format_name, bool replace)
+{
+	ModelFormat format;
+	Forest	   *forest;
+	ModelRowArgs row;
+
+	CheckModelName(name);
+	forest = CatalogParse(source->data, source->len, source->binary, format_name, &format);
 	PG_TRY();
 	{
-		bytes = CatalogSerialize(forest);
+		/* bytes of a text format are kept as text, which they must then be */
+		if (source->binary && !ModelFormatIsBinary(format))
+		{
+			if (memchr(source->data, '\0', source->len) != NULL ||
+				!pg_verifymbstr(source->data, (int) source->len, true))
+				ereport(ERROR,
+						(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+						 errmsg("invalid model text"),
+						 errdetail("Argument \"model\" holds a %s model that is not valid text in encoding \"%s\".",
+								   ModelFormatName(format), GetDatabaseEncodingName())));
+			source->binary = false;
+		}
+		CatalogModelArgs(&row, name, source, format, forest, CatalogSerialize(forest));
 	}
 	PG_FINALLY();
 	{
 		ForestFree(forest);
 	}
 	PG_END_TRY();
-	PG_RETURN_INT64(CatalogStoreModel(name, model_text, format, &summary, bytes,
-									  !PG_ARGISNULL(3) && PG_GETARG_BOOL(3)));
+	return CatalogStoreModel(name, &row, replace);
+}
+
+/* The shared body of both load_model() forms: the other arguments, then load */
+static int64
+CatalogLoadCall(FunctionCallInfo fcinfo, ModelSource *source)
+{
+	return CatalogLoad(text_to_cstring(PG_GETARG_TEXT_PP(0)), source,
+					   PG_ARGISNULL(2) ? "auto" : text_to_cstring(PG_GETARG_TEXT_PP(2)),
+					   !PG_ARGISNULL(3) && PG_GETARG_BOOL(3));
+}
+
+PG_FUNCTION_INFO_V1(silvan_load_model);
+PG_FUNCTION_INFO_V1(silvan_load_model_bytes);
+
+/* load_model(name, model text, format, replace): parse, validate, store */
+Datum
+silvan_load_model(PG_FUNCTION_ARGS)
+{
+	ModelSource source;
+
+	RequireArgument(fcinfo, 0, "name");
+	RequireArgument(fcinfo, 1, "model");
+	source.data = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	source.len = strlen(source.data);
+	source.binary = false;
+	PG_RETURN_INT64(CatalogLoadCall(fcinfo, &source));
+}
+
+/* load_model(name, model bytea, format, replace): the same for a model's bytes */
+Datum
+silvan_load_model_bytes(PG_FUNCTION_ARGS)
+{
+	bytea	   *model;
+	char	   *copy;
+	ModelSource source;
+
+	RequireArgument(fcinfo, 0, "name");
+	RequireArgument(fcinfo, 1, "model");
+	model = PG_GETARG_BYTEA_PP(1);
+	source.len = VARSIZE_ANY_EXHDR(model);
+	/* a copy ending in a zero byte, as the text readers may expect */
+	copy = palloc(source.len + 1);
+	memcpy(copy, VARDATA_ANY(model), source.len);
+	copy[source.len] = '\0';
+	source.data = copy;
+	source.binary = true;
+	PG_RETURN_INT64(CatalogLoadCall(fcinfo, &source));
 }
 
 PG_FUNCTION_INFO_V1(silvan_drop_model);
@@ -445,7 +589,10 @@ CatalogCheckSchedule(const char *name, const char *schedule_text, int64 revision
 
 PG_FUNCTION_INFO_V1(silvan_set_schedule);
 
-/* set_schedule(model, schedule, target, batch_size): store, replace or (NULL) remove */
+/*
+ * set_schedule(model, schedule, target, batch_size): store, replace or
+ * (NULL) remove; true when something was stored or removed
+ */
 Datum
 silvan_set_schedule(PG_FUNCTION_ARGS)
 {
@@ -458,6 +605,7 @@ silvan_set_schedule(PG_FUNCTION_ARGS)
 	Datum		args[4];
 	char		nulls[4] = {' ', ' ', batch_size == 0 ? 'n' : ' ', ' '};
 	int64		revision;
+	bool		changed;
 
 	RequireArgument(fcinfo, 0, "model");
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
@@ -483,6 +631,7 @@ silvan_set_schedule(PG_FUNCTION_ARGS)
 				  " AND target OPERATOR(pg_catalog.=) $2"
 				  " AND COALESCE(batch_size, 0) OPERATOR(pg_catalog.=) COALESCE($3, 0)",
 				  3, argtypes, args, nulls, SPI_OK_DELETE);
+	changed = SPI_processed > 0;
 	if (!PG_ARGISNULL(1))
 	{
 		args[3] = PG_GETARG_DATUM(1);
@@ -490,9 +639,10 @@ silvan_set_schedule(PG_FUNCTION_ARGS)
 					  "INSERT INTO silvan.schedule (model_id, target, batch_size, schedule)"
 					  " VALUES ($1, $2, $3, $4)",
 					  4, argtypes, args, nulls, SPI_OK_INSERT);
+		changed = true;
 	}
 	CatalogSqlEnd(&sql);
-	PG_RETURN_VOID();
+	PG_RETURN_BOOL(changed);
 }
 
 /* Store the node hit counts of a profiling scan of revision of a model */

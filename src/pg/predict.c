@@ -12,6 +12,7 @@
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 
 /* What a call site remembers between calls */
 typedef struct PredictCallCache
@@ -39,7 +40,37 @@ PredictLookup(FunctionCallInfo fcinfo, const char *name)
 	return cc->version;
 }
 
-/* Copy a one-dimensional float4[]/float8[] into a row of the forest's precision */
+/*
+ * Fill row from an integer[], bigint[] or numeric[] of the forest's
+ * feature count; a bigint goes to float in one rounding, as a library's
+ * cast of an int64 does
+ */
+static void *
+PredictRowFromDatums(ArrayType *array, const Forest *forest, void *row)
+{
+	Oid			elemtype = ARR_ELEMTYPE(array);
+	int16		elemlen;
+	bool		elembyval;
+	char		elemalign;
+	Datum	   *items;
+	bool	   *nulls;
+	int			n;
+
+	get_typlenbyvalalign(elemtype, &elemlen, &elembyval, &elemalign);
+	deconstruct_array(array, elemtype, elemlen, elembyval, elemalign, &items, &nulls, &n);
+	for (int i = 0; i < n; i++)
+	{
+		if (forest->precision == FOREST_FLOAT64)
+			((double *) row)[i] = nulls[i] ? NAN : FeatureDatumToDouble(items[i], elemtype);
+		else if (!nulls[i] && elemtype == INT8OID)
+			((float *) row)[i] = (float) DatumGetInt64(items[i]);
+		else
+			((float *) row)[i] = nulls[i] ? NAN : (float) FeatureDatumToDouble(items[i], elemtype);
+	}
+	return row;
+}
+
+/* Copy a one-dimensional array of numbers into a row of the forest's precision */
 static void *
 PredictRowFromArray(ArrayType *array, const Forest *forest, const char *name)
 {
@@ -60,6 +91,8 @@ PredictRowFromArray(ArrayType *array, const Forest *forest, const char *name)
 				 errmsg("wrong number of features for model \"%s\"", name),
 				 errdetail("Expected %d features, got %d.", forest->num_features, nitems)));
 	row = palloc(ForestValueSize(forest) * nitems);
+	if (elemtype != FLOAT4OID && elemtype != FLOAT8OID)
+		return PredictRowFromDatums(array, forest, row);
 	for (int i = 0; i < nitems; i++)
 	{
 		double		x;
@@ -151,6 +184,31 @@ silvan_predict_raw_float4(PG_FUNCTION_ARGS)
 /* predict_raw(model, float8[]) */
 Datum
 silvan_predict_raw_float8(PG_FUNCTION_ARGS)
+{
+	return PredictOne(fcinfo, SCORE_RAW);
+}
+
+PG_FUNCTION_INFO_V1(silvan_predict_array);
+PG_FUNCTION_INFO_V1(silvan_predict_proba_array);
+PG_FUNCTION_INFO_V1(silvan_predict_raw_array);
+
+/* predict(model, integer[] | bigint[] | numeric[]) */
+Datum
+silvan_predict_array(PG_FUNCTION_ARGS)
+{
+	return PredictOne(fcinfo, SCORE_PREDICT);
+}
+
+/* predict_proba(model, integer[] | bigint[] | numeric[]) */
+Datum
+silvan_predict_proba_array(PG_FUNCTION_ARGS)
+{
+	return PredictOne(fcinfo, SCORE_PROBA);
+}
+
+/* predict_raw(model, integer[] | bigint[] | numeric[]) */
+Datum
+silvan_predict_raw_array(PG_FUNCTION_ARGS)
 {
 	return PredictOne(fcinfo, SCORE_RAW);
 }

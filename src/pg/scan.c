@@ -477,9 +477,75 @@ ScanRunQuery(BatchScan *state, const char *query, bool read_only)
 	SPI_finish();
 }
 
-/* Look up the model, pin it, and run the scan with the pin released on any exit */
+/* The name of a column of rel, checked to exist */
+static const char *
+ScanColumn(Relation rel, const char *column)
+{
+	if (get_attnum(RelationGetRelid(rel), column) == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of relation \"%s\" does not exist",
+						column, RelationGetRelationName(rel))));
+	return quote_identifier(column);
+}
+
+/*
+ * Build "SELECT key, features FROM source" for predict_table: the features
+ * named by feature_columns, else matched by name or position (features.c)
+ */
+static char *
+ScanTableQuery(BatchScan *state)
+{
+	Relation	rel = relation_open(state->source_relid, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT %s", ScanColumn(rel, state->key_column));
+	if (state->feature_columns != NULL)
+	{
+		Datum	   *names;
+		bool	   *nulls;
+		int			n;
+
+		deconstruct_array(state->feature_columns, TEXTOID, -1, false, TYPALIGN_INT, &names, &nulls, &n);
+		for (int i = 0; i < n; i++)
+		{
+			if (nulls[i])
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("feature column names must not be null")));
+			appendStringInfo(&sql, ", %s", ScanColumn(rel, TextDatumGetCString(names[i])));
+		}
+		state->check_positions = false;		/* the caller said which is which */
+	}
+	else if (!FeaturesSelectList(&sql, rel, state->key_column, state->forest, state->model_name))
+		for (int i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+
+			if (!att->attisdropped && strcmp(NameStr(att->attname), state->key_column) != 0)
+				appendStringInfo(&sql, ", %s", quote_identifier(NameStr(att->attname)));
+		}
+	appendStringInfo(&sql, " FROM %s",
+					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+												RelationGetRelationName(rel)));
+	relation_close(rel, NoLock);
+	return sql.data;
+}
+
+/* Record predict_table's source, matched to the model once it is looked up */
 static void
-ScanExecute(BatchScan *state, const char *query, bool read_only)
+ScanSetTable(BatchScan *state, FunctionCallInfo fcinfo)
+{
+	state->source_relid = PG_GETARG_OID(1);
+	state->key_column = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	state->feature_columns = PG_ARGISNULL(3) ? NULL : PG_GETARG_ARRAYTYPE_P(3);
+}
+
+/* Look up the model and check that it can give the scan's output */
+static void
+ScanLookup(BatchScan *state)
 {
 	state->version = ModelCacheLookup(state->model_name);
 	state->forest = state->version->forest;
@@ -489,6 +555,12 @@ ScanExecute(BatchScan *state, const char *query, bool read_only)
 												  sizeof(int64) * Max(state->forest->num_nodes, 1));
 	if (state->node_hits)
 		memset(state->node_hits, 0, sizeof(int64) * Max(state->forest->num_nodes, 1));
+}
+
+/* Pin the model and run the scan's query, with the pin released on any exit */
+static void
+ScanRun(BatchScan *state, const char *query, bool read_only)
+{
 	ModelVersionPin(state->version);
 	PG_TRY();
 	{
@@ -509,12 +581,24 @@ ScanExecute(BatchScan *state, const char *query, bool read_only)
 	PG_END_TRY();
 }
 
+/*
+ * Look up the model and run the scan: query, or with NULL predict_table's
+ * source, whose columns are matched to the model's features
+ */
+static void
+ScanExecute(BatchScan *state, const char *query, bool read_only)
+{
+	ScanLookup(state);
+	ScanRun(state, query != NULL ? query : ScanTableQuery(state), read_only);
+}
+
 /* A receiver that batches rows for a model */
 static BatchScan *
 ScanCreate(ScoreOutput output, bool integer_key)
 {
 	BatchScan  *state = palloc0(sizeof(BatchScan));
 
+	state->check_positions = true;
 	state->pub.receiveSlot = ScanReceiveSlot;
 	state->pub.rStartup = ScanStartup;
 	state->pub.rShutdown = ScanShutdown;
@@ -552,65 +636,11 @@ ScanBegin(FunctionCallInfo fcinfo, ScoreOutput output, bool integer_key)
 	return state;
 }
 
-/* The name of a column of rel, checked to exist */
-static const char *
-ScanColumn(Relation rel, const char *column)
-{
-	if (get_attnum(RelationGetRelid(rel), column) == InvalidAttrNumber)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("column \"%s\" of relation \"%s\" does not exist",
-						column, RelationGetRelationName(rel))));
-	return quote_identifier(column);
-}
-
-/* Build "SELECT key, features FROM source" for predict_table */
-static char *
-ScanTableQuery(Oid relid, const char *key_column, ArrayType *feature_columns)
-{
-	Relation	rel = relation_open(relid, AccessShareLock);
-	TupleDesc	desc = RelationGetDescr(rel);
-	StringInfoData sql;
-
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT %s", ScanColumn(rel, key_column));
-	if (feature_columns != NULL)
-	{
-		Datum	   *names;
-		bool	   *nulls;
-		int			n;
-
-		deconstruct_array(feature_columns, TEXTOID, -1, false, TYPALIGN_INT, &names, &nulls, &n);
-		for (int i = 0; i < n; i++)
-		{
-			if (nulls[i])
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("feature column names must not be null")));
-			appendStringInfo(&sql, ", %s", ScanColumn(rel, TextDatumGetCString(names[i])));
-		}
-	}
-	else
-		for (int i = 0; i < desc->natts; i++)
-		{
-			Form_pg_attribute att = TupleDescAttr(desc, i);
-
-			if (!att->attisdropped && strcmp(NameStr(att->attname), key_column) != 0)
-				appendStringInfo(&sql, ", %s", quote_identifier(NameStr(att->attname)));
-		}
-	appendStringInfo(&sql, " FROM %s",
-					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
-												RelationGetRelationName(rel)));
-	relation_close(rel, NoLock);
-	return sql.data;
-}
-
 /* predict_table and its variants */
 static Datum
 ScanTable(FunctionCallInfo fcinfo, ScoreOutput output)
 {
 	BatchScan  *state;
-	char	   *query;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		ereport(ERROR,
@@ -619,9 +649,8 @@ ScanTable(FunctionCallInfo fcinfo, ScoreOutput output)
 	state = ScanBegin(fcinfo, output, true);
 	state->model_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	state->batch_size = ScanBatchSize(fcinfo, 4);
-	query = ScanTableQuery(PG_GETARG_OID(1), text_to_cstring(PG_GETARG_TEXT_PP(2)),
-						   PG_ARGISNULL(3) ? NULL : PG_GETARG_ARRAYTYPE_P(3));
-	ScanExecute(state, query, true);
+	ScanSetTable(state, fcinfo);
+	ScanExecute(state, NULL, true);
 	return (Datum) 0;
 }
 
@@ -721,8 +750,8 @@ silvan_profile_table(PG_FUNCTION_ARGS)
 	state->batch_size = 4096;
 	/* nothing is scanned for a caller that could not store the profile */
 	(void) CatalogCheckOwned(state->model_name);
-	return ScanProfile(state, ScanTableQuery(PG_GETARG_OID(1), text_to_cstring(PG_GETARG_TEXT_PP(2)),
-											 PG_ARGISNULL(3) ? NULL : PG_GETARG_ARRAYTYPE_P(3)));
+	ScanSetTable(state, fcinfo);
+	return ScanProfile(state, NULL);
 }
 
 /* profile(model, query): node hits over a query's rows (first column: a key) */

@@ -11,6 +11,7 @@
 
 #include "executor/tuptable.h"
 #include "tcop/dest.h"
+#include "utils/array.h"
 #include "utils/tuplestore.h"
 
 /* One batch of source rows and the buffers its scoring writes */
@@ -41,6 +42,12 @@ typedef struct BatchScan
 	Forest	   *forest;
 	ScoreOutput output;
 	bool		integer_key;	/* predict_table: key becomes bigint */
+	bool		check_positions;	/* no column may bear another feature's name */
+
+	/* predict_table's source: the query is built once the model is known */
+	Oid			source_relid;
+	char	   *key_column;
+	ArrayType  *feature_columns;	/* NULL: match by name or position */
 	Oid			declared_key_type;	/* predict_query: the caller's key type */
 
 	/* the shape of the source, set up at startup (scan_rows.c) */

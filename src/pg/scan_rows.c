@@ -122,6 +122,8 @@ ScanCheckFeatures(BatchScan *state, TupleDesc desc)
 		else if (!OidIsValid(FeatureElementType(att->atttypid)))
 			ReportColumnType(NameStr(att->attname), att->atttypid);
 	}
+	if (!state->array_features && state->check_positions)
+		FeaturesCheckPositions(desc, 1, state->forest, state->model_name);
 	if (!state->array_features && state->num_columns != state->forest->num_features)
 		ReportFeatureCount(state, state->num_columns);
 }

@@ -14,6 +14,7 @@
 #include "utils/rel.h"
 #include "miscadmin.h"
 
+#include "silvan/code_cache.h"
 #include "silvan/llvm_errors.h"
 #include "silvan/runtime.h"
 
@@ -22,6 +23,8 @@ PG_MODULE_MAGIC;
 bool		silvan_jit = true;
 int			silvan_max_threads = 1;
 int			silvan_max_threads_limit = 1;
+bool		silvan_code_cache = true;
+int			silvan_code_cache_entries = 1024;
 
 void		_PG_init(void);
 
@@ -46,6 +49,38 @@ static void
 SilvanAssignMaxThreadsLimit(int newval, void *extra)
 {
 	SilvanSetThreads(silvan_max_threads, newval);
+}
+
+/*
+ * Point the runtime's disk cache of machine code at $PGDATA/silvan_code,
+ * or at nothing when silvan.code_cache is off
+ */
+static void
+SilvanSetCodeCache(bool enabled, int entries)
+{
+	char		dir[MAXPGPATH];
+
+	if (!enabled || DataDir == NULL)
+	{
+		CodeCacheConfigure(NULL, 0);
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s/silvan_code", DataDir);
+	CodeCacheConfigure(dir, entries);
+}
+
+/* Assign hook of silvan.code_cache */
+static void
+SilvanAssignCodeCache(bool newval, void *extra)
+{
+	SilvanSetCodeCache(newval, silvan_code_cache_entries);
+}
+
+/* Assign hook of silvan.code_cache_entries */
+static void
+SilvanAssignCodeCacheEntries(int newval, void *extra)
+{
+	SilvanSetCodeCache(silvan_code_cache, newval);
 }
 
 /*
@@ -80,7 +115,17 @@ _PG_init(void)
 							"At most silvan.max_threads_limit threads are used whatever this says.",
 							&silvan_max_threads, silvan_max_threads, 1, SILVAN_MAX_THREADS,
 							PGC_USERSET, 0, NULL, SilvanAssignMaxThreads, NULL);
+	DefineCustomBoolVariable("silvan.code_cache",
+							 "Keep compiled machine code in $PGDATA/silvan_code for other backends.",
+							 "A backend or parallel worker that needs code another one compiled loads it instead of compiling again.",
+							 &silvan_code_cache, true, PGC_SUSET, 0,
+							 NULL, SilvanAssignCodeCache, NULL);
+	DefineCustomIntVariable("silvan.code_cache_entries",
+							"Most entries kept in the code cache; the least recently used go first.",
+							NULL, &silvan_code_cache_entries, 1024, 1, 1000000,
+							PGC_SIGHUP, 0, NULL, SilvanAssignCodeCacheEntries, NULL);
 	MarkGUCPrefixReserved("silvan");
+	SilvanSetCodeCache(silvan_code_cache, silvan_code_cache_entries);
 	SilvanSetThreads(silvan_max_threads, silvan_max_threads_limit);
 	RuntimeSetInterruptFlag(&InterruptPending);
 	ModelCacheInit();
@@ -182,8 +227,11 @@ silvan_explain(PG_FUNCTION_ARGS)
 	version = ModelCacheLookup(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	variant = ModelVersionVariant(version, batch_size);
 	initStringInfo(&out);
-	if (variant->stored && variant->stored_batch_size > 0)
+	if (variant->stored && variant->stored_batch_size == batch_size)
 		appendStringInfo(&out, "schedule source: stored for batch size %d\n", variant->stored_batch_size);
+	else if (variant->stored && variant->stored_batch_size > 0)
+		appendStringInfo(&out, "schedule source: stored for batch size %d, the nearest within a factor of 2\n",
+						 variant->stored_batch_size);
 	else
 		appendStringInfo(&out, "schedule source: %s\n",
 						 variant->stored ? "stored for every batch size" : "default");

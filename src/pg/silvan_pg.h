@@ -12,6 +12,9 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "utils/relcache.h"
+#include "access/tupdesc.h"
 
 #include "silvan/compiler.h"
 #include "silvan/forest.h"
@@ -88,8 +91,20 @@ extern Oid	SilvanCatalogRelid(const char *relname);
 
 /* catalog.c */
 extern int64 CatalogCheckOwned(const char *name);
+extern void CatalogReportNoModel(const char *name) pg_attribute_noreturn();
 extern void CatalogStoreProfile(const char *name, int64 revision, int64 num_rows,
 								const int64 *node_hits, int64 num_nodes);
+
+/* features.c: feature names between forests, the catalog and columns */
+extern bool FeaturesInCatalog(void);
+extern Datum FeaturesToArray(const Forest *forest, ForestFeatureField field, bool lenient,
+							 bool *isnull);
+extern void FeaturesFromArray(Forest *forest, ForestFeatureField field, Datum array);
+extern Datum FeaturesClassLabels(const Forest *forest, bool *isnull);
+extern bool FeaturesSelectList(StringInfo sql, Relation rel, const char *key_column,
+							   const Forest *forest, const char *model);
+extern void FeaturesCheckPositions(TupleDesc desc, int first, const Forest *forest,
+								   const char *model);
 
 /* catalog_sql.c: statements on the catalog, as the caller or its owner */
 typedef struct CatalogSql

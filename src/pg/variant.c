@@ -4,9 +4,12 @@
  *
  * A model version carries the cpu schedules stored for it in
  * silvan.schedule.  For a batch of nominal size B the choice is, in order:
- * a schedule stored for exactly B; one stored for all sizes (batch_size
- * NULL); the stored one whose size is closest to B by ratio; otherwise
- * the compiler's default for B.  Code is compiled once per distinct
+ * a schedule stored for exactly B; else (unless B is 1: a scalar call)
+ * the stored one nearest to B by ratio if it is within a factor of 2;
+ * else one stored for all sizes (batch_size NULL); otherwise the
+ * compiler's default for B.  A schedule tuned for large batches (trees in
+ * parallel, say) may sum in another order, so it must not silently reach
+ * a scalar predict(), nor a batch size far from its own.  Code is compiled once per distinct
  * schedule text and kept with the version (a few variants at most; the
  * oldest goes first).  The last batch size asked is remembered, so a
  * scalar predict() per row costs no lookup at all.
@@ -17,7 +20,10 @@
 
 #include "utils/memutils.h"
 
-/* The stored schedule for a batch size, or NULL when none fits */
+/* How far a stored batch size may be from the asked one, as a ratio */
+#define VARIANT_NEAR_RATIO 2.0
+
+/* The stored schedule for a batch size (see above), or NULL when none applies */
 static const StoredSchedule *
 VariantChooseStored(const ModelVersion *version, int32 batch_size)
 {
@@ -38,13 +44,14 @@ VariantChooseStored(const ModelVersion *version, int32 batch_size)
 			continue;
 		}
 		distance = fabs(log((double) s->batch_size / (double) batch_size));
-		if (closest == NULL || distance < best)
+		if (batch_size > 1 && distance <= log(VARIANT_NEAR_RATIO) + 1e-9 &&
+			(closest == NULL || distance < best))
 		{
 			closest = s;
 			best = distance;
 		}
 	}
-	return all_sizes ? all_sizes : closest;
+	return closest ? closest : all_sizes;
 }
 
 /* Free every compiled variant of a version */
@@ -98,6 +105,8 @@ VariantCompile(ModelVersion *version, const Schedule *schedule, const char *orig
 				 errmsg("%s", status.message),
 				 errdetail("%s", status.detail),
 				 errcontext("compiling %s", origin)));
+	else
+		elog(DEBUG1, "silvan: machine code for %s: %s", origin, CompiledForestCodeOrigin(code));
 	return code;
 }
 

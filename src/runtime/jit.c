@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <llvm-c/BitWriter.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
@@ -38,14 +39,36 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/InstCombine.h>
 #include <llvm-c/Transforms/Scalar.h>
+#include <llvm-c/Transforms/Utils.h>
 
 #include "silvan/jit.h"
 #include "silvan/llvm_errors.h"
 
+#include <llvm/Config/llvm-config.h>
+
+#include "silvan/code_cache.h"
+
+#ifndef SILVAN_VERSION
+#define SILVAN_VERSION "dev"
+#endif
+
+/*
+ * Machine code in the JIT.  Code from JitCompile is shared: one entry per
+ * distinct key in this process, counted, on the list of shared code.
+ */
 struct JitCode
 {
 	LLVMOrcResourceTrackerRef tracker;
+	bool		shared;
+	int			refcount;
+	uint64_t	hash;			/* of the key: names the entry symbol */
+	char	   *key;			/* the whole key, compared before sharing */
+	size_t		key_len;
+	void	   *address;
+	JitCode    *next;
 };
+
+static JitCode *shared_code = NULL;
 
 /* The process-wide JIT, set up once */
 static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
@@ -236,11 +259,26 @@ JitModuleDispose(JitModule *jm)
 	memset(jm, 0, sizeof(JitModule));
 }
 
+/* A target machine for the host, as the JIT's own; NULL and a status if none */
+static LLVMTargetMachineRef
+JitTargetMachine(LLVMCodeGenOptLevel level, SilvanStatus *status)
+{
+	LLVMTargetMachineRef tm = LLVMCreateTargetMachine(jit_target, jit_triple, JitHostCpuName(),
+													  JitHostCpuFeatures(), level,
+													  LLVMRelocDefault, LLVMCodeModelJITDefault);
+
+	if (tm == NULL)
+		StatusFail(status, SILVAN_ERROR_INTERNAL, "could not optimize generated code",
+				   "LLVM could not create a target machine for %s.", jit_triple);
+	return tm;
+}
+
 /*
  * Optimize with a short function pipeline and the host's cost model.
  *
  * The generated loop nest is already in the shape we want; what it needs
- * is common subexpressions merged, loops rotated (a do-while walk loop is
+ * is the margins a specialized loop keeps in allocas promoted to
+ * registers, common subexpressions merged, loops rotated (a do-while walk loop is
  * about 10% faster), invariants hoisted and induction variables tidied.
  * PassManagerBuilder at -O2 gave the same kernel speed in 12 ms on the
  * higgs model; this list takes under 4 ms.
@@ -251,16 +289,11 @@ JitOptimizeModule(JitModule *jm, SilvanStatus *status)
 	LLVMTargetMachineRef tm;
 	LLVMPassManagerRef fpm;
 
-	if (!JitEnsure(status))
+	if (!JitEnsure(status) || (tm = JitTargetMachine(LLVMCodeGenLevelDefault, status)) == NULL)
 		return false;
-	tm = LLVMCreateTargetMachine(jit_target, jit_triple, JitHostCpuName(),
-								 JitHostCpuFeatures(), LLVMCodeGenLevelDefault,
-								 LLVMRelocDefault, LLVMCodeModelJITDefault);
-	if (tm == NULL)
-		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not optimize generated code",
-						  "LLVM could not create a target machine for %s.", jit_triple);
 	fpm = LLVMCreateFunctionPassManagerForModule(jm->module);
 	LLVMAddAnalysisPasses(tm, fpm);
+	LLVMAddPromoteMemoryToRegisterPass(fpm);	/* margins a specialized loop keeps */
 	LLVMAddEarlyCSEPass(fpm);
 	LLVMAddInstructionCombiningPass(fpm);
 	LLVMAddLoopRotatePass(fpm);
@@ -295,6 +328,36 @@ JitRemoveTracker(LLVMOrcResourceTrackerRef tracker)
 }
 
 /*
+ * Compile the module to an object at -O0 (fast instruction selection and
+ * register allocation): for code walks, whose thousands of small blocks
+ * took the default level eight times longer to compile
+ */
+static bool
+JitEmitFast(JitModule *jm, LLVMMemoryBufferRef *object, SilvanStatus *status)
+{
+	LLVMTargetMachineRef tm = LLVMCreateTargetMachine(jit_target, jit_triple, JitHostCpuName(),
+													  JitHostCpuFeatures(), LLVMCodeGenLevelNone,
+													  LLVMRelocDefault, LLVMCodeModelJITDefault);
+	char	   *message = NULL;
+	bool		failed;
+
+	if (tm == NULL)
+		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not compile generated code",
+						  "LLVM could not create a target machine for %s.", jit_triple);
+	failed = LLVMTargetMachineEmitToMemoryBuffer(tm, jm->module, LLVMObjectFile, &message, object);
+	LLVMDisposeTargetMachine(tm);
+	if (failed || jit_diagnosed[0] != '\0')
+	{
+		StatusFail(status, SILVAN_ERROR_INTERNAL, "could not compile generated code",
+				   "LLVM: %s", failed && message ? message : jit_diagnosed);
+		LLVMDisposeMessage(message);
+		return false;
+	}
+	LLVMDisposeMessage(message);
+	return true;
+}
+
+/*
  * Hand the module to the JIT under a new resource tracker and look up
  * symbol, which compiles it.  The module is consumed either way.
  */
@@ -306,17 +369,24 @@ JitAddModule(JitModule *jm, const char *symbol, void **address, SilvanStatus *st
 	LLVMOrcExecutorAddress addr = 0;
 	LLVMErrorRef error;
 	JitCode    *code;
+	LLVMMemoryBufferRef object = NULL;
 
 	if (!JitEnsure(status))
 	{
 		JitModuleDispose(jm);
 		return NULL;
 	}
-	code = malloc(sizeof(JitCode));
+	code = calloc(1, sizeof(JitCode));
 	if (code == NULL)
 	{
 		JitModuleDispose(jm);
 		StatusNoMemory(status, "the compiled code handle");
+		return NULL;
+	}
+	if (jm->fast_codegen && !JitEmitFast(jm, &object, status))
+	{
+		JitModuleDispose(jm);
+		free(code);
 		return NULL;
 	}
 	tracker = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(jit_instance));
@@ -324,7 +394,13 @@ JitAddModule(JitModule *jm, const char *symbol, void **address, SilvanStatus *st
 	LLVMOrcDisposeThreadSafeContext(jm->tsctx);
 	memset(jm, 0, sizeof(JitModule));
 
-	error = LLVMOrcLLJITAddLLVMIRModuleWithRT(jit_instance, tracker, tsm);
+	if (object != NULL)
+	{
+		LLVMOrcDisposeThreadSafeModule(tsm);
+		error = LLVMOrcLLJITAddObjectFileWithRT(jit_instance, tracker, object);
+	}
+	else
+		error = LLVMOrcLLJITAddLLVMIRModuleWithRT(jit_instance, tracker, tsm);
 	if (!error)
 		error = LLVMOrcLLJITLookup(jit_instance, &addr, symbol);
 	if (error || jit_diagnosed[0] != '\0')
@@ -343,13 +419,232 @@ JitAddModule(JitModule *jm, const char *symbol, void **address, SilvanStatus *st
 	return code;
 }
 
+/*
+ * The key of a module's machine code: its bitcode before optimization and
+ * everything else code generation depends on (code_cache.c); malloc'd.
+ * Bitcode rather than IR text: the same content, written several times
+ * faster.
+ */
+static char *
+JitCodeKey(LLVMModuleRef module, bool fast_codegen, size_t *key_len)
+{
+	LLVMMemoryBufferRef bitcode = LLVMWriteBitcodeToMemoryBuffer(module);
+	const char *cpu = JitHostCpuName();
+	const char *features = JitHostCpuFeatures();
+	char		tail[4096];
+	size_t		tail_len;
+	size_t		code_len;
+	char	   *key;
+
+	if (bitcode == NULL)
+		return NULL;
+	tail_len = (size_t) snprintf(tail, sizeof(tail),
+								 "\n; target %s\n; cpu %s\n; features %s\n; llvm %s\n; silvan %s\n; codegen %s\n",
+								 jit_triple, cpu, features, LLVM_VERSION_STRING, SILVAN_VERSION,
+								 fast_codegen ? "O0" : "O2");
+	if (tail_len >= sizeof(tail))
+		tail_len = sizeof(tail) - 1;
+	code_len = LLVMGetBufferSize(bitcode);
+	if ((key = malloc(code_len + tail_len + 1)) != NULL)
+	{
+		memcpy(key, LLVMGetBufferStart(bitcode), code_len);
+		memcpy(key + code_len, tail, tail_len + 1);
+		*key_len = code_len + tail_len;
+	}
+	LLVMDisposeMemoryBuffer(bitcode);
+	return key;
+}
+
+/* The shared code for a key in this process, with one more user; NULL if none */
+static JitCode *
+JitFindShared(const char *key, size_t key_len, uint64_t hash)
+{
+	for (JitCode *code = shared_code; code != NULL; code = code->next)
+		if (code->hash == hash && code->key_len == key_len &&
+			memcmp(code->key, key, key_len) == 0)
+		{
+			code->refcount++;
+			return code;
+		}
+	return NULL;
+}
+
+/* Optimize the module and generate an object file for it; NULL and a status on failure */
+static LLVMMemoryBufferRef
+JitEmitObject(JitModule *jm, char **llvm_ir, SilvanStatus *status)
+{
+	LLVMTargetMachineRef tm;
+	LLVMMemoryBufferRef object = NULL;
+	char	   *message = NULL;
+
+	if (!JitOptimizeModule(jm, status) ||
+		(tm = JitTargetMachine(jm->fast_codegen ? LLVMCodeGenLevelNone : LLVMCodeGenLevelDefault,
+							   status)) == NULL)
+		return NULL;
+	if (llvm_ir != NULL)
+	{
+		char	   *text = LLVMPrintModuleToString(jm->module);
+
+		*llvm_ir = strdup(text);
+		LLVMDisposeMessage(text);
+	}
+	if (LLVMTargetMachineEmitToMemoryBuffer(tm, jm->module, LLVMObjectFile, &message, &object) ||
+		jit_diagnosed[0] != '\0')
+	{
+		StatusFail(status, SILVAN_ERROR_INTERNAL, "could not compile generated code",
+				   "LLVM: %s", jit_diagnosed[0] != '\0' ? jit_diagnosed : message ? message : "");
+		if (object != NULL)
+			LLVMDisposeMemoryBuffer(object);
+		object = NULL;
+	}
+	LLVMDisposeMessage(message);
+	LLVMDisposeTargetMachine(tm);
+	return object;
+}
+
+/* Link an object file into the JIT and find symbol in it; consumes the object */
+static bool
+JitLinkObject(JitCode *code, LLVMMemoryBufferRef object, const char *symbol,
+			  SilvanStatus *status)
+{
+	LLVMOrcExecutorAddress addr = 0;
+	LLVMErrorRef error;
+
+	code->tracker = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(jit_instance));
+	error = LLVMOrcLLJITAddObjectFileWithRT(jit_instance, code->tracker, object);
+	if (!error)
+		error = LLVMOrcLLJITLookup(jit_instance, &addr, symbol);
+	if (error)
+	{
+		FailWithError(status, "could not load generated code", "LLVM JIT", error);
+		JitRemoveTracker(code->tracker);
+		code->tracker = NULL;
+		return false;
+	}
+	code->address = (void *) (uintptr_t) addr;
+	return true;
+}
+
+/* Load the disk cache's object for key into code; false on a miss */
+static bool
+JitLoadCached(JitCode *code, const char *key, size_t key_len, const char *symbol)
+{
+	SilvanStatus ignored;
+	size_t		len;
+	void	   *bytes = CodeCacheLoad(key, key_len, &len);
+	LLVMMemoryBufferRef object;
+
+	if (bytes == NULL)
+		return false;
+	object = LLVMCreateMemoryBufferWithMemoryRangeCopy(bytes, len, symbol);
+	free(bytes);
+	return JitLinkObject(code, object, symbol, &ignored);
+}
+
+/* Compile the module into code, storing its object in the disk cache */
+static bool
+JitCompileFresh(JitCode *code, JitModule *jm, const char *key, size_t key_len,
+				const char *symbol, char **llvm_ir, SilvanStatus *status)
+{
+	LLVMMemoryBufferRef object = JitEmitObject(jm, llvm_ir, status);
+
+	if (object == NULL)
+		return false;
+	CodeCacheStore(key, key_len, LLVMGetBufferStart(object), LLVMGetBufferSize(object));
+	return JitLinkObject(code, object, symbol, status);
+}
+
+/*
+ * Turn a module whose batch function is named entry into machine code,
+ * through two caches: code this process already has for the same key is
+ * shared (JIT_SHARED), else an object another backend stored for it on
+ * disk is loaded (JIT_FROM_DISK), else the module is optimized and
+ * compiled, and its object stored (JIT_COMPILED).  The entry function is
+ * renamed after the key's hash, so equal code has one symbol per process.
+ * *llvm_ir gets the optimized IR when compiled here, else NULL.  The
+ * module is consumed either way.
+ */
+JitCode *
+JitCompile(JitModule *jm, const char *entry, void **address, char **llvm_ir,
+		   JitSource *source, SilvanStatus *status)
+{
+	JitCode    *code = NULL;
+	char	   *key = NULL;
+	size_t		key_len = 0;
+	char		symbol[64];
+	LLVMValueRef fn;
+
+	if (llvm_ir != NULL)
+		*llvm_ir = NULL;
+	if (!JitEnsure(status))
+		goto done;
+	if ((key = JitCodeKey(jm->module, jm->fast_codegen, &key_len)) == NULL)
+	{
+		StatusNoMemory(status, "the code's key");
+		goto done;
+	}
+	if ((code = JitFindShared(key, key_len, CodeCacheHash(key, key_len))) != NULL)
+	{
+		*source = JIT_SHARED;
+		goto done;
+	}
+	if ((code = calloc(1, sizeof(JitCode))) == NULL)
+	{
+		StatusNoMemory(status, "the compiled code handle");
+		goto done;
+	}
+	code->shared = true;
+	code->refcount = 1;
+	code->hash = CodeCacheHash(key, key_len);
+	snprintf(symbol, sizeof(symbol), "silvan_%016llx", (unsigned long long) code->hash);
+	fn = LLVMGetNamedFunction(jm->module, entry);
+	if (fn != NULL)
+		LLVMSetValueName2(fn, symbol, strlen(symbol));
+	if (JitLoadCached(code, key, key_len, symbol))
+		*source = JIT_FROM_DISK;
+	else if (JitCompileFresh(code, jm, key, key_len, symbol, llvm_ir, status))
+		*source = JIT_COMPILED;
+	else
+	{
+		free(code);
+		code = NULL;
+		goto done;
+	}
+	code->key = key;			/* kept to compare */
+	code->key_len = key_len;
+	key = NULL;
+	code->next = shared_code;
+	shared_code = code;
+done:
+	free(key);
+	JitModuleDispose(jm);
+	if (code != NULL)
+		*address = code->address;
+	return code;
+}
+
+/* Take code off the list of shared code */
+static void
+JitUnlinkShared(JitCode *code)
+{
+	for (JitCode **p = &shared_code; *p != NULL; p = &(*p)->next)
+		if (*p == code)
+		{
+			*p = code->next;
+			return;
+		}
+}
+
 /* Release a module's machine code (kept if LLVM failed: the process is exiting) */
 void
 JitCodeFree(JitCode *code)
 {
-	if (code == NULL)
+	if (code == NULL || (code->shared && --code->refcount > 0))
 		return;
+	if (code->shared)
+		JitUnlinkShared(code);
 	if (!LlvmErrorsFailed())
 		JitRemoveTracker(code->tracker);
+	free(code->key);
 	free(code);
 }

@@ -7,9 +7,12 @@
  *   bench_kernel --serve MODEL ROWS_F64 NUM_ROWS
  *
  * SCHEDULE is schedule-language text (default: ScheduleDefault); THREADS
- * caps the runtime's thread pool (default 1).
+ * caps the runtime's thread pool (default 1).  SILVAN_BENCH_EXPLAIN=1 in
+ * the environment prints the explain text to stderr (2: with LLVM IR).
  * ROWS_FILE: text rows (comma, tab or space separated); the first
  * num_features columns of each line are used, cycled to fill the batch.
+ * SILVAN_BENCH_PROFILE=1 profiles the forest on the batch's rows first and
+ * compiles with that profile (codeWalk then takes the hottest splits).
  * Prints compile time, whether compiled margins equal the interpreter's
  * bit for bit, and microseconds per row (best of 5 after a 1 s warm-up).
  * For XGBoost models it then runs xgb_peer.py (python3-xgboost,
@@ -322,6 +325,7 @@ main(int argc, char **argv)
 	char		line[1 << 16];
 	FILE	   *f;
 	Schedule	s;
+	ForestProfile profile = {0};
 	CompiledForest *c;
 	void	   *acc, *ref;
 	double		c0, c1, kern, interp;
@@ -388,12 +392,26 @@ main(int argc, char **argv)
 	RuntimeSetMaxThreads(argc == 6 ? atoi(argv[5]) : 1);
 	acc = malloc(8 * (size_t) batch * fo->num_groups);
 	ref = malloc(8 * (size_t) batch * fo->num_groups);
+	if (getenv("SILVAN_BENCH_PROFILE") && atoi(getenv("SILVAN_BENCH_PROFILE")) > 0)
+	{
+		profile.num_rows = batch;
+		profile.num_nodes = fo->num_nodes;
+		profile.node_hits = calloc((size_t) fo->num_nodes + 1, sizeof(int64_t));
+		ForestProfileAccumulate(fo, vrows, batch, profile.node_hits);
+	}
 	c0 = Now();
-	c = CompileForest(fo, &s, NULL, &st);
+	c = CompileForest(fo, &s, profile.node_hits ? &profile : NULL, &st);
 	if (c == NULL)
 	{
 		fprintf(stderr, "%s: %s\n", st.message, st.detail);
 		return 1;
+	}
+	if (getenv("SILVAN_BENCH_EXPLAIN"))
+	{
+		char	   *explain = CompiledForestExplain(c, atoi(getenv("SILVAN_BENCH_EXPLAIN")) > 1);
+
+		fputs(explain ? explain : "", stderr);
+		free(explain);
 	}
 	ForestMarginsInit(fo, acc, batch);
 	CompiledForestAccumulate(c, vrows, batch, acc);

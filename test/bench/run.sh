@@ -29,13 +29,13 @@ llvm_config=$("$PG_CONFIG" --configure | tr ' ' '\n' | grep LLVM_CONFIG= | sed -
 llvm_config=${llvm_config:-llvm-config-14}
 mkdir -p test/bench/build
 kernel=test/bench/build/bench_kernel
-objs=(src/core/*.o src/compiler/*.o src/runtime/*.o)
+objs=(src/core/*.o src/core/onnx/*.o src/compiler/*.o src/runtime/*.o)
 if [ ! -x "$kernel" ] || [ -n "$(find test/bench/bench_kernel.c "${objs[@]}" include/silvan/*.h -newer "$kernel" -print -quit)" ]; then
 	echo "== building $kernel"
 	gcc -O2 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
 		-Wno-missing-field-initializers -Iinclude $($llvm_config --cppflags) -I/usr/include/json-c \
 		-o "$kernel" test/bench/bench_kernel.c "${objs[@]}" \
-		$($llvm_config --ldflags) -lLLVM-$($llvm_config --version | cut -d. -f1) -lstdc++ -ljson-c -lm -lpthread
+		$($llvm_config --ldflags) -lLLVM-$($llvm_config --version | cut -d. -f1) -lstdc++ -ljson-c -lprotobuf-c -lm -lpthread
 fi
 export SILVAN_BENCH_KERNEL=$PWD/$kernel
 

@@ -11,7 +11,7 @@
 #   test/fuzz/build/fuzz_lightgbm_text FILE...      replay inputs
 #   bash test/fuzz/make_seeds.sh     regenerate the committed seed corpora
 #
-# Targets (test/fuzz/fuzz_<name>.c): xgboost_json, lightgbm_text,
+# Targets (test/fuzz/fuzz_<name>.c): xgboost_json, lightgbm_text, onnx,
 # forest_binary (ForestDeserialize, what a backend loads from the
 # catalog) and schedule (ScheduleParse).  The model targets check that a
 # model that parses serializes, reloads, re-serializes to the same bytes
@@ -32,7 +32,7 @@
 # to test/unit/test_fuzz_findings.c once it is fixed.
 #
 # Needs on Debian 12: apt-get install clang-14 libclang-rt-14-dev
-# libjson-c-dev llvm-14-dev make.  libFuzzer itself (libclang_rt.fuzzer)
+# libjson-c-dev libprotobuf-c-dev llvm-14-dev make.  libFuzzer itself (libclang_rt.fuzzer)
 # and the sanitizer runtimes are in libclang-rt-14-dev, under
 # /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux; clang-14 only recommends
 # that package, so name it.  llvm-14-dev gives llvm-config-14 and the
@@ -45,7 +45,7 @@ FUZZ_CC ?= clang-14
 FUZZ_CXX ?= clang++-14
 FUZZ_SECONDS ?= 60
 FUZZ_TIMEOUT ?= 10
-FUZZ_TARGETS ?= xgboost_json lightgbm_text forest_binary schedule
+FUZZ_TARGETS ?= xgboost_json lightgbm_text onnx forest_binary schedule
 FUZZ_LLVM_CONFIG ?= $(or $(LLVM_CONFIG),llvm-config-14)
 
 FUZZ_DIR = test/fuzz
@@ -64,7 +64,7 @@ FUZZ_CXXFLAGS = -g -O1 -fno-omit-frame-pointer $(FUZZ_SANITIZE) -Wall -Wextra -W
 	$(shell $(FUZZ_LLVM_CONFIG) --cppflags)
 
 # Library objects get coverage hooks; libFuzzer's main comes at link time
-FUZZ_CORE_OBJS = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(sort $(wildcard src/core/*.c)))
+FUZZ_CORE_OBJS = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(sort $(wildcard src/core/*.c src/core/onnx/*.c)))
 FUZZ_COMPILER_OBJS = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,\
 	$(sort $(wildcard src/compiler/*.c src/runtime/*.c))) \
 	$(patsubst %.cpp,$(FUZZ_BUILD)/obj/%.o,$(sort $(wildcard src/runtime/*.cpp)))
@@ -95,8 +95,8 @@ $(FUZZ_BUILD)/obj/%.o: %.cpp $(FUZZ_HEADERS)
 $(FUZZ_BUILD)/fuzz_schedule $(FUZZ_BUILD)/fuzz_forest_binary: $(FUZZ_BUILD)/fuzz_%: \
 		$(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_%.o $(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_forest.o \
 		$(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_lower.o $(FUZZ_CORE_OBJS) $(FUZZ_COMPILER_OBJS)
-	$(FUZZ_CXX) $(FUZZ_SANITIZE) -fsanitize=fuzzer -o $@ $^ $(FUZZ_LLVM_LIBS) -ljson-c -lm -lpthread
+	$(FUZZ_CXX) $(FUZZ_SANITIZE) -fsanitize=fuzzer -o $@ $^ $(FUZZ_LLVM_LIBS) -ljson-c -lprotobuf-c -lm -lpthread
 
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_%.o \
 		$(FUZZ_BUILD)/obj/$(FUZZ_DIR)/fuzz_forest.o $(FUZZ_CORE_OBJS)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -ljson-c -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -ljson-c -lprotobuf-c -lm

@@ -293,6 +293,34 @@ CompareOutputs(const Forest *a, const Forest *b)
 	free(out_b);
 }
 
+/*
+ * Give the reloaded forest the original's feature names and types, as the
+ * adapter does from the catalog's columns (they are not in the binary form)
+ */
+static void
+RestoreFeatureStrings(const Forest *original, Forest *reloaded)
+{
+	for (int f = 0; f < 2; f++)
+	{
+		char	  **list = f == 0 ? original->feature_names : original->feature_types;
+		size_t	   *lengths;
+		SilvanStatus status;
+
+		if (list == NULL)
+			continue;
+		lengths = malloc(sizeof(size_t) * (original->num_features + 1));
+		if (lengths == NULL)
+			FuzzFail("out of memory restoring feature names");
+		for (int32_t i = 0; i < original->num_features; i++)
+			lengths[i] = strlen(list[i]);
+		if (!ForestSetFeatureStrings(reloaded, f == 0 ? FOREST_FEATURE_NAMES : FOREST_FEATURE_TYPES,
+									 (const char *const *) list, lengths,
+									 original->num_features, &status))
+			FuzzFail("the original's feature names are refused: %s", status.detail);
+		free(lengths);
+	}
+}
+
 /* Both forests must dump to the same text */
 static void
 CompareDumps(const Forest *a, const Forest *b)
@@ -327,6 +355,7 @@ FuzzCheckForest(const Forest *forest)
 				 size1, size2);
 	if ((int64_t) forest->num_features + forest->num_groups <= FUZZ_MAX_ROW_VALUES)
 	{
+		RestoreFeatureStrings(forest, reloaded);
 		CompareDumps(forest, reloaded);
 		CompareOutputs(forest, reloaded);
 	}

@@ -105,6 +105,7 @@ TestCategorical(void)
 	f->nodes[0].category_words = 1;
 	f->nodes[0].category_in_left = 1;	/* LightGBM: members left */
 	f->source = FOREST_SOURCE_LIGHTGBM;
+	f->category_rule = FOREST_CATEGORY_TRUNCATE;
 	CHECK(ForestValidate(f, &st));
 	CHECK(Margin(f, 3.0, 1.0) == 0.5 + 1.0 + 20.0);
 	CHECK(Margin(f, 3.7, 1.0) == 0.5 + 1.0 + 20.0);	/* truncates to 3 */
@@ -113,6 +114,7 @@ TestCategorical(void)
 	CHECK(Margin(f, 1e30, 1.0) == 0.5 + 2.0 + 20.0);
 	CHECK(Margin(f, NAN, 1.0) == 0.5 + 2.0 + 20.0);	/* NaN right */
 	f->source = FOREST_SOURCE_XGBOOST;
+	f->category_rule = FOREST_CATEGORY_NONNEGATIVE;
 	f->nodes[0].category_in_left = 0;	/* XGBoost: members right */
 	CHECK(Margin(f, 3.0, 1.0) == 0.5 + 2.0 + 20.0);
 	CHECK(Margin(f, -0.5, 1.0) == 0.5 + 1.0 + 20.0);	/* XGBoost: negative invalid, left */

@@ -293,7 +293,9 @@ TestFormatNames(void)
 	CHECK(ModelFormatFromName("LightGBM", &f) && f == MODEL_FORMAT_LIGHTGBM_TEXT);
 	CHECK(ModelFormatFromName("lightgbm_text", &f) && f == MODEL_FORMAT_LIGHTGBM_TEXT);
 	CHECK(ModelFormatFromName("LGBM", &f) && f == MODEL_FORMAT_LIGHTGBM_TEXT);
-	CHECK(!ModelFormatFromName("onnx", &f));
+	CHECK(ModelFormatFromName("onnx", &f) && f == MODEL_FORMAT_ONNX);
+	CHECK(ModelFormatFromName("ONNX", &f) && f == MODEL_FORMAT_ONNX);
+	CHECK(strcmp(ModelFormatName(MODEL_FORMAT_ONNX), "onnx") == 0);
 	CHECK(!ModelFormatFromName("", &f));
 	CHECK(!ModelFormatFromName(NULL, &f));
 	CHECK(strcmp(ModelFormatName(MODEL_FORMAT_XGBOOST_JSON), "xgboost_json") == 0);
@@ -860,7 +862,7 @@ TestUnrecognized(void)
 	ExpectFailStr("hello world", MODEL_FORMAT_AUTO, SILVAN_ERROR_SYNTAX, "garbage");
 	ExpectFailStr("", MODEL_FORMAT_AUTO, SILVAN_ERROR_SYNTAX, "empty text");
 	ExpectFailStr("{\"a\": 1}", MODEL_FORMAT_AUTO, SILVAN_ERROR_SYNTAX, "other JSON");
-	ExpectFail(onnx, sizeof(onnx) - 1, MODEL_FORMAT_AUTO, SILVAN_ERROR_UNSUPPORTED, "ONNX");
+	ExpectFail(onnx, sizeof(onnx) - 1, MODEL_FORMAT_AUTO, SILVAN_ERROR_SYNTAX, "truncated ONNX");
 	ExpectFail(dump, strlen(dump), MODEL_FORMAT_AUTO, SILVAN_ERROR_UNSUPPORTED, "XGBoost text dump");
 	ExpectFailStr("[{\"nodeid\": 0, \"leaf\": 1}]", MODEL_FORMAT_AUTO,
 			   SILVAN_ERROR_UNSUPPORTED, "XGBoost JSON dump");
@@ -960,6 +962,9 @@ static const SharedModel shared_models[] = {
 	{"siboehm_lleaves/tests--models--pure_categorical--model.txt", 1, 3, 1, FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, 5},
 	{"siboehm_lleaves/tests--models--single_tree--model.txt", 1, 10, 1, FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, 21},
 	{"siboehm_lleaves/tests--models--tiniest_single_tree--model.txt", 1, 3, 1, FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, 7},
+	{"asprasad_treebeard/onnx_models--abalone_onnx_model_save.onnx", 1000, 8, 1, FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, 87430},
+	{"asprasad_treebeard/onnx_models--higgs_xgb_model_save.onnx", 100, 28, 1, FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, 50388},
+	{"asprasad_treebeard/onnx_models--year_prediction_msd_xgb_model_save.onnx", 100, 90, 1, FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, 32558},
 };
 
 /* Files in the collection that we must refuse, each with its kind */
@@ -970,8 +975,8 @@ static const struct
 }			shared_refused[] = {
 	{"dmitryikh_leaves/testdata--lg_1tree.json", SILVAN_ERROR_UNSUPPORTED},
 	{"dmitryikh_leaves/testdata--lg_dart_breast_cancer.json", SILVAN_ERROR_UNSUPPORTED},
-	{"asprasad_treebeard/onnx_models--higgs_xgb_model_save.onnx", SILVAN_ERROR_UNSUPPORTED},
 	{"onnx_onnx/onnx--backend--test--data--node--test_ai_onnx_ml_tree_ensemble_single_tree--model.onnx", SILVAN_ERROR_UNSUPPORTED},
+	{"onnx_onnx/onnx--backend--test--data--node--test_ai_onnx_ml_tree_ensemble_set_membership--model.onnx", SILVAN_ERROR_UNSUPPORTED},
 	{"dmitryikh_leaves/testdata--lg_rf_iris_true_predictions.txt", SILVAN_ERROR_SYNTAX},
 };
 
@@ -1215,6 +1220,105 @@ TestSharedPredictions(const char *dir)
 	free(want);
 }
 
+/* Feature names and types: kept as the libraries wrote them, checked */
+static void
+TestFeatureNames(void)
+{
+	Forest	   *f;
+	char	   *text;
+	char		long_name[FOREST_MAX_FEATURE_NAME + 8];
+
+	/* XGBoost: none when the lists are empty; names and types when given */
+	f = MustParse(xgb_model, strlen(xgb_model), "xgboost without names");
+	CHECK(f && f->feature_names == NULL && f->feature_types == NULL);
+	CHECK(f && ForestFeatureNamesPositional(f));
+	ForestFree(f);
+	text = Replace(xgb_model, "\"feature_names\":[],\"feature_types\":[]",
+				   "\"feature_names\":[\"age\",\"sex\",\"b\\u00e9\"],\"feature_types\":[\"int\",\"c\",\"q\"]");
+	f = MustParse(text, strlen(text), "xgboost with names");
+	CHECK(f && f->feature_names && strcmp(f->feature_names[0], "age") == 0 &&
+		  strcmp(f->feature_names[2], "b\xc3\xa9") == 0);
+	CHECK(f && f->feature_types && strcmp(f->feature_types[1], "c") == 0);
+	CHECK(f && !ForestFeatureNamesPositional(f));
+	ForestFree(f);
+	free(text);
+	/* types without names are kept too */
+	text = Replace(xgb_model, "\"feature_types\":[]", "\"feature_types\":[\"q\",\"c\",\"q\"]");
+	f = MustParse(text, strlen(text), "xgboost with types only");
+	CHECK(f && f->feature_names == NULL && f->feature_types != NULL);
+	ForestFree(f);
+	free(text);
+	/* the libraries' default names restate positions */
+	text = Replace(xgb_model, "\"feature_names\":[]", "\"feature_names\":[\"f0\",\"Column_1\",\"2\"]");
+	f = MustParse(text, strlen(text), "xgboost with default names");
+	CHECK(f && f->feature_names != NULL && ForestFeatureNamesPositional(f));
+	ForestFree(f);
+	free(text);
+	text = Replace(xgb_model, "\"feature_names\":[]", "\"feature_names\":[\"f1\",\"f0\",\"f2\"]");
+	f = MustParse(text, strlen(text), "xgboost with swapped default names");
+	CHECK(f && !ForestFeatureNamesPositional(f));
+	ForestFree(f);
+	free(text);
+
+	/* hostile lists */
+	ExpectVariantFails(xgb_model, MODEL_FORMAT_AUTO, "\"feature_names\":[]",
+					   "\"feature_names\":[\"a\",\"b\"]", SILVAN_ERROR_INVALID, "two names for three features");
+	ExpectVariantFails(xgb_model, MODEL_FORMAT_AUTO, "\"feature_names\":[]",
+					   "\"feature_names\":[\"a\",\"b\",\"a\"]", SILVAN_ERROR_INVALID, "a name twice");
+	ExpectVariantFails(xgb_model, MODEL_FORMAT_AUTO, "\"feature_names\":[]",
+					   "\"feature_names\":[\"a\",1,\"c\"]", SILVAN_ERROR_INVALID, "a number as a name");
+	ExpectVariantFails(xgb_model, MODEL_FORMAT_AUTO, "\"feature_names\":[]",
+					   "\"feature_names\":\"abc\"", SILVAN_ERROR_INVALID, "names not a list");
+	ExpectVariantFails(xgb_model, MODEL_FORMAT_AUTO, "\"feature_names\":[]",
+					   "\"feature_names\":[\"a\",\"b\\u0000c\",\"d\"]", SILVAN_ERROR_INVALID, "a zero byte in a name");
+	ExpectVariantFails(xgb_model, MODEL_FORMAT_AUTO, "\"feature_types\":[]",
+					   "\"feature_types\":[\"q\",\"q\",\"q\",\"q\"]", SILVAN_ERROR_INVALID, "four types for three features");
+	memset(long_name, 'x', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	{
+		char		list[sizeof(long_name) + 64];
+
+		snprintf(list, sizeof(list), "\"feature_names\":[\"a\",\"%s\",\"c\"]", long_name);
+		ExpectVariantFails(xgb_model, MODEL_FORMAT_AUTO, "\"feature_names\":[]", list,
+						   SILVAN_ERROR_INVALID, "a name over the limit");
+	}
+
+	/* LightGBM: the feature_names= line */
+	f = MustParse(lgb_model, strlen(lgb_model), "lightgbm with names");
+	CHECK(f && f->feature_names && strcmp(f->feature_names[0], "a") == 0 &&
+		  strcmp(f->feature_names[2], "c") == 0 && f->feature_types == NULL);
+	ForestFree(f);
+	text = Replace(lgb_model, "feature_names=a b c\n", "feature_names=Column_0 Column_1 Column_2\n");
+	f = MustParse(text, strlen(text), "lightgbm with default names");
+	CHECK(f && ForestFeatureNamesPositional(f));
+	ForestFree(f);
+	free(text);
+	text = Replace(lgb_model, "feature_names=a b c\n", "");
+	f = MustParse(text, strlen(text), "lightgbm without names");
+	CHECK(f && f->feature_names == NULL);
+	ForestFree(f);
+	free(text);
+	ExpectVariantFails(lgb_model, MODEL_FORMAT_AUTO, "feature_names=a b c\n",
+					   "feature_names=a b\n", SILVAN_ERROR_INVALID, "lightgbm: two names for three features");
+	ExpectVariantFails(lgb_model, MODEL_FORMAT_AUTO, "feature_names=a b c\n",
+					   "feature_names=a b c d\n", SILVAN_ERROR_INVALID, "lightgbm: four names");
+	ExpectVariantFails(lgb_model, MODEL_FORMAT_AUTO, "feature_names=a b c\n",
+					   "feature_names=a c c\n", SILVAN_ERROR_INVALID, "lightgbm: a name twice");
+	ExpectVariantFails(lgb_model, MODEL_FORMAT_AUTO, "feature_names=a b c\n",
+					   "feature_names=\n", SILVAN_ERROR_INVALID, "lightgbm: no names");
+
+	/* the dump shows them */
+	f = MustParse(lgb_model, strlen(lgb_model), "lightgbm dump");
+	if (f)
+	{
+		char	   *dump = ForestDump(f, false);
+
+		CHECK(dump && strstr(dump, "  features=a,b,c\n") != NULL);
+		free(dump);
+	}
+	ForestFree(f);
+}
+
 int
 main(void)
 {
@@ -1237,6 +1341,7 @@ main(void)
 	TestLightgbmHostile();
 	TestUnrecognized();
 	TestMutations();
+	TestFeatureNames();
 	if (shared == NULL)
 		printf("shared models not found (set SILVAN_SHARED): skipping their checks\n");
 	else

@@ -328,6 +328,47 @@ TestFlagsAndLayout(void)
 			  "for batch in rows [block.z]\n  for tree in trees [grid.y]\n", NULL);
 }
 
+/* Walk strategies: codeWalk and earlyExitWalk parse, print and conflict */
+static void
+TestWalkStrategies(void)
+{
+	static Schedule s;
+	char	   *text;
+
+	CheckNest("tile(batch, b0, b1, 64); reorder(b0, b1, tree); specialize(tree); "
+			  "codeWalk(tree, 16, select)",
+			  "for b0 in batch step 64\n  for b1 in b0 tile (64)\n"
+			  "    for tree in trees [specialize, codeWalk 16 select]\n", &s);
+	CHECK(s.vars[1].code_walk == 16 && s.vars[1].code_form == CODE_WALK_SELECT);
+	text = ScheduleToText(&s);
+	CHECK(text != NULL && strstr(text, "codeWalk(tree, 16, select)") != NULL);
+	free(text);
+	CheckNest("reorder(tree, batch); earlyExitWalk(batch)",
+			  "for tree in trees\n  for batch in rows [earlyExitWalk]\n", &s);
+	CHECK(s.vars[0].early_exit);
+	ExpectError("codeWalk(tree, 0, branchy)", SILVAN_ERROR_INVALID, "invalid code walk size",
+				"Line 1, codeWalk(tree, 0, branchy): 0 splits per tree is not between 1 and 4096.");
+	ExpectError("codeWalk(tree, 8, fast)", SILVAN_ERROR_INVALID, "invalid directive argument",
+				"Line 1, codeWalk(tree, 8, fast): fast is not a valid choice; expected "
+				"codeWalk(indexVar, nodes, branchy|select).");
+	ExpectError("codeWalk(batch, 8, branchy)", SILVAN_ERROR_INVALID, "loop is not innermost",
+				"Line 1, codeWalk(batch, 8, branchy): codeWalk must name an innermost loop, "
+				"but batch contains tree.");
+	ExpectError("unrollWalk(tree, 4); earlyExitWalk(tree)", SILVAN_ERROR_INVALID,
+				"conflicting walk directives", "Line 1, earlyExitWalk(tree): Loop tree already "
+				"carries unrollWalk; a loop's walk takes one strategy.");
+	ExpectError("codeWalk(tree, 4, branchy)\npeelWalk(tree, 2)", SILVAN_ERROR_INVALID,
+				"conflicting walk directives", "Line 2, peelWalk(tree, 2): Loop tree already "
+				"carries codeWalk; a loop's walk takes one strategy.");
+	ExpectError("earlyExitWalk(tree); codeWalk(tree, 4, branchy)", SILVAN_ERROR_INVALID,
+				"conflicting walk directives", "Line 1, codeWalk(tree, 4, branchy): Loop tree "
+				"already carries earlyExitWalk; a loop's walk takes one strategy.");
+	ExpectError("codeWalk(tree, 4, branchy); tile(tree, a, b, 2)", SILVAN_ERROR_INVALID,
+				"loop already has optimization directives",
+				"Line 1, tile(tree, a, b, 2): Loop tree already carries codeWalk; tile and split "
+				"loops before optimizing them.");
+}
+
 /* Canonical text: spacing, comments, zeros and separators are normalized */
 static void
 TestCanonicalText(void)
@@ -596,6 +637,7 @@ main(void)
 	TestSeedFigure1();
 	TestSplitCopies();
 	TestFlagsAndLayout();
+	TestWalkStrategies();
 	TestCanonicalText();
 	TestSyntaxErrors();
 	TestInvalid();

@@ -7,8 +7,11 @@
  * section 5: the default, row-parallel (XGBoost's), tree-parallel, both,
  * interleaved over rows and over trees, unrolled, peeled, one tree at a
  * time, tiled batch/tree nests, splits (fission, with the copies' names),
- * caching, the reduction directives, reorderTrees, and the Tahoe GPU nests
- * whose gpuDimension a CPU ignores.  Each runs with every representation
+ * caching, the reduction directives, reorderTrees, the Tahoe GPU nests
+ * whose gpuDimension a CPU ignores, and the walk strategies: code walks
+ * (branches and selects, every nest that fixes the tree at compile time,
+ * tops of 1 to 64 splits, so that both whole trees and buffer entries
+ * below the top run) and early-exit walks.  Each runs with every representation
  * on hand-built forests and real models, on batches that leave tile
  * remainders, with the thread pool at 1 and 3 threads.
  *
@@ -82,15 +85,34 @@ static const TestSchedule schedules[] = {
 	"vectorReduce(t0, 8)", true},
 	{"reordered trees", "tile(batch, b0, b1, 128); reorder(b0, tree, b1); tile(b1, b2, b3, 16); "
 	"interleave(b3); unrollWalk(b3, 8); reorderTrees()", true},
+	/* 27: walk strategies */
+	{"code walk, trees inside rows", "tile(batch, b0, b1, 16); reorder(b0, b1, tree); "
+	"parallel(b0); specialize(tree); codeWalk(tree, 6, branchy)", false},
+	{"code walk, selects", "tile(batch, b0, b1, 16); reorder(b0, b1, tree); specialize(tree); "
+	"codeWalk(tree, 3, select)", false},
+	{"code walk, rows inside trees", "tile(batch, b0, b1, 64); reorder(b0, tree, b1); "
+	"specialize(tree); codeWalk(b1, 5, branchy)", false},
+	{"code walk, interleaved rows", "tile(batch, b0, b1, 64); reorder(b0, tree, b1); "
+	"tile(b1, b2, b3, 4); interleave(b3); specialize(tree); codeWalk(b3, 4, select)", false},
+	{"code walk, tree tiles", "tile(batch, b0, b1, 8); tile(tree, t0, t1, 4); "
+	"reorder(b0, t0, b1, t1); specialize(t0); specialize(t1); codeWalk(t1, 64, branchy)", false},
+	{"code walk, split trees", "tile(batch, b0, b1, 32); reorder(b0, b1, tree); "
+	"split(tree, ta, tb, 2); specialize(ta); specialize(tb); codeWalk(ta, 1, branchy); "
+	"codeWalk(tb, 64, select)", false},
+	{"early exit", "tile(batch, b0, b1, 64); reorder(b0, tree, b1); earlyExitWalk(b1)", false},
+	{"early exit, interleaved", "tile(batch, b0, b1, 64); reorder(b0, tree, b1); "
+	"tile(b1, b2, b3, 4); interleave(b3); earlyExitWalk(b3)", false},
+	{"early exit, trees interleaved", "tile(tree, t0, t1, 4); interleave(t1); earlyExitWalk(t1)",
+	false},
 };
 
 #define NUM_SCHEDULES ((int) (sizeof(schedules) / sizeof(schedules[0])))
 
 /* Schedules that also run with tiled trees (indices into schedules[]) */
-static const int tiled_schedules[] = {0, 1, 2, 7, 11, 26};
+static const int tiled_schedules[] = {0, 1, 2, 7, 11, 26, 27, 33};
 
 /* The schedules that run on every model (the rest on some) */
-static const int core_schedules[] = {0, 1, 2, 3, 5, 7, 9, 11};
+static const int core_schedules[] = {0, 1, 2, 3, 5, 7, 9, 11, 27, 29, 33};
 
 #define NUM_CORE_SCHEDULES ((int) (sizeof(core_schedules) / sizeof(core_schedules[0])))
 
@@ -327,6 +349,8 @@ RandomForest(ForestSource source, ForestPrecision precision, int32_t num_trees,
 	uint32_t	words[4] = {0x5u, 0x80000001u, 0x3u, 0xF0u};
 
 	forest->source = source;
+	forest->category_rule = source == FOREST_SOURCE_XGBOOST ?
+		FOREST_CATEGORY_NONNEGATIVE : FOREST_CATEGORY_TRUNCATE;
 	forest->precision = precision;
 	forest->num_features = 5;
 	forest->task = num_groups > 1 ? FOREST_TASK_MULTICLASS : FOREST_TASK_REGRESSION;
@@ -432,6 +456,90 @@ TestGenerated(void)
 	}
 }
 
+/*
+ * Partial tops: code walks of 1 to 64 splits per tree, branches and
+ * selects, breadth first and by profile, trees inside rows and rows inside
+ * trees, with every representation, so that the walk enters the buffers
+ * below the top at every depth (the record of the split where the code
+ * stopped, with the unchecked hops left from there)
+ */
+static void
+TestPartialTops(void)
+{
+	static const int budgets[] = {1, 2, 3, 4, 5, 8, 16, 32, 64};
+	static const char *const forms[] = {"branchy", "select"};
+	static const char *const nests[] = {
+		"tile(batch, b0, b1, 16); reorder(b0, b1, tree); specialize(tree); codeWalk(tree, %d, %s)",
+		"tile(batch, b0, b1, 64); reorder(b0, tree, b1); specialize(tree); codeWalk(b1, %d, %s)",
+	};
+	struct
+	{
+		const char *name;
+		ForestSource source;
+		ForestPrecision precision;
+		int32_t		trees;
+		int32_t		groups;
+		int32_t		depth;
+		bool		categorical;
+		int			nan_left;	/* -1: as drawn, else every split's default */
+	}			cases[] = {
+		/* FLAGS records */
+		{"partial tops: lightgbm double, all rules", FOREST_SOURCE_LIGHTGBM, FOREST_FLOAT64, 13, 1, 9, true, -1},
+		{"partial tops: xgboost float, categorical", FOREST_SOURCE_XGBOOST, FOREST_FLOAT32, 11, 3, 6, true, -1},
+		/* SIGN records: NaN-left splits mirrored, their children swapped */
+		{"partial tops: xgboost float", FOREST_SOURCE_XGBOOST, FOREST_FLOAT32, 11, 1, 8, false, -1},
+		/* PLAIN records, NaN left everywhere: every split's children swapped */
+		{"partial tops: deep, NaN left", FOREST_SOURCE_XGBOOST, FOREST_FLOAT64, 7, 2, 14, false, 1},
+		/* PLAIN records, NaN right everywhere: nothing swapped */
+		{"partial tops: NaN right", FOREST_SOURCE_XGBOOST, FOREST_FLOAT32, 9, 1, 10, false, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		Forest	   *forest = RandomForest(cases[i].source, cases[i].precision, cases[i].trees,
+										  cases[i].groups, cases[i].depth, cases[i].categorical);
+		int64_t		max_rows = 1000;
+		void	   *rows;
+		void	   *want;
+		ForestProfile profile;
+
+		CHECK_MSG(forest != NULL, "%s", cases[i].name);
+		if (forest == NULL)
+			continue;
+		for (int64_t k = 0; cases[i].nan_left >= 0 && k < forest->num_nodes; k++)
+			forest->nodes[k].default_left = cases[i].nan_left == 1;
+		rows = MakeRows(forest, max_rows);
+		want = malloc(ForestValueSize(forest) * (size_t) (max_rows * forest->num_groups));
+		profile = (ForestProfile) {
+			.num_rows = max_rows, .num_nodes = forest->num_nodes,
+			.node_hits = calloc((size_t) forest->num_nodes + 1, sizeof(int64_t))
+		};
+		ForestMarginsInit(forest, want, max_rows);
+		ForestInterpretAccumulate(forest, rows, max_rows, want);
+		ForestProfileAccumulate(forest, rows, max_rows, profile.node_hits);
+		for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++)
+			for (int f = 0; f < 2; f++)
+				for (int n = 0; n < 2; n++)
+					for (int r = 0; r < 3; r++)
+						for (int p = 0; p < 2; p++)
+						{
+							char		text[512];
+							char		name[64];
+							TestSchedule ts = {.name = name, .text = text, .reorders = false};
+
+							snprintf(text, sizeof(text), nests[n], budgets[b], forms[f]);
+							snprintf(name, sizeof(name), "top %d %s, nest %d%s", budgets[b],
+									 forms[f], n, p ? ", profiled" : "");
+							CheckOne(cases[i].name, forest, &ts, representations[r], 1,
+									 "uniform", p ? &profile : NULL, rows, want, max_rows);
+						}
+		free(want);
+		free(profile.node_hits);
+		free(rows);
+		ForestFree(forest);
+	}
+}
+
 /* Real models under ../shared/models, when they are there */
 static void
 TestRealModels(void)
@@ -468,6 +576,7 @@ main(void)
 {
 	clock_t		start = clock();
 
+	TestPartialTops();
 	TestGenerated();
 	TestRealModels();
 	printf("  %d compiled, %d refused by reorg, %.1f s\n", compiled_count, refused_count,

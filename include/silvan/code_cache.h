@@ -1,0 +1,23 @@
+/*
+ * code_cache.h
+ *		Machine code kept on disk across backends (code_cache.c).
+ *
+ * Keys are byte strings that determine the machine code exactly (jit.c
+ * builds them); values are relocatable object files.  Every failure is a
+ * miss or a skipped store; nothing here raises.
+ */
+#ifndef SILVAN_CODE_CACHE_H
+#define SILVAN_CODE_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+extern void CodeCacheConfigure(const char *dir, int max_entries);
+extern bool CodeCacheEnabled(void);
+extern uint64_t CodeCacheHash(const char *key, size_t key_len);
+extern void *CodeCacheLoad(const char *key, size_t key_len, size_t *object_len);
+extern void CodeCacheStore(const char *key, size_t key_len, const void *object,
+						   size_t object_len);
+
+#endif							/* SILVAN_CODE_CACHE_H */

@@ -1,0 +1,674 @@
+/*
+ * codegen_walk_code.c
+ *		The code walk strategy (codeWalk): the top of each tree compiled
+ *		into code, the rest walked from the buffers.
+ *
+ * Preconditions: as for every walk op (codegen_walk.c); the walk's trees
+ * are known at compile time (MirBuild checked that every loop over trees
+ * around it is specialized, so each lane's HIR position is a constant) and
+ * the layout says where each HIR node's record is (ReprBuffers.record_of).
+ * With tiled trees (no split records) the op is walked in lock-step; a
+ * lane whose tree did not fold to a constant is walked from the buffers as
+ * earlyExitWalk walks it.
+ *
+ * The buffer walks load every node's threshold and feature, and a hop
+ * waits for the load before it can compare.  lleaves and TL2cgen instead
+ * write each split into code, thresholds and features as immediates, so
+ * that a hop is a feature load and a compare, and with branches the CPU
+ * predicts the next node before the compare is done.  Code grows with the
+ * model, though, and so does the time LLVM takes to compile it; so only
+ * the top of each tree goes into code: codeWalk(i, n, form) takes n splits
+ * per tree, breadth first from the root, or, with a profile, the n that
+ * most rows visited (greedily, so the top stays connected to the root).
+ * Below it the walk goes to the buffers and walks the tree as the
+ * early-exit walk does (see ColdEntry).
+ * CODEGEN_MAX_CODE_NODES bounds the splits of all trees together; trees
+ * past it are walked from the buffers alone.
+ *
+ * Two forms.  branchy: a conditional branch per split, leaves as constants
+ * flowing into one phi.  select: every split of the top is compared (the
+ * compares are independent, so they overlap), and the leaf value and the
+ * buffer record to go on from are chosen by selects, with one branch, to
+ * the buffer walk, where the top does not end in a leaf.
+ *
+ * The decisions are the interpreter's (interpret.c), written with the
+ * split's own constants: x widened to double (exact for float32 forests)
+ * and compared with the double threshold, LT or LE; NAN rule: NaN takes the
+ * default child, which an unordered compare gives for free when it is the
+ * left one; ZERO rule: NaN or |x| <= (double) 1e-35f takes the default;
+ * NONE rule: NaN compares as 0, decided at compile time; categorical
+ * splits: NaN takes the default, otherwise the category (or -1) is looked
+ * up in the split's bitset in the category words, bounds checked.  Padding
+ * splits of the HIR (both children copies of one subtree) are skipped.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "silvan/codegen.h"
+
+/* Splits in code per function, about; trees per function at most */
+#define CODE_WALK_GROUP_NODES	256
+#define CODE_WALK_MAX_GROUP		64
+
+/* One tree being compiled for one lane */
+typedef struct CodeTree
+{
+	CodegenContext *cg;
+	const Hir  *hir;
+	const HirTree *tree;
+	const Forest *forest;
+	uint8_t    *in_code;		/* per tree-local HIR node */
+	LLVMValueRef v_row_ptr;
+	/* branchy: where leaves and buffer entries meet */
+	LLVMBasicBlockRef b_done;
+	LLVMBasicBlockRef b_cold;
+	LLVMValueRef v_value;		/* phi in b_done */
+	LLVMValueRef v_cold_index;	/* phis in b_cold: record, unchecked hops */
+	LLVMValueRef v_cold_fixed;
+	bool		has_cold;
+} CodeTree;
+
+/* The HIR node a walk really reaches from tree-local h: padding skipped */
+static int32_t
+Resolve(const CodeTree *ct, int32_t h)
+{
+	const HirNode *nodes = ct->hir->nodes + ct->tree->first_node;
+
+	for (int hops = 0; nodes[h].padding && hops <= FOREST_MAX_DEPTH + HIR_MAX_PAD_DEPTH; hops++)
+		h = nodes[h].left;
+	return h;
+}
+
+/* The Forest node behind tree-local HIR node h */
+static const ForestNode *
+SourceNode(const CodeTree *ct, int32_t h)
+{
+	return &ct->forest->nodes[ct->hir->nodes[ct->tree->first_node + h].source];
+}
+
+/* Is tree-local HIR node h (resolved) a leaf? */
+static bool
+IsLeaf(const CodeTree *ct, int32_t h)
+{
+	return SourceNode(ct, h)->kind == FOREST_NODE_LEAF;
+}
+
+/* A max-heap of (key, node) for picking the top */
+typedef struct TopHeap
+{
+	int64_t    *keys;
+	int32_t    *nodes;
+	int32_t		n;
+} TopHeap;
+
+/* Push onto the heap (room for every node of the tree) */
+static void
+HeapPush(TopHeap *h, int64_t key, int32_t node)
+{
+	int32_t		i = h->n++;
+
+	while (i > 0 && h->keys[(i - 1) / 2] < key)
+	{
+		h->keys[i] = h->keys[(i - 1) / 2];
+		h->nodes[i] = h->nodes[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->keys[i] = key;
+	h->nodes[i] = node;
+}
+
+/* Pop the largest key's node */
+static int32_t
+HeapPop(TopHeap *h)
+{
+	int32_t		top = h->nodes[0];
+	int64_t		key = h->keys[--h->n];
+	int32_t		node = h->nodes[h->n];
+	int32_t		i = 0;
+
+	for (;;)
+	{
+		int32_t		c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && h->keys[c + 1] > h->keys[c])
+			c++;
+		if (h->keys[c] <= key)
+			break;
+		h->keys[i] = h->keys[c];
+		h->nodes[i] = h->nodes[c];
+		i = c;
+	}
+	if (h->n > 0)
+	{
+		h->keys[i] = key;
+		h->nodes[i] = node;
+	}
+	return top;
+}
+
+/*
+ * Mark the splits that go into code: up to budget, hottest first with a
+ * profile, else breadth first (a first-in first-out key); false when out
+ * of memory
+ */
+static bool
+PickTop(CodeTree *ct, int64_t budget, const ForestProfile *profile)
+{
+	int32_t		n = ct->tree->num_nodes;
+	const HirNode *nodes = ct->hir->nodes + ct->tree->first_node;
+	TopHeap		heap = {
+		.keys = malloc(sizeof(int64_t) * ((size_t) n + 1)),
+		.nodes = malloc(sizeof(int32_t) * ((size_t) n + 1))
+	};
+	int64_t		seq = 0;
+	int32_t		root = Resolve(ct, 0);
+
+	ct->in_code = calloc((size_t) n + 1, 1);
+	if (heap.keys == NULL || heap.nodes == NULL || ct->in_code == NULL)
+	{
+		free(heap.keys);
+		free(heap.nodes);
+		return false;
+	}
+	if (!IsLeaf(ct, root))
+		HeapPush(&heap, 0, root);
+	while (heap.n > 0 && budget > 0)
+	{
+		int32_t		h = HeapPop(&heap);
+
+		ct->in_code[h] = 1;
+		budget--;
+		for (int e = 0; e < 2; e++)
+		{
+			int32_t		c = Resolve(ct, nodes[h].left + e);
+
+			if (IsLeaf(ct, c))
+				continue;
+			seq++;
+			HeapPush(&heap, profile ? profile->node_hits[nodes[c].source] : -seq, c);
+		}
+	}
+	free(heap.keys);
+	free(heap.nodes);
+	return true;
+}
+
+/* Feature f of the row, in the forest's precision */
+static LLVMValueRef
+LoadFeature(CodeTree *ct, int32_t f)
+{
+	CodegenContext *cg = ct->cg;
+	LLVMValueRef v_f = CgInt64(cg, f);
+
+	return CgLoad(cg, cg->t_value, LLVMBuildGEP2(cg->builder, cg->t_value, ct->v_row_ptr,
+												 &v_f, 1, ""), "v_x");
+}
+
+/* Is category c (i32, any value) in the set of categorical split node? */
+static LLVMValueRef
+InSet(CodeTree *ct, const ForestNode *node, LLVMValueRef v_c, LLVMValueRef v_valid)
+{
+	CodegenContext *cg = ct->cg;
+	LLVMBuilderRef b = cg->builder;
+	LLVMValueRef v_in_range = LLVMBuildAnd(b, v_valid,
+										   LLVMBuildICmp(b, LLVMIntULT, v_c,
+														 CgInt32(cg, (int64_t) node->category_words * 32), ""), "");
+	LLVMValueRef v_safe = LLVMBuildSelect(b, v_in_range, v_c, CgInt32(cg, 0), "");
+	LLVMValueRef v_word_index = LLVMBuildAdd(b, CgInt64(cg, node->category_offset),
+											 LLVMBuildZExt(b, LLVMBuildLShr(b, v_safe, CgInt32(cg, 5), ""),
+														   cg->t_i64, ""), "");
+	LLVMValueRef v_word = CgLoad(cg, cg->t_i32, LLVMBuildGEP2(b, cg->t_i32, cg->v_category_words,
+															  &v_word_index, 1, ""), "v_word");
+	LLVMValueRef v_bit = LLVMBuildAnd(b, LLVMBuildLShr(b, v_word,
+													   LLVMBuildAnd(b, v_safe, CgInt32(cg, 31), ""), ""),
+									  CgInt32(cg, 1), "");
+
+	return LLVMBuildAnd(b, v_in_range, LLVMBuildTrunc(b, v_bit, cg->t_i1, ""), "v_in_set");
+}
+
+/* i1: does the row go left at categorical split node? */
+static LLVMValueRef
+CategoricalGoesLeft(CodeTree *ct, const ForestNode *node, LLVMValueRef v_x)
+{
+	CodegenContext *cg = ct->cg;
+	LLVMBuilderRef b = cg->builder;
+	LLVMTypeRef t_double = LLVMDoubleTypeInContext(cg->context);
+	LLVMValueRef v_xd = cg->forest->precision == FOREST_FLOAT32 ?
+		LLVMBuildFPExt(b, v_x, t_double, "") : v_x;
+	bool		xgb = cg->forest->source == FOREST_SOURCE_XGBOOST;
+	LLVMValueRef v_valid = LLVMBuildAnd(b,
+										xgb ? LLVMBuildFCmp(b, LLVMRealOGE, v_xd, LLVMConstReal(t_double, 0.0), "") :
+										LLVMBuildFCmp(b, LLVMRealOGT, v_xd, LLVMConstReal(t_double, -1.0), ""),
+										LLVMBuildFCmp(b, LLVMRealOLT, v_xd,
+													  LLVMConstReal(t_double, (double) FOREST_MAX_CATEGORY), ""), "");
+	LLVMValueRef v_c = LLVMBuildFPToSI(b, LLVMBuildSelect(b, v_valid, v_xd,
+														  LLVMConstReal(t_double, 0.0), ""),
+									   cg->t_i32, "v_category");
+	LLVMValueRef v_in = InSet(ct, node, v_c, v_valid);
+	LLVMValueRef v_left = node->category_in_left ? v_in : LLVMBuildNot(b, v_in, "");
+	LLVMValueRef v_nan = LLVMBuildFCmp(b, LLVMRealUNO, v_xd, v_xd, "");
+
+	return LLVMBuildSelect(b, v_nan, LLVMConstInt(cg->t_i1, node->default_left, false), v_left,
+						   "v_go_left");
+}
+
+/* i1: does the row go left at split node (numeric or categorical)? */
+static LLVMValueRef
+GoesLeft(CodeTree *ct, const ForestNode *node)
+{
+	CodegenContext *cg = ct->cg;
+	LLVMBuilderRef b = cg->builder;
+	LLVMTypeRef t_double = LLVMDoubleTypeInContext(cg->context);
+	LLVMValueRef v_x = LoadFeature(ct, node->feature);
+	LLVMValueRef v_xd;
+	LLVMValueRef v_th = LLVMConstReal(t_double, node->threshold);
+	bool		le = node->compare == FOREST_CMP_LE;
+	bool		nan_left;
+	LLVMValueRef v_missing;
+	LLVMValueRef v_cmp;
+
+	if (node->kind == FOREST_NODE_CATEGORICAL)
+		return CategoricalGoesLeft(ct, node, v_x);
+	v_xd = cg->forest->precision == FOREST_FLOAT32 ? LLVMBuildFPExt(b, v_x, t_double, "") : v_x;
+	switch (node->missing)
+	{
+		case FOREST_MISSING_NAN:
+			nan_left = node->default_left;
+			break;
+		case FOREST_MISSING_NONE:
+			nan_left = le ? 0.0 <= node->threshold : 0.0 < node->threshold;
+			break;
+		default:
+			{
+				/* ZERO: NaN reads as 0, and |x| <= 1e-35f takes the default */
+				LLVMValueRef v_z = LLVMConstReal(t_double, (double) FOREST_ZERO_THRESHOLD);
+
+				v_missing = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealUGE, v_xd, LLVMConstFNeg(v_z), ""),
+										 LLVMBuildFCmp(b, LLVMRealULE, v_xd, v_z, ""), "v_missing");
+				v_cmp = LLVMBuildFCmp(b, le ? LLVMRealOLE : LLVMRealOLT, v_xd, v_th, "");
+				return LLVMBuildSelect(b, v_missing, LLVMConstInt(cg->t_i1, node->default_left, false),
+									   v_cmp, "v_go_left");
+			}
+	}
+	/* NaN goes left exactly when the unordered compare says so */
+	return LLVMBuildFCmp(b, nan_left ? (le ? LLVMRealULE : LLVMRealULT) :
+						 (le ? LLVMRealOLE : LLVMRealOLT), v_xd, v_th, "v_go_left");
+}
+
+/*
+ * Enter the buffers below the top: at the record of split h (tree-local,
+ * resolved), ReprBuffers.record_of of its global HIR index.  The tree's
+ * unchecked hops (ReprTree.fixed) count from the root; h is level hops
+ * below it, and every layout puts it there (padding and sparse dummies
+ * only ever sit above leaves, never above a split), so only fixed - level
+ * of them are left; taking all of them would walk on past leaves.
+ */
+static void
+ColdEntry(CodeTree *ct, int32_t h, LLVMValueRef *v_index, LLVMValueRef *v_fixed)
+{
+	const ReprTree *tree = &ct->cg->buffers->trees[ct->tree - ct->hir->trees];
+	const HirNode *node = &ct->hir->nodes[ct->tree->first_node + h];
+	int64_t		record = ct->cg->buffers->record_of[ct->tree->first_node + h];
+	int32_t		fixed = tree->fixed - node->level;
+
+	if (record < 0)
+	{
+		/* a node the layout cannot enter at: the walk decides it all again */
+		*v_index = CgInt64(ct->cg, tree->root);
+		*v_fixed = CgInt32(ct->cg, tree->fixed);
+		return;
+	}
+	*v_index = CgInt64(ct->cg, record);
+	*v_fixed = CgInt32(ct->cg, fixed > 0 ? fixed : 0);
+}
+
+/* branchy: emit node h (tree-local) and everything of the top below it */
+static void
+EmitBranchy(CodeTree *ct, int32_t h)
+{
+	CodegenContext *cg = ct->cg;
+	LLVMBuilderRef b = cg->builder;
+	LLVMBasicBlockRef b_here = LLVMGetInsertBlock(b);
+	const HirNode *nodes = ct->hir->nodes + ct->tree->first_node;
+	const ForestNode *node;
+
+	h = Resolve(ct, h);
+	node = SourceNode(ct, h);
+	if (node->kind == FOREST_NODE_LEAF)
+	{
+		LLVMValueRef v = CgValue(cg, node->leaf_value);
+
+		LLVMAddIncoming(ct->v_value, &v, &b_here, 1);
+		LLVMBuildBr(b, ct->b_done);
+	}
+	else if (!ct->in_code[h])
+	{
+		LLVMValueRef v_index;
+		LLVMValueRef v_fixed;
+
+		ColdEntry(ct, h, &v_index, &v_fixed);
+		LLVMAddIncoming(ct->v_cold_index, &v_index, &b_here, 1);
+		LLVMAddIncoming(ct->v_cold_fixed, &v_fixed, &b_here, 1);
+		ct->has_cold = true;
+		LLVMBuildBr(b, ct->b_cold);
+	}
+	else
+	{
+		LLVMBasicBlockRef b_left = CgNewBlock(cg, "b_code_left");
+		LLVMBasicBlockRef b_right = CgNewBlock(cg, "b_code_right");
+
+		LLVMBuildCondBr(b, GoesLeft(ct, node), b_left, b_right);
+		LLVMPositionBuilderAtEnd(b, b_left);
+		EmitBranchy(ct, nodes[h].left);
+		LLVMPositionBuilderAtEnd(b, b_right);
+		EmitBranchy(ct, nodes[h].left + 1);
+	}
+}
+
+/*
+ * select: the value of the top below node h (tree-local): the leaf value
+ * reached, and the record to go on from in the buffers (-1: none) with its
+ * unchecked hops
+ */
+static void
+EmitSelect(CodeTree *ct, int32_t h, LLVMValueRef *v_value, LLVMValueRef *v_index,
+		   LLVMValueRef *v_fixed)
+{
+	CodegenContext *cg = ct->cg;
+	LLVMBuilderRef b = cg->builder;
+	const HirNode *nodes = ct->hir->nodes + ct->tree->first_node;
+	const ForestNode *node;
+	LLVMValueRef v_go_left;
+	LLVMValueRef lv, li, lf, rv, ri, rf;
+
+	h = Resolve(ct, h);
+	node = SourceNode(ct, h);
+	if (node->kind == FOREST_NODE_LEAF)
+	{
+		*v_value = CgValue(cg, node->leaf_value);
+		*v_index = CgInt64(cg, -1);
+		*v_fixed = CgInt32(cg, 0);
+		return;
+	}
+	if (!ct->in_code[h])
+	{
+		*v_value = CgValue(cg, 0.0);
+		ColdEntry(ct, h, v_index, v_fixed);
+		ct->has_cold = true;
+		return;
+	}
+	v_go_left = GoesLeft(ct, node);
+	EmitSelect(ct, nodes[h].left, &lv, &li, &lf);
+	EmitSelect(ct, nodes[h].left + 1, &rv, &ri, &rf);
+	*v_value = LLVMBuildSelect(b, v_go_left, lv, rv, "v_code_value");
+	*v_index = LLVMBuildSelect(b, v_go_left, li, ri, "v_code_cold");
+	*v_fixed = LLVMBuildSelect(b, v_go_left, lf, rf, "");
+}
+
+/*
+ * The cold walk, one function for all trees of the kernel: T cold(args,
+ * row, record, unchecked hops), the leaf value the row reaches from the
+ * record.  Loops are what LLVM takes longest over, so the trees' functions
+ * have none and call this one.
+ */
+static LLVMValueRef
+ColdFunction(CodegenContext *cg, LLVMTypeRef *t_fn)
+{
+	LLVMTypeRef params[4] = {
+		LLVMPointerType(cg->t_args, 0), LLVMPointerType(cg->t_value, 0), cg->t_i64, cg->t_i32
+	};
+	char		name[256];
+	LLVMValueRef fn;
+	CodegenFunction saved;
+	LLVMBasicBlockRef b_saved;
+
+	*t_fn = LLVMFunctionType(cg->t_value, params, 4, false);
+	snprintf(name, sizeof(name), "%s_cold", cg->fn_name);
+	fn = LLVMGetNamedFunction(cg->module, name);
+	if (fn != NULL)
+		return fn;
+	fn = LLVMAddFunction(cg->module, name, *t_fn);
+	LLVMSetFunctionCallConv(fn, LLVMFastCallConv);
+	CgBeginHelper(cg, fn, &saved, &b_saved);
+	LLVMBuildRet(cg->builder,
+				 cg->repr->leaf_value(cg, CgWalkToLeaf(cg, LLVMGetParam(fn, 2), LLVMGetParam(fn, 1),
+													   LLVMGetParam(fn, 3))));
+	CgEndHelper(cg, &saved, b_saved);
+	return fn;
+}
+
+/* The cold part: call the cold walk from the phis' record, then to b_done */
+static void
+EmitCold(CodeTree *ct)
+{
+	CodegenContext *cg = ct->cg;
+	LLVMBuilderRef b = cg->builder;
+	LLVMTypeRef t_fn;
+	LLVMValueRef fn;
+	LLVMValueRef args[4];
+	LLVMValueRef v_leaf;
+	LLVMBasicBlockRef b_from;
+
+	LLVMPositionBuilderAtEnd(b, ct->b_cold);
+	fn = ColdFunction(cg, &t_fn);
+	args[0] = cg->fn.v_args;
+	args[1] = ct->v_row_ptr;
+	args[2] = ct->v_cold_index;
+	args[3] = ct->v_cold_fixed;
+	v_leaf = LLVMBuildCall2(b, t_fn, fn, args, 4, "v_cold_leaf");
+	LLVMSetInstructionCallConv(v_leaf, LLVMFastCallConv);
+	b_from = LLVMGetInsertBlock(b);
+	LLVMAddIncoming(ct->v_value, &v_leaf, &b_from, 1);
+	LLVMBuildBr(b, ct->b_done);
+}
+
+/* The leaf value of HIR tree t for the row at v_row_ptr, top in code */
+static LLVMValueRef
+EmitCodeTree(CodegenContext *cg, const MirOp *op, int32_t t, LLVMValueRef v_row_ptr)
+{
+	LLVMBuilderRef b = cg->builder;
+	const Hir  *hir = cg->mir->hir;
+	CodeTree	ct = {
+		.cg = cg, .hir = hir, .tree = &hir->trees[t], .forest = cg->forest,
+		.v_row_ptr = v_row_ptr
+	};
+	int64_t		budget = op->code_nodes < cg->code_nodes_left ? op->code_nodes :
+		cg->code_nodes_left;
+	LLVMBasicBlockRef b_entry = LLVMGetInsertBlock(b);
+	LLVMValueRef v_value;
+
+	if (!PickTop(&ct, budget, cg->mir->profile))
+	{
+		free(ct.in_code);
+		return NULL;
+	}
+	for (int32_t h = 0; h < ct.tree->num_nodes; h++)
+		cg->code_nodes_left -= ct.in_code[h];
+	ct.b_done = CgNewBlock(cg, "b_code_done");
+	ct.b_cold = CgNewBlock(cg, "b_code_cold");
+	LLVMPositionBuilderAtEnd(b, ct.b_done);
+	ct.v_value = LLVMBuildPhi(b, cg->t_value, "v_leaf");
+	LLVMPositionBuilderAtEnd(b, ct.b_cold);
+	ct.v_cold_index = LLVMBuildPhi(b, cg->t_i64, "v_cold_index");
+	ct.v_cold_fixed = LLVMBuildPhi(b, cg->t_i32, "v_cold_fixed");
+	LLVMPositionBuilderAtEnd(b, b_entry);
+	if (op->code_form == CODE_WALK_SELECT)
+	{
+		LLVMValueRef v_index;
+		LLVMValueRef v_fixed;
+		LLVMBasicBlockRef b_from;
+
+		EmitSelect(&ct, 0, &v_value, &v_index, &v_fixed);
+		b_from = LLVMGetInsertBlock(b);
+		LLVMAddIncoming(ct.v_value, &v_value, &b_from, 1);
+		if (ct.has_cold)
+		{
+			LLVMAddIncoming(ct.v_cold_index, &v_index, &b_from, 1);
+			LLVMAddIncoming(ct.v_cold_fixed, &v_fixed, &b_from, 1);
+			LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, v_index, CgInt64(cg, 0), ""),
+							ct.b_done, ct.b_cold);
+		}
+		else
+			LLVMBuildBr(b, ct.b_done);
+	}
+	else
+		EmitBranchy(&ct, 0);
+	if (ct.has_cold)
+		EmitCold(&ct);
+	else
+		LLVMDeleteBasicBlock(ct.b_cold);
+	LLVMMoveBasicBlockAfter(ct.b_done, LLVMGetLastBasicBlock(cg->fn.function));
+	LLVMPositionBuilderAtEnd(b, ct.b_done);
+	free(ct.in_code);
+	return ct.v_value;
+}
+
+/*
+ * Trees per function: enough that LLVM's fixed cost per function (about a
+ * millisecond) does not dominate, few enough that one function stays
+ * small (its register allocation grows faster than its size)
+ */
+static int32_t
+GroupSize(const MirOp *op)
+{
+	int32_t		k = CODE_WALK_GROUP_NODES / (op->code_nodes > 0 ? op->code_nodes : 1);
+
+	return k < 1 ? 1 : k > CODE_WALK_MAX_GROUP ? CODE_WALK_MAX_GROUP : k;
+}
+
+/*
+ * The function walking HIR trees [first, first + n) for walk op: void
+ * trees(args, row, out), out[i] the leaf value of tree first + i.  Trees
+ * are functions of their own, not code inlined into the kernel, because
+ * LLVM's time on one function grows much faster than its size.
+ */
+static LLVMValueRef
+GroupFunction(CodegenContext *cg, const MirOp *op, int32_t first, int32_t n, LLVMTypeRef t_fn)
+{
+	CodegenFunction saved;
+	LLVMBasicBlockRef b_saved;
+	LLVMValueRef fn;
+	char		name[256];
+
+	snprintf(name, sizeof(name), "%s_op%d_trees%d_%d", cg->fn_name, (int) (op - cg->mir->ops),
+			 first, first + n - 1);
+	fn = LLVMAddFunction(cg->module, name, t_fn);
+	LLVMSetFunctionCallConv(fn, LLVMFastCallConv);
+	CgBeginHelper(cg, fn, &saved, &b_saved);
+	for (int32_t i = 0; i < n; i++)
+	{
+		LLVMValueRef v_row = LLVMGetParam(fn, 1);
+		LLVMValueRef v_leaf = EmitCodeTree(cg, op, first + i, v_row);
+		LLVMValueRef v_i = CgInt64(cg, i);
+
+		if (v_leaf == NULL)
+			v_leaf = cg->repr->leaf_value(cg, CgWalkToLeaf(cg,
+														   CgInt64(cg, cg->buffers->trees[first + i].root),
+														   v_row, NULL));
+		LLVMBuildStore(cg->builder, v_leaf,
+					   LLVMBuildGEP2(cg->builder, cg->t_value, LLVMGetParam(fn, 2), &v_i, 1, ""));
+	}
+	LLVMBuildRetVoid(cg->builder);
+	CgEndHelper(cg, &saved, b_saved);
+	return fn;
+}
+
+/*
+ * The leaf value of HIR tree t for the row at v_row_ptr.  Inside a
+ * specialized loop over one row (cg->specialized_hi >= 0) one call walks
+ * the next GroupSize trees of the loop and keeps their leaves; the copies
+ * of the following trees then read them.  Elsewhere a call walks one tree.
+ * NULL when out of memory.
+ */
+static LLVMValueRef
+CodeLeaf(CodegenContext *cg, const MirOp *op, int32_t t, LLVMValueRef v_row_ptr)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMTypeRef params[3] = {
+		LLVMPointerType(cg->t_args, 0), LLVMPointerType(cg->t_value, 0),
+		LLVMPointerType(cg->t_value, 0)
+	};
+	LLVMTypeRef t_fn = LLVMFunctionType(LLVMVoidTypeInContext(cg->context), params, 3, false);
+	int32_t		n = 1;
+	LLVMValueRef fn;
+	LLVMValueRef args[3];
+	LLVMValueRef v_call;
+	LLVMValueRef v_i;
+	LLVMBasicBlockRef b_here = LLVMGetInsertBlock(b);
+
+	if (cg->code_cache_count > 0 && cg->code_cache_row == v_row_ptr &&
+		t >= cg->code_cache_first && t < cg->code_cache_first + cg->code_cache_count)
+	{
+		v_i = CgInt64(cg, t - cg->code_cache_first);
+		return LLVMBuildLoad2(b, cg->t_value,
+							  LLVMBuildGEP2(b, cg->t_value, cg->code_cache_out, &v_i, 1, ""),
+							  "v_leaf");
+	}
+	if (cg->specialized_hi > t)
+	{
+		n = GroupSize(op);
+		if (n > cg->specialized_hi - t)
+			n = (int32_t) (cg->specialized_hi - t);
+		if (n > cg->mir->hir->num_trees - t)
+			n = cg->mir->hir->num_trees - t;
+	}
+	fn = GroupFunction(cg, op, t, n, t_fn);
+	LLVMPositionBuilderAtEnd(b, cg->fn.b_allocas);
+	args[2] = LLVMBuildArrayAlloca(b, cg->t_value, CgInt32(cg, n), "v_leaves");
+	LLVMPositionBuilderAtEnd(b, b_here);
+	args[0] = cg->fn.v_args;
+	args[1] = v_row_ptr;
+	v_call = LLVMBuildCall2(b, t_fn, fn, args, 3, "");
+	LLVMSetInstructionCallConv(v_call, LLVMFastCallConv);
+	cg->code_cache_first = t;
+	cg->code_cache_count = n;
+	cg->code_cache_out = args[2];
+	cg->code_cache_row = v_row_ptr;
+	v_i = CgInt64(cg, 0);
+	return LLVMBuildLoad2(b, cg->t_value, LLVMBuildGEP2(b, cg->t_value, args[2], &v_i, 1, ""),
+						  "v_leaf");
+}
+
+/* Walk env->width lanes one after the other, each tree's top in code */
+static void
+CodeEmit(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
+		 LLVMValueRef *v_leaf, LLVMValueRef *v_rows, LLVMValueRef *v_groups)
+{
+	int32_t		width = env->width > 0 ? env->width : 1;
+	MirPath		path;
+	WalkLane	lanes[MIR_MAX_WIDTH];
+	const Hir  *hir = cg->mir->hir;
+
+	if (cg->buffers->record_of == NULL)
+	{
+		/* tiled trees: no split records to compile from */
+		WalkLockstep.emit(cg, op, env, v_leaf, v_rows, v_groups);
+		return;
+	}
+	MirPathOf(cg->mir, op, &path);
+	CgSetUpLanes(cg, &path, env, width, lanes);
+	for (int32_t k = 0; k < width; k++)
+	{
+		int64_t		t = lanes[k].v_tree && LLVMIsAConstantInt(lanes[k].v_tree) ?
+			LLVMConstIntGetSExtValue(lanes[k].v_tree) : -1;
+
+		v_rows[k] = lanes[k].v_row;
+		v_groups[k] = lanes[k].v_group;
+		v_leaf[k] = NULL;
+		if (t >= 0 && t < hir->num_trees && cg->buffers->record_of != NULL)
+			v_leaf[k] = CodeLeaf(cg, op, (int32_t) t, lanes[k].v_row_ptr);
+		if (v_leaf[k] != NULL)
+			v_groups[k] = CgInt32(cg, hir->trees[t].group);
+		else
+			v_leaf[k] = cg->repr->leaf_value(cg, CgWalkToLeaf(cg, lanes[k].v_root,
+															  lanes[k].v_row_ptr, NULL));
+	}
+}
+
+const WalkStrategy WalkCode = {
+	.name = "code",
+	.emit = CodeEmit
+};

@@ -1,0 +1,296 @@
+/*
+ * code_cache.c
+ *		Machine code kept on disk, so that a backend (or a parallel worker)
+ *		loads what another one compiled instead of compiling it again.
+ *
+ * An entry is keyed by everything that determines the machine code: the
+ * LLVM bitcode of the batch function before optimization (which holds the
+ * schedule's loop nest, the layout's record types and any constants the
+ * code was specialized on), the target triple, CPU name and features, the
+ * LLVM version and silvan's version (see jit.c, JitCompile).  The file
+ * name is a 64-bit hash of the key; the file holds the whole key, so a
+ * load compares it byte for byte, and a checksum of the object.  Anything
+ * that does not match (another key, a short or altered file) is a miss,
+ * never an error: the caller compiles as if the cache were empty.
+ *
+ * File: "SILVANCODE1\n", key length, object length, object checksum (three
+ * little-endian uint64), the key, the object.  Files are written to a
+ * temporary name and renamed, so a reader never sees half a file; two
+ * backends storing the same entry write the same bytes.  The directory
+ * holds at most max_entries files: storing into a full one first removes
+ * the entry used least recently (a load touches its file's times).
+ *
+ * Nothing here includes postgres.h or raises; every failure is a miss or
+ * a skipped store.  Only the backend's own thread calls it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "silvan/code_cache.h"
+
+#define CODE_CACHE_MAGIC		"SILVANCODE1\n"
+#define CODE_CACHE_MAGIC_LEN	12
+#define CODE_CACHE_HEADER_LEN	(CODE_CACHE_MAGIC_LEN + 3 * 8)
+#define CODE_CACHE_MAX_FILE		(INT64_C(1) << 30)
+
+static char *cache_dir = NULL;
+static int	cache_max_entries = 1024;
+
+/* Use dir for the cache (NULL: no disk cache), keeping at most max_entries files */
+void
+CodeCacheConfigure(const char *dir, int max_entries)
+{
+	free(cache_dir);
+	cache_dir = dir != NULL && dir[0] != '\0' ? strdup(dir) : NULL;
+	cache_max_entries = max_entries;
+}
+
+/* Is a disk cache configured? */
+bool
+CodeCacheEnabled(void)
+{
+	return cache_dir != NULL && cache_max_entries > 0;
+}
+
+/*
+ * A 64-bit hash of data from a seed: eight bytes at a time, each word
+ * multiplied in and mixed (in the manner of wyhash and xxHash; not a
+ * cryptographic hash: entries are compared in full before use)
+ */
+static uint64_t
+HashBytes(const void *data, size_t len, uint64_t seed)
+{
+	const unsigned char *p = data;
+	uint64_t	h = seed ^ (len * UINT64_C(0x9e3779b97f4a7c15));
+	uint64_t	w;
+
+	for (; len >= 8; p += 8, len -= 8)
+	{
+		memcpy(&w, p, 8);
+		h ^= w * UINT64_C(0xff51afd7ed558ccd);
+		h = (h << 31 | h >> 33) * UINT64_C(0xc4ceb9fe1a85ec53);
+	}
+	w = 0;
+	memcpy(&w, p, len);
+	h ^= w * UINT64_C(0xff51afd7ed558ccd);
+	h ^= h >> 33;
+	h *= UINT64_C(0xc4ceb9fe1a85ec53);
+	h ^= h >> 29;
+	h *= UINT64_C(0x9e3779b97f4a7c15);
+	return h ^ (h >> 32);
+}
+
+/* The 64-bit hash that names a key's entry */
+uint64_t
+CodeCacheHash(const char *key, size_t key_len)
+{
+	return HashBytes(key, key_len, UINT64_C(0xcbf29ce484222325));
+}
+
+/* The path of an entry (or of a temporary file for it, when tmp) */
+static void
+EntryPath(uint64_t hash, bool tmp, char *path, size_t size)
+{
+	if (tmp)
+		snprintf(path, size, "%s/%016llx.tmp%ld", cache_dir, (unsigned long long) hash,
+				 (long) getpid());
+	else
+		snprintf(path, size, "%s/%016llx.o", cache_dir, (unsigned long long) hash);
+}
+
+/* Store a uint64 little-endian */
+static void
+PutU64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char) (v >> (8 * i));
+}
+
+/* Read a little-endian uint64 */
+static uint64_t
+GetU64(const unsigned char *p)
+{
+	uint64_t	v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t) p[i] << (8 * i);
+	return v;
+}
+
+/* Read exactly len bytes; false on a short read or error */
+static bool
+ReadAll(int fd, void *buf, size_t len)
+{
+	char	   *p = buf;
+
+	while (len > 0)
+	{
+		ssize_t		n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t) n;
+	}
+	return true;
+}
+
+/* Write exactly len bytes; false on error */
+static bool
+WriteAll(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0)
+	{
+		ssize_t		n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t) n;
+	}
+	return true;
+}
+
+/* Read and check an open entry; the object (malloc'd) when it holds key */
+static void *
+ReadEntry(int fd, const char *key, size_t key_len, size_t *object_len)
+{
+	unsigned char header[CODE_CACHE_HEADER_LEN];
+	struct stat st;
+	uint64_t	stored_key_len,
+				stored_object_len,
+				checksum;
+	char	   *stored_key;
+	void	   *object;
+	bool		same;
+
+	if (fstat(fd, &st) != 0 || st.st_size < CODE_CACHE_HEADER_LEN ||
+		st.st_size > CODE_CACHE_MAX_FILE ||
+		!ReadAll(fd, header, sizeof(header)) ||
+		memcmp(header, CODE_CACHE_MAGIC, CODE_CACHE_MAGIC_LEN) != 0)
+		return NULL;
+	stored_key_len = GetU64(header + CODE_CACHE_MAGIC_LEN);
+	stored_object_len = GetU64(header + CODE_CACHE_MAGIC_LEN + 8);
+	checksum = GetU64(header + CODE_CACHE_MAGIC_LEN + 16);
+	/* the lengths must add up to the file's size before anything is allocated */
+	if (stored_key_len != key_len || stored_object_len == 0 ||
+		stored_object_len > (uint64_t) st.st_size ||
+		(uint64_t) st.st_size != CODE_CACHE_HEADER_LEN + stored_key_len + stored_object_len)
+		return NULL;
+	if ((stored_key = malloc(key_len + 1)) == NULL)
+		return NULL;
+	same = ReadAll(fd, stored_key, key_len) && memcmp(stored_key, key, key_len) == 0;
+	free(stored_key);
+	if (!same || (object = malloc(stored_object_len)) == NULL)
+		return NULL;
+	if (!ReadAll(fd, object, stored_object_len) ||
+		CodeCacheHash(object, stored_object_len) != checksum)
+	{
+		free(object);
+		return NULL;
+	}
+	*object_len = stored_object_len;
+	return object;
+}
+
+/*
+ * The object stored for key (malloc'd), or NULL on any miss: no cache,
+ * no entry, or an entry that is not exactly this key's
+ */
+void *
+CodeCacheLoad(const char *key, size_t key_len, size_t *object_len)
+{
+	char		path[4096];
+	int			fd;
+	void	   *object;
+
+	if (!CodeCacheEnabled())
+		return NULL;
+	EntryPath(CodeCacheHash(key, key_len), false, path, sizeof(path));
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	object = ReadEntry(fd, key, key_len, object_len);
+	close(fd);
+	if (object != NULL)
+		(void) utimensat(AT_FDCWD, path, NULL, 0);	/* used now */
+	return object;
+}
+
+/* Count the entries; remove the least recently used one when there are too many */
+static void
+MakeRoom(void)
+{
+	DIR		   *dir = opendir(cache_dir);
+	struct dirent *de;
+	char		path[4096];
+	char		oldest[4096] = "";
+	struct timespec oldest_time = {0, 0};
+	int			entries = 0;
+
+	if (dir == NULL)
+		return;
+	while ((de = readdir(dir)) != NULL)
+	{
+		size_t		n = strlen(de->d_name);
+		struct stat st;
+
+		if (n != 18 || strcmp(de->d_name + 16, ".o") != 0)
+			continue;
+		entries++;
+		snprintf(path, sizeof(path), "%s/%s", cache_dir, de->d_name);
+		if (stat(path, &st) != 0)
+			continue;
+		if (oldest[0] == '\0' || st.st_mtim.tv_sec < oldest_time.tv_sec ||
+			(st.st_mtim.tv_sec == oldest_time.tv_sec && st.st_mtim.tv_nsec < oldest_time.tv_nsec))
+		{
+			oldest_time = st.st_mtim;
+			snprintf(oldest, sizeof(oldest), "%s", path);
+		}
+	}
+	closedir(dir);
+	if (entries >= cache_max_entries && oldest[0] != '\0')
+		(void) unlink(oldest);
+}
+
+/* Store an entry for key, best effort: a failure leaves no file behind */
+void
+CodeCacheStore(const char *key, size_t key_len, const void *object, size_t object_len)
+{
+	unsigned char header[CODE_CACHE_HEADER_LEN];
+	uint64_t	hash = CodeCacheHash(key, key_len);
+	char		tmp[4096];
+	char		path[4096];
+	int			fd;
+	bool		ok;
+
+	if (!CodeCacheEnabled() || object_len == 0 ||
+		key_len + object_len > (size_t) CODE_CACHE_MAX_FILE - CODE_CACHE_HEADER_LEN)
+		return;
+	(void) mkdir(cache_dir, S_IRWXU);
+	MakeRoom();
+	memcpy(header, CODE_CACHE_MAGIC, CODE_CACHE_MAGIC_LEN);
+	PutU64(header + CODE_CACHE_MAGIC_LEN, key_len);
+	PutU64(header + CODE_CACHE_MAGIC_LEN + 8, object_len);
+	PutU64(header + CODE_CACHE_MAGIC_LEN + 16, CodeCacheHash(object, object_len));
+	EntryPath(hash, true, tmp, sizeof(tmp));
+	EntryPath(hash, false, path, sizeof(path));
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, S_IRUSR | S_IWUSR)) < 0)
+		return;
+	ok = WriteAll(fd, header, sizeof(header)) && WriteAll(fd, key, key_len) &&
+		WriteAll(fd, object, object_len);
+	ok = close(fd) == 0 && ok;
+	if (!ok || rename(tmp, path) != 0)
+		(void) unlink(tmp);
+}
