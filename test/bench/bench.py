@@ -157,13 +157,16 @@ def warn(line):
 
 # ---- PostgreSQL ----
 
-def psql(*commands, db="postgres"):
-    """Run psql commands, one per line, in one fresh session; return stdout."""
+def psql(*commands, db="postgres", check=True):
+    """Run psql commands, one per line, in one fresh session; return stdout
+    (None on an error when check is false)."""
     args = ["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-d", db, "-f", "-"]
     script = "".join(c + ("\n" if c.startswith("\\") or c.endswith(";") else ";\n")
                      for c in commands)
     done = subprocess.run(args, input=script, capture_output=True, text=True)
     if done.returncode != 0:
+        if not check:
+            return None
         sys.exit(f"psql failed: {done.stderr.strip()}")
     return done.stdout
 
@@ -174,14 +177,28 @@ def timed_ms(sql, times=1, setup=()):
     return [float(l.split()[1]) for l in out.splitlines() if l.startswith("Time: ")]
 
 
-def make_table(name, rows, sqltype, storage="MAIN"):
-    """A table bench_<name>(id, f sqltype[] or f0..fn sqltype), row i has id i.
+def feature_columns(name, nf):
+    """Column names for the model's features: its own feature names where it
+    has them (predict_table matches columns to features by name), else f0..fn"""
+    out = psql(f"SELECT coalesce(name, '') FROM silvan.model_features WHERE model = '{name}' ORDER BY position",
+               check=False)
+    names = out.split("\n")[:nf] if out is not None else []
+    if len(names) != nf or "" in names or len(set(names)) != nf or "id" in names:
+        return [f"f{i}" for i in range(nf)]
+    return names
+
+
+def make_table(name, rows, sqltype, storage="MAIN", columns=None):
+    """A table bench_<name>(id, f sqltype[] or one sqltype column per feature,
+    named by columns or f0..fn), row i has id i.
 
     A wide row's array (over 2 kB) is kept in the row (STORAGE MAIN, as the
     README advises) unless storage says otherwise: EXTENDED, PostgreSQL's
     default, moves it out of line to the TOAST table."""
     wide = rows.shape[1] > 200
-    cols = f"f {sqltype}[]" if wide else ", ".join(f"f{i} {sqltype}" for i in range(rows.shape[1]))
+    columns = columns or [f"f{i}" for i in range(rows.shape[1])]
+    quoted = ['"' + c.replace('"', '""') + '"' for c in columns]
+    cols = f"f {sqltype}[]" if wide else ", ".join(f"{c} {sqltype}" for c in quoted)
     psql(f"DROP TABLE IF EXISTS bench_{name}", f"CREATE TABLE bench_{name} (id bigint, {cols})",
          *([f"ALTER TABLE bench_{name} ALTER COLUMN f SET STORAGE {storage}"] if wide else []))
     path = os.path.join(WORK, f"{name}.csv")
@@ -520,8 +537,8 @@ def main():
         pick = np.random.default_rng(zlib.crc32(name.encode()))   # the same rows whatever else runs
         rows = base[pick.integers(0, len(base), n)].astype(np.float64)
         sqltype = "real" if fmt == "xgboost" else "double precision"
-        make_table(name, rows, sqltype)
         trees, depth, nf, task = load_model(name, model_path)
+        make_table(name, rows, sqltype, columns=feature_columns(name, nf))
         multi = task == "multiclass"
         label = f"{name} ({trees}, {depth}, {nf})"
         say(f"\n== {label}: {fmt}, {task}, {n} rows ({(time.time() - t_start) / 60:.1f} min into the run)")
