@@ -10,7 +10,7 @@ DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 # The core, compiler and runtime include no postgres.h; src/pg is the adapter
 # The ONNX reader's protobuf decoder is generated (make onnx-proto) and committed
 ONNX_PB_SRCS = src/core/onnx/onnx-ml-subset.pb-c.c
-CORE_SRCS = $(sort $(wildcard src/core/*.c src/compiler/*.c src/runtime/*.c)) $(ONNX_PB_SRCS)
+CORE_SRCS = $(sort $(wildcard src/core/*.c src/compiler/*.c src/tune/*.c src/runtime/*.c)) $(ONNX_PB_SRCS)
 CORE_CXX_SRCS = $(sort $(wildcard src/runtime/*.cpp))
 PG_SRCS = $(sort $(wildcard src/pg/*.c))
 CORE_OBJS = $(CORE_SRCS:.c=.o) $(CORE_CXX_SRCS:.cpp=.o)

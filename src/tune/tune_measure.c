@@ -1,0 +1,325 @@
+/*
+ * tune_measure.c
+ *		Compile one candidate schedule and time it on in-memory rows.
+ *
+ * A sample is the rows the tuner was given, repeated cyclically up to
+ * TUNE_MEASURE_ROWS (or one batch, if larger), with the reference
+ * interpreter's margins for them.  A candidate is compiled, run once over
+ * the sample (warming caches and the code, and checking its margins
+ * against the reference: bit for bit when exact, within float rounding
+ * otherwise), then timed in passes of the whole sample in batches of the
+ * batch size being tuned.  Its figure is the median pass, in microseconds
+ * per row; compile time is reported but not scored.  A heuristic search
+ * passes discard_above: a first timed pass slower than that ends the
+ * timing (the candidate is clearly slower than the best so far).
+ *
+ * The stop flag (the adapter's interrupt flag) is checked between batches
+ * and inside the compiled code's tiles: a stopped measurement returns
+ * false at once, and the caller abandons the search.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "silvan/compiler.h"
+#include "silvan/schedule.h"
+#include "silvan/tune.h"
+
+#define TUNE_MEASURE_ROWS	4096
+#define TUNE_MIN_PASSES		3
+#define TUNE_MAX_PASSES		15
+
+/* Monotonic seconds */
+static double
+NowSeconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Rows a measurement runs: TUNE_MEASURE_ROWS rounded up to whole batches */
+static int64_t
+MeasureRows(int32_t batch_size)
+{
+	int64_t		b = batch_size > 0 ? batch_size : 1;
+
+	return (TUNE_MEASURE_ROWS + b - 1) / b * b;
+}
+
+/* Repeat the given rows into a sample for one batch size, with reference margins */
+bool
+TuneSampleInit(const Forest *forest, const void *rows, int64_t num_rows, int32_t batch_size,
+			   TuneSample *sample, SilvanStatus *status)
+{
+	size_t		row_bytes = (size_t) forest->num_features * ForestValueSize(forest);
+	size_t		acc_bytes = (size_t) forest->num_groups * ForestValueSize(forest);
+	int64_t		m = MeasureRows(batch_size);
+	char	   *copy;
+
+	memset(sample, 0, sizeof(TuneSample));
+	if (num_rows <= 0)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "sample has no rows",
+						  "The sample must hold at least one row.");
+	copy = malloc(row_bytes * (size_t) m + 1);
+	sample->reference = malloc(acc_bytes * (size_t) m + 1);
+	if (copy == NULL || sample->reference == NULL)
+	{
+		free(copy);
+		free(sample->reference);
+		sample->reference = NULL;
+		return StatusNoMemory(status, "the tuning sample");
+	}
+	for (int64_t r = 0; r < m; r++)
+		memcpy(copy + row_bytes * r, (const char *) rows + row_bytes * (r % num_rows), row_bytes);
+	ForestMarginsInit(forest, sample->reference, m);
+	ForestInterpretAccumulate(forest, copy, m, sample->reference);
+	sample->rows = copy;
+	sample->num_rows = m;
+	return true;
+}
+
+/* Release a sample */
+void
+TuneSampleFree(TuneSample *sample)
+{
+	free((void *) sample->rows);
+	free(sample->reference);
+	memset(sample, 0, sizeof(TuneSample));
+}
+
+/* A 64-bit linear congruential step: deterministic rows for a seed */
+static uint64_t
+NextRandom(uint64_t *state)
+{
+	*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *state >> 17;
+}
+
+/* One synthesized value of a feature: near a threshold it is split at, or a category */
+static double
+SynthesizeValue(const Forest *forest, const int64_t *splits, int64_t num_splits,
+				uint64_t *state)
+{
+	const ForestNode *node;
+	double		t;
+
+	if (num_splits == 0)
+		return 0;
+	node = &forest->nodes[splits[NextRandom(state) % num_splits]];
+	if (node->kind == FOREST_NODE_CATEGORICAL)
+		return (double) (NextRandom(state) % (uint64_t) (32 * (node->category_words > 0 ?
+															  node->category_words : 1)));
+	t = node->threshold;
+	switch (NextRandom(state) % 3)
+	{
+		case 0:
+			return t;
+		case 1:
+			return t - (fabs(t) * 1e-3 + 1e-3);
+		default:
+			return t + (fabs(t) * 1e-3 + 1e-3);
+	}
+}
+
+/*
+ * Rows synthesized from the model's splits (malloc'd; NULL and a status on
+ * failure), for tuning without a sample: each feature takes a value at or
+ * just beside the threshold of a random split on it (a random category of
+ * a categorical split), so that walks take both sides of every split
+ */
+void *
+TuneSynthesizeRows(const Forest *forest, int64_t num_rows, uint64_t seed, SilvanStatus *status)
+{
+	bool		is_float = ForestValueSize(forest) == sizeof(float);
+	int64_t    *splits = malloc(sizeof(int64_t) * (size_t) (forest->num_nodes + 1));
+	int64_t    *first = calloc((size_t) forest->num_features + 2, sizeof(int64_t));
+	char	   *rows = malloc((size_t) num_rows * forest->num_features * ForestValueSize(forest) + 1);
+	uint64_t	state = seed * 2 + 1;
+
+	if (splits == NULL || first == NULL || rows == NULL)
+	{
+		free(splits), free(first), free(rows);
+		StatusNoMemory(status, "the synthesized rows");
+		return NULL;
+	}
+	/* split nodes grouped by feature (a counting sort): first[f] .. first[f + 1] */
+	for (int64_t i = 0; i < forest->num_nodes; i++)
+		if (forest->nodes[i].kind != FOREST_NODE_LEAF &&
+			forest->nodes[i].feature >= 0 && forest->nodes[i].feature < forest->num_features)
+			first[forest->nodes[i].feature + 1]++;
+	for (int32_t f = 0; f < forest->num_features; f++)
+		first[f + 1] += first[f];
+	for (int64_t i = 0; i < forest->num_nodes; i++)
+		if (forest->nodes[i].kind != FOREST_NODE_LEAF &&
+			forest->nodes[i].feature >= 0 && forest->nodes[i].feature < forest->num_features)
+			splits[first[forest->nodes[i].feature]++] = i;
+	for (int32_t f = forest->num_features; f > 0; f--)
+		first[f] = first[f - 1];
+	first[0] = 0;
+	for (int64_t r = 0; r < num_rows; r++)
+		for (int32_t f = 0; f < forest->num_features; f++)
+		{
+			double		x = SynthesizeValue(forest, splits + first[f], first[f + 1] - first[f],
+											&state);
+			int64_t		at = r * forest->num_features + f;
+
+			if (is_float)
+				((float *) rows)[at] = (float) x;
+			else
+				((double *) rows)[at] = x;
+		}
+	free(splits);
+	free(first);
+	return rows;
+}
+
+/* One value pair: equal bits when exact, else equal within the rounding of the sums */
+static bool
+ValuesAgree(double want, double got, double tolerance)
+{
+	if (isnan(want) || isnan(got))
+		return isnan(want) && isnan(got);
+	return fabs(want - got) <= tolerance * fmax(1.0, fabs(want));
+}
+
+/*
+ * Do two margin buffers agree?  exact: bit for bit.  Otherwise within four
+ * units of rounding per tree of the forest's precision, relative to the
+ * margin (sums reordered across trees round differently)
+ */
+bool
+TuneMarginsAgree(const Forest *forest, const void *want, const void *got, int64_t count,
+				 bool exact)
+{
+	bool		is_float = ForestValueSize(forest) == sizeof(float);
+	double		eps = is_float ? 1.1920929e-07 : 2.220446049250313e-16;
+	double		tolerance = 4.0 * eps * (forest->num_trees > 0 ? forest->num_trees : 1);
+
+	if (exact)
+		return memcmp(want, got, (size_t) count * ForestValueSize(forest)) == 0;
+	for (int64_t i = 0; i < count; i++)
+	{
+		double		w = is_float ? ((const float *) want)[i] : ((const double *) want)[i];
+		double		g = is_float ? ((const float *) got)[i] : ((const double *) got)[i];
+
+		if (!ValuesAgree(w, g, tolerance))
+			return false;
+	}
+	return true;
+}
+
+/* Run the sample through the code in batches; seconds taken, or -1 if stopped */
+static double
+RunPass(const Forest *forest, const CompiledForest *code, const TuneSample *sample,
+		int32_t batch_size, void *acc, volatile sig_atomic_t *stop)
+{
+	size_t		row_bytes = (size_t) forest->num_features * ForestValueSize(forest);
+	size_t		acc_bytes = (size_t) forest->num_groups * ForestValueSize(forest);
+	double		start;
+
+	ForestMarginsInit(forest, acc, sample->num_rows);
+	start = NowSeconds();
+	for (int64_t at = 0; at < sample->num_rows; at += batch_size)
+	{
+		int64_t		n = sample->num_rows - at < batch_size ? sample->num_rows - at : batch_size;
+
+		if (!CompiledForestRun(code, (const char *) sample->rows + row_bytes * at, n,
+							   (char *) acc + acc_bytes * at, stop))
+			return -1;
+	}
+	return NowSeconds() - start;
+}
+
+static int
+CompareDoubles(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Time a compiled candidate: a checked warm-up pass, then timed passes */
+static bool
+TimeCode(const Forest *forest, const CompiledForest *code, const TuneSample *sample,
+		 int32_t batch_size, bool exact, double discard_above, double seconds,
+		 volatile sig_atomic_t *stop, void *acc, TuneTiming *timing)
+{
+	double		passes[TUNE_MAX_PASSES];
+	double		spent = 0;
+	int			n = 0;
+
+	if (RunPass(forest, code, sample, batch_size, acc, stop) < 0)
+		return false;
+	if (!TuneMarginsAgree(forest, sample->reference, acc,
+						  sample->num_rows * forest->num_groups, exact))
+	{
+		timing->outcome = TUNE_MISMATCH;
+		snprintf(timing->why, sizeof(timing->why), "margins differ from the interpreter's%s",
+				 exact ? " bit for bit" : " beyond float rounding");
+		return true;
+	}
+	while (n < TUNE_MAX_PASSES && (n < TUNE_MIN_PASSES || spent < seconds))
+	{
+		double		t = RunPass(forest, code, sample, batch_size, acc, stop);
+
+		if (t < 0)
+			return false;
+		passes[n++] = t * 1e6 / sample->num_rows;
+		spent += t;
+		if (n == 1 && discard_above > 0 && passes[0] > discard_above)
+		{
+			timing->outcome = TUNE_DISCARDED;
+			break;
+		}
+	}
+	qsort(passes, n, sizeof(double), CompareDoubles);
+	timing->us_per_row = passes[n / 2];
+	timing->passes = n;
+	if (timing->outcome == TUNE_PENDING)
+		timing->outcome = TUNE_TIMED;
+	return true;
+}
+
+/*
+ * Compile and time one candidate schedule; false only when stopped.
+ * seconds: about how long to keep timing passes after the minimum.
+ */
+bool
+TuneMeasure(const Forest *forest, const ForestProfile *profile, const TuneSample *sample,
+			int32_t batch_size, const char *text, bool exact, double discard_above,
+			double seconds, volatile sig_atomic_t *stop, TuneTiming *timing)
+{
+	SilvanStatus status;
+	Schedule	schedule;
+	CompiledForest *code;
+	void	   *acc;
+	bool		ok;
+
+	memset(timing, 0, sizeof(TuneTiming));
+	if (!ScheduleParse(text, &schedule, &status) ||
+		(code = CompileForest(forest, &schedule, profile, &status)) == NULL)
+	{
+		timing->outcome = TUNE_FAILED;
+		snprintf(timing->why, sizeof(timing->why), "%s: %s", status.message, status.detail);
+		return true;
+	}
+	timing->compile_ms = CompiledForestCompileMillis(code);
+	acc = malloc((size_t) sample->num_rows * forest->num_groups * ForestValueSize(forest) + 1);
+	if (acc == NULL)
+	{
+		CompiledForestFree(code);
+		timing->outcome = TUNE_FAILED;
+		snprintf(timing->why, sizeof(timing->why), "out of memory for the margins");
+		return true;
+	}
+	ok = TimeCode(forest, code, sample, batch_size > 0 ? batch_size : 1, exact, discard_above,
+				  seconds, stop, acc, timing);
+	free(acc);
+	CompiledForestFree(code);
+	return ok;
+}

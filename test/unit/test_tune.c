@@ -1,0 +1,427 @@
+/*
+ * test_tune.c
+ *		The tuner's spaces, searches and measurements (src/tune).
+ *
+ * Spaces: the counts of every phase on given shapes, every point's text
+ * parses, exact spaces hold nothing that reorders sums, Algorithm 1's
+ * decisions by batch size and feature count, Table 5's 5184 points.
+ * Searches: driven by a fake timer (a cost function of the point), the
+ * heuristic walks its phases in order, refines the top three, finds the
+ * exhaustive search's best when the cost has one clear optimum, and times
+ * a small fraction of the space.  Measurements: on real models every
+ * candidate of the heuristic's first phase compiles and agrees with the
+ * interpreter bit for bit; a wrong reference is caught as a mismatch.
+ */
+#include <math.h>
+
+#include "silvan/compiler.h"
+#include "silvan/parse.h"
+#include "silvan/runtime.h"
+#include "silvan/schedule.h"
+#include "silvan/tune.h"
+#include "unit.h"
+
+/* A shape like a 100-tree depth-8 XGBoost model on 28 features */
+static TuneShape
+HiggsShape(int32_t batch_size, int32_t threads, bool exact)
+{
+	TuneShape	s = {.num_trees = 100, .num_features = 28, .max_depth = 8,
+		.total_splits = 100 * 255, .largest_tree_splits = 255, .forest_bytes = 100 * 511 * 12,
+		.batch_size = batch_size, .max_threads = threads, .exact = exact};
+
+	return s;
+}
+
+/* A shape like a small deep LightGBM model (NYC_taxi: code walks fit) */
+static TuneShape
+TaxiShape(int32_t batch_size)
+{
+	TuneShape	s = {.num_trees = 100, .num_features = 5, .max_depth = 14,
+		.total_splits = 3000, .largest_tree_splits = 30, .forest_bytes = 100 * 61 * 16,
+		.batch_size = batch_size, .max_threads = 1, .exact = true};
+
+	return s;
+}
+
+/* Every point's text parses; none reorders sums when exact */
+static void
+CheckCpuPoints(const char *label, const TuneShape *shape, const TuneCpuPoint *points, int n)
+{
+	char		text[TUNE_MAX_TEXT];
+	int			parsed = 0;
+	int			reorders = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		Schedule	schedule;
+		SilvanStatus status;
+		bool		ok = TuneCpuText(shape, &points[i], text, sizeof(text));
+
+		CHECK_MSG(ok, "%s: point %d has no text", label, i);
+		if (ok && ScheduleParse(text, &schedule, &status))
+			parsed++;
+		else if (ok)
+			fprintf(stderr, "%s: %s\n%s: %s\n", label, text, status.message, status.detail);
+		reorders += TuneCpuReordersSums(&points[i]);
+	}
+	CHECK_MSG(parsed == n, "%s: %d of %d texts parse", label, parsed, n);
+	if (shape->exact)
+		CHECK_MSG(reorders == 0, "%s: %d exact points reorder sums", label, reorders);
+}
+
+/* The CPU space: phase and exhaustive counts, texts, exactness */
+static void
+TestCpuSpace(void)
+{
+	static const int32_t batches[] = {1, 64, 1024, 8192};
+	/* phase 1 counts, at one thread and exact, by batch size */
+	static const int want_phase1[] = {3, 9, 27, 27};
+	TuneCpuPoint *points = malloc(sizeof(TuneCpuPoint) * 8192);
+	int			heuristic_total = 0;
+	int			exhaustive_total = 0;
+
+	for (int b = 0; b < 4; b++)
+	{
+		TuneShape	shape = HiggsShape(batches[b], 1, true);
+		int			n1 = TuneCpuPhase1(&shape, points, 8192);
+		int			ne;
+		char		label[64];
+
+		snprintf(label, sizeof(label), "higgs phase 1, batch %d", batches[b]);
+		CHECK_MSG(n1 == want_phase1[b], "%s: %d points, want %d", label, n1, want_phase1[b]);
+		CheckCpuPoints(label, &shape, points, n1);
+		for (int i = 0; i < n1; i++)
+			CHECK(points[i].representation == 0 && points[i].tile_size == 1 &&
+				  (points[i].walk != TUNE_WALK_UNROLLED || points[i].interleave > 1));
+		heuristic_total += n1;
+		ne = TuneCpuExhaustive(&shape, points, 8192);
+		snprintf(label, sizeof(label), "higgs exhaustive, batch %d", batches[b]);
+		CheckCpuPoints(label, &shape, points, ne);
+		if (batches[b] >= 64)
+			CHECK_MSG(ne >= 10 * n1, "%s: %d points, phase 1 %d", label, ne, n1);
+		exhaustive_total += ne;
+		printf("  batch %5d: phase 1 %d points, exhaustive %d\n", batches[b], n1, ne);
+	}
+	CHECK(heuristic_total > 0 && exhaustive_total > 10 * heuristic_total);
+
+	/* two threads, inexact: parallel trees and reordered trees join */
+	{
+		TuneShape	shape = HiggsShape(1024, 2, false);
+		int			n1 = TuneCpuPhase1(&shape, points, 8192);
+		int			reorders = 0;
+		TuneCpuPoint refined[64];
+		int			nr;
+
+		CheckCpuPoints("higgs phase 1, 2 threads, inexact", &shape, points, n1);
+		for (int i = 0; i < n1; i++)
+			reorders += TuneCpuReordersSums(&points[i]);
+		CHECK_MSG(reorders > 0 && reorders < n1, "%d of %d reorder sums", reorders, n1);
+		nr = TuneCpuRefineBlocking(&shape, &points[0], refined, 64);
+		CHECK(nr >= 2);
+		CheckCpuPoints("higgs phase 3, inexact", &shape, refined, nr);
+	}
+
+	/* layout refinement: every representation and tile size, not the base again */
+	{
+		TuneShape	shape = HiggsShape(1024, 1, true);
+		TuneCpuPoint base = {.parallel = TUNE_PARALLEL_ROWS, .row_tile = 256, .interleave = 16,
+		.walk = TUNE_WALK_UNROLLED, .tile_size = 1};
+		TuneCpuPoint refined[64];
+		int			nr = TuneCpuRefineLayout(&shape, &base, refined, 64);
+
+		CHECK_MSG(nr == 8, "layout refinement: %d points", nr);
+		CheckCpuPoints("higgs phase 2", &shape, refined, nr);
+		shape.have_profile = true;
+		nr = TuneCpuRefineLayout(&shape, &base, refined, 64);
+		CHECK_MSG(nr == 14, "layout refinement with a profile: %d points", nr);
+		base.walk = TUNE_WALK_EARLY_EXIT;
+		nr = TuneCpuRefineLayout(&shape, &base, refined, 64);
+		CHECK_MSG(nr == 2, "layout refinement of an early exit: %d points", nr);
+	}
+
+	/* code walks: only where the forest fits, never for higgs' 20000 splits */
+	{
+		TuneShape	taxi = TaxiShape(1024);
+		TuneShape	higgs = HiggsShape(1024, 1, true);
+		TuneCpuPoint code = {.parallel = TUNE_PARALLEL_ROWS, .row_tile = 64, .interleave = 1,
+		.walk = TUNE_WALK_CODE_BRANCHY, .tile_size = 1};
+		char		text[TUNE_MAX_TEXT];
+
+		CHECK(TuneCpuValid(&taxi, &code));
+		CHECK(!TuneCpuValid(&higgs, &code));
+		CHECK(TuneCpuText(&taxi, &code, text, sizeof(text)) &&
+			  strstr(text, "specialize(tree)") && strstr(text, "codeWalk(tree, 30, branchy)"));
+		code.row_tile = 1024;	/* not below the batch */
+		CHECK(!TuneCpuValid(&taxi, &code));
+	}
+	free(points);
+}
+
+/* The GPU space: Table 5 and Algorithm 1 */
+static void
+TestGpuSpace(void)
+{
+	TuneGpuPoint *points = malloc(sizeof(TuneGpuPoint) * 6000);
+	TuneShape	shape = HiggsShape(4096, 1, true);
+	int32_t		rows[2];
+	int32_t		trees[2];
+	int			n;
+	int			parsed = 0;
+
+	CHECK(TuneGpuExhaustive(&shape, points, 6000) == 5184);
+
+	TuneGpuBlockConfigs(1024, 28, rows, trees);
+	CHECK(rows[0] == 8 && rows[1] == 32 && trees[0] == 20 && trees[1] == 50);
+	TuneGpuBlockConfigs(2048, 28, rows, trees);
+	CHECK(rows[0] == 8 && rows[1] == 32);
+	TuneGpuBlockConfigs(4096, 28, rows, trees);
+	CHECK(rows[0] == 32 && rows[1] == 64 && trees[0] == 2 && trees[1] == 10);
+	TuneGpuBlockConfigs(4096, 200, rows, trees);
+	CHECK(rows[0] == 8 && trees[1] == 50);
+
+	n = TuneGpuAlgorithm1(&shape, points, 6000);
+	CHECK_MSG(n == 36, "Algorithm 1 plans %d points", n);
+	for (int i = 0; i < n; i++)
+	{
+		char		text[TUNE_MAX_TEXT];
+		Schedule	schedule;
+		SilvanStatus status;
+
+		CHECK(points[i].cache_rows && !points[i].cache_trees && !points[i].shared_reduce &&
+			  points[i].unroll == (points[i].interleave != 1) &&
+			  (points[i].rows_per_block == 32 || points[i].rows_per_block == 64));
+		if (TuneGpuText(&shape, &points[i], text, sizeof(text)) &&
+			ScheduleParse(text, &schedule, &status))
+			parsed++;
+		else
+			fprintf(stderr, "gpu: %s\n%s: %s\n", text, status.message, status.detail);
+	}
+	CHECK_MSG(parsed == n, "%d of %d GPU texts parse", parsed, n);
+	free(points);
+}
+
+/*
+ * A fake timer: us per row as a function of the point, with one optimum
+ * (tile 256, interleave 16, unrolled, sparse, tiles of 4)
+ */
+static double
+FakeCost(const TuneCandidate *c)
+{
+	const TuneCpuPoint *p = &c->cpu;
+	double		us = 1.0;
+
+	if (c->phase == 0)
+		return 0.9;				/* the default */
+	us *= p->row_tile == 256 ? 1.0 : p->row_tile == 64 ? 1.2 : 1.5;
+	us *= p->interleave == 16 ? 1.0 : p->interleave == 8 ? 1.1 : 1.4;
+	us *= p->walk == TUNE_WALK_UNROLLED ? 1.0 : p->walk == TUNE_WALK_LOCKSTEP ? 1.15 : 1.6;
+	us *= p->representation == 1 ? 0.9 : p->representation == 2 ? 1.05 : 1.0;
+	us *= p->tile_size == 4 ? 0.8 : p->tile_size == 8 ? 0.95 : 1.0;
+	us *= p->tree_block ? 1.1 : 1.0;
+	return us;
+}
+
+/* Run a search with the fake timer; returns the best and counts what was timed */
+static double
+FakeSearch(const TuneShape *shape, TuneStrategy strategy, int *timed, int *discarded,
+		   int *phases_seen, TuneCpuPoint *best_point)
+{
+	TuneOptions options = {.target = TUNE_TARGET_CPU, .strategy = strategy,
+	.default_text = "reorder(tree, batch)\n"};
+	SilvanStatus status;
+	TuneSearch *search = TuneSearchCreate(shape, &options, &status);
+	const TuneCandidate *c;
+	int			last_phase = 0;
+	double		best;
+
+	*timed = *discarded = *phases_seen = 0;
+	if (search == NULL)
+		return -1;
+	while ((c = TuneSearchNext(search)) != NULL)
+	{
+		double		us = FakeCost(c);
+		double		bound = TuneSearchDiscardAbove(search);
+
+		CHECK(c->phase >= last_phase);	/* phases in order */
+		if (c->phase != last_phase)
+			(*phases_seen)++;
+		last_phase = c->phase;
+		if (bound > 0 && us > bound)
+		{
+			TuneSearchReport(search, c->id, TUNE_DISCARDED, us, 1);
+			(*discarded)++;
+		}
+		else
+		{
+			TuneSearchReport(search, c->id, TUNE_TIMED, us, 1);
+			(*timed)++;
+		}
+	}
+	best = TuneSearchBest(search)->us_per_row;
+	*best_point = TuneSearchBest(search)->cpu;
+	TuneSearchFree(search);
+	return best;
+}
+
+/* Searches with the fake timer: phases, refinement, heuristic against exhaustive */
+static void
+TestFakeSearch(void)
+{
+	TuneShape	shape = HiggsShape(1024, 1, true);
+	TuneCpuPoint hp;
+	TuneCpuPoint ep;
+	int			ht, hd, hphases, et, ed, ephases;
+	double		h = FakeSearch(&shape, TUNE_HEURISTIC, &ht, &hd, &hphases, &hp);
+	double		e = FakeSearch(&shape, TUNE_EXHAUSTIVE, &et, &ed, &ephases, &ep);
+
+	printf("  fake timer: heuristic %.3f (%d timed, %d discarded, %d phases),"
+		   " exhaustive %.3f (%d timed)\n", h, ht, hd, hphases, e, et);
+	CHECK(hphases == 3 && ephases == 1);
+	CHECK(ed == 0);				/* exhaustive times everything fully */
+	CHECK(hd > 0);				/* the heuristic discards clearly slower ones */
+	CHECK(fabs(h - e) < 1e-9);	/* one clear optimum: the same best */
+	CHECK(hp.row_tile == 256 && hp.interleave == 16 && hp.walk == TUNE_WALK_UNROLLED &&
+		  hp.representation == 1 && hp.tile_size == 4);
+	CHECK_MSG((ht + hd) * 10 <= et, "heuristic %d candidates, exhaustive %d", ht + hd, et);
+
+	/* the iterator waits for reports before planning the next phase */
+	{
+		TuneOptions options = {.target = TUNE_TARGET_CPU, .strategy = TUNE_HEURISTIC};
+		SilvanStatus status;
+		TuneSearch *search = TuneSearchCreate(&shape, &options, &status);
+		const TuneCandidate *c;
+		int			handed = 0;
+		TuneProgress progress;
+
+		while ((c = TuneSearchNext(search)) != NULL)
+			handed++;
+		CHECK(handed == 27);	/* phase 1 only: nothing reported */
+		TuneSearchProgressOf(search, &progress);
+		CHECK(progress.done == 0 && progress.planned == 27 &&
+			  strcmp(progress.phase, "loop structure and parallelism") == 0);
+		TuneSearchReport(search, 0, TUNE_FAILED, 0, 0);
+		TuneSearchReport(search, 0, TUNE_TIMED, 1, 0); /* a second report is ignored */
+		CHECK(TuneSearchCount(search, TUNE_FAILED) == 1 && TuneSearchCount(search, TUNE_TIMED) == 0);
+		TuneSearchFree(search);
+	}
+
+	/* GPU: Algorithm 1's 36, then shared reduction on the top three */
+	{
+		TuneOptions options = {.target = TUNE_TARGET_GPU, .strategy = TUNE_HEURISTIC};
+		SilvanStatus status;
+		TuneShape	gpu = HiggsShape(4096, 1, true);
+		TuneSearch *search = TuneSearchCreate(&gpu, &options, &status);
+		const TuneCandidate *c;
+		int			n = 0;
+		int			shared = 0;
+
+		while ((c = TuneSearchNext(search)) != NULL)
+		{
+			n++;
+			shared += c->gpu.shared_reduce;
+			CHECK(c->gpu.shared_reduce == (c->phase == 2));
+			TuneSearchReport(search, c->id, TUNE_TIMED,
+							 1.0 + c->gpu.interleave * 0.1 + c->gpu.representation * 0.01, 0);
+		}
+		CHECK_MSG(n == 39 && shared == 3, "GPU search: %d candidates, %d shared", n, shared);
+		CHECK(TuneSearchBest(search)->gpu.interleave == 1);
+		TuneSearchFree(search);
+	}
+}
+
+/* Margins agree bit for bit, or within rounding */
+static void
+TestAgreement(void)
+{
+	Forest		forest = {.num_trees = 100, .precision = FOREST_FLOAT32};
+	float		want[3] = {1.0f, -2.5f, NAN};
+	float		close[3] = {1.0f + 1e-6f, -2.5f, NAN};
+	float		far[3] = {1.1f, -2.5f, NAN};
+
+	CHECK(TuneMarginsAgree(&forest, want, want, 3, true));
+	CHECK(!TuneMarginsAgree(&forest, want, close, 3, true));
+	CHECK(TuneMarginsAgree(&forest, want, close, 3, false));
+	CHECK(!TuneMarginsAgree(&forest, want, far, 3, false));
+}
+
+/* Every phase-1 candidate of a real model compiles and matches the interpreter */
+static void
+TestMeasure(const char *path, int32_t batch_size)
+{
+	size_t		len;
+	char	   *text = ReadFile(path, &len);
+	SilvanStatus status;
+	Forest	   *forest = text ? ParseModel(text, len, MODEL_FORMAT_AUTO, NULL, &status) : NULL;
+	TuneShape	shape;
+	TuneOptions options = {.target = TUNE_TARGET_CPU, .strategy = TUNE_HEURISTIC};
+	TuneSearch *search;
+	TuneSample	sample;
+	void	   *rows;
+	const TuneCandidate *c;
+	volatile sig_atomic_t stop = 0;
+	Schedule	def;
+	char	   *def_text;
+	int			timed = 0;
+
+	free(text);
+	CHECK_MSG(forest != NULL, "%s does not parse", path);
+	if (forest == NULL)
+		return;
+	ScheduleDefault(forest, batch_size, &def);
+	def_text = ScheduleToText(&def);
+	options.default_text = def_text;
+	rows = TuneSynthesizeRows(forest, 500, 7, &status);
+	CHECK(rows != NULL && TuneSampleInit(forest, rows, 500, batch_size, &sample, &status));
+	TuneShapeOf(forest, batch_size, 1, true, false, &shape);
+	search = TuneSearchCreate(&shape, &options, &status);
+	while ((c = TuneSearchNext(search)) != NULL && c->phase <= 1)
+	{
+		TuneTiming timing;
+
+		CHECK(TuneMeasure(forest, NULL, &sample, batch_size, c->text, true, 0, 0.001, &stop,
+						  &timing));
+		CHECK_MSG(timing.outcome == TUNE_TIMED, "%s, batch %d: %s: outcome %d: %s", path,
+				  batch_size, c->text, timing.outcome, timing.why);
+		timed += timing.outcome == TUNE_TIMED;
+		TuneSearchReport(search, c->id, timing.outcome, timing.us_per_row, timing.compile_ms);
+	}
+	printf("  %s, batch %d: %d candidates timed, best %.3f us/row, default %.3f\n", path,
+		   batch_size, timed, TuneSearchBest(search)->us_per_row,
+		   TuneSearchDefault(search) ? TuneSearchDefault(search)->us_per_row : -1.0);
+
+	/* a wrong reference is a mismatch, and a stop ends the measurement */
+	{
+		TuneTiming timing;
+		size_t		vs = ForestValueSize(forest);
+
+		((char *) sample.reference)[vs / 2] ^= 1;
+		CHECK(TuneMeasure(forest, NULL, &sample, batch_size, def_text, true, 0, 0.001, &stop,
+						  &timing) && timing.outcome == TUNE_MISMATCH);
+		stop = 1;
+		CHECK(!TuneMeasure(forest, NULL, &sample, batch_size, def_text, true, 0, 0.001, &stop,
+						   &timing));
+		CHECK(TuneMeasure(forest, NULL, &sample, batch_size, "tile(batch, b0", true, 0, 0.001,
+						  &stop, &timing) && timing.outcome == TUNE_FAILED);
+	}
+	TuneSearchFree(search);
+	TuneSampleFree(&sample);
+	free(rows);
+	free(def_text);
+	ForestFree(forest);
+}
+
+int
+main(void)
+{
+	TestCpuSpace();
+	TestGpuSpace();
+	TestFakeSearch();
+	TestAgreement();
+	RuntimeSetMaxThreads(1);
+	TestMeasure("test/fixtures/binary_logistic.json", 64);
+	TestMeasure("test/fixtures/categorical.json", 1024);
+	TestMeasure("test/fixtures/multi_softprob.json", 1);
+	TestMeasure("test/fixtures/lightgbm_small.txt", 1024);
+	TestMeasure("test/fixtures/deep_tree.json", 256);
+	UNIT_DONE();
+}
