@@ -68,6 +68,11 @@ SELECT p.prediction = silvan.predict('named_features', ARRAY[59, 1, 32.1, 101, 1
 	   AS by_name
   FROM silvan.predict_table('named_features', 'named_rows', 'id') AS p;
 SELECT silvan.predict('lgb_small', ARRAY[1, 3]) = silvan.predict('lgb_small', ARRAY[1, 3]::float8[]) AS int_arrays;
+-- 0.4.0: tuning on the updated catalog; the schedules set by hand stay
+SELECT batch_size, candidates, stored
+  FROM silvan.tune('binary_logistic', 'binary_in', 'id', batch_sizes => '{64}', budget => '1 ms');
+SELECT model, batch_size, origin FROM silvan.schedules ORDER BY model;
+SELECT count(*) AS jobs FROM silvan.tuning_jobs;
 
 -- the updated extension's objects equal a fresh install's: each object,
 -- and a function's or table's privileges and settings
@@ -103,3 +108,24 @@ SELECT count(*) AS objects FROM updated_objects;
 UNION ALL
 (SELECT 'only fresh', * FROM fresh_objects EXCEPT SELECT 'only fresh', * FROM updated_objects);
 DROP TABLE before_update, catalog_before, updated_objects, fresh_objects, binary_in, fx_in, fx_exp, named_rows;
+
+-- from the previous release, 0.3.0, with a schedule and a profile
+SET client_min_messages = warning;
+DROP EXTENSION silvan CASCADE;
+CREATE EXTENSION silvan VERSION '0.3.0';
+RESET client_min_messages;
+\set fx binary_logistic
+\i sql/fixture.psql
+SELECT silvan.set_schedule('binary_logistic', 'reorder(tree, batch)', batch_size => 16);
+SELECT silvan.profile('binary_logistic', 'fx_in', 'id') AS profiled_rows;
+CREATE TABLE before_update AS
+	SELECT key, prediction FROM silvan.predict_table('binary_logistic', 'fx_in', 'id', batch_size => 16);
+ALTER EXTENSION silvan UPDATE;
+\c
+SELECT extversion FROM pg_extension WHERE extname = 'silvan';
+SELECT model, batch_size, origin, schedule FROM silvan.schedules;
+SELECT count(*) AS rows, count(*) FILTER (WHERE a.prediction IS DISTINCT FROM b.prediction) AS changed
+  FROM before_update AS b
+  JOIN silvan.predict_table('binary_logistic', 'fx_in', 'id', batch_size => 16) AS a USING (key);
+SELECT rows_from FROM silvan.tune('binary_logistic', batch_sizes => '{16}', budget => '1 ms');
+DROP TABLE before_update, fx_in, fx_exp;

@@ -63,7 +63,6 @@
 #define TUNE_DISCARD_FACTOR		1.5 /* heuristic: slower than this after one pass */
 #define TUNE_TOP				3	/* phases 2 and 3 refine this many */
 #define TUNE_CODE_SPLITS		8192	/* code walks: splits of the whole forest */
-#define TUNE_MIN_MARGIN			0.05	/* stored only when 5% faster than the default */
 
 typedef enum TuneStrategy
 {
@@ -237,8 +236,8 @@ typedef struct TuneTiming
 extern bool TuneSampleInit(const Forest *forest, const void *rows, int64_t num_rows,
 						   int32_t batch_size, TuneSample *sample, SilvanStatus *status);
 extern void TuneSampleFree(TuneSample *sample);
-extern void *TuneSynthesizeRows(const Forest *forest, int64_t num_rows, uint64_t seed,
-								SilvanStatus *status);
+extern void *TuneSynthesizeRows(const Forest *forest, const ForestProfile *profile,
+								int64_t num_rows, uint64_t seed, SilvanStatus *status);
 extern bool TuneMarginsAgree(const Forest *forest, const void *want, const void *got,
 							 int64_t count, bool exact);
 extern bool TuneMeasure(const Forest *forest, const ForestProfile *profile,

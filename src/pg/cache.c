@@ -140,7 +140,8 @@ ModelVersionUnpin(ModelVersion *version)
  */
 static const char *const fetch_sql =
 "SELECT m.id, m.revision, pg_catalog.concat("
-" (SELECT pg_catalog.string_agg(pg_catalog.concat(s.batch_size, ':', pg_catalog.md5(s.schedule)), ','"
+" (SELECT pg_catalog.string_agg(pg_catalog.concat(s.batch_size, ':', pg_catalog.md5(s.schedule),"
+"                                                 '@', s.created), ','"
 "                               ORDER BY s.batch_size NULLS FIRST)"
 "    FROM silvan.schedule s WHERE s.model_id OPERATOR(pg_catalog.=) m.id"
 "     AND s.target OPERATOR(pg_catalog.=) 'cpu'::pg_catalog.text),"
@@ -190,16 +191,40 @@ CacheLoadForest(const CatalogSql *sql, ModelVersion *version)
 	}
 }
 
+/* A model's cpu schedules, with what the tuner measured for tuned ones, in words */
+static const char *const schedules_sql =
+"SELECT COALESCE(batch_size, 0), schedule,"
+" origin OPERATOR(pg_catalog.=) 'tuned'::pg_catalog.text,"
+" pg_catalog.format('%s search, %s; %s us/row against the default''s %s; tuned %s"
+" on %s rows (%s) with %s thread(s)',"
+"  provenance OPERATOR(pg_catalog.->>) 'strategy',"
+"  CASE WHEN provenance OPERATOR(pg_catalog.->>) 'exact' OPERATOR(pg_catalog.=) 'true'"
+"   THEN 'exact sums' ELSE 'sums reordered (within float rounding)' END,"
+"  provenance OPERATOR(pg_catalog.->>) 'us_per_row',"
+"  provenance OPERATOR(pg_catalog.->>) 'default_us_per_row',"
+"  provenance OPERATOR(pg_catalog.->>) 'tuned_at',"
+"  provenance OPERATOR(pg_catalog.->>) 'rows',"
+"  provenance OPERATOR(pg_catalog.->>) 'rows_from',"
+"  provenance OPERATOR(pg_catalog.->>) 'threads')"
+" FROM silvan.schedule"
+" WHERE model_id OPERATOR(pg_catalog.=) $1"
+" AND target OPERATOR(pg_catalog.=) 'cpu'::pg_catalog.text ORDER BY 1";
+
 /* Load the cpu schedules stored for a version's model */
 static void
 CacheLoadSchedules(const CatalogSql *sql, ModelVersion *version)
 {
 	bool		isnull;
+	char	   *provenance;
 
-	CacheQuery(sql, "SELECT COALESCE(batch_size, 0), schedule FROM silvan.schedule"
-			   " WHERE model_id OPERATOR(pg_catalog.=) $1"
-			   " AND target OPERATOR(pg_catalog.=) 'cpu'::pg_catalog.text ORDER BY 1",
-			   INT8OID, Int64GetDatum(version->id));
+	/* a catalog before 0.3.0 (the library updated first) has no origin */
+	if (get_attnum(SilvanCatalogRelid("schedule"), "origin") == InvalidAttrNumber)
+		CacheQuery(sql, "SELECT COALESCE(batch_size, 0), schedule, false, NULL::pg_catalog.text"
+				   " FROM silvan.schedule WHERE model_id OPERATOR(pg_catalog.=) $1"
+				   " AND target OPERATOR(pg_catalog.=) 'cpu'::pg_catalog.text ORDER BY 1",
+				   INT8OID, Int64GetDatum(version->id));
+	else
+		CacheQuery(sql, schedules_sql, INT8OID, Int64GetDatum(version->id));
 	version->num_schedules = SPI_processed;
 	version->schedules = MemoryContextAllocZero(version->cxt,
 												sizeof(StoredSchedule) * (SPI_processed + 1));
@@ -209,6 +234,11 @@ CacheLoadSchedules(const CatalogSql *sql, ModelVersion *version)
 			DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
 		version->schedules[i].text =
 			MemoryContextStrdup(version->cxt, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
+		version->schedules[i].tuned =
+			DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull));
+		provenance = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 4);
+		version->schedules[i].provenance = provenance && version->schedules[i].tuned ?
+			MemoryContextStrdup(version->cxt, provenance) : NULL;
 	}
 }
 

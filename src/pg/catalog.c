@@ -40,6 +40,9 @@ typedef struct CatalogModel
 	int64		revision;
 } CatalogModel;
 
+static int64 CatalogInsertTuning(const CatalogSql *sql, int64 model_id,
+								 const TuneRequest *request);
+
 /* Read a model's row (locked FOR UPDATE when running as the owner); false when absent */
 static bool
 CatalogFindModel(const CatalogSql *sql, const char *name, CatalogModel *model)
@@ -468,13 +471,31 @@ CatalogLoad(const char *name, ModelSource *source, const char *format_name, bool
 	return CatalogStoreModel(name, &row, replace);
 }
 
-/* The shared body of both load_model() forms: the other arguments, then load */
+/*
+ * The shared body of both load_model() forms: the other arguments, then
+ * load; with tune (0.4.0 on), queue a tuning job with tune_async's defaults
+ */
 static int64
 CatalogLoadCall(FunctionCallInfo fcinfo, ModelSource *source)
 {
-	return CatalogLoad(text_to_cstring(PG_GETARG_TEXT_PP(0)), source,
-					   PG_ARGISNULL(2) ? "auto" : text_to_cstring(PG_GETARG_TEXT_PP(2)),
-					   !PG_ARGISNULL(3) && PG_GETARG_BOOL(3));
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int64		id = CatalogLoad(name, source,
+								 PG_ARGISNULL(2) ? "auto" : text_to_cstring(PG_GETARG_TEXT_PP(2)),
+								 !PG_ARGISNULL(3) && PG_GETARG_BOOL(3));
+
+	if (PG_NARGS() > 4 && !PG_ARGISNULL(4) && PG_GETARG_BOOL(4))
+	{
+		TuneRequest request;
+		CatalogSql	sql;
+
+		/* the caller stored the model just now: queue as the owner, who sees it */
+		TuneRequestDefaults(&request, name);
+		CatalogSqlBegin(&sql);
+		CatalogSqlBecomeOwner(&sql);
+		(void) CatalogInsertTuning(&sql, id, &request);
+		CatalogSqlEnd(&sql);
+	}
+	return id;
 }
 
 PG_FUNCTION_INFO_V1(silvan_load_model);
@@ -643,6 +664,158 @@ silvan_set_schedule(PG_FUNCTION_ARGS)
 	}
 	CatalogSqlEnd(&sql);
 	PG_RETURN_BOOL(changed);
+}
+
+/*
+ * Store the schedule the tuner found for a model at revision and a batch
+ * size, replacing what is stored for that size; with schedule NULL, remove
+ * an earlier tuned schedule for it (one set by hand stays)
+ */
+void
+CatalogStoreTuned(const char *name, int64 revision, int32 batch_size, const char *schedule,
+				  const char *provenance)
+{
+	CatalogSql	sql;
+	CatalogModel model;
+	Oid			argtypes[4] = {INT8OID, INT4OID, TEXTOID, TEXTOID};
+	Datum		args[4];
+
+	CatalogSqlBegin(&sql);
+	CatalogTakeModel(&sql, name, &model);
+	if (model.revision != revision)
+		ReportConcurrentChange(name);
+	args[0] = Int64GetDatum(model.id);
+	args[1] = Int32GetDatum(batch_size);
+	CatalogSqlRun(&sql, schedule != NULL ?
+				  "DELETE FROM silvan.schedule WHERE model_id OPERATOR(pg_catalog.=) $1"
+				  " AND target OPERATOR(pg_catalog.=) 'cpu'::pg_catalog.text"
+				  " AND batch_size OPERATOR(pg_catalog.=) $2" :
+				  "DELETE FROM silvan.schedule WHERE model_id OPERATOR(pg_catalog.=) $1"
+				  " AND target OPERATOR(pg_catalog.=) 'cpu'::pg_catalog.text"
+				  " AND batch_size OPERATOR(pg_catalog.=) $2"
+				  " AND origin OPERATOR(pg_catalog.=) 'tuned'::pg_catalog.text",
+				  2, argtypes, args, NULL, SPI_OK_DELETE);
+	if (schedule != NULL)
+	{
+		args[2] = CStringGetTextDatum(schedule);
+		args[3] = CStringGetTextDatum(provenance);
+		CatalogSqlRun(&sql,
+					  "INSERT INTO silvan.schedule (model_id, target, batch_size, schedule, origin,"
+					  " provenance) VALUES ($1, 'cpu', $2, $3, 'tuned', $4::pg_catalog.jsonb)",
+					  4, argtypes, args, NULL, SPI_OK_INSERT);
+	}
+	CatalogSqlEnd(&sql);
+}
+
+/* An int4[] of n values */
+static Datum
+Int4ArrayDatum(const int32 *values, int n)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+		elems[i] = Int32GetDatum(values[i]);
+	return PointerGetDatum(construct_array(elems, n, INT4OID, 4, true, TYPALIGN_INT));
+}
+
+/* Insert a tuning job for a model (as the catalog's owner); its id */
+static int64
+CatalogInsertTuning(const CatalogSql *sql, int64 model_id, const TuneRequest *request)
+{
+	static const char *const strategies[] = {"heuristic", "exhaustive"};
+	Oid			argtypes[11] = {INT8OID, OIDOID, OIDOID, TEXTOID, TEXTOID, TEXTARRAYOID,
+	INT4ARRAYOID, TEXTOID, TEXTOID, INTERVALOID, BOOLOID};
+	Datum		args[11];
+	char		nulls[11] = "           ";
+	bool		isnull;
+
+	Assert(sql->as_owner);
+	args[0] = Int64GetDatum(model_id);
+	args[1] = ObjectIdGetDatum(sql->caller);
+	args[2] = ObjectIdGetDatum(request->sample_relid);
+	nulls[2] = OidIsValid(request->sample_relid) ? ' ' : 'n';
+	args[3] = request->sample_query ? CStringGetTextDatum(request->sample_query) : (Datum) 0;
+	nulls[3] = request->sample_query ? ' ' : 'n';
+	args[4] = request->key_column ? CStringGetTextDatum(request->key_column) : (Datum) 0;
+	nulls[4] = request->key_column ? ' ' : 'n';
+	args[5] = PointerGetDatum(request->feature_columns);
+	nulls[5] = request->feature_columns ? ' ' : 'n';
+	args[6] = Int4ArrayDatum(request->batch_sizes, request->num_batch_sizes);
+	args[7] = CStringGetTextDatum(request->target);
+	args[8] = CStringGetTextDatum(strategies[request->strategy]);
+	args[9] = request->budget;
+	args[10] = BoolGetDatum(request->exact);
+	CatalogSqlRun(sql,
+				  "INSERT INTO silvan.tuning_job (model_id, owner, sample_relation, sample_query,"
+				  " key_column, feature_columns, batch_sizes, target, strategy, budget, exact)"
+				  " VALUES ($1, $2::pg_catalog.regrole, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+				  " RETURNING id",
+				  11, argtypes, args, nulls, SPI_OK_INSERT_RETURNING);
+	TuneLaunchAtCommit();
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+/*
+ * Queue a tuning job for a model the caller may change; its id.  The
+ * worker is started when the transaction commits (tune_worker.c).
+ */
+int64
+CatalogQueueTuning(const TuneRequest *request)
+{
+	CatalogSql	sql;
+	CatalogModel model;
+	int64		id;
+
+	CatalogSqlBegin(&sql);
+	CatalogTakeModel(&sql, request->model, &model);
+	id = CatalogInsertTuning(&sql, model.id, request);
+	CatalogSqlEnd(&sql);
+	return id;
+}
+
+/*
+ * Cancel a queued or running tuning job (the worker stops at its next
+ * candidate and stores nothing); true when it was queued or running.  The
+ * job's owner, or whoever may change its model, may cancel it.
+ */
+bool
+CatalogCancelTuning(int64 job)
+{
+	CatalogSql	sql;
+	Oid			argtypes[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(job)};
+	bool		isnull;
+	Oid			job_owner;
+	Oid			model_owner;
+	bool		changed;
+
+	CatalogSqlBegin(&sql);
+	CatalogSqlBecomeOwner(&sql);
+	CatalogSqlRun(&sql,
+				  "SELECT j.owner::pg_catalog.oid, m.owner::pg_catalog.oid"
+				  " FROM silvan.tuning_job j JOIN silvan.model m ON m.id OPERATOR(pg_catalog.=) j.model_id"
+				  " WHERE j.id OPERATOR(pg_catalog.=) $1 FOR UPDATE OF j",
+				  1, argtypes, args, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("tuning job %lld does not exist", (long long) job),
+				 errhint("silvan.tuning_jobs lists the jobs you may see.")));
+	job_owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	model_owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	if (!has_privs_of_role(sql.caller, job_owner) && !CatalogMayManage(sql.caller, model_owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of tuning job %lld", (long long) job),
+				 errdetail("Only the job's owner, the model's owner, a member of their roles, or a superuser may cancel it.")));
+	CatalogSqlRun(&sql,
+				  "UPDATE silvan.tuning_job SET state = 'cancelled', finished = pg_catalog.now()"
+				  " WHERE id OPERATOR(pg_catalog.=) $1"
+				  " AND state OPERATOR(pg_catalog.=) ANY ('{queued,running}'::pg_catalog.text[])",
+				  1, argtypes, args, NULL, SPI_OK_UPDATE);
+	changed = SPI_processed > 0;
+	CatalogSqlEnd(&sql);
+	return changed;
 }
 
 /* Store the node hit counts of a profiling scan of revision of a model */

@@ -232,6 +232,20 @@ ScanDrain(BatchScan *state)
 	ScanEmit(state, buffer);
 }
 
+/* Keep a batch's rows (not those whose feature array is NULL) in the sample */
+static void
+ScanKeepSample(BatchScan *state, ScanBuffer *buffer)
+{
+	Size		row_bytes = (Size) state->forest->num_features * ForestValueSize(state->forest);
+
+	for (int r = 0; r < buffer->num_rows && state->sample_rows < state->row_limit; r++)
+		if (!buffer->row_nulls[r])
+			memcpy(state->sample + row_bytes * state->sample_rows++, buffer->rows + row_bytes * r,
+				   row_bytes);
+	buffer->num_rows = 0;
+	MemoryContextReset(buffer->cxt);
+}
+
 /*
  * Score the filling batch: profile it, or score and emit it, or (pipelined)
  * emit the batch scored before it and start this one on the pipeline thread
@@ -251,6 +265,8 @@ ScanFlush(BatchScan *state)
 		buffer->num_rows = 0;
 		MemoryContextReset(buffer->cxt);
 	}
+	else if (state->output == SCORE_SAMPLE)
+		ScanKeepSample(state, buffer);
 	else if (!state->pipelined)
 	{
 		ScoreBatch(state->version, state->batch_size, buffer->rows, buffer->num_rows,
@@ -383,7 +399,7 @@ ScanAllocBatches(BatchScan *state)
 	Size		budget = (Size) work_mem * 1024;
 
 	state->chunk_rows = ScanChunkRows(state, budget);
-	state->pipelined = state->output != SCORE_PROFILE && silvan_jit &&
+	state->pipelined = state->output != SCORE_PROFILE && state->output != SCORE_SAMPLE && silvan_jit &&
 		RuntimeMaxThreads() > 1 && state->chunk_rows >= SCAN_PIPELINE_MIN_BATCH;
 	if (state->pipelined)
 	{
@@ -469,6 +485,7 @@ ScanRunQuery(BatchScan *state, const char *query, bool read_only)
 	memset(&options, 0, sizeof(options));
 	options.read_only = read_only;
 	options.dest = &state->pub;
+	options.tcount = state->row_limit;
 	ret = SPI_execute_plan_extended(plan, &options);
 	if (ret < 0)
 		elog(ERROR, "could not run query: %s", SPI_result_code_string(ret));
@@ -498,10 +515,14 @@ ScanTableQuery(BatchScan *state)
 {
 	Relation	rel = relation_open(state->source_relid, AccessShareLock);
 	TupleDesc	desc = RelationGetDescr(rel);
+	const char *key = state->key_column ? state->key_column : "";	/* no column is "" */
 	StringInfoData sql;
 
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT %s", ScanColumn(rel, state->key_column));
+	if (state->key_column != NULL)
+		appendStringInfo(&sql, "SELECT %s", ScanColumn(rel, state->key_column));
+	else
+		appendStringInfoString(&sql, "SELECT 0::pg_catalog.int8");
 	if (state->feature_columns != NULL)
 	{
 		Datum	   *names;
@@ -519,12 +540,12 @@ ScanTableQuery(BatchScan *state)
 		}
 		state->check_positions = false;		/* the caller said which is which */
 	}
-	else if (!FeaturesSelectList(&sql, rel, state->key_column, state->forest, state->model_name))
+	else if (!FeaturesSelectList(&sql, rel, key, state->forest, state->model_name))
 		for (int i = 0; i < desc->natts; i++)
 		{
 			Form_pg_attribute att = TupleDescAttr(desc, i);
 
-			if (!att->attisdropped && strcmp(NameStr(att->attname), state->key_column) != 0)
+			if (!att->attisdropped && strcmp(NameStr(att->attname), key) != 0)
 				appendStringInfo(&sql, ", %s", quote_identifier(NameStr(att->attname)));
 		}
 	appendStringInfo(&sql, " FROM %s",
@@ -718,6 +739,33 @@ Datum
 silvan_predict_raw_query(PG_FUNCTION_ARGS)
 {
 	return ScanQuery(fcinfo, SCORE_RAW);
+}
+
+/*
+ * Up to limit rows of a model's features (palloc'd, the forest's precision,
+ * row-major) from a table, matched to the features as predict_table does
+ * (key_column may be NULL: then no column is a key), or from a query read
+ * as predict_query reads it (the first column a key, ignored); the count
+ */
+int64
+ScanSample(const char *model, Oid relid, const char *key_column, ArrayType *feature_columns,
+		   const char *query, int64 limit, char **rows)
+{
+	BatchScan  *state = ScanCreate(SCORE_SAMPLE, false);
+
+	state->model_name = model;
+	state->batch_size = 4096;
+	state->row_limit = limit;
+	state->source_relid = relid;
+	state->key_column = key_column ? pstrdup(key_column) : NULL;
+	state->feature_columns = feature_columns;
+	ScanLookup(state);
+	state->sample = MemoryContextAllocHuge(CurrentMemoryContext,
+										   (Size) limit * Max(state->forest->num_features, 1) *
+										   ForestValueSize(state->forest));
+	ScanRun(state, query != NULL ? query : ScanTableQuery(state), query == NULL);
+	*rows = state->sample;
+	return state->sample_rows;
 }
 
 /* Profile a model over the rows of a prepared scan and store the counts */

@@ -58,9 +58,9 @@ ScanCheckKey(BatchScan *state, TupleDesc desc)
 {
 	Form_pg_attribute key = TupleDescAttr(desc, 0);
 
-	if (state->output == SCORE_PROFILE)
+	if (state->output == SCORE_PROFILE || state->output == SCORE_SAMPLE)
 	{
-		/* profiling ignores keys: any type, copied like predict_query's */
+		/* profiling and sampling ignore keys: any type, copied like predict_query's */
 		state->integer_key = false;
 		state->declared_key_type = key->atttypid;
 	}

@@ -187,6 +187,7 @@ ScoreResultDatum(ModelVersion *version, ScoreOutput output,
 		case SCORE_RAW:
 			return Float8ArrayDatum(margins, forest->num_groups);
 		case SCORE_PROFILE:
+		case SCORE_SAMPLE:
 			break;
 	}
 	return (Datum) 0;

@@ -25,6 +25,9 @@ int			silvan_max_threads = 1;
 int			silvan_max_threads_limit = 1;
 bool		silvan_code_cache = true;
 int			silvan_code_cache_entries = 1024;
+int			silvan_tune_max_threads = 1;
+int			silvan_tune_sample_rows = 16384;
+double		silvan_tune_min_speedup = 1.05;
 
 void		_PG_init(void);
 
@@ -124,6 +127,21 @@ _PG_init(void)
 							"Most entries kept in the code cache; the least recently used go first.",
 							NULL, &silvan_code_cache_entries, 1024, 1, 1000000,
 							PGC_SIGHUP, 0, NULL, SilvanAssignCodeCacheEntries, NULL);
+	DefineCustomIntVariable("silvan.tune_max_threads",
+							"Threads the tuning worker's compiled code may use.",
+							"The background worker that runs tune_async() jobs times candidates with this many threads, at nice 10.",
+							&silvan_tune_max_threads, 1, 1, SILVAN_MAX_THREADS,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("silvan.tune_sample_rows",
+							"Most rows silvan.tune() reads from its sample.",
+							"The first rows the sample table or query returns; the tuning worker uses the database's setting.",
+							&silvan_tune_sample_rows, 16384, 64, 1048576,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("silvan.tune_min_speedup",
+							 "How many times faster than the default a tuned schedule must be to be stored.",
+							 "Measured again against the default after the search; 0 stores the best whatever it is.",
+							 &silvan_tune_min_speedup, 1.05, 0, 100,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("silvan");
 	SilvanSetCodeCache(silvan_code_cache, silvan_code_cache_entries);
 	SilvanSetThreads(silvan_max_threads, silvan_max_threads_limit);
@@ -203,6 +221,31 @@ CheckCpuTarget(FunctionCallInfo fcinfo, int argno)
 }
 
 /*
+ * Which schedule a batch size runs with and why: stored (tuned, with what
+ * the tuner measured, or set by hand) for that size, for the nearest size
+ * within a factor of 2, for every size; or the default
+ */
+static void
+ExplainScheduleSource(StringInfo out, const CompiledVariant *variant, int32 batch_size)
+{
+	const StoredSchedule *s = variant->stored_schedule;
+	const char *origin = s == NULL ? "" : s->tuned ? " (tuned)" : " (set by hand)";
+
+	if (s == NULL)
+		appendStringInfoString(out, "schedule source: default\n");
+	else if (variant->stored_batch_size == batch_size)
+		appendStringInfo(out, "schedule source: stored for batch size %d%s\n",
+						 variant->stored_batch_size, origin);
+	else if (variant->stored_batch_size > 0)
+		appendStringInfo(out, "schedule source: stored for batch size %d, the nearest within a factor of 2%s\n",
+						 variant->stored_batch_size, origin);
+	else
+		appendStringInfo(out, "schedule source: stored for every batch size%s\n", origin);
+	if (s != NULL && s->provenance != NULL)
+		appendStringInfo(out, "tuned: %s\n", s->provenance);
+}
+
+/*
  * Text of every IR level for a model at a batch size: which schedule the
  * predict functions would use and why, the Forest IR summary, and the
  * compiler's HIR, MIR (and LLVM IR) for it.
@@ -227,14 +270,7 @@ silvan_explain(PG_FUNCTION_ARGS)
 	version = ModelCacheLookup(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	variant = ModelVersionVariant(version, batch_size);
 	initStringInfo(&out);
-	if (variant->stored && variant->stored_batch_size == batch_size)
-		appendStringInfo(&out, "schedule source: stored for batch size %d\n", variant->stored_batch_size);
-	else if (variant->stored && variant->stored_batch_size > 0)
-		appendStringInfo(&out, "schedule source: stored for batch size %d, the nearest within a factor of 2\n",
-						 variant->stored_batch_size);
-	else
-		appendStringInfo(&out, "schedule source: %s\n",
-						 variant->stored ? "stored for every batch size" : "default");
+	ExplainScheduleSource(&out, variant, batch_size);
 	dump = ForestDump(version->forest, false);
 	appendStringInfoString(&out, dump ? dump : "");
 	free(dump);

@@ -15,6 +15,8 @@
 #include "lib/stringinfo.h"
 #include "utils/relcache.h"
 #include "access/tupdesc.h"
+#include "utils/array.h"
+#include "utils/tuplestore.h"
 
 #include "silvan/compiler.h"
 #include "silvan/forest.h"
@@ -23,6 +25,9 @@
 /* GUCs */
 extern bool silvan_jit;
 extern int	silvan_max_threads;
+extern int	silvan_tune_max_threads;
+extern int	silvan_tune_sample_rows;
+extern double silvan_tune_min_speedup;
 
 /* What a scoring function returns per row */
 typedef enum ScoreOutput
@@ -30,7 +35,8 @@ typedef enum ScoreOutput
 	SCORE_PREDICT,				/* float8: the library's predict() */
 	SCORE_PROBA,				/* float8[]: class probabilities */
 	SCORE_RAW,					/* float8[]: margins before the transform */
-	SCORE_PROFILE				/* nothing: count node hits (silvan.profile) */
+	SCORE_PROFILE,				/* nothing: count node hits (silvan.profile) */
+	SCORE_SAMPLE				/* nothing: keep the rows (silvan.tune's sample) */
 } ScoreOutput;
 
 /* A schedule stored in silvan.schedule for the cpu target */
@@ -38,6 +44,8 @@ typedef struct StoredSchedule
 {
 	int32		batch_size;		/* 0: all batch sizes */
 	char	   *text;
+	bool		tuned;			/* origin 'tuned', else set by hand */
+	char	   *provenance;		/* tuned: what was measured, in words */
 } StoredSchedule;
 
 /* Compiled code for one schedule of a model version */
@@ -46,6 +54,7 @@ typedef struct CompiledVariant
 	char	   *schedule_text;	/* the schedule it was compiled with */
 	bool		stored;			/* from silvan.schedule, not the default */
 	int32		stored_batch_size;	/* its batch_size (0 = all), if stored */
+	const StoredSchedule *stored_schedule;	/* the version's, if stored */
 	CompiledForest *code;		/* NULL when the compiler declined */
 } CompiledVariant;
 
@@ -89,8 +98,33 @@ extern void ModelVersionPin(ModelVersion *version);
 extern void ModelVersionUnpin(ModelVersion *version);
 extern Oid	SilvanCatalogRelid(const char *relname);
 
+/*
+ * What to tune (tune.c): the arguments of tune() and tune_async(), checked.
+ * Exactly one of sample_relid and sample_query, or neither (rows from the
+ * profile or synthesized).
+ */
+typedef struct TuneRequest
+{
+	char	   *model;
+	Oid			sample_relid;
+	char	   *sample_query;
+	char	   *key_column;
+	ArrayType  *feature_columns;
+	int32	   *batch_sizes;	/* distinct, ascending */
+	int			num_batch_sizes;
+	char	   *target;
+	int			strategy;		/* TuneStrategy */
+	Datum		budget;			/* interval */
+	double		budget_seconds;
+	bool		exact;
+} TuneRequest;
+
 /* catalog.c */
 extern int64 CatalogCheckOwned(const char *name);
+extern void CatalogStoreTuned(const char *name, int64 revision, int32 batch_size,
+							  const char *schedule, const char *provenance);
+extern int64 CatalogQueueTuning(const TuneRequest *request);
+extern bool CatalogCancelTuning(int64 job);
 extern void CatalogReportNoModel(const char *name) pg_attribute_noreturn();
 extern void CatalogStoreProfile(const char *name, int64 revision, int64 num_rows,
 								const int64 *node_hits, int64 num_nodes);
@@ -122,6 +156,27 @@ extern void CatalogSqlEnd(CatalogSql *sql);
 extern void CatalogSqlRun(const CatalogSql *sql, const char *query, int nargs,
 						  Oid *argtypes, Datum *args, const char *nulls, int expected);
 extern Oid	CatalogOwner(void);
+
+/* scan.c */
+extern int64 ScanSample(const char *model, Oid relid, const char *key_column,
+						ArrayType *feature_columns, const char *query, int64 limit, char **rows);
+
+/* tune.c: a tuning session, in the foreground or in the worker */
+typedef struct TuneSession TuneSession;
+
+extern void TuneRequestCheck(TuneRequest *request);
+extern void TuneRequestDefaults(TuneRequest *request, const char *model);
+extern TuneSession *TuneBegin(const TuneRequest *request, int64 job);
+extern int	TuneBatchCount(const TuneSession *session);
+extern void TuneBatch(TuneSession *session, int index);
+extern void TuneStore(TuneSession *session);
+extern char *TuneResultJson(const TuneSession *session);
+extern void TuneEnd(TuneSession *session);
+
+/* tune_worker.c */
+extern void TuneLaunchAtCommit(void);
+extern bool TuneWorkerProgress(int64 job, int32 batch_size, const char *phase, int32 done,
+							   int32 planned, double best, double default_us);
 
 /* variant.c */
 extern CompiledVariant *ModelVersionVariant(ModelVersion *version, int32 batch_size);

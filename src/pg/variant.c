@@ -161,6 +161,7 @@ ModelVersionVariant(ModelVersion *version, int32 batch_size)
 	variant->schedule_text = MemoryContextStrdup(version->cxt, text);
 	variant->stored = stored != NULL;
 	variant->stored_batch_size = stored ? stored->batch_size : 0;
+	variant->stored_schedule = stored;
 	version->last_batch_size = batch_size;
 	version->last_variant = version->num_variants++;
 	return variant;

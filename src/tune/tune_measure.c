@@ -99,72 +99,157 @@ NextRandom(uint64_t *state)
 	return *state >> 17;
 }
 
-/* One synthesized value of a feature: near a threshold it is split at, or a category */
+/* Where a row's value must lie to take a numeric node's left or right child */
 static double
-SynthesizeValue(const Forest *forest, const int64_t *splits, int64_t num_splits,
-				uint64_t *state)
+SideValue(const ForestNode *node, bool left)
 {
-	const ForestNode *node;
-	double		t;
+	double		t = node->threshold;
+	double		delta = fabs(t) * 1e-3 + 1e-3;
+	bool		below;
 
-	if (num_splits == 0)
-		return 0;
-	node = &forest->nodes[splits[NextRandom(state) % num_splits]];
-	if (node->kind == FOREST_NODE_CATEGORICAL)
-		return (double) (NextRandom(state) % (uint64_t) (32 * (node->category_words > 0 ?
-															  node->category_words : 1)));
-	t = node->threshold;
-	switch (NextRandom(state) % 3)
+	switch (node->compare)
 	{
-		case 0:
-			return t;
-		case 1:
-			return t - (fabs(t) * 1e-3 + 1e-3);
+		case FOREST_CMP_GE:
+		case FOREST_CMP_GT:
+			below = !left;
+			break;
+		case FOREST_CMP_EQ:
+			return left ? t : t + delta;
+		case FOREST_CMP_NE:
+			return left ? t + delta : t;
 		default:
-			return t + (fabs(t) * 1e-3 + 1e-3);
+			below = left;
+			break;
 	}
+	return below ? t - delta : t + delta;
+}
+
+/* How the synthesizer picks values: split nodes per feature, and their hits */
+typedef struct Synth
+{
+	const Forest *forest;
+	const ForestProfile *profile;	/* NULL: uniform */
+	int64_t    *splits;			/* split nodes grouped by feature */
+	int64_t    *first;			/* feature f: splits[first[f] .. first[f + 1]) */
+	int64_t    *tree_first;		/* per node: its tree's first node */
+	int64_t    *max_hits;		/* per feature: most hits of one of its splits */
+	uint64_t	state;
+} Synth;
+
+/*
+ * One synthesized value of a feature: beside the threshold of one of its
+ * splits, on either side; with a profile, the split drawn as often as rows
+ * reached it and the side as often as rows went that way
+ */
+static double
+SynthesizeValue(Synth *sy, int32_t f)
+{
+	int64_t		n = sy->first[f + 1] - sy->first[f];
+	const ForestNode *node = NULL;
+	int64_t		at = 0;
+	bool		left;
+
+	if (n == 0)
+		return 0;
+	for (int tries = 0; tries < 8; tries++)
+	{
+		at = sy->splits[sy->first[f] + (int64_t) (NextRandom(&sy->state) % (uint64_t) n)];
+		if (sy->profile == NULL || sy->max_hits[f] <= 0 ||
+			(double) (NextRandom(&sy->state) % 1000000) / 1e6 <
+			(double) sy->profile->node_hits[at] / (double) sy->max_hits[f])
+			break;
+	}
+	node = &sy->forest->nodes[at];
+	if (node->kind == FOREST_NODE_CATEGORICAL)
+		return (double) (NextRandom(&sy->state) %
+						 (uint64_t) (32 * (node->category_words > 0 ? node->category_words : 1)));
+	if (sy->profile != NULL && sy->profile->node_hits[at] > 0)
+	{
+		int64_t		left_hits = sy->profile->node_hits[sy->tree_first[at] + node->left];
+
+		left = (double) (NextRandom(&sy->state) % 1000000) / 1e6 <
+			(double) left_hits / (double) sy->profile->node_hits[at];
+	}
+	else
+		left = NextRandom(&sy->state) % 2 == 0;
+	return SideValue(node, left);
+}
+
+/* Group the split nodes by feature (a counting sort), with their trees and hits */
+static bool
+SynthInit(Synth *sy, const Forest *forest, const ForestProfile *profile, uint64_t seed)
+{
+	int32_t		nf = forest->num_features;
+
+	memset(sy, 0, sizeof(Synth));
+	sy->forest = forest;
+	sy->profile = profile && profile->num_nodes == forest->num_nodes ? profile : NULL;
+	sy->state = seed * 2 + 1;
+	sy->splits = malloc(sizeof(int64_t) * (size_t) (forest->num_nodes + 1));
+	sy->tree_first = malloc(sizeof(int64_t) * (size_t) (forest->num_nodes + 1));
+	sy->first = calloc((size_t) nf + 2, sizeof(int64_t));
+	sy->max_hits = calloc((size_t) nf + 1, sizeof(int64_t));
+	if (!sy->splits || !sy->tree_first || !sy->first || !sy->max_hits)
+		return false;
+	for (int32_t t = 0; t < forest->num_trees; t++)
+		for (int64_t i = 0; i < forest->trees[t].num_nodes; i++)
+			sy->tree_first[forest->trees[t].first_node + i] = forest->trees[t].first_node;
+	for (int64_t i = 0; i < forest->num_nodes; i++)
+	{
+		const ForestNode *node = &forest->nodes[i];
+
+		if (node->kind == FOREST_NODE_LEAF || node->feature < 0 || node->feature >= nf)
+			continue;
+		sy->first[node->feature + 1]++;
+		if (sy->profile && sy->profile->node_hits[i] > sy->max_hits[node->feature])
+			sy->max_hits[node->feature] = sy->profile->node_hits[i];
+	}
+	for (int32_t f = 0; f < nf; f++)
+		sy->first[f + 1] += sy->first[f];
+	for (int64_t i = 0; i < forest->num_nodes; i++)
+		if (forest->nodes[i].kind != FOREST_NODE_LEAF &&
+			forest->nodes[i].feature >= 0 && forest->nodes[i].feature < nf)
+			sy->splits[sy->first[forest->nodes[i].feature]++] = i;
+	for (int32_t f = nf; f > 0; f--)
+		sy->first[f] = sy->first[f - 1];
+	sy->first[0] = 0;
+	return true;
+}
+
+static void
+SynthFree(Synth *sy)
+{
+	free(sy->splits);
+	free(sy->tree_first);
+	free(sy->first);
+	free(sy->max_hits);
 }
 
 /*
- * Rows synthesized from the model's splits (malloc'd; NULL and a status on
- * failure), for tuning without a sample: each feature takes a value at or
- * just beside the threshold of a random split on it (a random category of
- * a categorical split), so that walks take both sides of every split
+ * Rows synthesized from the model (malloc'd; NULL and a status on failure),
+ * for tuning without a sample: each feature takes a value just beside the
+ * threshold of one of its splits, so walks take both sides of the splits;
+ * with a profile, splits and sides as often as the profiled rows took them
  */
 void *
-TuneSynthesizeRows(const Forest *forest, int64_t num_rows, uint64_t seed, SilvanStatus *status)
+TuneSynthesizeRows(const Forest *forest, const ForestProfile *profile, int64_t num_rows,
+				   uint64_t seed, SilvanStatus *status)
 {
 	bool		is_float = ForestValueSize(forest) == sizeof(float);
-	int64_t    *splits = malloc(sizeof(int64_t) * (size_t) (forest->num_nodes + 1));
-	int64_t    *first = calloc((size_t) forest->num_features + 2, sizeof(int64_t));
 	char	   *rows = malloc((size_t) num_rows * forest->num_features * ForestValueSize(forest) + 1);
-	uint64_t	state = seed * 2 + 1;
+	Synth		sy;
 
-	if (splits == NULL || first == NULL || rows == NULL)
+	if (!SynthInit(&sy, forest, profile, seed) || rows == NULL)
 	{
-		free(splits), free(first), free(rows);
+		SynthFree(&sy);
+		free(rows);
 		StatusNoMemory(status, "the synthesized rows");
 		return NULL;
 	}
-	/* split nodes grouped by feature (a counting sort): first[f] .. first[f + 1] */
-	for (int64_t i = 0; i < forest->num_nodes; i++)
-		if (forest->nodes[i].kind != FOREST_NODE_LEAF &&
-			forest->nodes[i].feature >= 0 && forest->nodes[i].feature < forest->num_features)
-			first[forest->nodes[i].feature + 1]++;
-	for (int32_t f = 0; f < forest->num_features; f++)
-		first[f + 1] += first[f];
-	for (int64_t i = 0; i < forest->num_nodes; i++)
-		if (forest->nodes[i].kind != FOREST_NODE_LEAF &&
-			forest->nodes[i].feature >= 0 && forest->nodes[i].feature < forest->num_features)
-			splits[first[forest->nodes[i].feature]++] = i;
-	for (int32_t f = forest->num_features; f > 0; f--)
-		first[f] = first[f - 1];
-	first[0] = 0;
 	for (int64_t r = 0; r < num_rows; r++)
 		for (int32_t f = 0; f < forest->num_features; f++)
 		{
-			double		x = SynthesizeValue(forest, splits + first[f], first[f + 1] - first[f],
-											&state);
+			double		x = SynthesizeValue(&sy, f);
 			int64_t		at = r * forest->num_features + f;
 
 			if (is_float)
@@ -172,8 +257,7 @@ TuneSynthesizeRows(const Forest *forest, int64_t num_rows, uint64_t seed, Silvan
 			else
 				((double *) rows)[at] = x;
 		}
-	free(splits);
-	free(first);
+	SynthFree(&sy);
 	return rows;
 }
 

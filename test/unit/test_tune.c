@@ -370,7 +370,7 @@ TestMeasure(const char *path, int32_t batch_size)
 	ScheduleDefault(forest, batch_size, &def);
 	def_text = ScheduleToText(&def);
 	options.default_text = def_text;
-	rows = TuneSynthesizeRows(forest, 500, 7, &status);
+	rows = TuneSynthesizeRows(forest, NULL, 500, 7, &status);
 	CHECK(rows != NULL && TuneSampleInit(forest, rows, 500, batch_size, &sample, &status));
 	TuneShapeOf(forest, batch_size, 1, true, false, &shape);
 	search = TuneSearchCreate(&shape, &options, &status);

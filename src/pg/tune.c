@@ -1,0 +1,795 @@
+/*
+ * tune.c
+ *		silvan.tune() and silvan.tune_async(): schedule exploration from SQL.
+ *
+ * A call is checked in full before any work (TuneRequestCheck): the model
+ * exists and the caller may change it, the strategy, target, budget and
+ * batch sizes are valid, a sample table is readable.  Then, in a session
+ * (TuneBegin .. TuneEnd):
+ *
+ *   rows     up to silvan.tune_sample_rows rows of the sample: a table,
+ *            its columns matched to the features as predict_table matches
+ *            them, or a query read as predict_query reads it (the first
+ *            column a key, ignored); without a sample, rows synthesized
+ *            from the model's profile (splits and sides as often as the
+ *            profiled rows took them) or, without one, from its splits.
+ *   search   per batch size (TuneBatch): the iterator of tune_search.c
+ *            over the space of tune_space.c, each candidate compiled and
+ *            timed on the rows by tune_measure.c, until the space or the
+ *            batch size's share of the budget is spent (the budget is
+ *            shared equally by the batch sizes still to tune; the default
+ *            schedule is always timed).  The best is then timed again
+ *            against the default, alternating, TUNE_CONFIRM_ROUNDS times
+ *            each, and kept only if its median is silvan.tune_min_speedup
+ *            times faster (1.05; 0 keeps the best, even the default).
+ *   store    (TuneStore) the kept schedules, origin 'tuned' with their
+ *            provenance; a batch size where the default won loses an
+ *            earlier tuned schedule (one set by hand stays).
+ *
+ * tune() runs all of it in the caller's transaction, so a cancel, a
+ * statement timeout or any error stores nothing.  The compiled code stops
+ * at the interrupt flag; the loop then runs CHECK_FOR_INTERRUPTS, and the
+ * session's malloc'd state is released by TuneEnd in PG_FINALLY.  Progress
+ * goes out as NOTICE, one per phase.  The worker (tune_worker.c) runs the
+ * same steps with its own transactions around TuneBegin and TuneStore and
+ * none around the search, so that its progress updates to the job row are
+ * seen while it works.
+ */
+#include "silvan_pg.h"
+
+#include <math.h>
+#include <time.h>
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "silvan/jit.h"
+#include "silvan/runtime.h"
+#include "silvan/tune.h"
+
+#define TUNE_MAX_BATCH_SIZES	16
+#define TUNE_MAX_BATCH			65536
+#define TUNE_SYNTHESIZED_ROWS	4096
+#define TUNE_CONFIRM_ROUNDS		3
+#define TUNE_MAX_BUDGET			(24 * 3600.0)
+
+/* What one batch size came to */
+typedef struct TuneBatchResult
+{
+	int32		batch_size;
+	char	   *schedule;		/* the best candidate's text */
+	double		us_per_row;
+	double		default_us_per_row;
+	bool		stored;
+	int32		timed;			/* candidates timed (fully or discarded), the default included */
+	int32		discarded;
+	int32		failed;
+	int32		mismatched;
+	double		seconds;
+	bool		budget_spent;
+	char	   *provenance;		/* jsonb text, when stored */
+} TuneBatchResult;
+
+struct TuneSession
+{
+	MemoryContext cxt;
+	TuneRequest request;
+	int64		job;			/* 0: tune() in the foreground */
+	ModelVersion *version;		/* pinned */
+	int64		revision;
+	char	   *rows;			/* num_rows rows of the forest's precision */
+	int64		num_rows;
+	const char *rows_from;		/* table, query, profile, synthesized */
+	TuneBatchResult *results;
+	double		started;
+	int			threads;
+	double		min_speedup;	/* silvan.tune_min_speedup when it began */
+};
+
+/* Monotonic seconds */
+static double
+TuneNow(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- checking a request ---- */
+
+/* The strategy named, or an error */
+static int
+TuneStrategyOf(const char *name)
+{
+	if (strcmp(name, "heuristic") == 0)
+		return TUNE_HEURISTIC;
+	if (strcmp(name, "exhaustive") == 0)
+		return TUNE_EXHAUSTIVE;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown tuning strategy \"%s\"", name),
+			 errdetail("Argument \"strategy\" must be \"heuristic\" or \"exhaustive\".")));
+	return TUNE_HEURISTIC;
+}
+
+/* Error unless the target can be tuned here */
+static void
+TuneCheckTarget(const char *target)
+{
+	if (strcmp(target, "cpu") == 0)
+		return;
+	if (strcmp(target, "cuda") == 0 || strcmp(target, "rocm") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("target \"%s\" is not available", target),
+				 errdetail("Argument \"target\" names a GPU target; GPU code generation is not built yet, so only \"cpu\" can be tuned.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown target \"%s\"", target),
+			 errdetail("Argument \"target\" must be \"cpu\", \"cuda\" or \"rocm\".")));
+}
+
+/* The budget in seconds; error unless positive and at most a day */
+static double
+TuneBudgetSeconds(Datum budget)
+{
+	Interval   *span = DatumGetIntervalP(budget);
+	double		seconds = span->time / 1e6 + span->day * 86400.0 + span->month * 30 * 86400.0;
+
+	if (!(seconds > 0) || seconds > TUNE_MAX_BUDGET)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tuning budget must be positive and at most a day"),
+				 errdetail("Argument \"budget\" is %s.",
+						   DatumGetCString(DirectFunctionCall1(interval_out, budget)))));
+	return seconds;
+}
+
+/* Ascending order of int32 */
+static int
+CompareInt32(const void *a, const void *b)
+{
+	int32		x = *(const int32 *) a;
+	int32		y = *(const int32 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The batch sizes, checked, sorted and without repeats */
+static void
+TuneBatchSizes(TuneRequest *request, ArrayType *array)
+{
+	Datum	   *values;
+	bool	   *nulls;
+	int			n;
+	int			kept = 0;
+
+	if (ARR_NDIM(array) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("batch sizes must be a one-dimensional array"),
+				 errdetail("Argument \"batch_sizes\" has %d dimensions.", ARR_NDIM(array))));
+	deconstruct_array(array, INT4OID, 4, true, TYPALIGN_INT, &values, &nulls, &n);
+	if (n < 1 || n > TUNE_MAX_BATCH_SIZES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("between 1 and %d batch sizes must be given", TUNE_MAX_BATCH_SIZES),
+				 errdetail("Argument \"batch_sizes\" has %d elements.", n)));
+	request->batch_sizes = palloc(sizeof(int32) * n);
+	for (int i = 0; i < n; i++)
+	{
+		int32		b = nulls[i] ? 0 : DatumGetInt32(values[i]);
+
+		if (nulls[i] || b < 1 || b > TUNE_MAX_BATCH)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("batch sizes must be between 1 and %d", TUNE_MAX_BATCH),
+					 errdetail("Element %d of argument \"batch_sizes\" is %s.", i + 1,
+							   nulls[i] ? "NULL" : psprintf("%d", b))));
+		request->batch_sizes[i] = b;
+	}
+	qsort(request->batch_sizes, n, sizeof(int32), CompareInt32);
+	for (int i = 0; i < n; i++)
+		if (kept == 0 || request->batch_sizes[kept - 1] != request->batch_sizes[i])
+			request->batch_sizes[kept++] = request->batch_sizes[i];
+	request->num_batch_sizes = kept;
+}
+
+/*
+ * Check a request before any work: the model and the caller's right to
+ * change it, target, budget, and a sample table the caller can read
+ */
+void
+TuneRequestCheck(TuneRequest *request)
+{
+	TuneCheckTarget(request->target);
+	request->budget_seconds = TuneBudgetSeconds(request->budget);
+	(void) CatalogCheckOwned(request->model);
+	if (OidIsValid(request->sample_relid))
+	{
+		AclResult	acl = pg_class_aclcheck(request->sample_relid, GetUserId(), ACL_SELECT);
+
+		if (acl != ACLCHECK_OK)
+			aclcheck_error(acl, get_relkind_objtype(get_rel_relkind(request->sample_relid)),
+						   get_rel_name(request->sample_relid));
+	}
+}
+
+/*
+ * The request of load_model(..., tune => true): tune_async's defaults, no
+ * sample (the caller has just stored the model, so may change it)
+ */
+void
+TuneRequestDefaults(TuneRequest *request, const char *model)
+{
+	static const int32 sizes[] = {1, 64, 1024, 8192};
+
+	memset(request, 0, sizeof(TuneRequest));
+	request->model = pstrdup(model);
+	request->batch_sizes = palloc(sizeof(sizes));
+	memcpy(request->batch_sizes, sizes, sizeof(sizes));
+	request->num_batch_sizes = lengthof(sizes);
+	request->target = "cpu";
+	request->strategy = TUNE_HEURISTIC;
+	request->budget = DirectFunctionCall3(interval_in, CStringGetDatum("2 minutes"),
+										  ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	request->exact = true;
+	request->budget_seconds = TuneBudgetSeconds(request->budget);
+}
+
+/* Error for a NULL argument that must be given */
+static void
+TuneRequire(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("argument \"%s\" must not be null", name)));
+}
+
+/*
+ * Read the arguments of tune() and tune_async(): (model, sample regclass,
+ * key_column, feature_columns, options), or of tune_query() and
+ * tune_query_async(): (model, query, options); the options are
+ * batch_sizes, target, strategy, budget, exact.  Checked in full.
+ */
+static void
+TuneRequestFromCall(FunctionCallInfo fcinfo, bool query, TuneRequest *request)
+{
+	int			o = query ? 2 : 4;
+
+	memset(request, 0, sizeof(TuneRequest));
+	TuneRequire(fcinfo, 0, "model");
+	request->model = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	if (query)
+	{
+		TuneRequire(fcinfo, 1, "query");
+		request->sample_query = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	}
+	else
+	{
+		request->sample_relid = PG_ARGISNULL(1) ? InvalidOid : PG_GETARG_OID(1);
+		request->key_column = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));
+		request->feature_columns = PG_ARGISNULL(3) ? NULL : PG_GETARG_ARRAYTYPE_P(3);
+		if (!OidIsValid(request->sample_relid) && (request->key_column || request->feature_columns))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("key_column and feature_columns need a sample"),
+					 errdetail("Argument \"sample\" is NULL, so rows are drawn from the model itself.")));
+	}
+	TuneRequire(fcinfo, o, "batch_sizes");
+	TuneRequire(fcinfo, o + 1, "target");
+	TuneRequire(fcinfo, o + 2, "strategy");
+	TuneRequire(fcinfo, o + 3, "budget");
+	TuneRequire(fcinfo, o + 4, "exact");
+	TuneBatchSizes(request, PG_GETARG_ARRAYTYPE_P(o));
+	request->target = text_to_cstring(PG_GETARG_TEXT_PP(o + 1));
+	request->strategy = TuneStrategyOf(text_to_cstring(PG_GETARG_TEXT_PP(o + 2)));
+	request->budget = PG_GETARG_DATUM(o + 3);
+	request->exact = PG_GETARG_BOOL(o + 4);
+	TuneRequestCheck(request);
+}
+
+/* ---- a tuning session ---- */
+
+/* Copy a request into the session's context */
+static void
+TuneCopyRequest(TuneSession *session, const TuneRequest *request)
+{
+	TuneRequest *copy = &session->request;
+
+	*copy = *request;
+	copy->model = pstrdup(request->model);
+	copy->sample_query = request->sample_query ? pstrdup(request->sample_query) : NULL;
+	copy->key_column = request->key_column ? pstrdup(request->key_column) : NULL;
+	copy->feature_columns = request->feature_columns ?
+		DatumGetArrayTypePCopy(PointerGetDatum(request->feature_columns)) : NULL;
+	copy->batch_sizes = palloc(sizeof(int32) * request->num_batch_sizes);
+	memcpy(copy->batch_sizes, request->batch_sizes, sizeof(int32) * request->num_batch_sizes);
+	copy->target = pstrdup(request->target);
+	copy->budget = PointerGetDatum(palloc(sizeof(Interval)));
+	memcpy(DatumGetPointer(copy->budget), DatumGetPointer(request->budget), sizeof(Interval));
+}
+
+/* Rows synthesized from the model (its profile if any), copied into the session */
+static void
+TuneSynthesize(TuneSession *session)
+{
+	Forest	   *forest = session->version->forest;
+	SilvanStatus status;
+	Size		bytes = (Size) TUNE_SYNTHESIZED_ROWS * forest->num_features * ForestValueSize(forest);
+	void	   *rows = TuneSynthesizeRows(forest, session->version->profile,
+										  TUNE_SYNTHESIZED_ROWS, 1, &status);
+
+	if (rows == NULL)
+		SilvanReportStatus(ERROR, &status);
+	session->rows = MemoryContextAllocHuge(session->cxt, Max(bytes, 1));
+	memcpy(session->rows, rows, bytes);
+	free(rows);
+	session->num_rows = TUNE_SYNTHESIZED_ROWS;
+	session->rows_from = session->version->profile ? "profile" : "synthesized";
+}
+
+/* Read the sample's rows, or synthesize them */
+static void
+TuneReadRows(TuneSession *session)
+{
+	const TuneRequest *r = &session->request;
+
+	if (!OidIsValid(r->sample_relid) && r->sample_query == NULL)
+	{
+		TuneSynthesize(session);
+		return;
+	}
+	session->num_rows = ScanSample(r->model, r->sample_relid, r->key_column, r->feature_columns,
+								   r->sample_query, silvan_tune_sample_rows, &session->rows);
+	session->rows_from = r->sample_query ? "query" : "table";
+	if (session->num_rows == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tuning sample has no rows"),
+				 r->sample_query ? errdetail("Argument \"query\" returned no rows with features.") :
+				 errdetail("Argument \"sample\" (relation \"%s\") has no rows with features.",
+						   get_rel_name(r->sample_relid)),
+				 errhint("Pass a table or a query with rows, or no sample to tune on rows drawn from the model.")));
+}
+
+/*
+ * Start a session (in a transaction): the model, pinned, and the rows.
+ * Everything lives in a context of its own until TuneEnd.
+ */
+TuneSession *
+TuneBegin(const TuneRequest *request, int64 job)
+{
+	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext, "silvan tuning",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	TuneSession *session = palloc0(sizeof(TuneSession));
+
+	session->cxt = cxt;
+	session->job = job;
+	session->started = TuneNow();
+	session->threads = RuntimeMaxThreads();
+	session->min_speedup = silvan_tune_min_speedup;
+	TuneCopyRequest(session, request);
+	session->results = palloc0(sizeof(TuneBatchResult) * request->num_batch_sizes);
+	PG_TRY();
+	{
+		session->revision = CatalogCheckOwned(request->model);
+		session->version = ModelCacheLookup(request->model);
+		ModelVersionPin(session->version);
+		if (session->version->revision != session->revision)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("model \"%s\" was changed by another session", request->model),
+					 errhint("Run the call again.")));
+		TuneReadRows(session);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(old);
+		TuneEnd(session);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(old);
+	return session;
+}
+
+/* End a session: unpin the model, free everything */
+void
+TuneEnd(TuneSession *session)
+{
+	if (session == NULL)
+		return;
+	if (session->version)
+		ModelVersionUnpin(session->version);
+	MemoryContextDelete(session->cxt);
+}
+
+/* How many batch sizes a session tunes */
+int
+TuneBatchCount(const TuneSession *session)
+{
+	return session->request.num_batch_sizes;
+}
+
+/* ---- one batch size ---- */
+
+/* The malloc'd state of one batch size's search, released on any exit */
+typedef struct TuneBatchState
+{
+	TuneSample	sample;
+	TuneSearch *search;
+	char	   *default_text;
+} TuneBatchState;
+
+/* Time one candidate; repeats a measurement that a harmless interrupt stopped */
+static void
+TuneTime(TuneSession *session, TuneBatchState *state, int32 batch_size, const char *text,
+		 double discard_above, double seconds, TuneTiming *timing)
+{
+	const ModelVersion *v = session->version;
+
+	while (!TuneMeasure(v->forest, v->profile, &state->sample, batch_size, text,
+						session->request.exact, discard_above, seconds, RuntimeInterruptFlag(),
+						timing))
+		CHECK_FOR_INTERRUPTS();
+}
+
+/* Report progress: NOTICE per phase in the foreground, the job row in the worker */
+static bool
+TuneProgressReport(TuneSession *session, int32 batch_size, TuneSearch *search,
+				   const char **last_phase)
+{
+	TuneProgress p;
+
+	TuneSearchProgressOf(search, &p);
+	if (session->job > 0)
+		return TuneWorkerProgress(session->job, batch_size, p.phase, p.done, p.planned,
+								  p.best_us_per_row, p.default_us_per_row);
+	if (*last_phase == NULL || strcmp(*last_phase, p.phase) != 0)
+		ereport(NOTICE,
+				(errmsg("tuning model \"%s\" for batch size %d: %s",
+						session->request.model, batch_size, p.phase),
+				 errdetail("%d of %d candidates timed so far.", p.done, p.planned)));
+	*last_phase = p.phase;
+	return true;
+}
+
+/* Median of n values (n <= 8), sorted in place */
+static double
+Median(double *values, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && values[j - 1] > values[j]; j--)
+		{
+			double		t = values[j];
+
+			values[j] = values[j - 1];
+			values[j - 1] = t;
+		}
+	return values[n / 2];
+}
+
+/*
+ * Time the best and the default again, alternating; their medians.  A
+ * search's figures come from different moments of a noisy machine.
+ */
+static void
+TuneConfirm(TuneSession *session, TuneBatchState *state, int32 batch_size, const char *best,
+			double seconds, double *best_us, double *default_us)
+{
+	double		b[TUNE_CONFIRM_ROUNDS];
+	double		d[TUNE_CONFIRM_ROUNDS];
+	TuneTiming	timing;
+
+	for (int i = 0; i < TUNE_CONFIRM_ROUNDS; i++)
+	{
+		TuneTime(session, state, batch_size, state->default_text, 0, seconds, &timing);
+		d[i] = timing.outcome == TUNE_TIMED ? timing.us_per_row : INFINITY;
+		TuneTime(session, state, batch_size, best, 0, seconds, &timing);
+		b[i] = timing.outcome == TUNE_TIMED ? timing.us_per_row : INFINITY;
+	}
+	*best_us = Median(b, TUNE_CONFIRM_ROUNDS);
+	*default_us = Median(d, TUNE_CONFIRM_ROUNDS);
+}
+
+/* The provenance of a stored schedule, as jsonb text */
+static char *
+TuneProvenance(TuneSession *session, const TuneBatchResult *r)
+{
+	static const char *const strategies[] = {"heuristic", "exhaustive"};
+	StringInfoData out;
+
+	initStringInfo(&out);
+	appendStringInfo(&out, "{\"tuned_at\": ");
+	escape_json(&out, timestamptz_to_str(GetCurrentTimestamp()));
+	appendStringInfo(&out, ", \"strategy\": \"%s\", \"exact\": %s, \"us_per_row\": %.6g,"
+					 " \"default_us_per_row\": %.6g, \"speedup\": %.4g, \"rows\": " INT64_FORMAT
+					 ", \"rows_from\": \"%s\", \"candidates\": %d, \"seconds\": %.3g,"
+					 " \"threads\": %d, \"silvan\": \"%s\", \"cpu\": ",
+					 strategies[session->request.strategy], session->request.exact ? "true" : "false",
+					 r->us_per_row, r->default_us_per_row, r->default_us_per_row / r->us_per_row,
+					 session->num_rows, session->rows_from, r->timed, r->seconds,
+					 session->threads, SILVAN_VERSION);
+	escape_json(&out, JitHostCpuName());
+	appendStringInfoString(&out, ", \"cpu_features\": ");
+	escape_json(&out, JitHostCpuFeatures());
+	appendStringInfoString(&out, "}");
+	return out.data;
+}
+
+/* Search one batch size within its share of the budget; the result in session */
+static void
+TuneSearchBatch(TuneSession *session, TuneBatchState *state, TuneBatchResult *r,
+				double share)
+{
+	const Forest *forest = session->version->forest;
+	double		start = TuneNow();
+	double		seconds = Min(Max(share / 300.0, 0.02), 0.25);
+	const char *last_phase = NULL;
+	const TuneCandidate *c;
+	const TuneCandidate *best;
+	const TuneCandidate *def;
+	TuneShape	shape;
+	TuneOptions options = {.target = TUNE_TARGET_CPU, .strategy = session->request.strategy,
+	.default_text = state->default_text};
+	SilvanStatus status;
+
+	TuneShapeOf(forest, r->batch_size, session->threads, session->request.exact,
+				session->version->profile != NULL, &shape);
+	state->search = TuneSearchCreate(&shape, &options, &status);
+	if (state->search == NULL)
+		SilvanReportStatus(ERROR, &status);
+	while ((c = TuneSearchNext(state->search)) != NULL)
+	{
+		TuneTiming	timing;
+
+		if (c->id > 0 && TuneNow() - start > share)
+		{
+			r->budget_spent = true;
+			break;
+		}
+		TuneTime(session, state, r->batch_size, c->text, TuneSearchDiscardAbove(state->search),
+				 seconds, &timing);
+		if (timing.outcome == TUNE_MISMATCH)
+			ereport(WARNING,
+					(errmsg("schedule candidate gave results that differ from the interpreter's"),
+					 errdetail("Model \"%s\", batch size %d: %s. The candidate was not considered: %s",
+							   session->request.model, r->batch_size, timing.why, c->text)));
+		TuneSearchReport(state->search, c->id, timing.outcome, timing.us_per_row, timing.compile_ms);
+		CHECK_FOR_INTERRUPTS();
+		if (!TuneProgressReport(session, r->batch_size, state->search, &last_phase))
+			ereport(ERROR,
+					(errcode(ERRCODE_QUERY_CANCELED),
+					 errmsg("tuning job " INT64_FORMAT " was cancelled", session->job)));
+	}
+	best = TuneSearchBest(state->search);
+	def = TuneSearchDefault(state->search);
+	if (def == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("the default schedule of model \"%s\" could not be timed",
+						session->request.model)));
+	r->discarded = TuneSearchCount(state->search, TUNE_DISCARDED);
+	r->timed = TuneSearchCount(state->search, TUNE_TIMED) + r->discarded;
+	r->failed = TuneSearchCount(state->search, TUNE_FAILED);
+	r->mismatched = TuneSearchCount(state->search, TUNE_MISMATCH);
+	r->schedule = MemoryContextStrdup(session->cxt, best->text);
+	r->us_per_row = r->default_us_per_row = def->us_per_row;
+	if (best != def)
+		TuneConfirm(session, state, r->batch_size, best->text, seconds,
+					&r->us_per_row, &r->default_us_per_row);
+	r->stored = r->us_per_row > 0 &&
+		r->default_us_per_row / r->us_per_row >= session->min_speedup;
+	if (!r->stored)
+	{
+		r->schedule = MemoryContextStrdup(session->cxt, state->default_text);
+		r->us_per_row = r->default_us_per_row;
+	}
+	r->seconds = TuneNow() - start;
+	if (r->stored)
+	{
+		MemoryContext old = MemoryContextSwitchTo(session->cxt);
+
+		r->provenance = TuneProvenance(session, r);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/* Prepare a batch size's sample and default, then search (state freed by the caller) */
+static pg_noinline void
+TuneBatchSearch(TuneSession *session, TuneBatchState *state, TuneBatchResult *r, double share)
+{
+	const Forest *forest = session->version->forest;
+	SilvanStatus status;
+	Schedule	schedule;
+
+	if (!TuneSampleInit(forest, session->rows, session->num_rows, r->batch_size,
+						&state->sample, &status))
+		SilvanReportStatus(ERROR, &status);
+	ScheduleDefault(forest, r->batch_size, &schedule);
+	state->default_text = ScheduleToText(&schedule);
+	if (state->default_text == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	TuneSearchBatch(session, state, r, share);
+}
+
+/*
+ * Tune batch size number index (no transaction needed): its share of what
+ * is left of the budget, the search, the confirmation
+ */
+void
+TuneBatch(TuneSession *session, int index)
+{
+	TuneBatchResult *r = &session->results[index];
+	double		left = session->request.budget_seconds - (TuneNow() - session->started);
+	double		share = Max(left, 0) / (session->request.num_batch_sizes - index);
+	TuneBatchState *state = palloc0(sizeof(TuneBatchState));
+
+	r->batch_size = session->request.batch_sizes[index];
+	PG_TRY();
+	{
+		TuneBatchSearch(session, state, r, share);
+	}
+	PG_FINALLY();
+	{
+		TuneSearchFree(state->search);
+		TuneSampleFree(&state->sample);
+		free(state->default_text);
+	}
+	PG_END_TRY();
+	pfree(state);
+}
+
+/* Store what the session found (in a transaction) */
+void
+TuneStore(TuneSession *session)
+{
+	for (int i = 0; i < session->request.num_batch_sizes; i++)
+	{
+		const TuneBatchResult *r = &session->results[i];
+
+		CatalogStoreTuned(session->request.model, session->revision, r->batch_size,
+						  r->stored ? r->schedule : NULL, r->provenance);
+	}
+}
+
+/* The session's results as a jsonb array (text), for the job row */
+char *
+TuneResultJson(const TuneSession *session)
+{
+	StringInfoData out;
+
+	initStringInfo(&out);
+	appendStringInfoChar(&out, '[');
+	for (int i = 0; i < session->request.num_batch_sizes; i++)
+	{
+		const TuneBatchResult *r = &session->results[i];
+
+		appendStringInfo(&out, "%s{\"batch_size\": %d, \"schedule\": ", i ? ", " : "",
+						 r->batch_size);
+		escape_json(&out, r->schedule ? r->schedule : "");
+		appendStringInfo(&out, ", \"us_per_row\": %.6g, \"default_us_per_row\": %.6g,"
+						 " \"speedup\": %.4g, \"stored\": %s, \"candidates\": %d,"
+						 " \"seconds\": %.3g, \"rows_from\": \"%s\"}",
+						 r->us_per_row, r->default_us_per_row,
+						 r->us_per_row > 0 ? r->default_us_per_row / r->us_per_row : 1.0,
+						 r->stored ? "true" : "false", r->timed, r->seconds, session->rows_from);
+	}
+	appendStringInfoChar(&out, ']');
+	return out.data;
+}
+
+/* ---- the SQL functions ---- */
+
+/* Put the session's results into tune()'s result set */
+static void
+TuneEmit(const TuneSession *session, ReturnSetInfo *rsinfo)
+{
+	for (int i = 0; i < session->request.num_batch_sizes; i++)
+	{
+		const TuneBatchResult *r = &session->results[i];
+		Datum		values[9];
+		bool		nulls[9] = {0};
+
+		values[0] = Int32GetDatum(r->batch_size);
+		values[1] = CStringGetTextDatum(r->schedule);
+		values[2] = Float8GetDatum(r->us_per_row);
+		values[3] = Float8GetDatum(r->default_us_per_row);
+		values[4] = Float8GetDatum(r->us_per_row > 0 ? r->default_us_per_row / r->us_per_row : 1.0);
+		values[5] = BoolGetDatum(r->stored);
+		values[6] = Int32GetDatum(r->timed);
+		values[7] = Float8GetDatum(r->seconds);
+		values[8] = CStringGetTextDatum(session->rows_from);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
+/* tune() in the foreground: search, store, return one row per batch size */
+static Datum
+TuneCall(FunctionCallInfo fcinfo, bool query)
+{
+	TuneRequest request;
+	TuneSession *volatile session = NULL;
+
+	TuneRequestFromCall(fcinfo, query, &request);
+	InitMaterializedSRF(fcinfo, 0);
+	PG_TRY();
+	{
+		session = TuneBegin(&request, 0);
+		for (int i = 0; i < TuneBatchCount(session); i++)
+			TuneBatch(session, i);
+		TuneStore(session);
+		TuneEmit(session, (ReturnSetInfo *) fcinfo->resultinfo);
+	}
+	PG_FINALLY();
+	{
+		TuneEnd(session);
+	}
+	PG_END_TRY();
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(silvan_tune_table);
+PG_FUNCTION_INFO_V1(silvan_tune_query);
+PG_FUNCTION_INFO_V1(silvan_tune_async_table);
+PG_FUNCTION_INFO_V1(silvan_tune_async_query);
+
+PG_FUNCTION_INFO_V1(silvan_cancel_tuning);
+
+/* tune(model, sample regclass, key_column, feature_columns, batch_sizes, ...) */
+Datum
+silvan_tune_table(PG_FUNCTION_ARGS)
+{
+	return TuneCall(fcinfo, false);
+}
+
+/* tune_query(model, query, batch_sizes, ...) */
+Datum
+silvan_tune_query(PG_FUNCTION_ARGS)
+{
+	return TuneCall(fcinfo, true);
+}
+
+/* tune_async(...): check the arguments, queue a job, its id */
+static Datum
+TuneAsyncCall(FunctionCallInfo fcinfo, bool query)
+{
+	TuneRequest request;
+
+	TuneRequestFromCall(fcinfo, query, &request);
+	PG_RETURN_INT64(CatalogQueueTuning(&request));
+}
+
+/* tune_async(model, sample regclass, ...) */
+Datum
+silvan_tune_async_table(PG_FUNCTION_ARGS)
+{
+	return TuneAsyncCall(fcinfo, false);
+}
+
+/* tune_query_async(model, query, ...) */
+Datum
+silvan_tune_async_query(PG_FUNCTION_ARGS)
+{
+	return TuneAsyncCall(fcinfo, true);
+}
+
+/* cancel_tuning(job): true when a queued or running job was cancelled */
+Datum
+silvan_cancel_tuning(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(CatalogCancelTuning(PG_GETARG_INT64(0)));
+}

@@ -1,0 +1,420 @@
+/*
+ * tune_worker.c
+ *		The background worker that runs queued tuning jobs.
+ *
+ * tune_async() inserts a job into silvan.tuning_job and asks for a worker
+ * when its transaction commits (so the worker sees the row); nothing needs
+ * shared_preload_libraries: the worker is a dynamic background worker of
+ * this library, connected to the job's database.  At most one works per
+ * database, holding a session advisory lock; a worker that finds the lock
+ * taken leaves, and the holder, after releasing the lock, looks for queued
+ * jobs once more before it exits, so no job is left behind.
+ *
+ * A job runs as its owner (the role that queued it), under search_path
+ * "pg_catalog, pg_temp", with the rights checked again as that role
+ * before any work (it must still be able to change the model and read the
+ * sample).  The worker runs at nice 10 with silvan.tune_max_threads
+ * threads.  Its transactions:
+ *
+ *   claim     the oldest queued job becomes running, with the worker's pid
+ *   begin     rights, the model (pinned), the sample rows (tune.c)
+ *   search    no transaction: each candidate's progress is written in a
+ *             short one of its own, which also tells that the job was
+ *             cancelled (or its model dropped): then the job stops
+ *   store     the schedules found and the job's result, in one transaction
+ *
+ * Any error marks the job failed with the error's message.  A worker that
+ * dies (a crash, a restart, SIGTERM) leaves its job running with a pid
+ * that no longer exists: the tuning_jobs view shows such jobs as failed,
+ * and the next worker marks them so in the table.
+ */
+#include "silvan_pg.h"
+
+#include <unistd.h>
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/ipc.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "silvan/tune.h"
+
+#define TUNE_WORKER_NICE		10
+#define TUNE_WORKER_LOCK		"7451200312345"	/* advisory lock key */
+#define TUNE_PROGRESS_SECONDS	0.5
+
+PGDLLEXPORT void silvan_tune_worker_main(Datum arg);
+
+static bool launch_pending = false;
+static bool callback_registered = false;
+
+/* Ask the postmaster for a worker for this database */
+static void
+TuneLaunchWorker(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	snprintf(worker.bgw_name, BGW_MAXLEN, "silvan tuning worker");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "silvan tuning worker");
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "silvan");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "silvan_tune_worker_main");
+	worker.bgw_main_arg = ObjectIdGetDatum(MyDatabaseId);
+	if (!RegisterDynamicBackgroundWorker(&worker, NULL))
+		ereport(WARNING,
+				(errmsg("could not start a silvan tuning worker"),
+				 errdetail("No background worker slot is free (max_worker_processes)."),
+				 errhint("The job stays queued and runs when the next tuning job is queued.")));
+}
+
+/* At commit, start a worker if this transaction queued a job */
+static void
+TuneXactCallback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT && launch_pending)
+	{
+		launch_pending = false;
+		TuneLaunchWorker();
+	}
+	else if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		launch_pending = false;
+}
+
+/* Start a worker when the current transaction commits */
+void
+TuneLaunchAtCommit(void)
+{
+	if (!callback_registered)
+	{
+		RegisterXactCallback(TuneXactCallback, NULL);
+		callback_registered = true;
+	}
+	launch_pending = true;
+}
+
+/* Run a statement of the worker (in a transaction, with a snapshot) */
+static void
+WorkerSql(const char *query, int nargs, Oid *argtypes, Datum *args, const char *nulls,
+		  int expected)
+{
+	int			ret;
+
+	SPI_connect();
+	ret = SPI_execute_with_args(query, nargs, argtypes, args, nulls, false, 0);
+	if (ret != expected)
+		elog(ERROR, "silvan tuning worker: could not run a statement: %s",
+			 SPI_result_code_string(ret));
+}
+
+/* Begin and end a transaction of the worker */
+static void
+WorkerBegin(void)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+}
+
+static void
+WorkerCommit(void)
+{
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
+/* One boolean answer of a statement (in its own transaction) */
+static bool
+WorkerAsk(const char *query)
+{
+	bool		isnull;
+	bool		answer;
+
+	WorkerBegin();
+	WorkerSql(query, 0, NULL, NULL, NULL, SPI_OK_SELECT);
+	answer = SPI_processed == 1 &&
+		DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) &&
+		!isnull;
+	WorkerCommit();
+	return answer;
+}
+
+/* Mark jobs whose worker is gone as failed */
+static void
+WorkerFailStale(void)
+{
+	WorkerBegin();
+	WorkerSql("UPDATE silvan.tuning_job SET state = 'failed', finished = pg_catalog.now(),"
+			  " error = 'the tuning worker exited before finishing the job'"
+			  " WHERE state OPERATOR(pg_catalog.=) 'running'"
+			  " AND worker_pid IS DISTINCT FROM pg_catalog.pg_backend_pid()"
+			  " AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a"
+			  " WHERE a.pid OPERATOR(pg_catalog.=) worker_pid)",
+			  0, NULL, NULL, NULL, SPI_OK_UPDATE);
+	WorkerCommit();
+}
+
+/* A claimed job: its id, owner and request */
+typedef struct WorkerJob
+{
+	int64		id;
+	Oid			owner;
+	TuneRequest request;
+} WorkerJob;
+
+/* Text of column c of the claimed row, or NULL */
+static char *
+JobText(int c)
+{
+	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, c);
+}
+
+/* Claim the oldest queued job (in its own transaction); false when none */
+static bool
+WorkerClaim(WorkerJob *job, MemoryContext cxt)
+{
+	HeapTuple	tuple;
+	TupleDesc	desc;
+	bool		isnull;
+	MemoryContext old;
+
+	WorkerBegin();
+	WorkerSql("UPDATE silvan.tuning_job j SET state = 'running', started = pg_catalog.now(),"
+			  " worker_pid = pg_catalog.pg_backend_pid(), phase = 'starting'"
+			  " FROM silvan.model m WHERE m.id OPERATOR(pg_catalog.=) j.model_id"
+			  " AND j.id OPERATOR(pg_catalog.=) (SELECT id FROM silvan.tuning_job"
+			  "   WHERE state OPERATOR(pg_catalog.=) 'queued' ORDER BY id LIMIT 1"
+			  "   FOR UPDATE SKIP LOCKED)"
+			  " RETURNING j.id, j.owner::pg_catalog.oid, m.name, j.sample_relation,"
+			  " j.sample_query, j.key_column, j.feature_columns, j.batch_sizes, j.target,"
+			  " j.strategy, j.budget, j.exact",
+			  0, NULL, NULL, NULL, SPI_OK_UPDATE_RETURNING);
+	if (SPI_processed != 1)
+	{
+		WorkerCommit();
+		return false;
+	}
+	tuple = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	old = MemoryContextSwitchTo(cxt);
+	memset(job, 0, sizeof(WorkerJob));
+	job->id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
+	job->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull));
+	job->request.model = JobText(3);
+	job->request.sample_relid = DatumGetObjectId(SPI_getbinval(tuple, desc, 4, &isnull));
+	if (isnull)
+		job->request.sample_relid = InvalidOid;
+	job->request.sample_query = JobText(5);
+	job->request.key_column = JobText(6);
+	{
+		Datum		columns = SPI_getbinval(tuple, desc, 7, &isnull);
+
+		job->request.feature_columns = isnull ? NULL : DatumGetArrayTypePCopy(columns);
+	}
+	{
+		ArrayType  *sizes = DatumGetArrayTypePCopy(SPI_getbinval(tuple, desc, 8, &isnull));
+		Datum	   *values;
+		bool	   *nulls;
+		int			n;
+
+		deconstruct_array(sizes, INT4OID, 4, true, TYPALIGN_INT, &values, &nulls, &n);
+		job->request.batch_sizes = palloc(sizeof(int32) * Max(n, 1));
+		for (int i = 0; i < n; i++)
+			job->request.batch_sizes[i] = DatumGetInt32(values[i]);
+		job->request.num_batch_sizes = n;
+	}
+	job->request.target = JobText(9);
+	job->request.strategy = strcmp(JobText(10), "exhaustive") == 0 ? TUNE_EXHAUSTIVE : TUNE_HEURISTIC;
+	job->request.budget = datumCopy(SPI_getbinval(tuple, desc, 11, &isnull), false, sizeof(Interval));
+	job->request.exact = DatumGetBool(SPI_getbinval(tuple, desc, 12, &isnull));
+	MemoryContextSwitchTo(old);
+	WorkerCommit();
+	return true;
+}
+
+/*
+ * Progress of a job (from the search, outside a transaction): written at
+ * most every TUNE_PROGRESS_SECONDS or at a new phase; false when the job
+ * is no longer running (cancelled, or its model dropped)
+ */
+bool
+TuneWorkerProgress(int64 job, int32 batch_size, const char *phase, int32 done, int32 planned,
+				   double best, double default_us)
+{
+	static TimestampTz last = 0;
+	static const char *last_phase = NULL;
+	TimestampTz now = GetCurrentTimestamp();
+	Oid			argtypes[7] = {INT8OID, TEXTOID, INT4OID, INT4OID, INT4OID, FLOAT8OID, FLOAT8OID};
+	Datum		args[7];
+	char		nulls[7] = "       ";
+	bool		running;
+
+	if (last_phase == phase && !TimestampDifferenceExceeds(last, now, TUNE_PROGRESS_SECONDS * 1000))
+		return true;
+	last = now;
+	last_phase = phase;
+	args[0] = Int64GetDatum(job);
+	args[1] = CStringGetTextDatum(phase);
+	args[2] = Int32GetDatum(batch_size);
+	args[3] = Int32GetDatum(done);
+	args[4] = Int32GetDatum(planned);
+	args[5] = Float8GetDatum(best);
+	args[6] = Float8GetDatum(default_us);
+	nulls[5] = best > 0 ? ' ' : 'n';
+	nulls[6] = default_us > 0 ? ' ' : 'n';
+	WorkerBegin();
+	WorkerSql("UPDATE silvan.tuning_job SET phase = $2, batch_size = $3, candidates_done = $4,"
+			  " candidates_planned = $5, best_us_per_row = $6, default_us_per_row = $7"
+			  " WHERE id OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'running'",
+			  7, argtypes, args, nulls, SPI_OK_UPDATE);
+	running = SPI_processed == 1;
+	WorkerCommit();
+	return running;
+}
+
+/* Become the job's owner, with the locked search_path; error if the role is gone */
+static void
+WorkerBecomeOwner(const WorkerJob *job)
+{
+	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(job->owner)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("the role that queued tuning job " INT64_FORMAT " no longer exists", job->id)));
+	SetUserIdAndSecContext(job->owner, SECURITY_LOCAL_USERID_CHANGE);
+}
+
+/* Store a finished job's schedules and result, unless it was cancelled meanwhile */
+static void
+WorkerFinish(const WorkerJob *job, TuneSession *session, Oid worker_user)
+{
+	Oid			argtypes[2] = {INT8OID, TEXTOID};
+	Datum		args[2];
+
+	WorkerBegin();
+	WorkerBecomeOwner(job);
+	TuneStore(session);
+	SetUserIdAndSecContext(worker_user, 0);
+	args[0] = Int64GetDatum(job->id);
+	args[1] = CStringGetTextDatum(TuneResultJson(session));
+	WorkerSql("UPDATE silvan.tuning_job SET state = 'done', phase = 'done',"
+			  " result = $2::pg_catalog.jsonb, finished = pg_catalog.now()"
+			  " WHERE id OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'running'",
+			  2, argtypes, args, NULL, SPI_OK_UPDATE);
+	if (SPI_processed != 1)
+	{
+		/* cancelled after the last progress check: store nothing */
+		SPI_finish();
+		PopActiveSnapshot();
+		AbortCurrentTransaction();
+		return;
+	}
+	WorkerCommit();
+}
+
+/* Record a job's failure (its state stays cancelled if it was cancelled) */
+static void
+WorkerFail(int64 id, const char *message)
+{
+	Oid			argtypes[2] = {INT8OID, TEXTOID};
+	Datum		args[2] = {Int64GetDatum(id), CStringGetTextDatum(message)};
+
+	WorkerBegin();
+	WorkerSql("UPDATE silvan.tuning_job SET finished = pg_catalog.now(),"
+			  " state = CASE WHEN state OPERATOR(pg_catalog.=) 'running' THEN 'failed' ELSE state END,"
+			  " error = CASE WHEN state OPERATOR(pg_catalog.=) 'running' THEN $2 ELSE error END"
+			  " WHERE id OPERATOR(pg_catalog.=) $1",
+			  2, argtypes, args, NULL, SPI_OK_UPDATE);
+	WorkerCommit();
+}
+
+/* Run one claimed job to its end: done, failed or cancelled */
+static void
+WorkerRunJob(WorkerJob *job, MemoryContext cxt)
+{
+	TuneSession *volatile session = NULL;
+	Oid			worker_user = GetUserId();
+
+	PG_TRY();
+	{
+		WorkerBegin();
+		WorkerBecomeOwner(job);
+		TuneRequestCheck(&job->request);
+		session = TuneBegin(&job->request, job->id);
+		SetUserIdAndSecContext(worker_user, 0);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		for (int i = 0; i < TuneBatchCount(session); i++)
+			TuneBatch(session, i);
+		WorkerFinish(job, session, worker_user);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		SetUserIdAndSecContext(worker_user, 0);
+		TuneEnd(session);
+		session = NULL;
+		WorkerFail(job->id, edata->message);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	TuneEnd(session);
+}
+
+/*
+ * The worker: lower priority, the locked search_path, the tuning thread
+ * count; then queued jobs one at a time while it holds the lock
+ */
+void
+silvan_tune_worker_main(Datum arg)
+{
+	MemoryContext cxt;
+	char		threads[16];
+
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
+	errno = 0;
+	if (nice(TUNE_WORKER_NICE) == -1 && errno != 0)
+		elog(LOG, "silvan tuning worker: could not lower its priority: %m");
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
+	snprintf(threads, sizeof(threads), "%d", silvan_tune_max_threads);
+	SetConfigOption("silvan.max_threads", threads, PGC_SUSET, PGC_S_OVERRIDE);
+	pgstat_report_appname("silvan tuning worker");
+	cxt = AllocSetContextCreate(TopMemoryContext, "silvan tuning job", ALLOCSET_DEFAULT_SIZES);
+	while (WorkerAsk("SELECT pg_catalog.pg_try_advisory_lock(" TUNE_WORKER_LOCK ")"))
+	{
+		WorkerJob	job;
+
+		WorkerFailStale();
+		while (WorkerClaim(&job, cxt))
+		{
+			WorkerRunJob(&job, cxt);
+			MemoryContextReset(cxt);
+			CHECK_FOR_INTERRUPTS();
+		}
+		(void) WorkerAsk("SELECT pg_catalog.pg_advisory_unlock(" TUNE_WORKER_LOCK ")");
+		if (!WorkerAsk("SELECT EXISTS (SELECT 1 FROM silvan.tuning_job"
+					   " WHERE state OPERATOR(pg_catalog.=) 'queued')"))
+			break;
+	}
+	proc_exit(0);
+}
