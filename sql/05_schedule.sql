@@ -35,6 +35,13 @@ SELECT regexp_replace(split_part(silvan.explain('binary_logistic', 64), E'\n', 1
        split_part(silvan.explain('binary_logistic', 100000), E'\n', 1) AS b100000;
 SELECT silvan.set_schedule('binary_logistic', 'reorder(tree, batch)');
 SELECT split_part(silvan.explain('binary_logistic', 100000), E'\n', 1) AS all_sizes;
+-- the same text stored for two sizes: each size names its own row
+SELECT silvan.set_schedule('binary_logistic', 'reorder(tree, batch)', batch_size => 16);
+SELECT silvan.set_schedule('binary_logistic', 'reorder(tree, batch)', batch_size => 1000);
+SELECT b, split_part(silvan.explain('binary_logistic', b), E'\n', 1) AS source
+  FROM unnest('{16,1000,20,100000}'::int[]) AS b;
+SELECT silvan.set_schedule('binary_logistic', NULL, batch_size => 16);
+SELECT silvan.set_schedule('binary_logistic', NULL, batch_size => 1000);
 SELECT silvan.set_schedule('binary_logistic', NULL);
 SELECT silvan.set_schedule('binary_logistic', NULL, batch_size => 99);
 SELECT count(*) AS stored FROM silvan.schedule;

@@ -226,19 +226,19 @@ CheckCpuTarget(FunctionCallInfo fcinfo, int argno)
  * within a factor of 2, for every size; or the default
  */
 static void
-ExplainScheduleSource(StringInfo out, const CompiledVariant *variant, int32 batch_size)
+ExplainScheduleSource(StringInfo out, const ModelVersion *version, int32 batch_size)
 {
-	const StoredSchedule *s = variant->stored_schedule;
+	const StoredSchedule *s = ModelVersionStoredSchedule(version, batch_size);
 	const char *origin = s == NULL ? "" : s->tuned ? " (tuned)" : " (set by hand)";
 
 	if (s == NULL)
 		appendStringInfoString(out, "schedule source: default\n");
-	else if (variant->stored_batch_size == batch_size)
+	else if (s->batch_size == batch_size)
 		appendStringInfo(out, "schedule source: stored for batch size %d%s\n",
-						 variant->stored_batch_size, origin);
-	else if (variant->stored_batch_size > 0)
+						 s->batch_size, origin);
+	else if (s->batch_size > 0)
 		appendStringInfo(out, "schedule source: stored for batch size %d, the nearest within a factor of 2%s\n",
-						 variant->stored_batch_size, origin);
+						 s->batch_size, origin);
 	else
 		appendStringInfo(out, "schedule source: stored for every batch size%s\n", origin);
 	if (s != NULL && s->provenance != NULL)
@@ -270,7 +270,7 @@ silvan_explain(PG_FUNCTION_ARGS)
 	version = ModelCacheLookup(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	variant = ModelVersionVariant(version, batch_size);
 	initStringInfo(&out);
-	ExplainScheduleSource(&out, variant, batch_size);
+	ExplainScheduleSource(&out, version, batch_size);
 	dump = ForestDump(version->forest, false);
 	appendStringInfoString(&out, dump ? dump : "");
 	free(dump);

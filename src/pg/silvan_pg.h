@@ -52,9 +52,6 @@ typedef struct StoredSchedule
 typedef struct CompiledVariant
 {
 	char	   *schedule_text;	/* the schedule it was compiled with */
-	bool		stored;			/* from silvan.schedule, not the default */
-	int32		stored_batch_size;	/* its batch_size (0 = all), if stored */
-	const StoredSchedule *stored_schedule;	/* the version's, if stored */
 	CompiledForest *code;		/* NULL when the compiler declined */
 } CompiledVariant;
 
@@ -180,6 +177,8 @@ extern bool TuneWorkerProgress(int64 job, int32 batch_size, const char *phase, i
 
 /* variant.c */
 extern CompiledVariant *ModelVersionVariant(ModelVersion *version, int32 batch_size);
+extern const StoredSchedule *ModelVersionStoredSchedule(const ModelVersion *version,
+														int32 batch_size);
 extern void ModelVersionFreeVariants(ModelVersion *version);
 
 /*

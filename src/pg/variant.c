@@ -24,8 +24,8 @@
 #define VARIANT_NEAR_RATIO 2.0
 
 /* The stored schedule for a batch size (see above), or NULL when none applies */
-static const StoredSchedule *
-VariantChooseStored(const ModelVersion *version, int32 batch_size)
+const StoredSchedule *
+ModelVersionStoredSchedule(const ModelVersion *version, int32 batch_size)
 {
 	const StoredSchedule *all_sizes = NULL;
 	const StoredSchedule *closest = NULL;
@@ -119,7 +119,7 @@ VariantSchedule(ModelVersion *version, int32 batch_size, Schedule *schedule,
 	char	   *text;
 	char	   *copy;
 
-	*stored = VariantChooseStored(version, batch_size);
+	*stored = ModelVersionStoredSchedule(version, batch_size);
 	if (*stored != NULL)
 	{
 		if (!ScheduleParse((*stored)->text, schedule, &status))
@@ -159,9 +159,6 @@ ModelVersionVariant(ModelVersion *version, int32 batch_size)
 	variant->code = VariantCompile(version, &schedule,
 								   stored ? "the stored schedule" : "the default schedule");
 	variant->schedule_text = MemoryContextStrdup(version->cxt, text);
-	variant->stored = stored != NULL;
-	variant->stored_batch_size = stored ? stored->batch_size : 0;
-	variant->stored_schedule = stored;
 	version->last_batch_size = batch_size;
 	version->last_variant = version->num_variants++;
 	return variant;
