@@ -64,6 +64,17 @@ SELECT batch_size, stored FROM silvan.tune('binary_logistic', 'fx_in', 'id', bat
 RESET silvan.tune_min_speedup;
 SELECT batch_size, origin FROM silvan.schedules WHERE model = 'binary_logistic' AND batch_size IN (1, 4);
 
+-- a statement timeout (as a cancel) stops a search cleanly: nothing is
+-- stored, not even for the batch sizes already done
+SET silvan.tune_min_speedup = 0;
+SET statement_timeout = '1500ms';
+SELECT * FROM silvan.tune('binary_logistic', 'fx_in', 'id', batch_sizes => '{2,4096}',
+						  strategy => 'exhaustive', budget => '10 minutes');
+RESET statement_timeout;
+RESET silvan.tune_min_speedup;
+SELECT count(*) AS stored_for_2_or_4096 FROM silvan.schedules
+ WHERE model = 'binary_logistic' AND batch_size IN (2, 4096);
+
 -- bad arguments
 \set VERBOSITY default
 SELECT * FROM silvan.tune('no_such_model');
