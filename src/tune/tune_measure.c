@@ -99,6 +99,12 @@ NextRandom(uint64_t *state)
 	return *state >> 17;
 }
 
+static int64_t
+Max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
 /* Where a row's value must lie to take a numeric node's left or right child */
 static double
 SideValue(const ForestNode *node, bool left)
@@ -132,14 +138,15 @@ typedef struct Synth
 	int64_t    *splits;			/* split nodes grouped by feature */
 	int64_t    *first;			/* feature f: splits[first[f] .. first[f + 1]) */
 	int64_t    *tree_first;		/* per node: its tree's first node */
-	int64_t    *max_hits;		/* per feature: most hits of one of its splits */
+	int64_t    *cumulative;		/* per split (as splits): hits of the feature's splits up to it */
 	uint64_t	state;
 } Synth;
 
 /*
  * One synthesized value of a feature: beside the threshold of one of its
  * splits, on either side; with a profile, the split drawn as often as rows
- * reached it and the side as often as rows went that way
+ * reached it (never one no row reached) and the side as often as rows went
+ * that way
  */
 static double
 SynthesizeValue(Synth *sy, int32_t f)
@@ -151,14 +158,27 @@ SynthesizeValue(Synth *sy, int32_t f)
 
 	if (n == 0)
 		return 0;
-	for (int tries = 0; tries < 8; tries++)
+	if (sy->profile != NULL && sy->cumulative[sy->first[f + 1] - 1] > 0)
 	{
-		at = sy->splits[sy->first[f] + (int64_t) (NextRandom(&sy->state) % (uint64_t) n)];
-		if (sy->profile == NULL || sy->max_hits[f] <= 0 ||
-			(double) (NextRandom(&sy->state) % 1000000) / 1e6 <
-			(double) sy->profile->node_hits[at] / (double) sy->max_hits[f])
-			break;
+		/* the first split whose running total passes a random point of the total */
+		const int64_t *cum = sy->cumulative + sy->first[f];
+		uint64_t	point = NextRandom(&sy->state) % (uint64_t) cum[n - 1];
+		int64_t		lo = 0;
+		int64_t		hi = n - 1;
+
+		while (lo < hi)
+		{
+			int64_t		mid = (lo + hi) / 2;
+
+			if ((uint64_t) cum[mid] > point)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		at = sy->splits[sy->first[f] + lo];
 	}
+	else
+		at = sy->splits[sy->first[f] + (int64_t) (NextRandom(&sy->state) % (uint64_t) n)];
 	node = &sy->forest->nodes[at];
 	if (node->kind == FOREST_NODE_CATEGORICAL)
 		return (double) (NextRandom(&sy->state) %
@@ -188,8 +208,8 @@ SynthInit(Synth *sy, const Forest *forest, const ForestProfile *profile, uint64_
 	sy->splits = malloc(sizeof(int64_t) * (size_t) (forest->num_nodes + 1));
 	sy->tree_first = malloc(sizeof(int64_t) * (size_t) (forest->num_nodes + 1));
 	sy->first = calloc((size_t) nf + 2, sizeof(int64_t));
-	sy->max_hits = calloc((size_t) nf + 1, sizeof(int64_t));
-	if (!sy->splits || !sy->tree_first || !sy->first || !sy->max_hits)
+	sy->cumulative = malloc(sizeof(int64_t) * (size_t) (forest->num_nodes + 1));
+	if (!sy->splits || !sy->tree_first || !sy->first || !sy->cumulative)
 		return false;
 	for (int32_t t = 0; t < forest->num_trees; t++)
 		for (int64_t i = 0; i < forest->trees[t].num_nodes; i++)
@@ -201,8 +221,6 @@ SynthInit(Synth *sy, const Forest *forest, const ForestProfile *profile, uint64_
 		if (node->kind == FOREST_NODE_LEAF || node->feature < 0 || node->feature >= nf)
 			continue;
 		sy->first[node->feature + 1]++;
-		if (sy->profile && sy->profile->node_hits[i] > sy->max_hits[node->feature])
-			sy->max_hits[node->feature] = sy->profile->node_hits[i];
 	}
 	for (int32_t f = 0; f < nf; f++)
 		sy->first[f + 1] += sy->first[f];
@@ -213,6 +231,10 @@ SynthInit(Synth *sy, const Forest *forest, const ForestProfile *profile, uint64_
 	for (int32_t f = nf; f > 0; f--)
 		sy->first[f] = sy->first[f - 1];
 	sy->first[0] = 0;
+	for (int32_t f = 0; f < nf; f++)
+		for (int64_t k = sy->first[f]; k < sy->first[f + 1]; k++)
+			sy->cumulative[k] = (k > sy->first[f] ? sy->cumulative[k - 1] : 0) +
+				(sy->profile ? Max64(sy->profile->node_hits[sy->splits[k]], 0) : 0);
 	return true;
 }
 
@@ -222,7 +244,7 @@ SynthFree(Synth *sy)
 	free(sy->splits);
 	free(sy->tree_first);
 	free(sy->first);
-	free(sy->max_hits);
+	free(sy->cumulative);
 }
 
 /*

@@ -410,6 +410,43 @@ TestMeasure(const char *path, int32_t batch_size)
 	ForestFree(forest);
 }
 
+/*
+ * Rows synthesized from a profile take splits and sides as often as the
+ * profiled rows did: a profile where rows reached only tree 0's root and
+ * all went right gives rows that all go right there; without a profile
+ * both sides are taken
+ */
+static void
+TestSynthesizeFromProfile(void)
+{
+	size_t		len;
+	char	   *text = ReadFile("test/fixtures/binary_logistic.json", &len);
+	SilvanStatus status;
+	Forest	   *forest = ParseModel(text, len, MODEL_FORMAT_AUTO, NULL, &status);
+	int64_t    *hits = calloc(forest->num_nodes, sizeof(int64_t));
+	ForestProfile profile = {.num_rows = 100, .num_nodes = forest->num_nodes, .node_hits = hits};
+	const ForestNode *root = &forest->nodes[forest->trees[0].first_node];
+	float	   *rows;
+	int			right = 0;
+	int			left = 0;
+
+	free(text);
+	hits[forest->trees[0].first_node] = 100;
+	hits[forest->trees[0].first_node + root->right] = 100;
+	rows = TuneSynthesizeRows(forest, &profile, 1000, 3, &status);
+	for (int r = 0; r < 1000; r++)
+		right += !ForestNodeGoesLeft(forest, root, rows[r * forest->num_features + root->feature]);
+	CHECK_MSG(right == 1000, "%d of 1000 rows go right at the profiled root", right);
+	free(rows);
+	rows = TuneSynthesizeRows(forest, NULL, 1000, 3, &status);
+	for (int r = 0; r < 1000; r++)
+		left += ForestNodeGoesLeft(forest, root, rows[r * forest->num_features + root->feature]);
+	CHECK_MSG(left > 100 && left < 900, "without a profile %d of 1000 rows go left", left);
+	free(rows);
+	free(hits);
+	ForestFree(forest);
+}
+
 int
 main(void)
 {
@@ -417,6 +454,7 @@ main(void)
 	TestGpuSpace();
 	TestFakeSearch();
 	TestAgreement();
+	TestSynthesizeFromProfile();
 	RuntimeSetMaxThreads(1);
 	TestMeasure("test/fixtures/binary_logistic.json", 64);
 	TestMeasure("test/fixtures/categorical.json", 1024);
