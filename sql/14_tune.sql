@@ -35,6 +35,13 @@ SELECT count(*) FILTER (WHERE silvan.predict('binary_logistic', f)::real <> x.e[
   FROM fx_in JOIN fx_exp AS x USING (id);
 RESET silvan.tune_min_speedup;
 
+-- the candidates' machine code stays out of the disk code cache
+SELECT count(*) AS entries FROM pg_ls_dir('silvan_code', true, false) AS f WHERE f LIKE '%.o' \gset before_
+SELECT count(*) AS rows FROM silvan.tune('binary_logistic', 'fx_in', 'id', batch_sizes => '{3}',
+										 budget => '5 seconds');
+SELECT count(*) - :before_entries AS new_entries
+  FROM pg_ls_dir('silvan_code', true, false) AS f WHERE f LIKE '%.o';
+
 -- tune_query: a query as the sample (first column a key, as predict_query reads it);
 -- a budget this small times the default alone, which is never stored
 SET client_min_messages = notice;

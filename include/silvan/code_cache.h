@@ -15,6 +15,7 @@
 
 extern void CodeCacheConfigure(const char *dir, int max_entries);
 extern bool CodeCacheEnabled(void);
+extern void CodeCacheSetStoring(bool storing);
 extern uint64_t CodeCacheHash(const char *key, size_t key_len);
 extern void *CodeCacheLoad(const char *key, size_t key_len, size_t *object_len);
 extern void CodeCacheStore(const char *key, size_t key_len, const void *object,

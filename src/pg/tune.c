@@ -26,6 +26,9 @@
  *            provenance; a batch size where the default won loses an
  *            earlier tuned schedule (one set by hand stays).
  *
+ * Candidates' machine code is not kept in the disk code cache (it would
+ * push out the code backends use); the winner is cached when first used.
+ *
  * tune() runs all of it in the caller's transaction, so a cancel, a
  * statement timeout or any error stores nothing.  The compiled code stops
  * at the interrupt flag; the loop then runs CHECK_FOR_INTERRUPTS, and the
@@ -52,6 +55,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "silvan/code_cache.h"
 #include "silvan/jit.h"
 #include "silvan/runtime.h"
 #include "silvan/tune.h"
@@ -639,12 +643,14 @@ TuneBatch(TuneSession *session, int index)
 	TuneBatchState *state = palloc0(sizeof(TuneBatchState));
 
 	r->batch_size = session->request.batch_sizes[index];
+	CodeCacheSetStoring(false);
 	PG_TRY();
 	{
 		TuneBatchSearch(session, state, r, share);
 	}
 	PG_FINALLY();
 	{
+		CodeCacheSetStoring(true);
 		TuneSearchFree(state->search);
 		TuneSampleFree(&state->sample);
 		free(state->default_text);

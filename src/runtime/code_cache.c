@@ -41,6 +41,7 @@
 
 static char *cache_dir = NULL;
 static int	cache_max_entries = 1024;
+static bool cache_storing = true;
 
 /* Use dir for the cache (NULL: no disk cache), keeping at most max_entries files */
 void
@@ -49,6 +50,17 @@ CodeCacheConfigure(const char *dir, int max_entries)
 	free(cache_dir);
 	cache_dir = dir != NULL && dir[0] != '\0' ? strdup(dir) : NULL;
 	cache_max_entries = max_entries;
+}
+
+/*
+ * Store new entries (the default), or only load them: the tuner compiles
+ * hundreds of candidates it throws away, which must not push the code
+ * that backends use out of the cache
+ */
+void
+CodeCacheSetStoring(bool storing)
+{
+	cache_storing = storing;
 }
 
 /* Is a disk cache configured? */
@@ -275,7 +287,7 @@ CodeCacheStore(const char *key, size_t key_len, const void *object, size_t objec
 	int			fd;
 	bool		ok;
 
-	if (!CodeCacheEnabled() || object_len == 0 ||
+	if (!CodeCacheEnabled() || !cache_storing || object_len == 0 ||
 		key_len + object_len > (size_t) CODE_CACHE_MAX_FILE - CODE_CACHE_HEADER_LEN)
 		return;
 	(void) mkdir(cache_dir, S_IRWXU);
