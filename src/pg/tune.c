@@ -7,7 +7,8 @@
  * batch sizes are valid, a sample table is readable.  Then, in a session
  * (TuneBegin .. TuneEnd):
  *
- *   rows     up to silvan.tune_sample_rows rows of the sample: a table,
+ *   rows     up to silvan.tune_sample_rows rows of the sample (and no more
+ *            than maintenance_work_mem holds with their margins): a table,
  *            its columns matched to the features as predict_table matches
  *            them, or a query read as predict_query reads it (the first
  *            column a key, ignored); without a sample, rows synthesized
@@ -325,22 +326,58 @@ TuneCopyRequest(TuneSession *session, const TuneRequest *request)
 	memcpy(DatumGetPointer(copy->budget), DatumGetPointer(request->budget), sizeof(Interval));
 }
 
+/*
+ * Bytes a row of the sample takes while tuning: its features, and the
+ * reference's and a candidate's margins.  Everything the tuner holds per
+ * row fits in maintenance_work_mem.
+ */
+static Size
+TuneBytesPerRow(const Forest *forest)
+{
+	return (Size) Max(forest->num_features, 1) * ForestValueSize(forest) +
+		2 * (Size) forest->num_groups * ForestValueSize(forest);
+}
+
+/* Most rows maintenance_work_mem holds for a forest */
+static int64
+TuneRowsInBudget(const Forest *forest)
+{
+	return (int64) ((Size) maintenance_work_mem * 1024 / TuneBytesPerRow(forest));
+}
+
+/* Error unless a batch size's measurement rows fit in maintenance_work_mem */
+static void
+TuneCheckMemory(const TuneSession *session, int32 batch_size)
+{
+	int64		rows = TuneMeasureRows(batch_size);
+	Size		need = (Size) rows * TuneBytesPerRow(session->version->forest);
+
+	if (rows > TuneRowsInBudget(session->version->forest))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("tuning model \"%s\" for batch size %d needs more memory than maintenance_work_mem allows",
+						session->request.model, batch_size),
+				 errdetail("Timing " INT64_FORMAT " rows of its features and margins takes %zu kB; maintenance_work_mem is %d kB.",
+						   rows, (need + 1023) / 1024, maintenance_work_mem),
+				 errhint("Raise maintenance_work_mem, or tune smaller batch sizes.")));
+}
+
 /* Rows synthesized from the model (its profile if any), copied into the session */
 static void
 TuneSynthesize(TuneSession *session)
 {
 	Forest	   *forest = session->version->forest;
 	SilvanStatus status;
-	Size		bytes = (Size) TUNE_SYNTHESIZED_ROWS * forest->num_features * ForestValueSize(forest);
-	void	   *rows = TuneSynthesizeRows(forest, session->version->profile,
-										  TUNE_SYNTHESIZED_ROWS, 1, &status);
+	int64		n = Min(TUNE_SYNTHESIZED_ROWS, Max(TuneRowsInBudget(forest), 1));
+	Size		bytes = (Size) n * forest->num_features * ForestValueSize(forest);
+	void	   *rows = TuneSynthesizeRows(forest, session->version->profile, n, 1, &status);
 
 	if (rows == NULL)
 		SilvanReportStatus(ERROR, &status);
 	session->rows = MemoryContextAllocHuge(session->cxt, Max(bytes, 1));
 	memcpy(session->rows, rows, bytes);
 	free(rows);
-	session->num_rows = TUNE_SYNTHESIZED_ROWS;
+	session->num_rows = n;
 	session->rows_from = session->version->profile ? "profile" : "synthesized";
 }
 
@@ -356,7 +393,10 @@ TuneReadRows(TuneSession *session)
 		return;
 	}
 	session->num_rows = ScanSample(r->model, r->sample_relid, r->key_column, r->feature_columns,
-								   r->sample_query, silvan_tune_sample_rows, &session->rows);
+								   r->sample_query,
+								   Min(silvan_tune_sample_rows,
+									   Max(TuneRowsInBudget(session->version->forest), 1)),
+								   &session->rows);
 	session->rows_from = r->sample_query ? "query" : "table";
 	if (session->num_rows == 0)
 		ereport(ERROR,
@@ -397,6 +437,8 @@ TuneBegin(const TuneRequest *request, int64 job)
 					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 					 errmsg("model \"%s\" was changed by another session", request->model),
 					 errhint("Run the call again.")));
+		for (int i = 0; i < request->num_batch_sizes; i++)
+			TuneCheckMemory(session, request->batch_sizes[i]);
 		TuneReadRows(session);
 	}
 	PG_CATCH();

@@ -42,8 +42,8 @@ NowSeconds(void)
 }
 
 /* Rows a measurement runs: TUNE_MEASURE_ROWS rounded up to whole batches */
-static int64_t
-MeasureRows(int32_t batch_size)
+int64_t
+TuneMeasureRows(int32_t batch_size)
 {
 	int64_t		b = batch_size > 0 ? batch_size : 1;
 
@@ -57,7 +57,7 @@ TuneSampleInit(const Forest *forest, const void *rows, int64_t num_rows, int32_t
 {
 	size_t		row_bytes = (size_t) forest->num_features * ForestValueSize(forest);
 	size_t		acc_bytes = (size_t) forest->num_groups * ForestValueSize(forest);
-	int64_t		m = MeasureRows(batch_size);
+	int64_t		m = TuneMeasureRows(batch_size);
 	char	   *copy;
 
 	memset(sample, 0, sizeof(TuneSample));
