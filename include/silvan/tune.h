@@ -233,6 +233,7 @@ typedef struct TuneTiming
 	char		why[160];		/* FAILED / MISMATCH: what happened */
 } TuneTiming;
 
+extern double TuneClockSeconds(void);
 extern int64_t TuneMeasureRows(int32_t batch_size);
 extern bool TuneSampleInit(const Forest *forest, const void *rows, int64_t num_rows,
 						   int32_t batch_size, TuneSample *sample, SilvanStatus *status);

@@ -42,7 +42,6 @@
 #include "silvan_pg.h"
 
 #include <math.h>
-#include <time.h>
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
@@ -99,16 +98,6 @@ struct TuneSession
 	int			threads;
 	double		min_speedup;	/* silvan.tune_min_speedup when it began */
 };
-
-/* Monotonic seconds */
-static double
-TuneNow(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* ---- checking a request ---- */
 
@@ -422,7 +411,7 @@ TuneBegin(const TuneRequest *request, int64 job)
 
 	session->cxt = cxt;
 	session->job = job;
-	session->started = TuneNow();
+	session->started = TuneClockSeconds();
 	session->threads = RuntimeMaxThreads();
 	session->min_speedup = silvan_tune_min_speedup;
 	TuneCopyRequest(session, request);
@@ -582,7 +571,7 @@ TuneSearchBatch(TuneSession *session, TuneBatchState *state, TuneBatchResult *r,
 				double share)
 {
 	const Forest *forest = session->version->forest;
-	double		start = TuneNow();
+	double		start = TuneClockSeconds();
 	double		seconds = Min(Max(share / 300.0, 0.02), 0.25);
 	const char *last_phase = NULL;
 	const TuneCandidate *c;
@@ -602,7 +591,7 @@ TuneSearchBatch(TuneSession *session, TuneBatchState *state, TuneBatchResult *r,
 	{
 		TuneTiming	timing;
 
-		if (c->id > 0 && TuneNow() - start > share)
+		if (c->id > 0 && TuneClockSeconds() - start > share)
 		{
 			r->budget_spent = true;
 			break;
@@ -644,7 +633,7 @@ TuneSearchBatch(TuneSession *session, TuneBatchState *state, TuneBatchResult *r,
 		r->schedule = MemoryContextStrdup(session->cxt, state->default_text);
 		r->us_per_row = r->default_us_per_row;
 	}
-	r->seconds = TuneNow() - start;
+	r->seconds = TuneClockSeconds() - start;
 	if (r->stored)
 	{
 		MemoryContext old = MemoryContextSwitchTo(session->cxt);
@@ -680,7 +669,7 @@ void
 TuneBatch(TuneSession *session, int index)
 {
 	TuneBatchResult *r = &session->results[index];
-	double		left = session->request.budget_seconds - (TuneNow() - session->started);
+	double		left = session->request.budget_seconds - (TuneClockSeconds() - session->started);
 	double		share = Max(left, 0) / (session->request.num_batch_sizes - index);
 	TuneBatchState *state = palloc0(sizeof(TuneBatchState));
 

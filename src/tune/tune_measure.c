@@ -32,8 +32,8 @@
 #define TUNE_MAX_PASSES		15
 
 /* Monotonic seconds */
-static double
-NowSeconds(void)
+double
+TuneClockSeconds(void)
 {
 	struct timespec ts;
 
@@ -328,7 +328,7 @@ RunPass(const Forest *forest, const CompiledForest *code, const TuneSample *samp
 	double		start;
 
 	ForestMarginsInit(forest, acc, sample->num_rows);
-	start = NowSeconds();
+	start = TuneClockSeconds();
 	for (int64_t at = 0; at < sample->num_rows; at += batch_size)
 	{
 		int64_t		n = sample->num_rows - at < batch_size ? sample->num_rows - at : batch_size;
@@ -337,7 +337,7 @@ RunPass(const Forest *forest, const CompiledForest *code, const TuneSample *samp
 							   (char *) acc + acc_bytes * at, stop))
 			return -1;
 	}
-	return NowSeconds() - start;
+	return TuneClockSeconds() - start;
 }
 
 static int
