@@ -215,6 +215,9 @@ GpuCodegen(LLVMModuleRef clone, LLVMTargetMachineRef tm, LLVMCodeGenFileType typ
 
 	if (LLVMVerifyModule(clone, LLVMReturnStatusAction, &message))
 	{
+		for (char *c = message; c != NULL && *c != '\0'; c++)
+			if (*c == '\n')
+				*c = c[1] != '\0' ? ' ' : '\0';
 		StatusFail(status, SILVAN_ERROR_INTERNAL, "could not emit GPU code",
 				   "The module is not valid LLVM IR: %s", message ? message : "no reason");
 		LLVMDisposeMessage(message);

@@ -579,7 +579,9 @@ TestInvalidIr(LLVMContextRef ctx)
 	fn = LLVMAddFunction(m, "bad", LLVMFunctionType(LLVMVoidTypeInContext(ctx), NULL, 0, 0));
 	LLVMAppendBasicBlockInContext(ctx, fn, "entry");
 	CHECK(GpuEmitPtx(m, "sm_80", &status) == NULL);
-	CHECK_MSG(strstr(status.detail, "not valid LLVM IR") != NULL, "%s", status.detail);
+	CHECK_MSG(strstr(status.detail, "not valid LLVM IR: Basic Block in function 'bad' does not "
+					 "have terminator!") != NULL && strchr(status.detail, '\n') == NULL, "%s",
+			  status.detail);
 	LLVMDisposeModule(m);
 }
 
@@ -707,6 +709,13 @@ main(void)
 	TestNotFound(GPU_HIP, "libamdhip64.so");
 	TestDevicesNone();
 	CHECK(GpuDriverFor(GPU_KIND_COUNT) == NULL);
+	{
+		SilvanStatus status;
+
+		CHECK(GpuDriverLoad(GPU_KIND_COUNT, NULL, &status) == NULL);
+		CHECK(strcmp(status.message, "unknown GPU kind") == 0);
+		GpuDriverUnload(NULL);
+	}
 	if (have_cc)
 	{
 		TestMissingSymbol(&GpuDriverCuda, 0, "cuInit");
