@@ -1,0 +1,210 @@
+/*
+ * gpu.c
+ *		The list of GPU vendors, and loading one's driver.
+ *
+ * A vendor is a GpuDriver table (gpu_cuda.c, gpu_hip.c); adding one is a
+ * new file and a line in gpu_drivers below.  Loading opens the vendor's
+ * library with dlopen (the default name, or an explicit path for tests
+ * and for installations outside the loader's search path), lets the
+ * vendor resolve its functions and initialize, and counts devices; no
+ * device is a failure, so a GpuLibrary always has one.  Each step's
+ * failure is a status naming what failed: the library and dlerror's text,
+ * the first missing symbol, or the driver's own error name and string.
+ *
+ * Libraries are opened with RTLD_NODELETE: an initialized driver runs
+ * threads of its own, and unmapping its code under them would crash the
+ * backend, so GpuDriverUnload drops our reference but never the mapping.
+ * No PostgreSQL code runs here, so no longjmp can cross a driver call.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "silvan/gpu.h"
+
+/* Every vendor, indexed by GpuKind */
+static const GpuDriver *const gpu_drivers[GPU_KIND_COUNT] = {
+	[GPU_CUDA] = &GpuDriverCuda,
+	[GPU_HIP] = &GpuDriverHip,
+};
+
+/* The table of a kind of GPU; NULL if there is none */
+const GpuDriver *
+GpuDriverFor(GpuKind kind)
+{
+	if ((int) kind < 0 || kind >= GPU_KIND_COUNT)
+		return NULL;
+	return gpu_drivers[kind];
+}
+
+/* Look up one symbol into *slot (a function pointer); false naming it if absent */
+bool
+GpuResolve(void *handle, const char *library, const char *symbol, void *slot,
+		   SilvanStatus *status)
+{
+	void	   *address;
+
+	dlerror();
+	address = dlsym(handle, symbol);
+	if (address == NULL)
+		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "GPU driver lacks a function",
+						  "The library %s has no symbol %s.", library, symbol);
+	memcpy(slot, &address, sizeof(address));
+	return true;
+}
+
+/* Open a library; NULL and a "not found" status naming dlerror's text */
+static void *
+GpuOpen(const char *library, SilvanStatus *status)
+{
+	void	   *handle;
+	const char *error;
+	char		message[SILVAN_MESSAGE_LEN];
+
+	dlerror();
+	handle = dlopen(library, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+	if (handle == NULL)
+	{
+		error = dlerror();
+		snprintf(message, sizeof(message), "%s not found", library);
+		StatusFail(status, SILVAN_ERROR_UNSUPPORTED, message, "dlopen failed: %s.",
+				   error ? error : "no error text");
+	}
+	return handle;
+}
+
+/* Count the devices of a loaded driver; false if none */
+static bool
+GpuCountDevices(GpuLibrary *lib, SilvanStatus *status)
+{
+	char		message[SILVAN_MESSAGE_LEN];
+
+	if (!lib->driver->device_count(lib->api, &lib->device_count, status))
+		return false;
+	if (lib->device_count > 0)
+		return true;
+	snprintf(message, sizeof(message), "no %s device", lib->driver->name);
+	return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, message,
+					  "The %s driver in %s reports no device.", lib->driver->name,
+					  lib->driver->library);
+}
+
+/*
+ * Load a kind's driver from library (NULL: the vendor's default name),
+ * initialize it and count its devices; NULL and a status on any failure
+ */
+GpuLibrary *
+GpuDriverLoad(GpuKind kind, const char *library, SilvanStatus *status)
+{
+	const GpuDriver *driver = GpuDriverFor(kind);
+	GpuLibrary *lib;
+
+	if (driver == NULL)
+	{
+		StatusFail(status, SILVAN_ERROR_INVALID, "unknown GPU kind",
+				   "The GPU kind %d is not one silvan knows.", (int) kind);
+		return NULL;
+	}
+	if ((lib = calloc(1, sizeof(GpuLibrary))) == NULL)
+	{
+		StatusNoMemory(status, "a GPU driver handle");
+		return NULL;
+	}
+	lib->driver = driver;
+	if (library == NULL)
+		library = driver->library;
+	if ((lib->handle = GpuOpen(library, status)) == NULL ||
+		(lib->api = driver->load(lib->handle, library, status)) == NULL ||
+		!GpuCountDevices(lib, status))
+	{
+		GpuDriverUnload(lib);
+		return NULL;
+	}
+	StatusClear(status);
+	return lib;
+}
+
+/* Release a loaded driver (the library stays mapped: RTLD_NODELETE) */
+void
+GpuDriverUnload(GpuLibrary *lib)
+{
+	if (lib == NULL)
+		return;
+	if (lib->api != NULL)
+		lib->driver->unload(lib->api);
+	if (lib->handle != NULL)
+		dlclose(lib->handle);
+	free(lib);
+}
+
+/* Describe one device of a loaded driver */
+bool
+GpuDeviceInfoGet(GpuLibrary *lib, int ordinal, GpuDeviceInfo *info, SilvanStatus *status)
+{
+	if (ordinal < 0 || ordinal >= lib->device_count)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "no such GPU device",
+						  "The %s device number %d is not below the device count %d.",
+						  lib->driver->name, ordinal, lib->device_count);
+	return lib->driver->device_info(lib->api, ordinal, info, status);
+}
+
+/* Append "name: message (detail)" to the reasons text */
+static void
+GpuAddReason(char *reasons, size_t size, const char *name, const SilvanStatus *status)
+{
+	size_t		used = strlen(reasons);
+
+	if (used + 1 >= size)
+		return;
+	snprintf(reasons + used, size - used, "%s%s: %s (%s)", used > 0 ? "; " : "", name,
+			 status->message, status->detail);
+}
+
+/* Add one loaded driver's devices to the list; false and a reason on failure */
+static bool
+GpuListDriver(GpuLibrary *lib, GpuDeviceInfo **devices, int *count, SilvanStatus *status)
+{
+	GpuDeviceInfo *grown = realloc(*devices, (*count + lib->device_count) * sizeof(GpuDeviceInfo));
+
+	if (grown == NULL)
+		return StatusNoMemory(status, "the list of GPU devices");
+	*devices = grown;
+	for (int i = 0; i < lib->device_count; i++)
+	{
+		if (!GpuDeviceInfoGet(lib, i, &grown[*count], status))
+			return false;
+		(*count)++;
+	}
+	return true;
+}
+
+/*
+ * Every device of every vendor, for silvan.devices(): the number found,
+ * *devices malloc'd (NULL when none); reasons gets why each vendor that
+ * gave no device gave none ("CUDA: libcuda.so.1 not found (...)")
+ */
+int
+GpuDevices(GpuDeviceInfo **devices, char *reasons, size_t reasons_size)
+{
+	int			count = 0;
+
+	*devices = NULL;
+	if (reasons_size > 0)
+		reasons[0] = '\0';
+	for (int kind = 0; kind < GPU_KIND_COUNT; kind++)
+	{
+		SilvanStatus status;
+		GpuLibrary *lib = GpuDriverLoad((GpuKind) kind, NULL, &status);
+
+		if (lib == NULL || !GpuListDriver(lib, devices, &count, &status))
+			GpuAddReason(reasons, reasons_size, gpu_drivers[kind]->name, &status);
+		GpuDriverUnload(lib);
+	}
+	if (count == 0)
+	{
+		free(*devices);
+		*devices = NULL;
+	}
+	return count;
+}

@@ -1,0 +1,226 @@
+/*
+ * gpu_cuda.c
+ *		NVIDIA's CUDA Driver API, opened with dlopen.
+ *
+ * libcuda.so.1 comes with the NVIDIA kernel driver, not with the CUDA
+ * toolkit, and must match the running kernel module; linking against it
+ * would make the extension unloadable on every machine without an NVIDIA
+ * GPU.  So the library is opened at run time and each function below is
+ * looked up by its exported name.  The names are the ones cuda.h maps its
+ * API names to (cuMemAlloc is cuMemAlloc_v2 since CUDA 3.2,
+ * cuDevicePrimaryCtxRelease is cuDevicePrimaryCtxRelease_v2 since 11.0):
+ * dlsym sees the exported symbols, not the header's macros.
+ *
+ * The types are declared here, not taken from cuda.h, which the core may
+ * not need to build.  The opaque handles use cuda.h's own struct tags, and
+ * CUresult and the enums are unsigned int, the type GCC gives an enum with
+ * no negative values, so the declarations are type-compatible with the
+ * header's: compiling this file with -DSILVAN_CHECK_CUDA_H and cuda.h on
+ * the include path asserts, function by function, that they are
+ * (test_gpu.c does this when /usr/local/cuda/include/cuda.h exists).
+ *
+ * Loading initializes the driver (cuInit) and counts devices.  Every
+ * driver error becomes a status carrying cuGetErrorName's and
+ * cuGetErrorString's text.  Kernels are compiled by the driver from PTX
+ * (cuModuleLoadDataEx), so no CUDA toolkit is needed where silvan runs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "silvan/gpu.h"
+
+typedef unsigned int CuResult;	/* enum cudaError_enum */
+typedef int CuDevice;			/* CUdevice_v1 */
+typedef unsigned long long CuDevicePtr;	/* CUdeviceptr_v2 on 64-bit hosts */
+typedef unsigned int CuEnum;	/* CUdevice_attribute, CUjit_option */
+typedef struct CUctx_st *CuContext;
+typedef struct CUmod_st *CuModule;
+typedef struct CUfunc_st *CuFunction;
+typedef struct CUstream_st *CuStream;
+
+#define CUDA_OK 0
+#define CUDA_ATTR_CC_MAJOR 75	/* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR */
+#define CUDA_ATTR_CC_MINOR 76	/* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR */
+
+/* The functions we use: exported name, return type, parameters */
+#define CUDA_FUNCTIONS(X) \
+	X(cuInit, CuResult, (unsigned int flags)) \
+	X(cuDeviceGetCount, CuResult, (int *count)) \
+	X(cuDeviceGet, CuResult, (CuDevice *device, int ordinal)) \
+	X(cuDeviceGetName, CuResult, (char *name, int len, CuDevice dev)) \
+	X(cuDeviceGetAttribute, CuResult, (int *pi, CuEnum attrib, CuDevice dev)) \
+	X(cuDeviceTotalMem_v2, CuResult, (size_t *bytes, CuDevice dev)) \
+	X(cuDevicePrimaryCtxRetain, CuResult, (CuContext *pctx, CuDevice dev)) \
+	X(cuDevicePrimaryCtxRelease_v2, CuResult, (CuDevice dev)) \
+	X(cuCtxSetCurrent, CuResult, (CuContext ctx)) \
+	X(cuModuleLoadDataEx, CuResult, (CuModule *module, const void *image, \
+		unsigned int num_options, CuEnum *options, void **option_values)) \
+	X(cuModuleGetFunction, CuResult, (CuFunction *hfunc, CuModule hmod, const char *name)) \
+	X(cuModuleUnload, CuResult, (CuModule hmod)) \
+	X(cuLaunchKernel, CuResult, (CuFunction f, unsigned int grid_x, unsigned int grid_y, \
+		unsigned int grid_z, unsigned int block_x, unsigned int block_y, \
+		unsigned int block_z, unsigned int shared_bytes, CuStream stream, \
+		void **params, void **extra)) \
+	X(cuMemAlloc_v2, CuResult, (CuDevicePtr *dptr, size_t bytes)) \
+	X(cuMemFree_v2, CuResult, (CuDevicePtr dptr)) \
+	X(cuMemcpyHtoDAsync_v2, CuResult, (CuDevicePtr dst, const void *src, size_t bytes, \
+		CuStream stream)) \
+	X(cuMemcpyDtoHAsync_v2, CuResult, (void *dst, CuDevicePtr src, size_t bytes, \
+		CuStream stream)) \
+	X(cuMemAllocHost_v2, CuResult, (void **pp, size_t bytes)) \
+	X(cuMemFreeHost, CuResult, (void *p)) \
+	X(cuStreamCreate, CuResult, (CuStream *stream, unsigned int flags)) \
+	X(cuStreamSynchronize, CuResult, (CuStream stream)) \
+	X(cuStreamDestroy_v2, CuResult, (CuStream stream)) \
+	X(cuGetErrorName, CuResult, (CuResult error, const char **text)) \
+	X(cuGetErrorString, CuResult, (CuResult error, const char **text))
+
+#ifdef SILVAN_CHECK_CUDA_H
+#include <cuda.h>
+#define CUDA_CHECK_TYPE(name, ret, args) \
+	_Static_assert(__builtin_types_compatible_p(__typeof__(&name), ret (*) args), \
+				   #name " differs from cuda.h");
+CUDA_FUNCTIONS(CUDA_CHECK_TYPE)
+_Static_assert(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR == CUDA_ATTR_CC_MAJOR, "major");
+_Static_assert(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR == CUDA_ATTR_CC_MINOR, "minor");
+_Static_assert(CUDA_SUCCESS == CUDA_OK, "success");
+_Static_assert(sizeof(CUdeviceptr) == sizeof(CuDevicePtr), "CUdeviceptr");
+#endif
+
+/* The driver's functions, resolved from the library */
+typedef struct CudaApi
+{
+#define CUDA_FIELD(name, ret, args) ret (*name) args;
+	CUDA_FUNCTIONS(CUDA_FIELD)
+} CudaApi;
+
+/* What load requires, in the order it looks them up */
+static const char *const cuda_symbols[] = {
+#define CUDA_NAME(name, ret, args) #name,
+	CUDA_FUNCTIONS(CUDA_NAME)
+	NULL
+};
+
+/* Fail a status with a driver error's name and string */
+static bool
+CudaFail(const CudaApi *api, SilvanStatus *status, const char *message, const char *call,
+		 CuResult result)
+{
+	const char *name = NULL;
+	const char *text = NULL;
+	char		unknown[32];
+
+	if (api->cuGetErrorName(result, &name) != CUDA_OK || name == NULL)
+	{
+		snprintf(unknown, sizeof(unknown), "CUDA error %u", result);
+		name = unknown;
+	}
+	if (api->cuGetErrorString(result, &text) != CUDA_OK || text == NULL)
+		text = "unrecognized error code";
+	return StatusFail(status, SILVAN_ERROR_INTERNAL, message, "%s failed: %s (%s).",
+					  call, name, text);
+}
+
+/* Look up every function of the driver; false naming the first missing one */
+static bool
+CudaResolve(CudaApi *api, void *handle, const char *library, SilvanStatus *status)
+{
+#define CUDA_RESOLVE(name, ret, args) \
+	if (!GpuResolve(handle, library, #name, &api->name, status)) \
+		return false;
+	CUDA_FUNCTIONS(CUDA_RESOLVE)
+	return true;
+}
+
+/* Resolve the driver's functions and initialize it; the API table or NULL */
+static void *
+CudaLoad(void *handle, const char *library, SilvanStatus *status)
+{
+	CudaApi    *api = calloc(1, sizeof(CudaApi));
+	CuResult	result;
+
+	if (api == NULL)
+	{
+		StatusNoMemory(status, "the CUDA driver's function table");
+		return NULL;
+	}
+	if (!CudaResolve(api, handle, library, status))
+	{
+		free(api);
+		return NULL;
+	}
+	if ((result = api->cuInit(0)) != CUDA_OK)
+	{
+		CudaFail(api, status, "could not initialize the CUDA driver", "cuInit", result);
+		free(api);
+		return NULL;
+	}
+	return api;
+}
+
+/* Release the API table */
+static void
+CudaUnload(void *api)
+{
+	free(api);
+}
+
+/* The number of CUDA devices */
+static bool
+CudaDeviceCount(void *arg, int *count, SilvanStatus *status)
+{
+	CudaApi    *api = arg;
+	CuResult	result = api->cuDeviceGetCount(count);
+
+	if (result != CUDA_OK)
+		return CudaFail(api, status, "could not count CUDA devices", "cuDeviceGetCount",
+						result);
+	return true;
+}
+
+/* Name, compute capability and memory of one device */
+static bool
+CudaDeviceInfo(void *arg, int ordinal, GpuDeviceInfo *info, SilvanStatus *status)
+{
+	CudaApi    *api = arg;
+	CuDevice	dev;
+	int			major = 0;
+	int			minor = 0;
+	size_t		bytes = 0;
+	CuResult	result;
+	const char *call;
+
+	memset(info, 0, sizeof(GpuDeviceInfo));
+	if ((result = api->cuDeviceGet(&dev, ordinal)) != CUDA_OK)
+		call = "cuDeviceGet";
+	else if ((result = api->cuDeviceGetName(info->name, sizeof(info->name) - 1, dev)) != CUDA_OK)
+		call = "cuDeviceGetName";
+	else if ((result = api->cuDeviceGetAttribute(&major, CUDA_ATTR_CC_MAJOR, dev)) != CUDA_OK ||
+			 (result = api->cuDeviceGetAttribute(&minor, CUDA_ATTR_CC_MINOR, dev)) != CUDA_OK)
+		call = "cuDeviceGetAttribute";
+	else if ((result = api->cuDeviceTotalMem_v2(&bytes, dev)) != CUDA_OK)
+		call = "cuDeviceTotalMem_v2";
+	else
+	{
+		info->kind = GPU_CUDA;
+		info->ordinal = ordinal;
+		snprintf(info->vendor, sizeof(info->vendor), "NVIDIA");
+		snprintf(info->arch, sizeof(info->arch), "sm_%d%d", major, minor);
+		info->memory = bytes;
+		return true;
+	}
+	return CudaFail(api, status, "could not describe a CUDA device", call, result);
+}
+
+const GpuDriver GpuDriverCuda = {
+	.kind = GPU_CUDA,
+	.name = "CUDA",
+	.vendor = "NVIDIA",
+	.library = "libcuda.so.1",
+	.symbols = cuda_symbols,
+	.load = CudaLoad,
+	.unload = CudaUnload,
+	.device_count = CudaDeviceCount,
+	.device_info = CudaDeviceInfo,
+};

@@ -1,0 +1,481 @@
+/*
+ * gpu_emit.c
+ *		Device code from LLVM modules: PTX for NVIDIA, HSA code objects
+ *		for AMD.
+ *
+ * The code generator builds a module whose triple is nvptx64-nvidia-cuda
+ * or amdgcn-amd-amdhsa; this file turns it into what the driver loads,
+ * through the LLVM-C target machine API.  Only the GPU targets that are
+ * asked for are initialized, each once per process (the host target is
+ * jit.c's).  The caller's module is never changed: code generation runs
+ * on a clone, so one module can be emitted for several devices.  Invalid
+ * IR is refused by the verifier before code generation (which would
+ * otherwise crash on it), and errors LLVM diagnoses through the context
+ * are kept by a handler of ours instead of LLVM's print-and-exit; all of
+ * it inside an LlvmErrorsEnter bracket, so fatal errors reach the
+ * adapter's callback.
+ *
+ * NVIDIA: LLVM 14 knows processors up to sm_86 and PTX ISA 7.5.  PTX is
+ * forward compatible: the driver JIT-compiles PTX written for an older sm
+ * for any newer GPU.  GpuPtxTarget picks the sm to emit for a device's
+ * compute capability: the device's own when LLVM knows it, sm_86 for the
+ * rest of the 8.x family (8.7, 8.9), and for 9.0 and later (Hopper,
+ * Blackwell) sm_80, the datacenter baseline that every newer driver
+ * accepts (sm_86 adds nothing the generated code uses).
+ *
+ * AMD: the HIP runtime loads HSA code objects, which are ELF shared
+ * objects; LLVM emits a relocatable object and a linker makes the shared
+ * object.  We run ld.lld-14 (Debian package lld-14) as a child process:
+ * LLVM 14's C API has no entry point into lld, and lld as a library is
+ * C++ only and, in Debian, shipped only as static archives (liblldELF.a in
+ * liblld-14, which lld-14 does not depend on), never as a shared library
+ * that an extension could link; the linker binary is the supported
+ * interface.  LLVM 14 knows AMDGPU processors up to gfx90a/gfx90c and
+ * gfx1035 (RDNA 3's gfx1100 and MI300's gfx94x came in LLVM 15 and 17);
+ * given an unknown processor name LLVM only prints a warning and emits
+ * generic code, so names are checked against LLVM 14's list first.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "silvan/gpu.h"
+#include "silvan/llvm_errors.h"
+
+extern char **environ;
+
+#define NVPTX_TRIPLE "nvptx64-nvidia-cuda"
+#define AMDGPU_TRIPLE "amdgcn-amd-amdhsa"
+
+static pthread_once_t nvptx_once = PTHREAD_ONCE_INIT;
+static pthread_once_t amdgpu_once = PTHREAD_ONCE_INIT;
+
+/* The first error LLVM diagnosed during this thread's current emission */
+static _Thread_local char gpu_diagnosed[SILVAN_DETAIL_LEN];
+
+/* AMDGPU processors LLVM 14 knows (llc-14 -march=amdgcn -mcpu=help) */
+static const char *const amdgpu_processors[] = {
+	"gfx600", "gfx601", "gfx602", "gfx700", "gfx701", "gfx702", "gfx703", "gfx704",
+	"gfx705", "gfx801", "gfx802", "gfx803", "gfx805", "gfx810", "gfx900", "gfx902",
+	"gfx904", "gfx906", "gfx908", "gfx909", "gfx90a", "gfx90c", "gfx1010", "gfx1011",
+	"gfx1012", "gfx1013", "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034",
+	"gfx1035", NULL
+};
+
+/* NVPTX processors LLVM 14 knows, oldest first (llc-14 -march=nvptx64 -mcpu=help) */
+static const struct
+{
+	int			cc;				/* major * 10 + minor */
+	const char *sm;
+}			ptx_processors[] = {
+	{30, "sm_30"}, {32, "sm_32"}, {35, "sm_35"}, {37, "sm_37"}, {50, "sm_50"},
+	{52, "sm_52"}, {53, "sm_53"}, {60, "sm_60"}, {61, "sm_61"}, {62, "sm_62"},
+	{70, "sm_70"}, {72, "sm_72"}, {75, "sm_75"}, {80, "sm_80"}, {86, "sm_86"},
+};
+
+/* Initialize LLVM's NVPTX target; once */
+static void
+GpuInitNvptx(void)
+{
+	LLVMInitializeNVPTXTargetInfo();
+	LLVMInitializeNVPTXTarget();
+	LLVMInitializeNVPTXTargetMC();
+	LLVMInitializeNVPTXAsmPrinter();
+}
+
+/* Initialize LLVM's AMDGPU target; once */
+static void
+GpuInitAmdgpu(void)
+{
+	LLVMInitializeAMDGPUTargetInfo();
+	LLVMInitializeAMDGPUTarget();
+	LLVMInitializeAMDGPUTargetMC();
+	LLVMInitializeAMDGPUAsmPrinter();
+}
+
+/*
+ * The sm to emit PTX for on a device of compute capability major.minor:
+ * the newest LLVM 14 processor not newer than the device within its
+ * family, sm_80 from 9.0 on (see the top of the file); NULL below 3.0,
+ * which no supported driver runs
+ */
+const char *
+GpuPtxTarget(int major, int minor)
+{
+	int			cc = major * 10 + minor;
+	const char *best = NULL;
+
+	if (major >= 9)
+		return "sm_80";
+	for (size_t i = 0; i < sizeof(ptx_processors) / sizeof(ptx_processors[0]); i++)
+		if (ptx_processors[i].cc <= cc)
+			best = ptx_processors[i].sm;
+	return best;
+}
+
+/* Whether LLVM 14 knows an AMDGPU processor name */
+bool
+GpuAmdgpuKnown(const char *gfx)
+{
+	for (int i = 0; gfx != NULL && amdgpu_processors[i] != NULL; i++)
+		if (strcmp(gfx, amdgpu_processors[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Whether sm is a processor LLVM 14's NVPTX target knows */
+static bool
+GpuPtxKnown(const char *sm)
+{
+	for (size_t i = 0; sm != NULL && i < sizeof(ptx_processors) / sizeof(ptx_processors[0]); i++)
+		if (strcmp(sm, ptx_processors[i].sm) == 0)
+			return true;
+	return false;
+}
+
+/* Keep the first error LLVM diagnoses; drop warnings and remarks */
+static void
+GpuDiagnostic(LLVMDiagnosticInfoRef info, void *arg)
+{
+	char	   *text;
+
+	if (LLVMGetDiagInfoSeverity(info) != LLVMDSError || gpu_diagnosed[0] != '\0')
+		return;
+	text = LLVMGetDiagInfoDescription(info);
+	snprintf(gpu_diagnosed, sizeof(gpu_diagnosed), "%s", text ? text : "unknown error");
+	LLVMDisposeMessage(text);
+}
+
+/* Check the module's triple and data layout against the target machine's */
+static bool
+GpuCheckModule(LLVMModuleRef module, LLVMTargetMachineRef tm, const char *triple,
+			   SilvanStatus *status)
+{
+	LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
+	char	   *want = LLVMCopyStringRepOfTargetData(layout);
+	const char *have = LLVMGetDataLayoutStr(module);
+	bool		ok = true;
+
+	if (strcmp(LLVMGetTarget(module), triple) != 0)
+		ok = StatusFail(status, SILVAN_ERROR_INVALID, "could not emit GPU code",
+						"The module's target triple is \"%s\", not %s.",
+						LLVMGetTarget(module), triple);
+	else if (have[0] != '\0' && strcmp(have, want) != 0)
+		ok = StatusFail(status, SILVAN_ERROR_INVALID, "could not emit GPU code",
+						"The module's data layout \"%s\" is not %s's \"%s\".", have, triple, want);
+	else if (have[0] == '\0')
+		LLVMSetDataLayout(module, want);
+	LLVMDisposeMessage(want);
+	LLVMDisposeTargetData(layout);
+	return ok;
+}
+
+/* A target machine for triple and cpu; NULL and a status if LLVM has none */
+static LLVMTargetMachineRef
+GpuTargetMachine(const char *triple, const char *cpu, SilvanStatus *status)
+{
+	LLVMTargetRef target;
+	LLVMTargetMachineRef tm;
+	char	   *message = NULL;
+
+	if (LLVMGetTargetFromTriple(triple, &target, &message))
+	{
+		StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "could not emit GPU code",
+				   "LLVM has no target for %s: %s.", triple, message ? message : "no reason");
+		LLVMDisposeMessage(message);
+		return NULL;
+	}
+	tm = LLVMCreateTargetMachine(target, triple, cpu, "", LLVMCodeGenLevelDefault,
+								 LLVMRelocPIC, LLVMCodeModelDefault);
+	if (tm == NULL)
+		StatusFail(status, SILVAN_ERROR_INTERNAL, "could not emit GPU code",
+				   "LLVM could not create a target machine for %s (%s).", triple, cpu);
+	return tm;
+}
+
+/* Verify the clone and run code generation; the output buffer or NULL */
+static LLVMMemoryBufferRef
+GpuCodegen(LLVMModuleRef clone, LLVMTargetMachineRef tm, LLVMCodeGenFileType type,
+		   SilvanStatus *status)
+{
+	LLVMMemoryBufferRef out = NULL;
+	char	   *message = NULL;
+
+	if (LLVMVerifyModule(clone, LLVMReturnStatusAction, &message))
+	{
+		for (char *c = message; c != NULL && *c != '\0'; c++)
+			if (*c == '\n')
+				*c = c[1] != '\0' ? ' ' : '\0';
+		StatusFail(status, SILVAN_ERROR_INTERNAL, "could not emit GPU code",
+				   "The module is not valid LLVM IR: %s", message ? message : "no reason");
+		LLVMDisposeMessage(message);
+		return NULL;
+	}
+	LLVMDisposeMessage(message);
+	message = NULL;
+	if (LLVMTargetMachineEmitToMemoryBuffer(tm, clone, type, &message, &out) ||
+		gpu_diagnosed[0] != '\0')
+	{
+		StatusFail(status, SILVAN_ERROR_INTERNAL, "could not emit GPU code", "LLVM: %s",
+				   gpu_diagnosed[0] != '\0' ? gpu_diagnosed : message ? message : "no reason");
+		if (out != NULL)
+			LLVMDisposeMemoryBuffer(out);
+		out = NULL;
+	}
+	LLVMDisposeMessage(message);
+	return out;
+}
+
+/*
+ * Emit a clone of module for triple and cpu, with our diagnostic handler
+ * on the module's context for the duration; the buffer or NULL
+ */
+static LLVMMemoryBufferRef
+GpuEmit(LLVMModuleRef module, const char *triple, const char *cpu, LLVMCodeGenFileType type,
+		SilvanStatus *status)
+{
+	LLVMContextRef context = LLVMGetModuleContext(module);
+	LLVMDiagnosticHandler old_handler = LLVMContextGetDiagnosticHandler(context);
+	void	   *old_arg = LLVMContextGetDiagnosticContext(context);
+	LLVMTargetMachineRef tm;
+	LLVMModuleRef clone;
+	LLVMMemoryBufferRef out = NULL;
+
+	if ((tm = GpuTargetMachine(triple, cpu, status)) == NULL)
+		return NULL;
+	clone = LLVMCloneModule(module);
+	gpu_diagnosed[0] = '\0';
+	LLVMContextSetDiagnosticHandler(context, GpuDiagnostic, NULL);
+	if (GpuCheckModule(clone, tm, triple, status))
+		out = GpuCodegen(clone, tm, type, status);
+	LLVMContextSetDiagnosticHandler(context, old_handler, old_arg);
+	LLVMDisposeModule(clone);
+	LLVMDisposeTargetMachine(tm);
+	return out;
+}
+
+/* Open an LLVM error bracket, refusing if LLVM failed earlier in this process */
+static bool
+GpuEnter(SilvanStatus *status)
+{
+	if (LlvmErrorsFailed())
+		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not emit GPU code",
+						  "LLVM failed earlier in this process.");
+	LlvmErrorsEnter();
+	return true;
+}
+
+/* PTX text (malloc'd, NUL-terminated) for sm from an nvptx64-nvidia-cuda module */
+char *
+GpuEmitPtx(LLVMModuleRef module, const char *sm, SilvanStatus *status)
+{
+	LLVMMemoryBufferRef out;
+	char	   *ptx = NULL;
+	size_t		len;
+
+	if (!GpuPtxKnown(sm))
+	{
+		StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "could not emit GPU code",
+				   "LLVM 14 has no NVPTX processor \"%s\" (sm_30 to sm_86; see GpuPtxTarget).",
+				   sm ? sm : "");
+		return NULL;
+	}
+	if (!GpuEnter(status))
+		return NULL;
+	pthread_once(&nvptx_once, GpuInitNvptx);
+	out = GpuEmit(module, NVPTX_TRIPLE, sm, LLVMAssemblyFile, status);
+	LlvmErrorsLeave();
+	if (out == NULL)
+		return NULL;
+	len = LLVMGetBufferSize(out);
+	if ((ptx = malloc(len + 1)) == NULL)
+		StatusNoMemory(status, "the PTX text");
+	else
+	{
+		memcpy(ptx, LLVMGetBufferStart(out), len);
+		ptx[len] = '\0';
+	}
+	LLVMDisposeMemoryBuffer(out);
+	return ptx;
+}
+
+/*
+ * A relocatable AMDGPU object (malloc'd) for gfx from an amdgcn-amd-amdhsa
+ * module; GpuLinkHsaco makes the code object HIP loads
+ */
+bool
+GpuEmitAmdgpuObject(LLVMModuleRef module, const char *gfx, void **object, size_t *len,
+					SilvanStatus *status)
+{
+	LLVMMemoryBufferRef out;
+
+	*object = NULL;
+	*len = 0;
+	if (!GpuAmdgpuKnown(gfx))
+		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "could not emit GPU code",
+						  "LLVM 14 has no AMDGPU processor \"%s\".", gfx ? gfx : "");
+	if (!GpuEnter(status))
+		return false;
+	pthread_once(&amdgpu_once, GpuInitAmdgpu);
+	out = GpuEmit(module, AMDGPU_TRIPLE, gfx, LLVMObjectFile, status);
+	LlvmErrorsLeave();
+	if (out == NULL)
+		return false;
+	*len = LLVMGetBufferSize(out);
+	if ((*object = malloc(*len > 0 ? *len : 1)) == NULL)
+	{
+		LLVMDisposeMemoryBuffer(out);
+		return StatusNoMemory(status, "the AMDGPU object");
+	}
+	memcpy(*object, LLVMGetBufferStart(out), *len);
+	LLVMDisposeMemoryBuffer(out);
+	return true;
+}
+
+/* Write bytes to path; false and a status naming the file on failure */
+static bool
+GpuWriteFile(int fd, const char *path, const void *bytes, size_t len, SilvanStatus *status)
+{
+	const char *p = bytes;
+
+	while (len > 0)
+	{
+		ssize_t		n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not link GPU code",
+							  "Writing the object file %s failed: %s.", path, strerror(errno));
+		p += n;
+		len -= (size_t) n;
+	}
+	return true;
+}
+
+/* Read a whole file (malloc'd, NUL-terminated); NULL if unreadable */
+static char *
+GpuReadFile(const char *path, size_t *len)
+{
+	FILE	   *f = fopen(path, "rb");
+	char	   *buf = NULL;
+	long		size;
+
+	if (f == NULL)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+		(buf = malloc((size_t) size + 1)) != NULL)
+	{
+		if (fread(buf, 1, (size_t) size, f) != (size_t) size)
+		{
+			free(buf);
+			buf = NULL;
+		}
+		else
+		{
+			buf[size] = '\0';
+			*len = (size_t) size;
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+/* The linker to run: ld.lld from LLVM 14's directory, else ld.lld-14 on PATH */
+static const char *
+GpuDefaultLinker(void)
+{
+	if (access("/usr/lib/llvm-14/bin/ld.lld", X_OK) == 0)
+		return "/usr/lib/llvm-14/bin/ld.lld";
+	return "ld.lld-14";
+}
+
+/* Run linker -shared -o out in, its output into log; false and a status */
+static bool
+GpuRunLinker(const char *linker, const char *in, const char *out, const char *log,
+			 SilvanStatus *status)
+{
+	char	   *argv[] = {(char *) linker, "-shared", "-o", (char *) out, (char *) in, NULL};
+	posix_spawn_file_actions_t actions;
+	pid_t		pid;
+	int			rc;
+	int			wstatus = 0;
+
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	posix_spawn_file_actions_adddup2(&actions, 1, 2);
+	posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+	rc = posix_spawnp(&pid, linker, &actions, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&actions);
+	if (rc != 0)
+		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "could not link GPU code",
+						  "The linker %s could not be started: %s (it comes with the "
+						  "package lld-14).", linker, strerror(rc));
+	while (waitpid(pid, &wstatus, 0) < 0)
+		if (errno != EINTR)
+			return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not link GPU code",
+							  "Waiting for the linker %s failed: %s.", linker, strerror(errno));
+	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)
+		return true;
+	{
+		size_t		len = 0;
+		char	   *text = GpuReadFile(log, &len);
+
+		StatusFail(status, SILVAN_ERROR_INTERNAL, "could not link GPU code",
+				   "The linker %s failed (%s %d): %s", linker,
+				   WIFEXITED(wstatus) ? "exit status" : "signal",
+				   WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : WTERMSIG(wstatus),
+				   text && text[0] ? text : "no output.");
+		free(text);
+		return false;
+	}
+}
+
+/*
+ * Link a relocatable AMDGPU object into an HSA code object (malloc'd)
+ * with ld.lld -shared, through files in $TMPDIR (or /tmp) that are
+ * removed afterwards; linker NULL means GpuDefaultLinker()
+ */
+bool
+GpuLinkHsaco(const void *object, size_t len, const char *linker, void **hsaco,
+			 size_t *hsaco_len, SilvanStatus *status)
+{
+	const char *dir = getenv("TMPDIR") != NULL && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
+	char		in[512];
+	char		out[520];
+	char		log[520];
+	int			fd;
+	bool		ok;
+
+	*hsaco = NULL;
+	*hsaco_len = 0;
+	snprintf(in, sizeof(in), "%s/silvan-gpu-XXXXXX", dir);
+	if ((fd = mkstemp(in)) < 0)
+		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not link GPU code",
+						  "Creating a temporary file in %s failed: %s.", dir, strerror(errno));
+	snprintf(out, sizeof(out), "%s.hsaco", in);
+	snprintf(log, sizeof(log), "%s.log", in);
+	ok = GpuWriteFile(fd, in, object, len, status);
+	close(fd);
+	if (ok)
+		ok = GpuRunLinker(linker ? linker : GpuDefaultLinker(), in, out, log, status);
+	if (ok && (*hsaco = GpuReadFile(out, hsaco_len)) == NULL)
+		ok = StatusFail(status, SILVAN_ERROR_INTERNAL, "could not link GPU code",
+						"The linker's output %s could not be read.", out);
+	unlink(in);
+	unlink(out);
+	unlink(log);
+	return ok;
+}
