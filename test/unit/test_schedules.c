@@ -595,6 +595,21 @@ TestPartialTops(void)
 }
 
 /*
+ * Thresholds at the edges: infinities, signed zeros, values no float holds
+ * (0.1, 1e-40, 1e300), on every fourth split; MakeRows then draws rows at
+ * them and their neighbours (infinities, zeros of both signs included)
+ */
+static void
+SpecialThresholds(Forest *forest)
+{
+	static const double special[] = {INFINITY, -INFINITY, 0.0, -0.0, 0.1, 1e-40, 1e300, -1e300};
+
+	for (int64_t n = 0; n < forest->num_nodes; n++)
+		if (forest->nodes[n].kind == FOREST_NODE_NUMERIC && RandNext() % 4 == 0)
+			forest->nodes[n].threshold = special[RandNext() % 8];
+}
+
+/*
  * ONNX semantics: every comparison kind with NaN rows, and SUM, MIN and
  * MAX aggregation (base margins last, as ONNX forests have them), with
  * every schedule, representation and tiling; MIN and MAX exact everywhere
@@ -613,15 +628,18 @@ TestOnnxSemantics(void)
 		int32_t		groups;
 		int32_t		depth;
 		int			signed_zeros;	/* random_signed_zeros */
+		bool		special;	/* SpecialThresholds */
 	}			cases[] = {
-		{"onnx compares, float, sum", FOREST_SOURCE_ONNX, FOREST_FLOAT32, FOREST_AGGREGATE_SUM, 19, 1, 6, 0},
-		{"onnx compares, double, sum, all rules", FOREST_SOURCE_LIGHTGBM, FOREST_FLOAT64, FOREST_AGGREGATE_SUM, 13, 2, 7, 0},
-		{"onnx compares, float, min", FOREST_SOURCE_ONNX, FOREST_FLOAT32, FOREST_AGGREGATE_MIN, 23, 1, 6, 0},
-		{"onnx compares, float, max, 3 groups", FOREST_SOURCE_ONNX, FOREST_FLOAT32, FOREST_AGGREGATE_MAX, 29, 3, 5, 0},
-		{"onnx compares, double, min, all rules", FOREST_SOURCE_LIGHTGBM, FOREST_FLOAT64, FOREST_AGGREGATE_MIN, 17, 2, 7, 0},
-		{"onnx compares, double, max", FOREST_SOURCE_ONNX, FOREST_FLOAT64, FOREST_AGGREGATE_MAX, 11, 1, 9, 0},
-		{"onnx compares, float, min, signed zeros", FOREST_SOURCE_ONNX, FOREST_FLOAT32, FOREST_AGGREGATE_MIN, 21, 2, 5, 1},
-		{"onnx compares, double, max, signed zeros", FOREST_SOURCE_ONNX, FOREST_FLOAT64, FOREST_AGGREGATE_MAX, 21, 1, 5, -1},
+		{"onnx compares, float, sum", FOREST_SOURCE_ONNX, FOREST_FLOAT32, FOREST_AGGREGATE_SUM, 19, 1, 6, 0, false},
+		{"onnx compares, double, sum, all rules", FOREST_SOURCE_LIGHTGBM, FOREST_FLOAT64, FOREST_AGGREGATE_SUM, 13, 2, 7, 0, false},
+		{"onnx compares, float, min", FOREST_SOURCE_ONNX, FOREST_FLOAT32, FOREST_AGGREGATE_MIN, 23, 1, 6, 0, false},
+		{"onnx compares, float, max, 3 groups", FOREST_SOURCE_ONNX, FOREST_FLOAT32, FOREST_AGGREGATE_MAX, 29, 3, 5, 0, false},
+		{"onnx compares, double, min, all rules", FOREST_SOURCE_LIGHTGBM, FOREST_FLOAT64, FOREST_AGGREGATE_MIN, 17, 2, 7, 0, false},
+		{"onnx compares, double, max", FOREST_SOURCE_ONNX, FOREST_FLOAT64, FOREST_AGGREGATE_MAX, 11, 1, 9, 0, false},
+		{"onnx compares, float, min, signed zeros", FOREST_SOURCE_ONNX, FOREST_FLOAT32, FOREST_AGGREGATE_MIN, 21, 2, 5, 1, false},
+		{"onnx compares, double, max, signed zeros", FOREST_SOURCE_ONNX, FOREST_FLOAT64, FOREST_AGGREGATE_MAX, 21, 1, 5, -1, false},
+		{"onnx compares, float, max, special thresholds", FOREST_SOURCE_ONNX, FOREST_FLOAT32, FOREST_AGGREGATE_MAX, 15, 1, 6, 0, true},
+		{"onnx compares, double, sum, special thresholds", FOREST_SOURCE_LIGHTGBM, FOREST_FLOAT64, FOREST_AGGREGATE_SUM, 15, 1, 6, 0, true},
 	};
 
 	random_all_compares = true;
@@ -636,6 +654,8 @@ TestOnnxSemantics(void)
 		CHECK_MSG(forest != NULL, "%s", cases[i].name);
 		if (forest == NULL)
 			continue;
+		if (cases[i].special)
+			SpecialThresholds(forest);
 		forest->aggregate = cases[i].aggregate;
 		forest->base_margin_last = cases[i].source == FOREST_SOURCE_ONNX;
 		for (int32_t g = 0; g < forest->num_groups; g++)
@@ -644,7 +664,8 @@ TestOnnxSemantics(void)
 		CHECK_MSG(ForestUncompiledRule(forest) == NULL, "%s: %s", cases[i].name,
 				  ForestUncompiledRule(forest));
 		force_exact = cases[i].aggregate != FOREST_AGGREGATE_SUM && !cases[i].signed_zeros;
-		CheckForest(cases[i].name, forest, i < 4 ? COVER_TILED : i < 6 ? COVER_ALL : COVER_CORE);
+		CheckForest(cases[i].name, forest, i < 4 ? COVER_TILED : i < 6 || cases[i].special ?
+					COVER_ALL : COVER_CORE);
 		force_exact = false;
 		ForestFree(forest);
 	}
