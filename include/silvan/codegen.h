@@ -231,6 +231,7 @@ extern const WalkStrategy WalkLockstep;
 extern const WalkStrategy *CgWalkStrategy(MirWalkKind kind);
 extern void CgSetUpLanes(CodegenContext *cg, const MirPath *path, const CodegenEnv *env,
 						 int32_t width, WalkLane *lanes);
+extern LLVMValueRef CgAggregate(CodegenContext *cg, LLVMValueRef v_acc, LLVMValueRef v_new);
 extern void CgEmitReduce(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 						 const LLVMValueRef *v_leaf, const LLVMValueRef *v_rows,
 						 const LLVMValueRef *v_groups);

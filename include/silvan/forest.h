@@ -118,8 +118,9 @@ typedef enum ForestNodeKind
 
 /*
  * Comparison of a numeric split: go left iff x OP threshold (for a value
- * that is not missing; see ForestMissing).  The compiler implements LT and
- * LE only and refuses forests with the others (CompileForest).
+ * that is not missing; see ForestMissing).  The compiler implements all of
+ * them: it rewrites GE, GT and NE as LT, LE and EQ with the children
+ * swapped (hir.c), and stores EQ's kind in the split record (repr_split.c).
  */
 typedef enum ForestCompare
 {

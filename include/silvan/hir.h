@@ -68,6 +68,9 @@ typedef struct Hir
 } Hir;
 
 /* hir.c */
+extern bool HirNormalizeCompares(const Forest *forest, Forest **normalized,
+								 SilvanStatus *status);
+extern void HirFreeNormalized(Forest *normalized);
 extern void HirOrder(const Forest *forest, bool by_depth, int32_t *order);
 extern Hir *HirBuild(const Forest *forest, const int32_t *order, const int32_t *pad_to,
 					 SilvanStatus *status);

@@ -81,6 +81,7 @@ typedef struct ReprCategorySet
 #define REPR_HAS_NONE			0x40	/* NONE rule: NaN reads as 0, no default */
 #define REPR_HAS_LE_INF			0x10	/* x <= +inf: no strict bound exists */
 #define REPR_HAS_CATEGORICAL	0x20
+#define REPR_HAS_EQ				0x80	/* x == t splits (FLAGS layout only) */
 
 /* Split record layouts (repr_split.c), smallest that expresses the splits */
 typedef enum ReprSplitLayout

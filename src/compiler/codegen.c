@@ -38,15 +38,20 @@
  * chunk is done.  A conflicting loop (privatize) points each chunk but the
  * first at its own slice of args->partials; the reduce-dimension op that
  * follows it adds the slices of the chunks that ran into acc over the rows
- * the loop touched and zeroes them.  The outermost loops poll the
+ * the loop touched and zeroes them (MIN and MAX forests: folds them in,
+ * chunk by chunk in tree order, with the same rule as a leaf, and sets
+ * them back to NaN, their "no tree yet").  The outermost loops poll the
  * interrupt flag once per iteration and return early when it is set.
  *
- * Floating point: plain fcmp and fadd without fast-math flags, one add per
- * tree per row, in tree order for any serial schedule, so results equal
- * the interpreter's bit for bit; only conflicting (tree-parallel) loops and
- * reordered trees change the order of the sums.  Model data and row loads
+ * Floating point: plain fcmp and fadd without fast-math flags, one add (or
+ * MIN / MAX fold, CgAggregate) per tree per row, in tree order for any
+ * serial schedule, so results equal the interpreter's bit for bit; only
+ * conflicting (tree-parallel) loops and reordered trees change the order
+ * of the sums (a MIN / MAX fold picks the same value in any order, save
+ * which of 0 and -0 when both occur).  Model data and row loads
  * carry !invariant.load, since nothing the kernel stores aliases them.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -899,10 +904,26 @@ EmitLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
 		EmitSerialLoop(cg, op, &outer, &path, v_lo, v_hi, op->var);
 }
 
+/* w lanes (scalar when 1) of the aggregate's "nothing yet": 0, or NaN */
+static LLVMValueRef
+EmptyValue(CodegenContext *cg, int32_t w)
+{
+	LLVMValueRef lanes[16];		/* vectorReduce widths are 2 to 16 */
+	LLVMValueRef v_one = cg->forest->aggregate == FOREST_AGGREGATE_SUM ?
+		CgValue(cg, 0.0) : CgValue(cg, NAN);
+
+	if (w <= 1)
+		return v_one;
+	for (int32_t i = 0; i < w; i++)
+		lanes[i] = v_one;
+	return LLVMConstVector(lanes, (unsigned) w);
+}
+
 /*
  * reduceDimension after a conflicting loop: for every chunk c > 0 that ran,
  * acc[e] += partial[c - 1][e] and partial[c - 1][e] = 0, for the elements
- * of the rows the loop touched; vectors of vector_width when asked.
+ * of the rows the loop touched; vectors of vector_width when asked.  MIN
+ * and MAX: acc[e] = fold(acc[e], partial[c - 1][e]), partial = NaN.
  */
 static void
 EmitReduceDim(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
@@ -957,10 +978,10 @@ EmitReduceDim(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
 		v_load_b = LLVMBuildLoad2(b, t, v_src, "");
 		LLVMSetAlignment(v_load_a, align);
 		LLVMSetAlignment(v_load_b, align);
-		v_sum = LLVMBuildFAdd(b, v_load_a, v_load_b, "v_sum");
+		v_sum = CgAggregate(cg, v_load_a, v_load_b);
 		v_store = LLVMBuildStore(b, v_sum, v_dst);
 		LLVMSetAlignment(v_store, align);
-		v_store = LLVMBuildStore(b, LLVMConstNull(t), v_src);
+		v_store = LLVMBuildStore(b, EmptyValue(cg, w), v_src);
 		LLVMSetAlignment(v_store, align);
 		LoopClose(cg, &loop, w);
 		v_start = loop.v_iv;

@@ -26,6 +26,12 @@
  * mem2reg keeps in registers across the trees; the adds are the same.
  * atomicReduce makes the add an atomic read-modify-write (LLVM expands it
  * to a compare-and-swap loop).
+ *
+ * MIN and MAX forests fold instead of adding (CgAggregate), exactly as the
+ * interpreter does: the leaf replaces the target when the target is NaN
+ * ("no tree yet") or the leaf is strictly smaller (larger), so of equal
+ * values (0 and -0) the first in tree order stays.  Their atomicReduce is
+ * a compare-and-swap loop of its own on the value's bits.
  */
 #include <stdio.h>
 #include <string.h>
@@ -248,7 +254,65 @@ LockstepEmit(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 		v_leaf[k] = cg->repr->leaf_value(cg, v_idx[k]);
 }
 
-/* target[row][group] += leaf, lane by lane */
+/*
+ * The aggregate of the forest applied to a target value and a new one
+ * (scalars or vectors of the value type): SUM adds; MIN (MAX) takes v_new
+ * when v_acc is NaN or v_new is strictly smaller (larger), so a NaN v_new
+ * (an empty partial) leaves v_acc alone
+ */
+LLVMValueRef
+CgAggregate(CodegenContext *cg, LLVMValueRef v_acc, LLVMValueRef v_new)
+{
+	LLVMBuilderRef b = cg->builder;
+	uint8_t		aggregate = cg->forest->aggregate;
+	LLVMValueRef v_better;
+
+	if (aggregate == FOREST_AGGREGATE_SUM)
+		return LLVMBuildFAdd(b, v_acc, v_new, "v_sum");
+	v_better = LLVMBuildFCmp(b, aggregate == FOREST_AGGREGATE_MIN ? LLVMRealOLT : LLVMRealOGT,
+							 v_new, v_acc, "");
+	return LLVMBuildSelect(b, LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealUNO, v_acc, v_acc, ""),
+										  v_better, ""),
+						   v_new, v_acc, "v_aggregate");
+}
+
+/*
+ * Atomic MIN or MAX of *v_ptr and v_leaf: a compare-and-swap loop on the
+ * value's bits (LLVM 14 has no floating point min/max read-modify-write)
+ */
+static void
+AtomicAggregate(CodegenContext *cg, LLVMValueRef v_ptr, LLVMValueRef v_leaf)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMTypeRef t_bits = LLVMIntTypeInContext(cg->context,
+											  (unsigned) ForestValueSize(cg->forest) * 8);
+	LLVMValueRef v_bits_ptr = LLVMBuildBitCast(b, v_ptr, LLVMPointerType(t_bits, 0), "");
+	LLVMBasicBlockRef b_from = LLVMGetInsertBlock(b);
+	LLVMBasicBlockRef b_loop = CgNewBlock(cg, "atomic_aggregate");
+	LLVMBasicBlockRef b_done = CgNewBlock(cg, "atomic_aggregate_done");
+	LLVMValueRef v_first = LLVMBuildLoad2(b, t_bits, v_bits_ptr, "");
+	LLVMValueRef v_old;
+	LLVMValueRef v_new;
+	LLVMValueRef v_pair;
+	LLVMValueRef v_seen;
+
+	LLVMSetOrdering(v_first, LLVMAtomicOrderingMonotonic);
+	LLVMSetAlignment(v_first, (unsigned) ForestValueSize(cg->forest));
+	LLVMBuildBr(b, b_loop);
+	LLVMPositionBuilderAtEnd(b, b_loop);
+	v_old = LLVMBuildPhi(b, t_bits, "v_old");
+	v_new = LLVMBuildBitCast(b, CgAggregate(cg, LLVMBuildBitCast(b, v_old, cg->t_value, ""),
+											v_leaf), t_bits, "");
+	v_pair = LLVMBuildAtomicCmpXchg(b, v_bits_ptr, v_old, v_new, LLVMAtomicOrderingMonotonic,
+									LLVMAtomicOrderingMonotonic, false);
+	v_seen = LLVMBuildExtractValue(b, v_pair, 0, "v_seen");
+	LLVMAddIncoming(v_old, &v_first, &b_from, 1);
+	LLVMAddIncoming(v_old, &v_seen, &b_loop, 1);
+	LLVMBuildCondBr(b, LLVMBuildExtractValue(b, v_pair, 1, ""), b_done, b_loop);
+	LLVMPositionBuilderAtEnd(b, b_done);
+}
+
+/* target[row][group] += leaf (or MIN / MAX), lane by lane */
 void
 CgEmitReduce(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 			 const LLVMValueRef *v_leaf, const LLVMValueRef *v_rows,
@@ -272,8 +336,8 @@ CgEmitReduce(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 
 			if (g >= 0 && g < env->num_local)
 			{
-				LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, cg->t_value, env->v_local[g], ""),
-												v_leaf[k], "v_sum"), env->v_local[g]);
+				LLVMBuildStore(b, CgAggregate(cg, LLVMBuildLoad2(b, cg->t_value, env->v_local[g], ""),
+											  v_leaf[k]), env->v_local[g]);
 				continue;
 			}
 		}
@@ -292,12 +356,14 @@ CgEmitReduce(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 			v_ptr = LLVMBuildGEP2(b, cg->t_value, env->v_target, &v_slot, 1, "v_acc_ptr");
 			v_first = v_ptr;
 		}
-		if (op->atomic_add)
+		if (op->atomic_add && cg->forest->aggregate != FOREST_AGGREGATE_SUM)
+			AtomicAggregate(cg, v_ptr, v_leaf[k]);
+		else if (op->atomic_add)
 			LLVMBuildAtomicRMW(b, LLVMAtomicRMWBinOpFAdd, v_ptr, v_leaf[k],
 							   LLVMAtomicOrderingMonotonic, false);
 		else
-			LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, cg->t_value, v_ptr, ""),
-											v_leaf[k], "v_sum"), v_ptr);
+			LLVMBuildStore(b, CgAggregate(cg, LLVMBuildLoad2(b, cg->t_value, v_ptr, ""),
+										  v_leaf[k]), v_ptr);
 	}
 }
 

@@ -33,7 +33,8 @@
  *
  * The decisions are the interpreter's (interpret.c), written with the
  * split's own constants: x widened to double (exact for float32 forests)
- * and compared with the double threshold, LT or LE; NAN rule: NaN takes the
+ * and compared with the double threshold, LT, LE or EQ (hir.c rewrote GE,
+ * GT and NE as those with the children swapped); NAN rule: NaN takes the
  * default child, which an unordered compare gives for free when it is the
  * left one; ZERO rule: NaN or |x| <= (double) 1e-35f takes the default;
  * NONE rule: NaN compares as 0, decided at compile time; categorical
@@ -255,6 +256,26 @@ CategoricalGoesLeft(CodeTree *ct, const ForestNode *node, LLVMValueRef v_x)
 						   "v_go_left");
 }
 
+/* Does x OP t hold, for the comparisons left after hir.c (LT, LE, EQ)? */
+static bool
+CompareHolds(uint8_t compare, double x, double t)
+{
+	if (compare == FOREST_CMP_EQ)
+		return x == t;
+	return compare == FOREST_CMP_LE ? x <= t : x < t;
+}
+
+/* The fcmp of x OP t; unordered (NaN: true) when nan_true */
+static LLVMRealPredicate
+ComparePredicate(uint8_t compare, bool nan_true)
+{
+	if (compare == FOREST_CMP_EQ)
+		return nan_true ? LLVMRealUEQ : LLVMRealOEQ;
+	if (compare == FOREST_CMP_LE)
+		return nan_true ? LLVMRealULE : LLVMRealOLE;
+	return nan_true ? LLVMRealULT : LLVMRealOLT;
+}
+
 /* i1: does the row go left at split node (numeric or categorical)? */
 static LLVMValueRef
 GoesLeft(CodeTree *ct, const ForestNode *node)
@@ -265,7 +286,6 @@ GoesLeft(CodeTree *ct, const ForestNode *node)
 	LLVMValueRef v_x = LoadFeature(ct, node->feature);
 	LLVMValueRef v_xd;
 	LLVMValueRef v_th = LLVMConstReal(t_double, node->threshold);
-	bool		le = node->compare == FOREST_CMP_LE;
 	bool		nan_left;
 	LLVMValueRef v_missing;
 	LLVMValueRef v_cmp;
@@ -279,7 +299,7 @@ GoesLeft(CodeTree *ct, const ForestNode *node)
 			nan_left = node->default_left;
 			break;
 		case FOREST_MISSING_NONE:
-			nan_left = le ? 0.0 <= node->threshold : 0.0 < node->threshold;
+			nan_left = CompareHolds(node->compare, 0.0, node->threshold);
 			break;
 		default:
 			{
@@ -288,14 +308,13 @@ GoesLeft(CodeTree *ct, const ForestNode *node)
 
 				v_missing = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealUGE, v_xd, LLVMConstFNeg(v_z), ""),
 										 LLVMBuildFCmp(b, LLVMRealULE, v_xd, v_z, ""), "v_missing");
-				v_cmp = LLVMBuildFCmp(b, le ? LLVMRealOLE : LLVMRealOLT, v_xd, v_th, "");
+				v_cmp = LLVMBuildFCmp(b, ComparePredicate(node->compare, false), v_xd, v_th, "");
 				return LLVMBuildSelect(b, v_missing, LLVMConstInt(cg->t_i1, node->default_left, false),
 									   v_cmp, "v_go_left");
 			}
 	}
 	/* NaN goes left exactly when the unordered compare says so */
-	return LLVMBuildFCmp(b, nan_left ? (le ? LLVMRealULE : LLVMRealULT) :
-						 (le ? LLVMRealOLE : LLVMRealOLT), v_xd, v_th, "v_go_left");
+	return LLVMBuildFCmp(b, ComparePredicate(node->compare, nan_left), v_xd, v_th, "v_go_left");
 }
 
 /*

@@ -4,6 +4,9 @@
  *
  * Passes, in order, each in its own file:
  *
+ *   hir.c      splits comparing with >=, > or != rewritten as <, <= and ==
+ *              with their children swapped (HirNormalizeCompares): the
+ *              passes below only meet LT, LE and EQ
  *   mir.c      schedule -> MIR loop nest, reductions legalized (needs only
  *              the tree and group counts), and the padding its walks ask for
  *   hir.c      Forest -> HIR (walk order, sibling pairs, padding)
@@ -15,15 +18,18 @@
  *
  * The compiled forest keeps the buffers, the machine code and the text of
  * every level for explain; the Forest itself is not referenced afterwards.
- * A call allocates the zeroed partial buffer that privatized reductions
- * need (one slice per extra thread) and hands the kernel the runtime's
- * parallel-for and interrupt flag.
+ * A call allocates the partial buffer that privatized reductions need (one
+ * slice per extra thread, holding the aggregate's "nothing yet": 0 for
+ * SUM, NaN for MIN and MAX) and hands the kernel the runtime's
+ * parallel-for and interrupt flag.  Every comparison and aggregate of the
+ * Forest IR compiles; ForestUncompiledRule names what would not.
  *
  * CompileForest and CompiledForestFree are the compiler's only stretches
  * of LLVM calls (explain prints IR kept as text at compile time), and each
  * runs inside an LlvmErrorsEnter/Leave bracket: an LLVM fatal error or
  * out-of-memory there reaches the adapter's callback, not abort().
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +50,7 @@ struct CompiledForest
 	SilvanBatchFn fn;
 	int32_t		num_groups;
 	size_t		value_size;
+	uint8_t		aggregate;		/* ForestAggregate: how partials start */
 	bool		needs_partials;
 	double		compile_ms;
 	JitSource	code_source;	/* compiled, from the disk cache, or shared */
@@ -304,6 +311,7 @@ CompileBracketed(const Forest *forest, const Schedule *schedule,
 	compiled->schedule.representation[sizeof(compiled->schedule.representation) - 1] = '\0';
 	compiled->num_groups = forest->num_groups;
 	compiled->value_size = ForestValueSize(forest);
+	compiled->aggregate = forest->aggregate;
 	ok = CheckLayout(forest, &compiled->schedule, profile, status) &&
 		MirBuild(&compiled->schedule, forest->num_trees, forest->num_groups, mir, status);
 	if (ok)
@@ -335,21 +343,37 @@ CompileForest(const Forest *forest, const Schedule *schedule,
 			  const ForestProfile *profile, SilvanStatus *status)
 {
 	CompiledForest *compiled;
+	Forest	   *normalized;
 
-	if (!CompileSupported(forest, status))
+	if (!CompileSupported(forest, status) ||
+		!HirNormalizeCompares(forest, &normalized, status))
 		return NULL;
 	LlvmErrorsEnter();
-	compiled = CompileBracketed(forest, schedule, profile, status);
+	compiled = CompileBracketed(normalized ? normalized : forest, schedule, profile, status);
 	LlvmErrorsLeave();
+	HirFreeNormalized(normalized);
 	return compiled;
+}
+
+/* Set n values of partial slices to NaN: "no tree yet" of MIN and MAX */
+static void
+PartialsEmpty(void *partials, size_t n, size_t value_size)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		if (value_size == sizeof(float))
+			((float *) partials)[i] = NAN;
+		else
+			((double *) partials)[i] = NAN;
+	}
 }
 
 /*
  * Add all trees' leaf values into acc (prepared by ForestMarginsInit),
  * stopping early once *stop is nonzero; true when *stop was still zero at
  * the end, that is, when every row got every tree.  Privatized reductions
- * get one zeroed slice per thread beyond the first; without memory for
- * them the call runs them in one chunk.
+ * get one empty slice per thread beyond the first (zeros, or NaN for MIN
+ * and MAX); without memory for them the call runs them in one chunk.
  */
 bool
 CompiledForestRun(const CompiledForest *compiled, const void *rows,
@@ -376,8 +400,12 @@ CompiledForestRun(const CompiledForest *compiled, const void *rows,
 	{
 		int64_t		chunks = RuntimeMaxThreads();
 
-		args.partials = calloc((size_t) (chunks - 1) * (size_t) num_rows *
-							   (size_t) compiled->num_groups, compiled->value_size);
+		size_t		n = (size_t) (chunks - 1) * (size_t) num_rows *
+			(size_t) compiled->num_groups;
+
+		args.partials = calloc(n, compiled->value_size);
+		if (args.partials != NULL && compiled->aggregate != FOREST_AGGREGATE_SUM)
+			PartialsEmpty(args.partials, n, compiled->value_size);
 		if (args.partials != NULL)
 			args.max_chunks = chunks;
 	}

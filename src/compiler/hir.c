@@ -18,12 +18,100 @@
  * Trees keep the model's order unless the schedule says reorderTrees():
  * sorting them by depth changes the order of the float sums, so results
  * then match the interpreter only up to rounding.
+ *
+ * Before any of that, HirNormalizeCompares rewrites the comparisons the
+ * lowering passes do not know into those they do, exactly: a split going
+ * left iff x >= t (>, !=) is the split going left iff x < t (<=, ==) with
+ * its children and its default child swapped.  For every value that is
+ * compared (not NaN, or NaN read as 0 by the ZERO and NONE rules) the one
+ * is the negation of the other, and the default child is still the child
+ * a missing value takes.  Child indices are swapped in place, so node
+ * numbers (and profiles counting hits by node) stay valid.  What remains
+ * is LT, LE and EQ.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "silvan/hir.h"
+
+/* The comparison that is the negation of c for non-NaN values, or c */
+static uint8_t
+HirNegatedCompare(uint8_t c)
+{
+	switch (c)
+	{
+		case FOREST_CMP_GE:
+			return FOREST_CMP_LT;
+		case FOREST_CMP_GT:
+			return FOREST_CMP_LE;
+		case FOREST_CMP_NE:
+			return FOREST_CMP_EQ;
+	}
+	return c;
+}
+
+/* Does the node compare with >=, > or != (which HirNormalizeCompares rewrites)? */
+static bool
+HirNeedsSwap(const ForestNode *node)
+{
+	return node->kind == FOREST_NODE_NUMERIC && HirNegatedCompare(node->compare) != node->compare;
+}
+
+/*
+ * A copy of the forest with >=, > and != splits rewritten as <, <= and ==
+ * with their children and default swapped (see the top of the file), in
+ * *normalized; NULL there when no split needs it.  The copy owns only its
+ * node array (free it with HirFreeNormalized); everything else is shared.
+ */
+bool
+HirNormalizeCompares(const Forest *forest, Forest **normalized, SilvanStatus *status)
+{
+	Forest	   *copy;
+	ForestNode *nodes;
+	int64_t		n = 0;
+
+	*normalized = NULL;
+	while (n < forest->num_nodes && !HirNeedsSwap(&forest->nodes[n]))
+		n++;
+	if (n == forest->num_nodes)
+		return true;
+	copy = malloc(sizeof(Forest));
+	nodes = malloc(sizeof(ForestNode) * (size_t) forest->num_nodes);
+	if (copy == NULL || nodes == NULL)
+	{
+		free(copy);
+		free(nodes);
+		return StatusNoMemory(status, "the normalized splits");
+	}
+	*copy = *forest;
+	copy->nodes = nodes;
+	memcpy(nodes, forest->nodes, sizeof(ForestNode) * (size_t) forest->num_nodes);
+	for (; n < forest->num_nodes; n++)
+	{
+		ForestNode *node = &copy->nodes[n];
+		int32_t		left = node->left;
+
+		if (!HirNeedsSwap(node))
+			continue;
+		node->compare = HirNegatedCompare(node->compare);
+		node->left = node->right;
+		node->right = left;
+		node->default_left = !node->default_left;
+	}
+	*normalized = copy;
+	return true;
+}
+
+/* Free a copy made by HirNormalizeCompares (not the arrays it shares) */
+void
+HirFreeNormalized(Forest *normalized)
+{
+	if (normalized == NULL)
+		return;
+	free(normalized->nodes);
+	free(normalized);
+}
 
 /* Scratch space for sizing one tree at a time */
 typedef struct HirScratch
@@ -285,6 +373,7 @@ HirDumpNode(TextBuf *buf, const Forest *forest, const HirNode *node, int32_t i)
 {
 	const ForestNode *fnode = &forest->nodes[node->source];
 	static const char *const missing[] = {"nan", "zero", "none"};
+	static const char *const compares[] = {"<", "<=", ">=", ">", "==", "!="};
 
 	TextAppend(buf, "    n%d: ", i);
 	if (node->padding)
@@ -293,7 +382,7 @@ HirDumpNode(TextBuf *buf, const Forest *forest, const HirNode *node, int32_t i)
 		TextAppend(buf, "leaf %.9g", fnode->leaf_value);
 	else if (fnode->kind == FOREST_NODE_NUMERIC)
 		TextAppend(buf, "f%d %s %.9g missing %s default %s -> n%d, n%d",
-				   fnode->feature, fnode->compare == FOREST_CMP_LT ? "<" : "<=",
+				   fnode->feature, compares[fnode->compare],
 				   fnode->threshold, missing[fnode->missing],
 				   fnode->default_left ? "left" : "right", node->left, node->left + 1);
 	else

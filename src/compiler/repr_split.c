@@ -22,7 +22,15 @@
  *     The feature sits in the low 24 bits and the rule flags above, and the
  *     code tests only the rules the forest uses.
  *
- * Every numeric split becomes a strict compare x < b first:
+ * Splits arrive comparing with <, <= or == only (hir.c rewrote >=, > and
+ * != exactly).  An == split is the one kind that is no strict bound, so
+ * it carries its kind in the record: the EQ flag, FLAGS layout only, set
+ * only on == splits and tested only in forests that have one.  Its record
+ * holds t itself (a float forest's t that no float equals is stored as
+ * NaN, which no value equals), and it goes left iff x is ordered-equal to
+ * it; NaN (after the ZERO / NONE rules read it as 0) takes the default.
+ *
+ * Every other numeric split becomes a strict compare x < b first:
  *
  *   - LT against a double threshold t in a float forest: b is the smallest
  *     float >= t (for float x, x < t iff x < b);
@@ -65,6 +73,7 @@
 /* feature_flags bits */
 #define SPLIT_FEATURE_MASK		0x00FFFFFFu
 #define SPLIT_DEFAULT_LEFT		(1u << 24)
+#define SPLIT_EQ				(1u << 25)
 #define SPLIT_NAN_TO_ZERO		(1u << 26)
 #define SPLIT_ZERO				(1u << 27)
 #define SPLIT_LE_INF			(1u << 28)
@@ -114,13 +123,33 @@ SplitStrictBound(const ForestNode *node, ForestPrecision precision, double *boun
 	return true;
 }
 
+/*
+ * The value an == split's record holds: t, or in a float forest where no
+ * float equals t, NaN (equal to nothing)
+ */
+static double
+SplitEqualValue(const ForestNode *node, ForestPrecision precision)
+{
+	double		t = node->threshold;
+
+	if (precision == FOREST_FLOAT32 && (double) (float) t != t)
+		return NAN;
+	return t;
+}
+
 /* Record of a numeric split; note the kinds of rule it needs */
 static void
 SplitNumeric(const ForestNode *node, ForestPrecision precision, ReprRecord *rec,
 			 uint32_t *has)
 {
 	rec->feature_flags = (uint32_t) node->feature;
-	if (!SplitStrictBound(node, precision, &rec->threshold))
+	if (node->compare == FOREST_CMP_EQ)
+	{
+		rec->threshold = SplitEqualValue(node, precision);
+		rec->feature_flags |= SPLIT_EQ;
+		*has |= REPR_HAS_EQ;
+	}
+	else if (!SplitStrictBound(node, precision, &rec->threshold))
 	{
 		rec->feature_flags |= SPLIT_LE_INF;
 		*has |= REPR_HAS_LE_INF;
@@ -301,7 +330,8 @@ SplitMirrorBound(const ReprRecord *rec, ForestPrecision precision, double *bound
 }
 
 /*
- * Pick the layout.  PLAIN needs no per-split rule: either every numeric
+ * Pick the layout.  == splits, the ZERO rule and categorical splits need
+ * FLAGS.  PLAIN needs no per-split rule: either every numeric
  * split reads NaN as 0 (NONE) or every one sends NaN the same way.  SIGN
  * needs every split numeric with the NaN rule and expressible as "go right
  * iff y >= b or NaN": a NaN-right split needs a bound (not LE_INF), a
@@ -315,7 +345,7 @@ SplitPickLayout(const ReprRecord *recs, int64_t num_nodes, uint32_t has,
 	uint32_t	nan_rule = has & both;
 	double		bound;
 
-	if ((has & (REPR_HAS_ZERO | REPR_HAS_CATEGORICAL)) ||
+	if ((has & (REPR_HAS_ZERO | REPR_HAS_CATEGORICAL | REPR_HAS_EQ)) ||
 		((has & REPR_HAS_NONE) && nan_rule))
 		return REPR_SPLIT_FLAGS;
 	if (!(has & REPR_HAS_LE_INF) && nan_rule != both)
@@ -582,6 +612,20 @@ SplitCategoryBranch(CodegenContext *cg, const ReprNode *node, LLVMValueRef v_x,
 	return v_phi;
 }
 
+/* == split: NaN (not read as 0) takes the default, else x == t */
+static LLVMValueRef
+SplitEqualGoLeft(CodegenContext *cg, const ReprNode *node, LLVMValueRef v_num,
+				 LLVMValueRef v_go_left)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMValueRef v_eq = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, v_num, v_num, ""),
+										SplitFlag(cg, node, SPLIT_DEFAULT_LEFT),
+										LLVMBuildFCmp(b, LLVMRealOEQ, v_num,
+													  node->v_threshold, ""), "v_equal");
+
+	return LLVMBuildSelect(b, SplitFlag(cg, node, SPLIT_EQ), v_eq, v_go_left, "");
+}
+
 /* i1: does the row go left at this node? */
 static LLVMValueRef
 SplitGoLeft(CodegenContext *cg, const ReprNode *node, LLVMValueRef v_x)
@@ -594,6 +638,8 @@ SplitGoLeft(CodegenContext *cg, const ReprNode *node, LLVMValueRef v_x)
 		v_go_left = LLVMBuildSelect(cg->builder, SplitFlag(cg, node, SPLIT_LE_INF),
 									SplitCompare(cg, node, v_num, node->v_threshold, true),
 									v_go_left, "");
+	if (has & REPR_HAS_EQ)
+		v_go_left = SplitEqualGoLeft(cg, node, v_num, v_go_left);
 	if (has & REPR_HAS_ZERO)
 		v_go_left = SplitZeroDefault(cg, node, v_num, v_go_left);
 	if (has & REPR_HAS_CATEGORICAL)

@@ -13,7 +13,8 @@
  *
  * The schedule target lowers every schedule it parses for two fixed
  * forests; the binary-form target lowers every forest it loads under the
- * compiler's default schedule and a few that tile, reorder and pad.
+ * compiler's default schedule and a few that tile, reorder and pad, after
+ * rewriting >=, > and != splits as CompileForest does (HirNormalizeCompares).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -182,16 +183,29 @@ FuzzLower(const FuzzLowering *l, const Schedule *schedule, bool gather)
 
 /* Lower a loaded forest under the default schedule and a few others */
 void
-FuzzLowerForest(const Forest *forest)
+FuzzLowerForest(const Forest *loaded)
 {
 	int64_t		num_rows;
-	void	   *rows = FuzzMakeRows(forest, &num_rows);
+	void	   *rows;
 	FuzzLowering l;
 	Schedule	schedule;
 	SilvanStatus status;
+	Forest	   *normalized;
+	const Forest *forest = loaded;
 
-	if (rows == NULL)
+	if (!HirNormalizeCompares(loaded, &normalized, &status))
+	{
+		FuzzCheckStatus(&status, "normalizing the comparisons");
 		return;
+	}
+	if (normalized != NULL)
+		forest = normalized;
+	rows = FuzzMakeRows(forest, &num_rows);
+	if (rows == NULL)
+	{
+		HirFreeNormalized(normalized);
+		return;
+	}
 	FuzzLoweringInit(&l, forest, rows, num_rows);
 	ScheduleDefault(forest, 1024, &schedule);
 	FuzzLower(&l, &schedule, false);
@@ -203,4 +217,5 @@ FuzzLowerForest(const Forest *forest)
 	}
 	FuzzLoweringFree(&l);
 	free(rows);
+	HirFreeNormalized(normalized);
 }

@@ -30,8 +30,10 @@
  *	 ONNX (test/fixtures/onnx, made by make_onnx_fixtures.py, whose
  *	 references emulate ONNX Runtime): exact.  ONNX Runtime's outputs are
  *	 float32 tensors, so ours are rounded to float and must be equal.
- *	 Forests using rules the compiler lacks (==, !=, MIN/MAX) must be
- *	 refused by CompileForest (UNSUPPORTED) and are checked interpreted.
+ *	 Every ONNX rule (==, !=, >=, >, MIN/MAX) compiles, so these forests
+ *	 are checked compiled too; a forest with a rule the compiler lacked
+ *	 (ForestUncompiledRule) would have to be refused by CompileForest
+ *	 (UNSUPPORTED) and be checked interpreted.
  *
  * Models without inputs (and every model besides) also run on synthetic
  * rows built from their own split thresholds, to compare interpreter and

@@ -6,7 +6,11 @@
  *   equal, bit for bit after rounding to float32 (ONNX Runtime's output
  *   type), what the script's emulation of ONNX Runtime computed: labels,
  *   probabilities, regression values.  The forest must survive the binary
- *   form (class labels included) unchanged.
+ *   form (class labels included) unchanged.  Every fixture compiles
+ *   (comparisons ==, !=, >=, >, MIN and MAX aggregation included) under a
+ *   spread of schedules, representations and tile sizes, and the compiled
+ *   outputs must equal the interpreter's margins bit for bit and the
+ *   expected CSV's values.
  * - asprasad/treebeard's ONNX conversions of XGBoost models, against
  *   XGBoost's own predictions (the CSVs): with the base value added first,
  *   as XGBoost does, every row matches bit for bit, which shows that every
@@ -29,6 +33,7 @@
 #include <unistd.h>
 
 #include "silvan/compiler.h"
+#include "silvan/runtime.h"
 #include "unit.h"
 
 #define FIXTURES "test/fixtures/onnx"
@@ -112,9 +117,12 @@ LoadOnnx(const char *path, SilvanStatus *status)
 	return forest;
 }
 
-/* Margins of n rows (doubles, converted to the forest's precision) */
+/*
+ * Margins of n rows (doubles, converted to the forest's precision), by the
+ * interpreter, or by compiled code when compiled is not NULL
+ */
 static double *
-Margins(const Forest *forest, const double *x, int64_t n)
+MarginsOf(const Forest *forest, const CompiledForest *compiled, const double *x, int64_t n)
 {
 	size_t		vs = ForestValueSize(forest);
 	void	   *rows = malloc(vs * (size_t) (n * forest->num_features) + 1);
@@ -129,11 +137,21 @@ Margins(const Forest *forest, const double *x, int64_t n)
 			((double *) rows)[i] = x[i];
 	}
 	ForestMarginsInit(forest, acc, n);
-	ForestInterpretAccumulate(forest, rows, n, acc);
+	if (compiled)
+		CompiledForestAccumulate(compiled, rows, n, acc);
+	else
+		ForestInterpretAccumulate(forest, rows, n, acc);
 	ForestMarginsFinish(forest, acc, n, margins);
 	free(rows);
 	free(acc);
 	return margins;
+}
+
+/* Margins of n rows by the interpreter */
+static double *
+Margins(const Forest *forest, const double *x, int64_t n)
+{
+	return MarginsOf(forest, NULL, x, n);
 }
 
 /* Equal as float32 (ONNX Runtime's outputs), NaN equal to NaN */
@@ -145,11 +163,15 @@ SameFloat(double got, double want)
 	return (float) got == (float) want;
 }
 
-/* Compare one fixture's outputs with its expected CSV; returns mismatches */
+/*
+ * Compare one fixture's outputs (interpreted, or by compiled code when
+ * compiled is not NULL) with its expected CSV; returns mismatches
+ */
 static int64_t
-CompareFixture(const char *name, const Forest *forest, const Csv *x, const Csv *want)
+CompareFixture(const char *name, const Forest *forest, const CompiledForest *compiled,
+			   const Csv *x, const Csv *want)
 {
-	double	   *m = Margins(forest, x->v, x->rows);
+	double	   *m = MarginsOf(forest, compiled, x->v, x->rows);
 	double		out[64];
 	int64_t		bad = 0;
 
@@ -216,53 +238,142 @@ CheckRoundTrip(const char *name, const Forest *forest, const Csv *x)
 	free(data);
 }
 
-/* Compiled code where the compiler implements the forest's rules; a refusal otherwise */
-static void
-CheckCompiles(const char *name, const Forest *forest, const Csv *x)
+/*
+ * Schedules the fixtures compile under (each with every representation):
+ * the loop shapes and walk strategies of test_schedules.c, the default
+ * first; tiled ones get tileTrees(4) and (8)
+ */
+static const char *const fixture_schedules[] = {
+	NULL,
+	"tile(batch, b0, b1, 16); reorder(b0, tree, b1); parallel(b0)",
+	"tile(tree, t0, t1, 3); reorder(t0, batch, t1); parallel(t0)",
+	"tile(tree, t0, t1, 2); reorder(t0, batch, t1); parallel(t0); atomicReduce(t0)",
+	"tile(tree, t0, t1, 2); reorder(t0, batch, t1); parallel(t0); vectorReduce(t0, 4)",
+	"tile(batch, b0, b1, 16); reorder(b0, tree, b1); tile(b1, b2, b3, 8); interleave(b3)",
+	"tile(batch, b0, b1, 16); reorder(b0, tree, b1); tile(b1, b2, b3, 4); interleave(b3); "
+	"unrollWalk(b3, 6)",
+	"tile(batch, b0, b1, 16); reorder(b0, tree, b1); interleave(b1); peelWalk(b1, 2)",
+	"tile(tree, t0, t1, 4); interleave(t1); unrollWalk(t1, 6)",
+	"tile(batch, b0, b1, 16); reorder(b0, b1, tree); specialize(tree); codeWalk(tree, 6, branchy)",
+	"tile(batch, b0, b1, 16); reorder(b0, tree, b1); specialize(tree); codeWalk(b1, 2, select)",
+	"tile(batch, b0, b1, 16); reorder(b0, tree, b1); earlyExitWalk(b1)",
+	"tile(tree, t0, t1, 4); interleave(t1); earlyExitWalk(t1)",
+	"tile(batch, b0, b1, 16); reorder(b0, tree, b1); reorderTrees()",
+};
+
+#define NUM_FIXTURE_SCHEDULES \
+	((int) (sizeof(fixture_schedules) / sizeof(fixture_schedules[0])))
+
+/* Schedule i of fixture_schedules with a representation and tile size */
+static bool
+FixtureSchedule(const Forest *forest, int i, const char *repr, int tile_size,
+				Schedule *schedule, SilvanStatus *st)
 {
-	Schedule	schedule;
+	char		text[512];
+
+	if (fixture_schedules[i] == NULL)
+	{
+		ScheduleDefault(forest, 0, schedule);
+		snprintf(schedule->representation, sizeof(schedule->representation), "%s", repr);
+		schedule->tile_size = tile_size;
+		return true;
+	}
+	snprintf(text, sizeof(text), "%s; representation(%s); tileTrees(%d, uniform)",
+			 fixture_schedules[i], repr, tile_size);
+	return ScheduleParse(text, schedule, st);
+}
+
+/*
+ * One compiled variant of a fixture: margins bit for bit the interpreter's
+ * (MIN and MAX pick a value, so even reordering schedules must agree; SUM
+ * under those agrees within rounding) and outputs the expected CSV's
+ */
+static void
+CheckCompiledVariant(const char *name, const Forest *forest, const Schedule *schedule,
+					 const char *what, const Csv *x, const Csv *want)
+{
 	SilvanStatus st;
 	CompiledForest *compiled;
-	const char *rule = ForestUncompiledRule(forest);
+	bool		reorders = schedule->reorder_trees || strstr(what, "parallel(t0)") != NULL;
 
 	StatusClear(&st);
-	ScheduleDefault(forest, (int32_t) x->rows, &schedule);
-	compiled = CompileForest(forest, &schedule, NULL, &st);
-	if (rule != NULL)
+	compiled = CompileForest(forest, schedule, NULL, &st);
+	CHECK_MSG(compiled != NULL, "%s [%s]: compile: %s: %s", name, what, st.message, st.detail);
+	if (compiled == NULL)
+		return;
+	for (int threads = 1; threads <= 3; threads += 2)
 	{
-		CHECK_MSG(compiled == NULL && st.kind == SILVAN_ERROR_UNSUPPORTED &&
-				  strstr(st.detail, rule) != NULL,
-				  "%s: uses %s, compile gave %s: %s", name, rule, st.message, st.detail);
-	}
-	else
-	{
-		size_t		vs = ForestValueSize(forest);
-		void	   *rows = malloc(vs * (size_t) (x->rows * forest->num_features));
-		void	   *acc = malloc(vs * (size_t) (x->rows * forest->num_groups));
-		void	   *want = malloc(vs * (size_t) (x->rows * forest->num_groups));
+		double	   *a = Margins(forest, x->v, x->rows);
+		double	   *b;
+		int64_t		bad;
 
-		CHECK_MSG(compiled != NULL, "%s: compile: %s: %s", name, st.message, st.detail);
-		for (int64_t i = 0; i < x->rows * forest->num_features; i++)
-		{
-			if (forest->precision == FOREST_FLOAT32)
-				((float *) rows)[i] = (float) x->v[i];
-			else
-				((double *) rows)[i] = x->v[i];
-		}
-		ForestMarginsInit(forest, want, x->rows);
-		ForestInterpretAccumulate(forest, rows, x->rows, want);
-		if (compiled != NULL)
-		{
-			ForestMarginsInit(forest, acc, x->rows);
-			CompiledForestAccumulate(compiled, rows, x->rows, acc);
-			CHECK_MSG(memcmp(acc, want, vs * (size_t) (x->rows * forest->num_groups)) == 0,
-					  "%s: compiled margins differ from the interpreter's", name);
-		}
-		free(rows);
-		free(acc);
-		free(want);
+		RuntimeSetMaxThreads(threads);
+		b = MarginsOf(forest, compiled, x->v, x->rows);
+		if (!reorders || forest->aggregate != FOREST_AGGREGATE_SUM)
+			CHECK_MSG(memcmp(a, b, sizeof(double) * x->rows * forest->num_groups) == 0,
+					  "%s [%s], %d threads: compiled margins differ from the interpreter's",
+					  name, what, threads);
+		bad = reorders && forest->aggregate == FOREST_AGGREGATE_SUM ? 0 :
+			CompareFixture(name, forest, compiled, x, want);
+		CHECK_MSG(bad == 0, "%s [%s], %d threads: %lld compiled rows differ from ONNX Runtime's",
+				  name, what, threads, (long long) bad);
+		free(a);
+		free(b);
 	}
+	RuntimeSetMaxThreads(1);
 	CompiledForestFree(compiled);
+}
+
+/* Does a fixture use a rule the compiler once refused (==, !=, MIN, MAX)? */
+static bool
+UsesOnnxOnlyRules(const Forest *forest)
+{
+	if (forest->aggregate != FOREST_AGGREGATE_SUM)
+		return true;
+	for (int64_t n = 0; n < forest->num_nodes; n++)
+		if (forest->nodes[n].kind == FOREST_NODE_NUMERIC &&
+			forest->nodes[n].compare > FOREST_CMP_LE)
+			return true;
+	return false;
+}
+
+/*
+ * Every fixture compiles, with every representation, and gives the
+ * expected outputs; those with ONNX's own rules (==, !=, MIN and MAX)
+ * under every schedule of fixture_schedules, and the default, tree-parallel,
+ * peeled, code and early-exit walks in tiles of 4 and 8 too
+ */
+static void
+CheckCompiles(const char *name, const Forest *forest, const Csv *x, const Csv *want)
+{
+	static const char *const reprs[] = {"array", "sparse", "reorg"};
+	static const int tile_sizes[] = {1, 4, 8};
+	static const bool tiled[NUM_FIXTURE_SCHEDULES] = {
+		[0] = true, [2] = true, [7] = true, [9] = true, [11] = true
+	};
+	const char *rule = ForestUncompiledRule(forest);
+	int			num_schedules = UsesOnnxOnlyRules(forest) ? NUM_FIXTURE_SCHEDULES : 1;
+
+	CHECK_MSG(rule == NULL, "%s: the compiler refuses %s", name, rule ? rule : "");
+	for (int i = 0; i < num_schedules; i++)
+		for (int r = 0; r < 3; r++)
+			for (int z = 0; z < (tiled[i] && num_schedules > 1 ? 3 : 1); z++)
+			{
+				Schedule	schedule;
+				SilvanStatus st;
+				char		what[640];
+
+				StatusClear(&st);
+				snprintf(what, sizeof(what), "%s, %s, tiles of %d",
+						 fixture_schedules[i] ? fixture_schedules[i] : "default", reprs[r],
+						 tile_sizes[z]);
+				if (!FixtureSchedule(forest, i, reprs[r], tile_sizes[z], &schedule, &st))
+				{
+					CHECK_MSG(false, "%s [%s]: %s: %s", name, what, st.message, st.detail);
+					continue;
+				}
+				CheckCompiledVariant(name, forest, &schedule, what, x, want);
+			}
 }
 
 /* Every fixture of test/fixtures/onnx/MANIFEST */
@@ -304,14 +415,14 @@ TestFixtures(void)
 		CHECK((strcmp(kind, "clf") == 0) == (forest->class_labels != NULL));
 		if (x.rows == want.rows && x.cols == forest->num_features)
 		{
-			bad = CompareFixture(name, forest, &x, &want);
+			bad = CompareFixture(name, forest, NULL, &x, &want);
 			CHECK_MSG(bad == 0, "%s: %lld rows differ from ONNX Runtime's", name, (long long) bad);
 			printf("%s %-26s %-8s %-7s trees %3d rows %3lld%s\n", bad ? "FAIL" : "ok  ", name,
 				   forest->precision == FOREST_FLOAT32 ? "float32" : "float64",
 				   forest->class_labels ? "labels" : "", forest->num_trees, (long long) x.rows,
-				   ForestUncompiledRule(forest) ? " (interpreted only)" : "");
+				   ForestUncompiledRule(forest) ? " (interpreted only)" : " (compiled too)");
 			CheckRoundTrip(name, forest, &x);
-			CheckCompiles(name, forest, &x);
+			CheckCompiles(name, forest, &x, &want);
 		}
 		free(x.v);
 		free(want.v);

@@ -18,7 +18,16 @@
  * Serial schedules must equal the interpreter bit for bit.  Schedules that
  * sum trees in another order (a parallel loop over trees, reorderTrees)
  * must agree within 1e-6 (1 + |x|) in float32 and 1e-12 (1 + |x|) in
- * float64.  A representation may refuse a model it cannot hold (reorg and
+ * float64.
+ *
+ * ONNX semantics (TestOnnxSemantics): forests whose splits compare with
+ * every kind (<, <=, >=, >, ==, !=), thresholds that rows hit exactly, NaN
+ * in the rows, under SUM, MIN and MAX aggregation, get the whole spread,
+ * tiles included.  MIN and MAX without -0 leaves must equal the interpreter
+ * bit for bit under every schedule, tree-parallel (privatized partials
+ * folded in chunk order), atomic and reordered ones too: the fold picks one
+ * of the values, and only equal values of different bits (0 and -0) could
+ * tell the order apart; with -0 leaves, the serial schedules stay exact.  A representation may refuse a model it cannot hold (reorg and
  * deep trees) with SILVAN_ERROR_UNSUPPORTED; anything else is a failure.
  */
 #include <float.h>
@@ -217,6 +226,9 @@ CheckBatch(const Forest *forest, const CompiledForest *compiled, const void *row
 static int	compiled_count = 0;
 static int	refused_count = 0;
 
+/* Compare bit for bit even where a schedule reorders (MIN/MAX forests) */
+static bool force_exact = false;
+
 /*
  * Compile under one schedule, representation and tiling (tile_size 1: none);
  * compare on several batches
@@ -276,7 +288,7 @@ CheckOne(const char *model, const Forest *forest, const TestSchedule *ts,
 		{
 			char		why[256] = "";
 			bool		same = CheckBatch(forest, compiled, rows, want, batches[i],
-										  ts->reorders, why, sizeof(why));
+										  ts->reorders && !force_exact, why, sizeof(why));
 
 			CHECK_MSG(same, "%s [%s, %s]: %lld rows, %d threads: %s", model, ts->name, what,
 					  (long long) batches[i], threads, why);
@@ -336,6 +348,48 @@ CheckForest(const char *model, const Forest *forest, Coverage coverage)
 	free(rows);
 }
 
+/*
+ * What RandomForest draws beyond its arguments (TestOnnxSemantics): every
+ * comparison kind, thresholds a float holds exactly (so that == meets
+ * rows), -0 leaves
+ */
+static bool random_all_compares = false;
+static int	random_signed_zeros = 0;	/* 1 (-1): 0, -0 or positive (negative) leaves */
+
+/* A comparison for a random split: the source's, or any kind */
+static uint8_t
+RandomCompare(ForestSource source)
+{
+	if (random_all_compares)
+		return (uint8_t) (RandNext() % (FOREST_CMP_NE + 1));
+	return source == FOREST_SOURCE_LIGHTGBM ? FOREST_CMP_LE : FOREST_CMP_LT;
+}
+
+/* A random threshold; half of them quarters (exact in float) when all kinds */
+static double
+RandomThreshold(void)
+{
+	if (random_all_compares && RandNext() % 2)
+		return (double) ((int64_t) (RandNext() % 81) - 40) / 4.0;
+	return ((double) (RandNext() % 2001) - 1000.0) / 97.0;
+}
+
+/*
+ * A random leaf value; with signed zeros, half are -0 or +0 and the rest
+ * of one sign, so that MIN (MAX) often ties 0 with -0
+ */
+static double
+RandomLeaf(void)
+{
+	double		v = ((double) (RandNext() % 2001) - 1000.0) / 997.0;
+
+	if (random_signed_zeros == 0)
+		return v;
+	if (RandNext() % 2 == 0)
+		return RandNext() % 2 ? -0.0 : 0.0;
+	return random_signed_zeros * (fabs(v) + 0.5);
+}
+
 /* A random forest: splits of every rule, uneven depths, several groups */
 static Forest *
 RandomForest(ForestSource source, ForestPrecision precision, int32_t num_trees,
@@ -384,16 +438,16 @@ RandomForest(ForestSource source, ForestPrecision precision, int32_t num_trees,
 			{
 				node->kind = FOREST_NODE_LEAF;
 				node->feature = node->left = node->right = -1;
-				node->leaf_value = ((double) (RandNext() % 2001) - 1000.0) / 997.0;
+				node->leaf_value = RandomLeaf();
 				continue;
 			}
 			node->kind = categorical && RandNext() % 4 == 0 ?
 				FOREST_NODE_CATEGORICAL : FOREST_NODE_NUMERIC;
 			node->feature = (int32_t) (RandNext() % 5);
-			node->compare = source == FOREST_SOURCE_LIGHTGBM ? FOREST_CMP_LE : FOREST_CMP_LT;
+			node->compare = RandomCompare(source);
 			node->missing = source == FOREST_SOURCE_LIGHTGBM ? (uint8_t) (RandNext() % 3) : 0;
 			node->default_left = RandNext() % 2;
-			node->threshold = ((double) (RandNext() % 2001) - 1000.0) / 97.0;
+			node->threshold = RandomThreshold();
 			if (node->kind == FOREST_NODE_CATEGORICAL)
 			{
 				node->missing = FOREST_MISSING_NAN;
@@ -436,7 +490,7 @@ TestGenerated(void)
 		int32_t		depth;
 		bool		categorical;
 	}			cases[] = {
-		{"random xgboost float", FOREST_SOURCE_XGBOOST, FOREST_FLOAT32, 23, 1, 6, false},
+		{"random xgboost float", FOREST_SOURCE_XGBOOST, FOREST_FLOAT32, 23, 1, 6, 0},
 		{"random lightgbm double, all rules", FOREST_SOURCE_LIGHTGBM, FOREST_FLOAT64, 17, 1, 7, true},
 		{"random multi-class", FOREST_SOURCE_XGBOOST, FOREST_FLOAT32, 31, 3, 5, true},
 		{"random deep", FOREST_SOURCE_LIGHTGBM, FOREST_FLOAT64, 9, 2, 14, false},
@@ -540,6 +594,85 @@ TestPartialTops(void)
 	}
 }
 
+/*
+ * Thresholds at the edges: infinities, signed zeros, values no float holds
+ * (0.1, 1e-40, 1e300), on every fourth split; MakeRows then draws rows at
+ * them and their neighbours (infinities, zeros of both signs included)
+ */
+static void
+SpecialThresholds(Forest *forest)
+{
+	static const double special[] = {INFINITY, -INFINITY, 0.0, -0.0, 0.1, 1e-40, 1e300, -1e300};
+
+	for (int64_t n = 0; n < forest->num_nodes; n++)
+		if (forest->nodes[n].kind == FOREST_NODE_NUMERIC && RandNext() % 4 == 0)
+			forest->nodes[n].threshold = special[RandNext() % 8];
+}
+
+/*
+ * ONNX semantics: every comparison kind with NaN rows, and SUM, MIN and
+ * MAX aggregation (base margins last, as ONNX forests have them), with
+ * every schedule, representation and tiling; MIN and MAX exact everywhere
+ * unless -0 leaves make the order of equal values visible
+ */
+static void
+TestOnnxSemantics(void)
+{
+	struct
+	{
+		const char *name;
+		ForestSource source;	/* LIGHTGBM: ZERO and NONE rules too */
+		ForestPrecision precision;
+		uint8_t		aggregate;
+		int32_t		trees;
+		int32_t		groups;
+		int32_t		depth;
+		int			signed_zeros;	/* random_signed_zeros */
+		bool		special;	/* SpecialThresholds */
+	}			cases[] = {
+		{"onnx compares, float, sum", FOREST_SOURCE_ONNX, FOREST_FLOAT32, FOREST_AGGREGATE_SUM, 19, 1, 6, 0, false},
+		{"onnx compares, double, sum, all rules", FOREST_SOURCE_LIGHTGBM, FOREST_FLOAT64, FOREST_AGGREGATE_SUM, 13, 2, 7, 0, false},
+		{"onnx compares, float, min", FOREST_SOURCE_ONNX, FOREST_FLOAT32, FOREST_AGGREGATE_MIN, 23, 1, 6, 0, false},
+		{"onnx compares, float, max, 3 groups", FOREST_SOURCE_ONNX, FOREST_FLOAT32, FOREST_AGGREGATE_MAX, 29, 3, 5, 0, false},
+		{"onnx compares, double, min, all rules", FOREST_SOURCE_LIGHTGBM, FOREST_FLOAT64, FOREST_AGGREGATE_MIN, 17, 2, 7, 0, false},
+		{"onnx compares, double, max", FOREST_SOURCE_ONNX, FOREST_FLOAT64, FOREST_AGGREGATE_MAX, 11, 1, 9, 0, false},
+		{"onnx compares, float, min, signed zeros", FOREST_SOURCE_ONNX, FOREST_FLOAT32, FOREST_AGGREGATE_MIN, 21, 2, 5, 1, false},
+		{"onnx compares, double, max, signed zeros", FOREST_SOURCE_ONNX, FOREST_FLOAT64, FOREST_AGGREGATE_MAX, 21, 1, 5, -1, false},
+		{"onnx compares, float, max, special thresholds", FOREST_SOURCE_ONNX, FOREST_FLOAT32, FOREST_AGGREGATE_MAX, 15, 1, 6, 0, true},
+		{"onnx compares, double, sum, special thresholds", FOREST_SOURCE_LIGHTGBM, FOREST_FLOAT64, FOREST_AGGREGATE_SUM, 15, 1, 6, 0, true},
+	};
+
+	random_all_compares = true;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		Forest	   *forest;
+		SilvanStatus status;
+
+		random_signed_zeros = cases[i].signed_zeros;
+		forest = RandomForest(cases[i].source, cases[i].precision, cases[i].trees,
+							  cases[i].groups, cases[i].depth, false);
+		CHECK_MSG(forest != NULL, "%s", cases[i].name);
+		if (forest == NULL)
+			continue;
+		if (cases[i].special)
+			SpecialThresholds(forest);
+		forest->aggregate = cases[i].aggregate;
+		forest->base_margin_last = cases[i].source == FOREST_SOURCE_ONNX;
+		for (int32_t g = 0; g < forest->num_groups; g++)
+			forest->base_margin[g] = 0.25 * (g + 1);
+		CHECK_MSG(ForestValidate(forest, &status), "%s: %s", cases[i].name, status.detail);
+		CHECK_MSG(ForestUncompiledRule(forest) == NULL, "%s: %s", cases[i].name,
+				  ForestUncompiledRule(forest));
+		force_exact = cases[i].aggregate != FOREST_AGGREGATE_SUM && !cases[i].signed_zeros;
+		CheckForest(cases[i].name, forest, i < 4 ? COVER_TILED : i < 6 || cases[i].special ?
+					COVER_ALL : COVER_CORE);
+		force_exact = false;
+		ForestFree(forest);
+	}
+	random_all_compares = false;
+	random_signed_zeros = 0;
+}
+
 /* Real models under ../shared/models, when they are there */
 static void
 TestRealModels(void)
@@ -576,9 +709,13 @@ main(void)
 {
 	clock_t		start = clock();
 
-	TestPartialTops();
-	TestGenerated();
-	TestRealModels();
+	if (getenv("SILVAN_TEST_ONLY_ONNX") == NULL)
+	{
+		TestPartialTops();
+		TestGenerated();
+		TestRealModels();
+	}
+	TestOnnxSemantics();
 	printf("  %d compiled, %d refused by reorg, %.1f s\n", compiled_count, refused_count,
 		   (double) (clock() - start) / CLOCKS_PER_SEC);
 	UNIT_DONE();
