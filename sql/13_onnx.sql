@@ -11,7 +11,7 @@ SELECT count(*) AS rows,
 	   count(*) FILTER (WHERE silvan.predict(:'fx', i.f)::real IS DISTINCT FROM x.e[1]::real) AS scalar_diff
   FROM silvan.predict_table(:'fx', 'ox_in', 'id') AS p JOIN ox_exp AS x ON x.id = p.key
   JOIN ox_in AS i ON i.id = p.key;
--- a random forest averaged, and MIN aggregation (interpreted: the compiler lacks MIN)
+-- a random forest averaged, and MIN aggregation (compiled, like every aggregate)
 \set fx sk_rf_reg_average
 \i sql/onnx_fixture.psql
 SELECT :'fx' AS model, count(*) FILTER (WHERE silvan.predict(:'fx', f)::real IS DISTINCT FROM x.e[1]::real) AS diff
@@ -20,7 +20,7 @@ SELECT :'fx' AS model, count(*) FILTER (WHERE silvan.predict(:'fx', f)::real IS 
 \i sql/onnx_fixture.psql
 SELECT :'fx' AS model, count(*) FILTER (WHERE p.prediction::real IS DISTINCT FROM x.e[1]::real) AS diff
   FROM silvan.predict_table(:'fx', 'ox_in', 'id') AS p JOIN ox_exp AS x ON x.id = p.key;
--- every node mode (==, != and friends are interpreted)
+-- every node mode (==, != and friends are compiled)
 \set fx modes_opset1
 \i sql/onnx_fixture.psql
 SELECT :'fx' AS model, count(*) FILTER (WHERE p.prediction::real IS DISTINCT FROM x.e[1]::real) AS diff
