@@ -1,7 +1,7 @@
 -- silvan 0.3.0 -> 0.4.0: schedule exploration from SQL.  tune(),
 -- tune_query() and their _async forms (a background worker runs queued
 -- jobs, kept in the new tuning_job table and shown by the tuning_jobs
--- view), cancel_tuning(), and load_model(..., tune => true).
+-- view), cancel_tuning(), and load_model(..., tune => true); devices().
 \echo Use "ALTER EXTENSION silvan UPDATE TO '0.4.0'" to load this file. \quit
 
 DROP FUNCTION load_model(text, text, text, boolean);
@@ -106,3 +106,8 @@ CREATE FUNCTION tune_query_async(model text, query text,
 	AS 'MODULE_PATHNAME', 'silvan_tune_async_query' LANGUAGE C VOLATILE;
 CREATE FUNCTION cancel_tuning(job bigint) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'silvan_cancel_tuning' LANGUAGE C VOLATILE STRICT;
+
+-- The GPUs the drivers report (none without a driver: a NOTICE says why)
+CREATE FUNCTION devices()
+	RETURNS TABLE (vendor text, ordinal integer, name text, arch text, memory_bytes bigint)
+	AS 'MODULE_PATHNAME', 'silvan_devices' LANGUAGE C VOLATILE;

@@ -300,3 +300,8 @@ CREATE FUNCTION tune_query_async(model text, query text,
 	AS 'MODULE_PATHNAME', 'silvan_tune_async_query' LANGUAGE C VOLATILE;
 CREATE FUNCTION cancel_tuning(job bigint) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'silvan_cancel_tuning' LANGUAGE C VOLATILE STRICT;
+
+-- The GPUs the drivers report (none without a driver: a NOTICE says why)
+CREATE FUNCTION devices()
+	RETURNS TABLE (vendor text, ordinal integer, name text, arch text, memory_bytes bigint)
+	AS 'MODULE_PATHNAME', 'silvan_devices' LANGUAGE C VOLATILE;
