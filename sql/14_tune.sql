@@ -193,6 +193,21 @@ SELECT public.wait_worker_gone();
 SELECT state, error FROM silvan.tuning_jobs WHERE job = :job4;
 SELECT state FROM silvan.tuning_job WHERE id = :job4;
 
+-- a job's query cannot change the worker's settings for the jobs after it
+-- (another role's job would otherwise run under its search_path)
+GRANT SELECT ON tuner_sample TO regress_silvan_tuner;
+BEGIN;
+SET LOCAL ROLE regress_silvan_tuner;
+SELECT silvan.tune_query_async('tuner_model',
+	$$SELECT id, f FROM public.tuner_sample WHERE pg_catalog.set_config('search_path', 'public', false) IS NOT NULL$$,
+	batch_sizes => '{8}', budget => '2 seconds') AS job6 \gset
+RESET ROLE;
+SELECT silvan.tune_query_async('binary_logistic', 'SELECT id, f FROM fx_in', batch_sizes => '{8}',
+							   budget => '2 seconds') AS job7 \gset
+COMMIT;
+SELECT public.wait_job(:job7, '{done,failed}');
+SELECT job, state, error FROM silvan.tuning_jobs WHERE job IN (:job6, :job7) ORDER BY job;
+
 -- load_model(..., tune => true) queues a job with tune_async's defaults
 SELECT silvan.load_model('tuned_on_load', :'model', tune => true) > 0 AS loaded;
 SELECT job AS job5, batch_sizes, strategy, budget, exact

@@ -13,7 +13,9 @@
  * A job runs as its owner (the role that queued it), under search_path
  * "pg_catalog, pg_temp", with the rights checked again as that role
  * before any work (it must still be able to change the model and read the
- * sample).  The worker runs at nice 10 with silvan.tune_max_threads
+ * sample), in a security-restricted operation whose settings are undone
+ * after it (a query's set_config cannot reach the next job, which may be
+ * another role's).  The worker runs at nice 10 with silvan.tune_max_threads
  * threads.  Its transactions:
  *
  *   claim     the oldest queued job becomes running, with the worker's pid
@@ -286,15 +288,35 @@ TuneWorkerProgress(int64 job, int32 batch_size, const char *phase, int32 done, i
 	return running;
 }
 
-/* Become the job's owner, with the locked search_path; error if the role is gone */
-static void
+/*
+ * Become the job's owner, in a security-restricted operation under the
+ * locked search_path, in a GUC nest level of its own: whatever the job's
+ * query sets (set_config(..., false) included) is undone by
+ * WorkerLeaveOwner, so that it cannot reach the jobs after it.  Error if
+ * the role is gone.
+ */
+static int
 WorkerBecomeOwner(const WorkerJob *job)
 {
+	int			nest;
+
 	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(job->owner)))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("the role that queued tuning job " INT64_FORMAT " no longer exists", job->id)));
-	SetUserIdAndSecContext(job->owner, SECURITY_LOCAL_USERID_CHANGE);
+	nest = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	SetUserIdAndSecContext(job->owner, SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	return nest;
+}
+
+/* Back to the worker's own role and settings */
+static void
+WorkerLeaveOwner(Oid worker_user, int nest)
+{
+	SetUserIdAndSecContext(worker_user, 0);
+	AtEOXact_GUC(false, nest);
 }
 
 /* Store a finished job's schedules and result, unless it was cancelled meanwhile */
@@ -303,11 +325,12 @@ WorkerFinish(const WorkerJob *job, TuneSession *session, Oid worker_user)
 {
 	Oid			argtypes[2] = {INT8OID, TEXTOID};
 	Datum		args[2];
+	int			nest;
 
 	WorkerBegin();
-	WorkerBecomeOwner(job);
+	nest = WorkerBecomeOwner(job);
 	TuneStore(session);
-	SetUserIdAndSecContext(worker_user, 0);
+	WorkerLeaveOwner(worker_user, nest);
 	args[0] = Int64GetDatum(job->id);
 	args[1] = CStringGetTextDatum(TuneResultJson(session));
 	WorkerSql("UPDATE silvan.tuning_job SET state = 'done', phase = 'done',"
@@ -350,11 +373,13 @@ WorkerRunJob(WorkerJob *job, MemoryContext cxt)
 
 	PG_TRY();
 	{
+		int			nest;
+
 		WorkerBegin();
-		WorkerBecomeOwner(job);
+		nest = WorkerBecomeOwner(job);
 		TuneRequestCheck(&job->request);
 		session = TuneBegin(&job->request, job->id);
-		SetUserIdAndSecContext(worker_user, 0);
+		WorkerLeaveOwner(worker_user, nest);
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 		for (int i = 0; i < TuneBatchCount(session); i++)
