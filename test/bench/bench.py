@@ -619,6 +619,7 @@ def tune_section(models, meta, best):
     say(f"\n== Tuning: {', '.join(names)}; batches {TUNE_BATCHES}; 1 thread; heuristic budget {TUNE_BUDGET}; "
         f"exhaustive ({TUNE_EXHAUSTIVE_BUDGET}) on {', '.join(exhaustive) or 'none'}")
     rows = []
+    load = os.getloadavg()[0]
     for name in names:
         n = meta[name][2]
         # The default runs as a second copy of the model, which has no
@@ -685,6 +686,8 @@ def tune_section(models, meta, best):
                     f"exhaustive {ee['us_per_row']:.3f} µs/row (its default {ee['default_us_per_row']:.3f}) in "
                     f"{ee['seconds']:.1f} s ({ee['candidates']} candidates)")
         psql(f"SELECT silvan.drop_model('{twin}')")
+    NOTES.append(f"tuning: load average {load:.1f} when it began, {os.getloadavg()[0]:.1f} when it ended "
+                 f"({os.cpu_count()} cores)")
     return rows
 
 
@@ -713,7 +716,7 @@ def tune_report(rows):
     for r in rows:
         label = r["label"]
         if "error" in r:
-            md.append(f"| {label} | {r['batch']} | {r['error']} |" + " — |" * 9)
+            md.append(f"| {label} | {r['batch']} | {r['error']} |" + " — |" * 8)
             continue
         h = r["tune"]
         ratio = f"{r['tuned'] / r['default']:.2f} (noise ±{r['noise']:.0%})" if r["tuned"] else "—"
@@ -741,9 +744,10 @@ def tune_report(rows):
 def tune_bars(rows):
     """PASS/FAIL lines of issue 12's bars, for the notes."""
     done = [r for r in rows if "error" not in r]
+    failed = [f"{r['model']} batch {r['batch']}" for r in rows if "error" in r]
+    out = [f"FAIL: silvan.tune() failed on {', '.join(failed)}"] if failed else []
     if not done:
-        return []
-    out = []
+        return out
     slow = [f"{r['model']} batch {r['batch']} ({r['tuned'] / r['default']:.2f}, noise ±{r['noise']:.0%})"
             for r in done if r["tuned"] and r["tuned"] > r["default"] * (1 + r["noise"])]
     kept = sum(1 for r in done if not r["tuned"])
@@ -751,12 +755,16 @@ def tune_bars(rows):
                f"(within the noise: half the interquartile range of the rounds, relative, at least "
                f"{TUNE_NOISE:.0%}; {len(done) - kept} tuned, {kept} default kept)"
                + (": slower on " + ", ".join(slow) if slow else ""))
+    noisy = [f"{r['model']} batch {r['batch']} (±{r['noise']:.0%})" for r in done if r["noise"] > 0.1]
+    if noisy:
+        out.append("the machine was busy: the end-to-end rounds of the tuning section varied by over 10% on "
+                   + ", ".join(noisy) + "; tune()'s own timings vary alike, so these bars are weak evidence")
     ex = [r for r in done if r.get("exhaustive")]
     if ex:
         worse = [f"{r['model']} batch {r['batch']} ({heuristic_over_exhaustive(r):.3f})"
                  for r in ex if heuristic_over_exhaustive(r) > TUNE_BAR_QUALITY]
         out.append(f"{'FAIL' if worse else 'PASS'}: heuristic best within {TUNE_BAR_QUALITY - 1:.0%} of the "
-                   f"exhaustive best ({len(ex)} model and batch pairs)"
+                   f"exhaustive best ({len(ex)} model and batch size{'s' if len(ex) > 1 else ''})"
                    + (": not on " + ", ".join(worse) if worse else ""))
         long = [f"{r['model']} batch {r['batch']} ({r['heuristic']['seconds'] / r['exhaustive']['seconds']:.3f})"
                 for r in ex if r["heuristic"]["seconds"] > TUNE_BAR_TIME * r["exhaustive"]["seconds"]]
