@@ -41,11 +41,27 @@ lleaves compile(), TL2cgen export_lib and Hummingbird's convert (each cached by
 model hash under SILVAN_BENCH_CACHE, with the time measured when it was
 built).
 
+Tuning (SILVAN_BENCH_TUNE): for each model and batch size 64 and 1024, one
+thread, silvan.tune() (heuristic) on the model's bench table, then silvan
+end to end with the default schedule and with the tuned one stored, in
+interleaved rounds, beside the best of the fixed schedules; on a few models
+the heuristic search against the exhaustive one, in tune()'s own timing.
+The report's Tuning table and PASS/FAIL notes are issue 12's bars.
+
 Environment:
   SILVAN_BENCH_MODELS   comma list of model names (default: all)
   SILVAN_BENCH_BATCHES  comma list of batch sizes (default 64,1024,8192)
   SILVAN_BENCH_REPEAT   interleaved rounds (default 7)
   SILVAN_BENCH_BEST     0 skips silvan's small fixed set of schedules
+  SILVAN_BENCH_TUNE     0 skips the tuning section (silvan.tune(), see tune_section)
+  SILVAN_BENCH_TUNE_MODELS   comma list of the models tuned (default: every
+                        model of the run)
+  SILVAN_BENCH_TUNE_BATCHES  batch sizes tuned (default 64,1024)
+  SILVAN_BENCH_TUNE_BUDGET   the heuristic search's budget (default 60 seconds)
+  SILVAN_BENCH_TUNE_EXHAUSTIVE  comma list of the models also searched
+                        exhaustively (default: the two of the run whose first
+                        predict compiled fastest; none: no exhaustive search)
+  SILVAN_BENCH_TUNE_EXHAUSTIVE_BUDGET  its budget (default 15 minutes)
   SILVAN_BENCH_PEERS    comma list of lleaves, tl2cgen, xgboost, hb_tree_trav,
                         hb_perf_tree_trav (hb = both), kernel; none for
                         silvan e2e alone (default: all)
@@ -95,6 +111,19 @@ REPEAT = int(os.environ.get("SILVAN_BENCH_REPEAT", "7"))
 BATCHES = [int(b) for b in os.environ.get("SILVAN_BENCH_BATCHES", "64,1024,8192").split(",")]
 ONLY = [m for m in os.environ.get("SILVAN_BENCH_MODELS", "").split(",") if m]
 WITH_BEST = os.environ.get("SILVAN_BENCH_BEST", "1") != "0"
+WITH_TUNE = os.environ.get("SILVAN_BENCH_TUNE", "1") != "0"
+TUNE_ONLY = [m for m in os.environ.get("SILVAN_BENCH_TUNE_MODELS", "").split(",") if m]
+TUNE_BATCHES = [int(b) for b in os.environ.get("SILVAN_BENCH_TUNE_BATCHES", "64,1024").split(",")]
+TUNE_BUDGET = os.environ.get("SILVAN_BENCH_TUNE_BUDGET", "60 seconds")
+TUNE_EXHAUSTIVE = os.environ.get("SILVAN_BENCH_TUNE_EXHAUSTIVE", "").strip()
+TUNE_EXHAUSTIVE_BUDGET = os.environ.get("SILVAN_BENCH_TUNE_EXHAUSTIVE_BUDGET", "15 minutes")
+# The tuning section's bars (issue 12): tuned end to end no slower than the
+# default beyond this noise; heuristic within 5% of exhaustive in at most a
+# tenth of its time; one model and batch size tuned in under a minute
+TUNE_NOISE = 0.03
+TUNE_BAR_QUALITY = 1.05
+TUNE_BAR_TIME = 0.1
+TUNE_BAR_SECONDS = 60.0
 OUT = os.environ.get("SILVAN_BENCH_OUT") or os.path.join(HERE, "last.md")
 CACHE = os.environ.get("SILVAN_BENCH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "silvan-bench")
 KERNEL = os.environ.get("SILVAN_BENCH_KERNEL") or os.path.join(HERE, "build", "bench_kernel")
@@ -157,18 +186,27 @@ def warn(line):
 
 # ---- PostgreSQL ----
 
-def psql(*commands, db="postgres", check=True):
-    """Run psql commands, one per line, in one fresh session; return stdout
-    (None on an error when check is false)."""
+def psql_run(*commands, db="postgres"):
+    """Run psql commands, one per line, in one fresh session; return
+    (stdout, None), or (None, the error) when one failed."""
     args = ["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-d", db, "-f", "-"]
     script = "".join(c + ("\n" if c.startswith("\\") or c.endswith(";") else ";\n")
                      for c in commands)
     done = subprocess.run(args, input=script, capture_output=True, text=True)
     if done.returncode != 0:
+        return None, done.stderr.strip()
+    return done.stdout, None
+
+
+def psql(*commands, db="postgres", check=True):
+    """Run psql commands, one per line, in one fresh session; return stdout
+    (None on an error when check is false)."""
+    out, error = psql_run(*commands, db=db)
+    if error is not None:
         if not check:
             return None
-        sys.exit(f"psql failed: {done.stderr.strip()}")
-    return done.stdout
+        sys.exit(f"psql failed: {error}")
+    return out
 
 
 def timed_ms(sql, times=1, setup=()):
@@ -238,9 +276,11 @@ def silvan_outputs(name, multi, n):
     return a
 
 
-def silvan_once_us_per_row(name, batch, nrows, threads):
-    """One timed predict_table in a session warmed by one untimed run."""
-    sql = f"SELECT count(prediction) FROM silvan.predict_table('{name}', 'bench_{name}', 'id', batch_size => {batch})"
+def silvan_once_us_per_row(name, batch, nrows, threads, table=None):
+    """One timed predict_table in a session warmed by one untimed run (on
+    bench_<name>, or table)."""
+    table = table or f"bench_{name}"
+    sql = f"SELECT count(prediction) FROM silvan.predict_table('{name}', '{table}', 'id', batch_size => {batch})"
     return timed_ms(sql, 2, [f"SET silvan.max_threads = {threads}"])[1] * 1000.0 / nrows
 
 
@@ -501,6 +541,253 @@ def compare(name, engine, ours, theirs):
     return True
 
 
+# ---- Tuning (silvan.tune(), issue 12) ----
+
+def tune_call(name, batch, strategy, budget, min_speedup=None):
+    """silvan.tune() of one model and batch size on its bench table, one
+    thread: (tune()'s row as a dict, or None, the error, wall seconds)."""
+    setup = ["SET silvan.max_threads = 1"]
+    if min_speedup is not None:
+        setup.append(f"SET silvan.tune_min_speedup = {min_speedup}")
+    t = time.time()
+    out, error = psql_run(*setup, f"SELECT row_to_json(t) FROM silvan.tune('{name}', 'bench_{name}', 'id', "
+                                   f"batch_sizes => '{{{batch}}}', strategy => '{strategy}', "
+                                   f"budget => '{budget}') t")
+    wall = time.time() - t
+    if error is not None:
+        return None, error, wall
+    rows = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+    return (rows[0] if rows else None), (None if rows else "tune() returned no row"), wall
+
+
+def stored_schedule(name, batch):
+    out = psql(f"SELECT schedule FROM silvan.schedules WHERE model = '{name}' AND batch_size = {batch}")
+    return out.rstrip("\n") or None
+
+
+def forget_schedule(name, batch):
+    """Remove what is stored for the batch size (tune() left it or not)."""
+    if stored_schedule(name, batch) is not None:
+        psql(f"SELECT silvan.set_schedule('{name}', NULL, batch_size => {batch})")
+    if stored_schedule(name, batch) is not None:
+        warn(f"{name}: the schedule stored for batch {batch} could not be removed")
+
+
+def spread(values):
+    """Half the interquartile range of a series, relative to its median: the
+    noise of this run on this machine."""
+    if len(values) < 2:
+        return 0.0
+    q1, _, q3 = statistics.quantiles(values, n=4)
+    return (q3 - q1) / 2 / statistics.median(values)
+
+
+def relative(t):
+    """tune()'s best over its default, both timed in its confirming rounds
+    (taking turns), so that what loads the machine weighs on both alike."""
+    return t["us_per_row"] / t["default_us_per_row"] if t["default_us_per_row"] > 0 else 1.0
+
+
+def heuristic_over_exhaustive(r):
+    """The heuristic's best over the exhaustive's, each relative to the
+    default timed beside it in its own search (the two searches run
+    minutes apart, and a shared machine's load changes in between)."""
+    return relative(r["heuristic"]) / relative(r["exhaustive"])
+
+
+def one_line(schedule):
+    return "; ".join(l.strip() for l in (schedule or "").splitlines() if l.strip())
+
+
+def tune_section(models, meta, best):
+    """For each model and batch size (one thread): tune() (heuristic) on the
+    model's bench table, then the default and the tuned schedule end to end
+    in interleaved rounds, as the main tables time silvan; beside the best
+    of the fixed set of schedules.  On a few models the heuristic and the
+    exhaustive search are compared by tune()'s own timing (both searches
+    with silvan.tune_min_speedup = 0, so that each reports its best even
+    where it is not 5% faster than the default).  Tuned schedules are
+    removed after each batch size.  Returns the rows of the report's table."""
+    names = [m[0] for m in models if m[0] in meta and (not TUNE_ONLY or m[0] in TUNE_ONLY)]
+    if TUNE_EXHAUSTIVE == "none":
+        exhaustive = []
+    elif TUNE_EXHAUSTIVE:
+        exhaustive = [m for m in TUNE_EXHAUSTIVE.split(",") if m in names]
+    else:
+        exhaustive = sorted(names, key=lambda m: meta[m][1]["silvan_first"])[:2]
+    paths = {m[0]: m[1] for m in models}
+    say(f"\n== Tuning: {', '.join(names)}; batches {TUNE_BATCHES}; 1 thread; heuristic budget {TUNE_BUDGET}; "
+        f"exhaustive ({TUNE_EXHAUSTIVE_BUDGET}) on {', '.join(exhaustive) or 'none'}")
+    rows = []
+    load = os.getloadavg()[0]
+    for name in names:
+        n = meta[name][2]
+        # The default runs as a second copy of the model, which has no
+        # stored schedule, so that default and tuned take turns in every
+        # round without the catalog changing in between
+        twin = f"{name}__default"
+        load_model(twin, paths[name])
+        for batch in TUNE_BATCHES:
+            forget_schedule(name, batch)
+            row = {"model": name, "label": meta[name][0], "batch": batch}
+            rows.append(row)
+            h, error, wall = tune_call(name, batch, "heuristic", TUNE_BUDGET)
+            if h is None:
+                warn(f"{name}: silvan.tune() failed at batch {batch}: {error}")
+                row["error"] = "tune() failed"
+                forget_schedule(name, batch)
+                continue
+            row.update(tune=h, wall=wall)
+            tuned = stored_schedule(name, batch) if h["stored"] else None
+            if h["stored"] and tuned is None:
+                warn(f"{name}: tune() says it stored a schedule for batch {batch}, but none is stored")
+            cells = ["default"] + (["tuned"] if tuned else [])
+            series = {c: [] for c in cells}
+            order = random.Random(batch)
+            started = time.time()
+            for r in range(REPEAT):
+                if r >= 3 and time.time() - started > 2 * REPEAT * ROUND_SECONDS:
+                    NOTES.append(f"tuning {name}, batch {batch}: medians of {r} rounds, not {REPEAT} "
+                                 f"(the rounds took {time.time() - started:.0f} s, over twice the budget)")
+                    say("  (" + NOTES[-1] + ")")
+                    break
+                round_cells = list(cells)
+                order.shuffle(round_cells)
+                for c in round_cells:
+                    series[c].append(silvan_once_us_per_row(twin if c == "default" else name, batch, n, 1,
+                                                            table=f"bench_{name}"))
+            row["default"] = statistics.median(series["default"])
+            row["tuned"] = statistics.median(series["tuned"]) if tuned else None
+            row["noise"] = max([TUNE_NOISE] + [spread(v) for v in series.values()])
+            forget_schedule(name, batch)
+            if WITH_BEST and batch in best and name in best[batch]:
+                row["best"] = best[batch][name]
+            else:
+                row["best"] = min([row["default"]] + [silvan_us_per_row(name, batch, n, schedule=s)
+                                                      for s in SCHEDULES])
+            say(f"  {name} batch {batch:>5}: tune() {h['seconds']:.1f} s, {h['candidates']} candidates, "
+                f"in memory {h['default_us_per_row']:.3f} -> {h['us_per_row']:.3f} µs/row "
+                + ("(stored)" if tuned else "(default kept)")
+                + f"; e2e default {row['default']:.3f}"
+                + (f", tuned {row['tuned']:.3f} ({row['tuned'] / row['default']:.2f})" if tuned else "")
+                + f", best fixed {row['best']:.3f}")
+            if name in exhaustive:
+                hh, error, _ = tune_call(name, batch, "heuristic", TUNE_BUDGET, min_speedup=0)
+                forget_schedule(name, batch)
+                ee, error2, _ = tune_call(name, batch, "exhaustive", TUNE_EXHAUSTIVE_BUDGET, min_speedup=0)
+                forget_schedule(name, batch)
+                if hh is None or ee is None:
+                    warn(f"{name}: silvan.tune() failed at batch {batch} (heuristic against exhaustive): "
+                         f"{error or error2}")
+                    continue
+                row.update(heuristic=hh, exhaustive=ee)
+                say(f"  {name} batch {batch:>5}: heuristic {hh['us_per_row']:.3f} µs/row (its default "
+                    f"{hh['default_us_per_row']:.3f}) in {hh['seconds']:.1f} s ({hh['candidates']} candidates), "
+                    f"exhaustive {ee['us_per_row']:.3f} µs/row (its default {ee['default_us_per_row']:.3f}) in "
+                    f"{ee['seconds']:.1f} s ({ee['candidates']} candidates)")
+        psql(f"SELECT silvan.drop_model('{twin}')")
+    NOTES.append(f"tuning: load average {load:.1f} when it began, {os.getloadavg()[0]:.1f} when it ended "
+                 f"({os.cpu_count()} cores)")
+    return rows
+
+
+def tune_report(rows):
+    """The report's Tuning section: markdown lines."""
+    if not rows:
+        return []
+    md = ["## Tuning", "",
+          f"silvan.tune() (heuristic, budget {TUNE_BUDGET}, silvan.max_threads = 1) on each model's bench table, "
+          "one batch size at a time; then predict_table end to end, 1 thread, with the default schedule and "
+          f"with the tuned one stored, in {REPEAT} interleaved rounds (medians, µs per row, the rows of the "
+          "tables above). \"default kept\": tune() found nothing silvan.tune_min_speedup (1.05) times faster "
+          "than the default in its own timing (in memory), so nothing was stored and the default is what "
+          "runs. Best fixed: the best of the small fixed set of schedules (and the default), end to end. "
+          "Heuristic / exhaustive (some models): both searches run again with silvan.tune_min_speedup = 0, "
+          f"the exhaustive one with a budget of {TUNE_EXHAUSTIVE_BUDGET}: the ratio of the best each found, "
+          "in tune()'s own timing, each taken relative to the default that tune() timed in turns with it (the "
+          "searches run minutes apart, and the load of a shared machine changes in between; in brackets: "
+          "best of default, µs per row, heuristic / exhaustive), and the ratio of their search times. "
+          "Tuned schedules are removed afterwards.",
+          "",
+          "| model | batch | default e2e | tuned e2e | tuned / default | best fixed e2e | tune() in memory, "
+          "default → best | heuristic search | candidates | heuristic best / exhaustive best "
+          "| heuristic s / exhaustive s |",
+          "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        label = r["label"]
+        if "error" in r:
+            md.append(f"| {label} | {r['batch']} | {r['error']} |" + " — |" * 8)
+            continue
+        h = r["tune"]
+        ratio = f"{r['tuned'] / r['default']:.2f} (noise ±{r['noise']:.0%})" if r["tuned"] else "—"
+        ex = r.get("exhaustive")
+        if ex:
+            hh = r["heuristic"]
+            q = (f"{heuristic_over_exhaustive(r):.3f} ({hh['us_per_row']:.3f} of {hh['default_us_per_row']:.3f} / "
+                 f"{ex['us_per_row']:.3f} of {ex['default_us_per_row']:.3f})")
+            t = (f"{hh['seconds'] / ex['seconds']:.3f} ({hh['seconds']:.1f} s / {ex['seconds']:.1f} s, "
+                 f"{ex['candidates']} candidates)")
+        else:
+            q = t = "—"
+        md.append(f"| {label} | {r['batch']} | {fmt_us(r['default'])} | "
+                  + (fmt_us(r["tuned"]) if r["tuned"] else "default kept")
+                  + f" | {ratio} | {fmt_us(r['best'])} | {h['default_us_per_row']:.3f} → {h['us_per_row']:.3f} "
+                  f"| {h['seconds']:.1f} s | {h['candidates']} | {q} | {t} |")
+    stored = [r for r in rows if r.get("tuned")]
+    if stored:
+        md += ["", "Tuned schedules:", ""]
+        md += [f"- {r['model']}, batch {r['batch']}: `{one_line(r['tune']['schedule'])}`" for r in stored]
+    md.append("")
+    return md
+
+
+def tune_bars(rows):
+    """PASS/FAIL lines of issue 12's bars, for the notes."""
+    done = [r for r in rows if "error" not in r]
+    failed = [f"{r['model']} batch {r['batch']}" for r in rows if "error" in r]
+    out = [f"FAIL: silvan.tune() failed on {', '.join(failed)}"] if failed else []
+    if not done:
+        return out
+    slow = [f"{r['model']} batch {r['batch']} ({r['tuned'] / r['default']:.2f}, noise ±{r['noise']:.0%})"
+            for r in done if r["tuned"] and r["tuned"] > r["default"] * (1 + r["noise"])]
+    kept = sum(1 for r in done if not r["tuned"])
+    out.append(f"{'FAIL' if slow else 'PASS'}: tuned end to end no slower than the default on every model and batch "
+               f"(within the noise: half the interquartile range of the rounds, relative, at least "
+               f"{TUNE_NOISE:.0%}; {len(done) - kept} tuned, {kept} default kept)"
+               + (": slower on " + ", ".join(slow) if slow else ""))
+    noisy = [f"{r['model']} batch {r['batch']} (±{r['noise']:.0%})" for r in done if r["noise"] > 0.1]
+    if noisy:
+        out.append("the machine was busy: the end-to-end rounds of the tuning section varied by over 10% on "
+                   + ", ".join(noisy) + "; tune()'s own timings vary alike, so these bars are weak evidence")
+    ex = [r for r in done if r.get("exhaustive")]
+    if ex:
+        worse = [f"{r['model']} batch {r['batch']} ({heuristic_over_exhaustive(r):.3f})"
+                 for r in ex if heuristic_over_exhaustive(r) > TUNE_BAR_QUALITY]
+        out.append(f"{'FAIL' if worse else 'PASS'}: heuristic best within {TUNE_BAR_QUALITY - 1:.0%} of the "
+                   f"exhaustive best ({len(ex)} model and batch size{'s' if len(ex) > 1 else ''})"
+                   + (": not on " + ", ".join(worse) if worse else ""))
+        long = [f"{r['model']} batch {r['batch']} ({r['heuristic']['seconds'] / r['exhaustive']['seconds']:.3f})"
+                for r in ex if r["heuristic"]["seconds"] > TUNE_BAR_TIME * r["exhaustive"]["seconds"]]
+        out.append(f"{'FAIL' if long else 'PASS'}: heuristic search in at most 1/{1 / TUNE_BAR_TIME:.0f} of the "
+                   f"exhaustive search's time" + (": not on " + ", ".join(long) if long else ""))
+        spent = [f"{r['model']} batch {r['batch']}" for r in ex
+                 if r["exhaustive"]["seconds"] >= 0.98 * interval_seconds(TUNE_EXHAUSTIVE_BUDGET)]
+        if spent:
+            out.append("the exhaustive search ran out of its budget (so did not see the whole space) on "
+                       + ", ".join(spent))
+    else:
+        out.append("heuristic against exhaustive: not run (SILVAN_BENCH_TUNE_EXHAUSTIVE)")
+    over = [f"{r['model']} batch {r['batch']} ({r['wall']:.0f} s)" for r in done if r["wall"] >= TUNE_BAR_SECONDS]
+    out.append(f"{'FAIL' if over else 'PASS'}: one model and batch size tuned (heuristic, the tune() call "
+               f"from SQL) in under {TUNE_BAR_SECONDS:.0f} s on this {os.cpu_count()}-core machine (longest: "
+               f"{max(r['wall'] for r in done):.1f} s)" + (": not " + ", ".join(over) if over else ""))
+    return out
+
+
+def interval_seconds(text):
+    return float(psql(f"SELECT extract(epoch FROM interval '{text}')").strip())
+
+
 # ---- The run ----
 
 def fmt_us(v):
@@ -638,6 +925,7 @@ def main():
                 + (f" | best schedule 1t={best[batch][name]:.3f}" if WITH_BEST else ""))
         for w in workers.values():
             w.close()
+    tune_rows = tune_section(models, meta, best) if WITH_TUNE else []
     extras = []
     wide = next((m for m in models if m[0] == "wide"), None)
     if wide:
@@ -651,7 +939,7 @@ def main():
     if many:
         ms = [timed_ms("SELECT silvan.explain('many', 4096) IS NOT NULL")[0] for _ in range(3)]
         extras.append(f"silvan compile (explain, fresh session) of the 1000-tree model: {statistics.median(ms):.1f} ms")
-    report(models, results, best, meta, status, mismatched, extras, time.time() - t_start)
+    report(models, results, best, meta, status, mismatched, extras, tune_rows, time.time() - t_start)
 
 
 def cell(name, e, r, status, mismatched):
@@ -660,7 +948,7 @@ def cell(name, e, r, status, mismatched):
     return status.get(name, {}).get(e, "—")
 
 
-def report(models, results, best, meta, status, mismatched, extras, seconds):
+def report(models, results, best, meta, status, mismatched, extras, tune_rows, seconds):
     md = ["# make bench: silvan and the peer compilers", "",
           f"{time.strftime('%Y-%m-%d %H:%M')}; {os.cpu_count()} cores; up to {ROWS} rows per model (wide: {ROWS // 5}; see rows); "
           f"medians of {REPEAT} interleaved rounds; µs per row (lower is better). "
@@ -725,12 +1013,14 @@ def report(models, results, best, meta, status, mismatched, extras, seconds):
         md.append(f"| {label} | {fmt_s(ci['silvan_first'])} | {c('kernel')} | {c('lleaves')} | {c('tl2cgen')} "
                   f"| {c('hb_tree_trav')} | {c('hb_perf_tree_trav')} |")
     md.append("")
+    md += tune_report(tune_rows)
     if extras:
         md += ["## Other figures", ""] + [f"- {x}" for x in extras] + [""]
     md += ["## Notes", ""]
     md += [f"- **{w}**" if w.startswith("MISMATCH") else f"- {w}" for w in WARNINGS] or \
           ["- every engine agreed with silvan's predict_table on every row (tolerance 1e-4 relative)"]
     md += [f"- {x}" for x in NOTES]
+    md += [f"- {x}" for x in tune_bars(tune_rows)]
     md += ["", f"Whole run: {seconds / 60:.1f} minutes.", ""]
     text = "\n".join(md)
     say("\n" + text)
