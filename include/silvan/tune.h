@@ -212,6 +212,7 @@ extern void TuneSearchReport(TuneSearch *search, int32_t id, TuneOutcome outcome
 extern double TuneSearchDiscardAbove(const TuneSearch *search);
 extern const TuneCandidate *TuneSearchBest(const TuneSearch *search);
 extern const TuneCandidate *TuneSearchDefault(const TuneSearch *search);
+extern int	TuneSearchTop(const TuneSearch *search, const TuneCandidate **top);
 extern void TuneSearchProgressOf(const TuneSearch *search, TuneProgress *progress);
 extern int32_t TuneSearchCount(const TuneSearch *search, TuneOutcome outcome);
 extern void TuneSearchFree(TuneSearch *search);

@@ -19,10 +19,12 @@
  *            timed on the rows by tune_measure.c, until the space or the
  *            batch size's share of the budget is spent (the budget is
  *            shared equally by the batch sizes still to tune; the default
- *            schedule is always timed).  The best is then timed again
- *            against the default, alternating, TUNE_CONFIRM_ROUNDS times
- *            each, and kept only if its median is silvan.tune_min_speedup
- *            times faster (1.05; 0 keeps the best, even the default).
+ *            schedule is always timed).  Unless the default was best, the
+ *            top three are then timed again with the default, alternating,
+ *            TUNE_CONFIRM_ROUNDS times each; the least median wins, and is
+ *            kept only if it is silvan.tune_min_speedup times faster than
+ *            the default's median (1.05; 0 keeps the best, even the
+ *            default).
  *   store    (TuneStore) the kept schedules, origin 'tuned' with their
  *            provenance; a batch size where the default won loses an
  *            earlier tuned schedule (one set by hand stays).
@@ -518,26 +520,38 @@ Median(double *values, int n)
 }
 
 /*
- * Time the best and the default again, alternating; their medians.  A
- * search's figures come from different moments of a noisy machine.
+ * Time the search's top candidates and the default again, alternating, in
+ * TUNE_CONFIRM_ROUNDS rounds: the winner is the candidate with the least
+ * median, so one lucky pass during the search (the more candidates, the
+ * likelier) does not pick it.  Fills the result's schedule and figures.
  */
 static void
-TuneConfirm(TuneSession *session, TuneBatchState *state, int32 batch_size, const char *best,
-			double seconds, double *best_us, double *default_us)
+TuneConfirm(TuneSession *session, TuneBatchState *state, TuneBatchResult *r,
+			const TuneCandidate *const *top, int n, double seconds)
 {
-	double		b[TUNE_CONFIRM_ROUNDS];
-	double		d[TUNE_CONFIRM_ROUNDS];
+	double		times[TUNE_TOP + 1][TUNE_CONFIRM_ROUNDS];
+	double		best = INFINITY;
 	TuneTiming	timing;
 
-	for (int i = 0; i < TUNE_CONFIRM_ROUNDS; i++)
+	for (int round = 0; round < TUNE_CONFIRM_ROUNDS; round++)
+		for (int c = 0; c <= n; c++)
+		{
+			TuneTime(session, state, r->batch_size, c == 0 ? state->default_text : top[c - 1]->text,
+					 0, seconds, &timing);
+			times[c][round] = timing.outcome == TUNE_TIMED ? timing.us_per_row : INFINITY;
+		}
+	r->default_us_per_row = Median(times[0], TUNE_CONFIRM_ROUNDS);
+	for (int c = 1; c <= n; c++)
 	{
-		TuneTime(session, state, batch_size, state->default_text, 0, seconds, &timing);
-		d[i] = timing.outcome == TUNE_TIMED ? timing.us_per_row : INFINITY;
-		TuneTime(session, state, batch_size, best, 0, seconds, &timing);
-		b[i] = timing.outcome == TUNE_TIMED ? timing.us_per_row : INFINITY;
+		double		median = Median(times[c], TUNE_CONFIRM_ROUNDS);
+
+		if (median < best)
+		{
+			best = median;
+			r->schedule = MemoryContextStrdup(session->cxt, top[c - 1]->text);
+		}
 	}
-	*best_us = Median(b, TUNE_CONFIRM_ROUNDS);
-	*default_us = Median(d, TUNE_CONFIRM_ROUNDS);
+	r->us_per_row = best;
 }
 
 /* The provenance of a stored schedule, as jsonb text */
@@ -575,8 +589,9 @@ TuneSearchBatch(TuneSession *session, TuneBatchState *state, TuneBatchResult *r,
 	double		seconds = Min(Max(share / 300.0, 0.02), 0.25);
 	const char *last_phase = NULL;
 	const TuneCandidate *c;
-	const TuneCandidate *best;
 	const TuneCandidate *def;
+	const TuneCandidate *top[TUNE_TOP];
+	int			n;
 	TuneShape	shape;
 	TuneOptions options = {.target = TUNE_TARGET_CPU, .strategy = session->request.strategy,
 	.default_text = state->default_text};
@@ -610,7 +625,6 @@ TuneSearchBatch(TuneSession *session, TuneBatchState *state, TuneBatchResult *r,
 					(errcode(ERRCODE_QUERY_CANCELED),
 					 errmsg("tuning job " INT64_FORMAT " was cancelled", session->job)));
 	}
-	best = TuneSearchBest(state->search);
 	def = TuneSearchDefault(state->search);
 	if (def == NULL)
 		ereport(ERROR,
@@ -621,12 +635,12 @@ TuneSearchBatch(TuneSession *session, TuneBatchState *state, TuneBatchResult *r,
 	r->timed = TuneSearchCount(state->search, TUNE_TIMED) + r->discarded;
 	r->failed = TuneSearchCount(state->search, TUNE_FAILED);
 	r->mismatched = TuneSearchCount(state->search, TUNE_MISMATCH);
-	r->schedule = MemoryContextStrdup(session->cxt, best->text);
+	r->schedule = MemoryContextStrdup(session->cxt, state->default_text);
 	r->us_per_row = r->default_us_per_row = def->us_per_row;
-	if (best != def)
-		TuneConfirm(session, state, r->batch_size, best->text, seconds,
-					&r->us_per_row, &r->default_us_per_row);
-	r->stored = r->us_per_row > 0 &&
+	n = TuneSearchTop(state->search, top);
+	if (n > 0 && TuneSearchBest(state->search) != def)
+		TuneConfirm(session, state, r, top, n, seconds);
+	r->stored = r->us_per_row > 0 && r->us_per_row < INFINITY &&
 		r->default_us_per_row / r->us_per_row >= session->min_speedup;
 	if (!r->stored)
 	{

@@ -279,6 +279,22 @@ TuneSearchBest(const TuneSearch *search)
 	return best;
 }
 
+/*
+ * Up to TUNE_TOP fully timed candidates other than the default, fastest
+ * first, for the caller to time again against each other and the default
+ * (one pass's luck should not pick the winner); their number
+ */
+int
+TuneSearchTop(const TuneSearch *search, const TuneCandidate **top)
+{
+	int32_t		index[TUNE_TOP];
+	int			n = TopCandidates(search, index);
+
+	for (int i = 0; i < n; i++)
+		top[i] = &search->candidates[index[i]];
+	return n;
+}
+
 /* The default schedule's candidate, once timed; else NULL */
 const TuneCandidate *
 TuneSearchDefault(const TuneSearch *search)
