@@ -14,8 +14,8 @@
  * rows walked in lock-step (interleave), the walk (lock-step until every
  * lane is at a leaf, unrolled to a fixed number of hops, peeled, early
  * exit, whole trees as code with branches or selects), parallelism (none,
- * rows, trees, both), blocks of trees that stay in L2 (the `cache` of
- * section 7 on CPUs), the representation (array, sparse, reorg), Treebeard
+ * rows, trees, both), blocks of trees that stay in L2 or L1 (the `cache`
+ * of section 7 on CPUs), the representation (array, sparse, reorg), Treebeard
  * tile size (1, 4, 8) and tiling (uniform; probabilistic with a profile),
  * and reorderTrees.  The GPU space (TuneGpuPoint) is Table 5's nine
  * parameters; it is enumerated and pruned here so that a GPU target only
@@ -94,6 +94,14 @@ typedef enum TuneWalk
 	TUNE_WALK_CODE_SELECT
 } TuneWalk;
 
+/* Blocks of trees: which cache a block of trees' nodes is sized for */
+typedef enum TuneBlocks
+{
+	TUNE_BLOCKS_NONE = 0,
+	TUNE_BLOCKS_L2,				/* each block passes over the whole batch */
+	TUNE_BLOCKS_L1				/* blocks inside each tile of rows */
+} TuneBlocks;
+
 /* One point of the CPU space */
 typedef struct TuneCpuPoint
 {
@@ -101,7 +109,7 @@ typedef struct TuneCpuPoint
 	int32_t		row_tile;		/* rows per batch tile; 0: trees outermost */
 	int32_t		interleave;		/* rows in lock-step; 1: none */
 	TuneWalk	walk;
-	int32_t		tree_block;		/* trees per L2-sized block; 0: none */
+	TuneBlocks	blocks;			/* blocks of trees, sized for L2 or L1 */
 	int32_t		representation; /* index into TuneRepresentations */
 	int32_t		tile_size;		/* tileTrees: 1, 4, 8 */
 	bool		probabilistic;	/* tileTrees(n, probabilistic) */

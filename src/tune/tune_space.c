@@ -9,8 +9,10 @@
  *                         [tile(b1, b2, b3, k); interleave(b3)]  walk on b1/b3
  *   trees outermost       reorder(tree, batch) [tile(batch, b0, b1, k); ...]
  *   trees inside rows     (code walks, no interleave) reorder(b0, b1, tree)
- *   blocks of trees       tile(batch, p0, p1, 4T); tile(p1, b0, b1, T);
+ *   blocks of trees (L2) tile(batch, p0, p1, 4T); tile(p1, b0, b1, T);
  *                         tile(tree, t0, t1, B); reorder(p0, t0, b0, t1, b1)
+ *   blocks of trees (L1) tile(batch, b0, b1, T); tile(tree, t0, t1, B);
+ *                         reorder(b0, t0, t1, b1)
  *
  * with parallel(b0) (or p0) for rows, and tree chunks tile(tree, t0, t1,
  * C); parallel(t0) for trees.  The walk directive goes on the innermost
@@ -53,8 +55,9 @@ static const int32_t phase1_row_tiles[] = {0, 64, 256, 1024};
 static const int32_t phase1_interleaves[] = {1, 8, 16};
 static const int32_t tile_sizes[] = {1, 4, 8};
 
-#define TUNE_L2_BYTES		(512 * 1024)	/* blocks of trees above this */
+#define TUNE_L2_BYTES		(512 * 1024)	/* L2 blocks of trees above this */
 #define TUNE_BLOCK_BYTES	(256 * 1024)
+#define TUNE_L1_BLOCK_BYTES	(24 * 1024)	/* L1 blocks: most of a 32 kB L1 */
 #define TUNE_MAX_UNROLL		16
 
 /* Describe the model and the run the space is drawn for */
@@ -101,6 +104,30 @@ TreeBlock(const TuneShape *shape)
 	if (block < 1)
 		block = 1;
 	return block >= shape->num_trees ? 0 : (int32_t) block;
+}
+
+/* Trees per L1-sized block inside a tile of rows, or 0 when pointless */
+static int32_t
+TreeBlockL1(const TuneShape *shape)
+{
+	int64_t		per_tree;
+	int64_t		block;
+
+	if (shape->num_trees < 2 || shape->forest_bytes <= TUNE_L1_BLOCK_BYTES)
+		return 0;
+	per_tree = shape->forest_bytes / shape->num_trees;
+	block = per_tree > 0 ? TUNE_L1_BLOCK_BYTES / per_tree : 0;
+	if (block < 1)
+		block = 1;
+	return block >= shape->num_trees ? 0 : (int32_t) block;
+}
+
+/* Trees per block of a kind; 0 when the forest has no use for it */
+static int32_t
+BlockSize(const TuneShape *shape, TuneBlocks blocks)
+{
+	return blocks == TUNE_BLOCKS_L2 ? TreeBlock(shape) :
+		blocks == TUNE_BLOCKS_L1 ? TreeBlockL1(shape) : 0;
 }
 
 /* Trees per parallel chunk: two chunks per thread */
@@ -165,8 +192,8 @@ TuneCpuValid(const TuneShape *shape, const TuneCpuPoint *p)
 		return false;
 	if (p->probabilistic && (!shape->have_profile || p->tile_size == 1))
 		return false;
-	if (p->tree_block != 0 &&
-		(p->tree_block != TreeBlock(shape) || p->row_tile == 0 || parallel_trees ||
+	if (p->blocks != TUNE_BLOCKS_NONE &&
+		(BlockSize(shape, p->blocks) == 0 || p->row_tile == 0 || parallel_trees ||
 		 IsCodeWalk(p->walk)))
 		return false;
 	return p->representation >= 0 && p->representation < 3;
@@ -244,11 +271,18 @@ PutRowsInner(const TuneShape *shape, const TuneCpuPoint *p, char *text, size_t s
 	const char *rows = "batch";
 	bool		ok = true;
 
-	if (p->tree_block > 0)
+	if (p->blocks == TUNE_BLOCKS_L2)
 	{
 		ok = Put(text, size, used, "tile(batch, p0, p1, %d)\ntile(p1, b0, b1, %d)\n"
 				 "tile(tree, t0, t1, %d)\nreorder(p0, t0, b0, t1, b1)\nparallel(p0)\n",
-				 4 * p->row_tile, p->row_tile, p->tree_block);
+				 4 * p->row_tile, p->row_tile, BlockSize(shape, p->blocks));
+		rows = "b1";
+	}
+	else if (p->blocks == TUNE_BLOCKS_L1)
+	{
+		ok = Put(text, size, used, "tile(batch, b0, b1, %d)\ntile(tree, t0, t1, %d)\n"
+				 "reorder(b0, t0, t1, b1)\nparallel(b0)\n",
+				 p->row_tile, BlockSize(shape, p->blocks));
 		rows = "b1";
 	}
 	else if (p->row_tile > 0 && tree_chunks)
@@ -409,8 +443,13 @@ TuneCpuRefineBlocking(const TuneShape *shape, const TuneCpuPoint *base, TuneCpuP
 	TuneCpuPoint p = *base;
 	int			n = 0;
 
-	p.tree_block = base->tree_block ? 0 : TreeBlock(shape);
-	n = AddCpu(shape, &p, points, n, max);
+	for (int b = TUNE_BLOCKS_NONE; b <= TUNE_BLOCKS_L1; b++)
+	{
+		p = *base;
+		p.blocks = (TuneBlocks) b;
+		if (p.blocks != base->blocks)
+			n = AddCpu(shape, &p, points, n, max);
+	}
 	p = *base;
 	p.reorder_trees = !base->reorder_trees;
 	n = AddCpu(shape, &p, points, n, max);
@@ -418,7 +457,7 @@ TuneCpuRefineBlocking(const TuneShape *shape, const TuneCpuPoint *base, TuneCpuP
 	{
 		p = *base;
 		p.parallel = (TuneParallel) q;
-		p.tree_block = 0;
+		p.blocks = TUNE_BLOCKS_NONE;
 		if (p.parallel != base->parallel)
 			n = AddCpu(shape, &p, points, n, max);
 	}
@@ -429,7 +468,6 @@ TuneCpuRefineBlocking(const TuneShape *shape, const TuneCpuPoint *base, TuneCpuP
 int
 TuneCpuExhaustive(const TuneShape *shape, TuneCpuPoint *points, int max)
 {
-	int32_t		blocks[2] = {0, TreeBlock(shape)};
 	int			n = 0;
 
 	for (int t = 0; t < (int) lengthof(row_tiles); t++)
@@ -443,13 +481,13 @@ TuneCpuExhaustive(const TuneShape *shape, TuneCpuPoint *points, int max)
 					for (int r = 0; r < 3; r++)
 						for (int s = 0; s < (int) lengthof(tile_sizes); s++)
 							for (int prob = 0; prob <= 1; prob++)
-								for (int b = 0; b < (blocks[1] > 0 ? 2 : 1); b++)
+								for (int b = TUNE_BLOCKS_NONE; b <= TUNE_BLOCKS_L1; b++)
 									for (int ro = 0; ro <= 1; ro++)
 									{
 										TuneCpuPoint p = {
 											.parallel = parallel[q], .row_tile = row_tiles[t],
 											.interleave = interleaves[i], .walk = (TuneWalk) w,
-											.tree_block = blocks[b], .representation = r,
+											.blocks = (TuneBlocks) b, .representation = r,
 											.tile_size = tile_sizes[s], .probabilistic = prob,
 										.reorder_trees = ro};
 
@@ -590,9 +628,9 @@ TuneSpaceDescribe(const TuneShape *shape, TuneTarget target)
 		Put(text, size, &used,
 			"cpu space: row tile {none, 32, 64, ..., 2048} below the batch size, interleave"
 			" {1, 2, 4, 8, 16}, walk {lock-step, unrolled, peeled, early exit, code branchy,"
-			" code select}, parallel {none, rows%s}, tree blocks {none, %d}, representation"
-			" {array, sparse, reorg}, tileTrees {1, 4, 8}%s%s\n",
-			shape->exact ? "" : ", trees, both", TreeBlock(shape),
+			" code select}, parallel {none, rows%s}, tree blocks {none, L2: %d, L1: %d},"
+			" representation {array, sparse, reorg}, tileTrees {1, 4, 8}%s%s\n",
+			shape->exact ? "" : ", trees, both", TreeBlock(shape), TreeBlockL1(shape),
 			shape->have_profile ? " uniform or probabilistic" : " uniform",
 			shape->exact ? "" : ", reorderTrees");
 	return text;

@@ -217,7 +217,7 @@ FakeCost(const TuneCandidate *c)
 	us *= p->walk == TUNE_WALK_UNROLLED ? 1.0 : p->walk == TUNE_WALK_LOCKSTEP ? 1.15 : 1.6;
 	us *= p->representation == 1 ? 0.9 : p->representation == 2 ? 1.05 : 1.0;
 	us *= p->tile_size == 4 ? 0.8 : p->tile_size == 8 ? 0.95 : 1.0;
-	us *= p->tree_block ? 1.1 : 1.0;
+	us *= p->blocks != TUNE_BLOCKS_NONE ? 1.1 : 1.0;
 	return us;
 }
 
@@ -344,14 +344,20 @@ TestAgreement(void)
 	CHECK(!TuneMarginsAgree(&forest, want, far, 3, false));
 }
 
-/* Every phase-1 candidate of a real model compiles and matches the interpreter */
+/*
+ * Every phase-1 candidate of a real model compiles and matches the
+ * interpreter bit for bit; with exhaustive_stride > 0 so does every
+ * stride-th point of the exhaustive space (blocks of trees, tiles, ...)
+ */
 static void
-TestMeasure(const char *path, int32_t batch_size)
+TestMeasure(const char *path, int32_t batch_size, int exhaustive_stride)
 {
 	size_t		len;
-	char	   *text = ReadFile(path, &len);
+	bool		shared = strncmp(path, "shared:", 7) == 0;
+	char	   *text = shared ? NULL : ReadFile(path, &len);
 	SilvanStatus status;
-	Forest	   *forest = text ? ParseModel(text, len, MODEL_FORMAT_AUTO, NULL, &status) : NULL;
+	Forest	   *forest = shared ? LoadSharedModel(path + 7) :
+		text ? ParseModel(text, len, MODEL_FORMAT_AUTO, NULL, &status) : NULL;
 	TuneShape	shape;
 	TuneOptions options = {.target = TUNE_TARGET_CPU, .strategy = TUNE_HEURISTIC};
 	TuneSearch *search;
@@ -364,6 +370,11 @@ TestMeasure(const char *path, int32_t batch_size)
 	int			timed = 0;
 
 	free(text);
+	if (shared && forest == NULL)
+	{
+		printf("  skip %s: no ../shared\n", path);
+		return;
+	}
 	CHECK_MSG(forest != NULL, "%s does not parse", path);
 	if (forest == NULL)
 		return;
@@ -388,6 +399,31 @@ TestMeasure(const char *path, int32_t batch_size)
 	printf("  %s, batch %d: %d candidates timed, best %.3f us/row, default %.3f\n", path,
 		   batch_size, timed, TuneSearchBest(search)->us_per_row,
 		   TuneSearchDefault(search) ? TuneSearchDefault(search)->us_per_row : -1.0);
+	if (exhaustive_stride > 0)
+	{
+		TuneCpuPoint *points = malloc(sizeof(TuneCpuPoint) * 8192);
+		int			n = TuneCpuExhaustive(&shape, points, 8192);
+		int			blocks = 0;
+		int			checked = 0;
+
+		for (int i = 0; i < n; i += exhaustive_stride)
+		{
+			char		text[TUNE_MAX_TEXT];
+			TuneTiming	timing;
+
+			CHECK(TuneCpuText(&shape, &points[i], text, sizeof(text)));
+			CHECK(TuneMeasure(forest, NULL, &sample, batch_size, text, true, 0, 0.001, &stop,
+							  &timing));
+			CHECK_MSG(timing.outcome == TUNE_TIMED, "%s, batch %d: %s: outcome %d: %s", path,
+					  batch_size, text, timing.outcome, timing.why);
+			blocks += points[i].blocks != TUNE_BLOCKS_NONE;
+			checked++;
+		}
+		printf("  %s, batch %d: %d of %d exhaustive points compiled and checked, %d with blocks of trees\n",
+			   path, batch_size, checked, n, blocks);
+		CHECK(blocks > 0 || shape.forest_bytes <= 24 * 1024);	/* blocks where the forest has room */
+		free(points);
+	}
 
 	/* a wrong reference is a mismatch, and a stop ends the measurement */
 	{
@@ -456,10 +492,11 @@ main(void)
 	TestAgreement();
 	TestSynthesizeFromProfile();
 	RuntimeSetMaxThreads(1);
-	TestMeasure("test/fixtures/binary_logistic.json", 64);
-	TestMeasure("test/fixtures/categorical.json", 1024);
-	TestMeasure("test/fixtures/multi_softprob.json", 1);
-	TestMeasure("test/fixtures/lightgbm_small.txt", 1024);
-	TestMeasure("test/fixtures/deep_tree.json", 256);
+	TestMeasure("test/fixtures/binary_logistic.json", 64, 0);
+	TestMeasure("test/fixtures/categorical.json", 1024, 0);
+	TestMeasure("test/fixtures/multi_softprob.json", 1, 0);
+	TestMeasure("test/fixtures/lightgbm_small.txt", 1024, 0);
+	TestMeasure("test/fixtures/deep_tree.json", 256, 7);
+	TestMeasure("shared:asprasad_treebeard/xgb_models--higgs_xgb_model_save.json", 512, 29);
 	UNIT_DONE();
 }
