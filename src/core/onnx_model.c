@@ -1,7 +1,8 @@
 /*
  * onnx_model.c
  *		Read an ONNX model holding a TreeEnsembleRegressor or
- *		TreeEnsembleClassifier (ai.onnx.ml opsets 1 to 3) into a Forest.
+ *		TreeEnsembleClassifier (ai.onnx.ml opsets 1 to 3) or a TreeEnsemble
+ *		(opset 5) into a Forest.
  *
  * The bytes are a ModelProto, decoded by protobuf-c with the code generated
  * from onnx/onnx-ml-subset.proto.  The graph must hold exactly one tree
@@ -33,8 +34,8 @@
  * per leaf, so each (tree, class) pair that has weights becomes a Forest
  * tree: the tree's structure, copied, with that class's weights at its
  * leaves (0 where a leaf has none).  The copies are bounded: at most
- * ONNX_MAX_COPY_FACTOR times the nodes plus weights of the model, else
- * the model is refused.
+ * ONNX_MAX_COPY_FACTOR times the nodes plus weights of the model (plus
+ * ONNX_MIN_COPY_ALLOWANCE), else the model is refused.
  *
  * Classifiers: predict returns the index of the class with the largest
  * score (class_labels[index] names it, int64 labels written in decimal);
@@ -44,12 +45,64 @@
  * them: the class-0 trees are copied again with negated leaves (exact:
  * negation commutes with rounding).
  *
- * Refused, with the reason in the status: TreeEnsemble (ai.onnx.ml opset
- * 5), multi-target regressors, LOGISTIC/SOFTMAX on a one-target regressor
+ * TreeEnsemble (ai.onnx.ml opset 5) stores interior nodes (nodes_*) apart
+ * from leaves (leaf_*): each branch names a node or a leaf (nodes_trueleafs,
+ * nodes_falseleafs), tree_roots names each tree's root, and each leaf has
+ * one weight for one target (leaf_targetids); integer attributes replace
+ * the enum strings (aggregate_function AVERAGE=0 SUM=1 MIN=2 MAX=3;
+ * post_transform NONE=0 SOFTMAX=1 LOGISTIC=2 SOFTMAX_ZERO=3 PROBIT=4;
+ * nodes_modes a uint8 tensor, 6 = BRANCH_MEMBER) and there are no
+ * base_values.  As ONNX Runtime does (tree_ensemble_attribute.h), we
+ * convert it into the old operators' layout and build the forest from
+ * that with the same code:
+ *
+ *   - tree t is the t-th entry of tree_roots; its nodes are written depth
+ *     first from the root, numbered 0..n-1, each leaf as a LEAF node with
+ *     its one weight.  A node or leaf reached twice (the format allows
+ *     sharing) is written twice; cycles are refused, naming the node;
+ *   - BRANCH_MEMBER (x in a set) tests exact equality, so it becomes a
+ *     chain of BRANCH_EQ nodes, one per member: each true branch leads to
+ *     its own copy of the true subtree, each false branch to the next test
+ *     and the last to the false subtree.  Its sets are read from
+ *     membership_values in node order, each ended by a NaN, as the
+ *     specification says (ONNX Runtime agrees; onnx's reference evaluator
+ *     reads them in walk order and stops a set at a 0.0, which we take for
+ *     a bug).  A categorical split would not do: its category truncates,
+ *     so 2.5 would match 2.  NaN is in no set: it takes the true branch only
+ *     where nodes_missing_value_tracks_true says so, at every test of the
+ *     chain, so the chain agrees;
+ *   - a root whose two branches name the same leaf is a one-leaf tree;
+ *     ONNX Runtime and onnx's reference then read leaf number root (the
+ *     node's own index) instead of the leaf it names: refused unless the
+ *     two are the same;
+ *   - several targets become several groups, as a classifier's classes:
+ *     the forest is a multi-class one without labels, its probabilities
+ *     the transformed targets (the operator's output), predict the first
+ *     largest target (what an ArgMax after it returns).  One target is a
+ *     regressor, with the old regressor's rules;
+ *   - AVERAGE divides the sum by the number of trees, and a target no tree
+ *     reaches is 0 under MIN and MAX, as ONNX Runtime computes (onnx's
+ *     reference adds each weight divided by the tree count and starts MIN
+ *     and MAX at the largest and smallest floats, and ignores
+ *     post_transform);
+ *   - the output has the input's type: a double model's sums are double;
+ *     a post_transform on a double model is refused (ONNX Runtime computes
+ *     it in double, ours are in float).
+ *
+ * The expansion (copies of shared nodes and of true subtrees of sets) is
+ * bounded like the per-class copies: at most ONNX_MAX_COPY_FACTOR times
+ * the model's nodes, leaves and set members, else it is refused; ids,
+ * modes, targets and tensor lengths are checked before anything is
+ * indexed, and a set without its terminating NaN, an empty set or values
+ * left after the last set are refused.
+ *
+ * Refused, with the reason in the status: multi-target
+ * TreeEnsembleRegressors, LOGISTIC/SOFTMAX on a one-target regressor
  * (ONNX Runtime ignores them there, the specification applies them), two
  * weights for one (leaf, class), MIN/MAX where a tree leaves some leaves
- * without a weight, and the two-class shapes whose ONNX Runtime result
- * is an accident of its implementation (all-positive binary weights,
+ * without a weight (for TreeEnsemble: a tree whose leaves go to several
+ * targets), and the two-class shapes whose ONNX Runtime result is an
+ * accident of its implementation (all-positive binary weights,
  * base_values beside two weighted classes, SOFTMAX or PROBIT on a binary
  * booster).
  *
@@ -66,7 +119,10 @@
 #include "silvan/parse.h"
 #include "onnx/onnx-ml-subset.pb-c.h"
 
-/* Forest nodes from copying may be at most this many times the model's entries */
+/*
+ * Forest nodes from copying (per class or target, and TreeEnsemble's shared
+ * nodes and sets) may be at most this many times the model's entries
+ */
 #define ONNX_MAX_COPY_FACTOR	4
 /* ... plus this many, so small models with many classes always load */
 #define ONNX_MIN_COPY_ALLOWANCE	(1 << 16)
@@ -82,6 +138,7 @@
 
 /* TensorProto.data_type values */
 #define TENSOR_FLOAT	1
+#define TENSOR_UINT8	2
 #define TENSOR_INT32	6
 #define TENSOR_INT64	7
 #define TENSOR_DOUBLE	11
@@ -96,9 +153,14 @@ static const char *const mode_names[] = {
 	"BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ", "LEAF"
 };
 
-/* post_transform values, in our order */
+/* post_transform values, in our order, and the forest's transforms for them */
 static const char *const transform_names[] = {
 	"NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT"
+};
+static const ForestTransform onnx_transforms[] = {
+	FOREST_TRANSFORM_IDENTITY, FOREST_TRANSFORM_ONNX_LOGISTIC,
+	FOREST_TRANSFORM_ONNX_SOFTMAX, FOREST_TRANSFORM_ONNX_SOFTMAX_ZERO,
+	FOREST_TRANSFORM_ONNX_PROBIT
 };
 
 /* A list of numbers read from an attribute (floats, ints or a tensor) */
@@ -138,6 +200,10 @@ typedef struct OnnxEnsemble
 	int64_t		num_labels;
 	char	  **labels;			/* malloc'd strings */
 	size_t	   *label_lengths;
+
+	bool		v5;				/* converted from TreeEnsemble (opset 5) */
+	int64_t		model_entries;	/* what the model holds, bounding the copies */
+	int64_t    *owned[9];		/* the arrays a conversion made, malloc'd */
 } OnnxEnsemble;
 
 /* Fail with a model-level syntax error */
@@ -154,11 +220,18 @@ StrIs(const char *s, const char *c)
 	return s != NULL && strcmp(s, c) == 0;
 }
 
+/* Bytes of one element of a tensor type we read */
+static size_t
+ElemSize(int32_t type)
+{
+	return type == TENSOR_UINT8 ? 1 : type == TENSOR_FLOAT || type == TENSOR_INT32 ? 4 : 8;
+}
+
 /* Read n little-endian values of a tensor's raw_data */
 static bool
 RawValues(const ProtobufCBinaryData *raw, int32_t type, double *out, int64_t n)
 {
-	size_t		size = type == TENSOR_FLOAT || type == TENSOR_INT32 ? 4 : 8;
+	size_t		size = ElemSize(type);
 
 	if (raw->len != (size_t) n * size)
 		return false;
@@ -181,6 +254,8 @@ RawValues(const ProtobufCBinaryData *raw, int32_t type, double *out, int64_t n)
 			memcpy(&out[i], &bits, 8);
 		else if (type == TENSOR_INT32)
 			out[i] = (double) (int32_t) (uint32_t) bits;
+		else if (type == TENSOR_UINT8)
+			out[i] = (double) bits;
 		else
 			out[i] = (double) (int64_t) bits;
 	}
@@ -188,8 +263,9 @@ RawValues(const ProtobufCBinaryData *raw, int32_t type, double *out, int64_t n)
 }
 
 /*
- * Read a tensor's numbers (float, double, int32 or int64, typed fields or
- * raw_data) as doubles; what names the tensor in messages.
+ * Read a tensor's numbers (float, double, uint8, int32 or int64, typed
+ * fields or raw_data; uint8 is kept in int32_data) as doubles; what names
+ * the tensor in messages.
  */
 static bool
 TensorNumbers(const Onnx__TensorProto *t, const char *what, OnnxNumbers *out,
@@ -210,12 +286,12 @@ TensorNumbers(const Onnx__TensorProto *t, const char *what, OnnxNumbers *out,
 		n *= t->dims[d];
 	}
 	if (type != TENSOR_FLOAT && type != TENSOR_DOUBLE && type != TENSOR_INT32 &&
-		type != TENSOR_INT64)
+		type != TENSOR_INT64 && type != TENSOR_UINT8)
 		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx tensor",
-						  "Tensor %s has element type %d; float, double, int32 or int64 was expected.",
+						  "Tensor %s has element type %d; float, double, uint8, int32 or int64 was expected.",
 						  what, type);
 	if (t->raw_data.len > 0 &&
-		t->raw_data.len / (type == TENSOR_FLOAT || type == TENSOR_INT32 ? 4 : 8) != (size_t) n)
+		(t->raw_data.len % ElemSize(type) != 0 || t->raw_data.len / ElemSize(type) != (size_t) n))
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx tensor",
 						  "Field \"raw_data\" of tensor %s has %zu bytes for %lld values.",
 						  what, t->raw_data.len, (long long) n);
@@ -223,7 +299,7 @@ TensorNumbers(const Onnx__TensorProto *t, const char *what, OnnxNumbers *out,
 	{
 		size_t		have = type == TENSOR_FLOAT ? t->n_float_data :
 			type == TENSOR_DOUBLE ? t->n_double_data :
-			type == TENSOR_INT32 ? t->n_int32_data : t->n_int64_data;
+			type == TENSOR_INT32 || type == TENSOR_UINT8 ? t->n_int32_data : t->n_int64_data;
 
 		if (have != (size_t) n)
 			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx tensor",
@@ -240,7 +316,8 @@ TensorNumbers(const Onnx__TensorProto *t, const char *what, OnnxNumbers *out,
 	for (int64_t i = 0; i < n; i++)
 		out->values[i] = type == TENSOR_FLOAT ? (double) t->float_data[i] :
 			type == TENSOR_DOUBLE ? t->double_data[i] :
-			type == TENSOR_INT32 ? (double) t->int32_data[i] : (double) t->int64_data[i];
+			type == TENSOR_INT32 || type == TENSOR_UINT8 ? (double) t->int32_data[i] :
+			(double) t->int64_data[i];
 	return true;
 }
 
@@ -527,6 +604,8 @@ EnsembleFree(OnnxEnsemble *e)
 		free(e->labels[i]);
 	free(e->labels);
 	free(e->label_lengths);
+	for (int i = 0; i < 9; i++)
+		free(e->owned[i]);
 }
 
 /* Read every attribute and check the arrays are present and agree */
@@ -560,6 +639,7 @@ ReadEnsemble(const Onnx__NodeProto *node, OnnxEnsemble *e, SilvanStatus *status)
 						  "%s has %lld nodes and %lld weights; at most %lld of each are supported.",
 						  e->op, (long long) e->num_nodes, (long long) e->num_weights,
 						  (long long) FOREST_MAX_NODES);
+	e->model_entries = e->num_nodes + e->num_weights;
 	return true;
 }
 
@@ -862,11 +942,6 @@ static bool
 ClassifierShape(const OnnxEnsemble *e, Forest *forest, bool *negated_twin,
 				SilvanStatus *status)
 {
-	static const ForestTransform transforms[] = {
-		FOREST_TRANSFORM_IDENTITY, FOREST_TRANSFORM_ONNX_LOGISTIC,
-		FOREST_TRANSFORM_ONNX_SOFTMAX, FOREST_TRANSFORM_ONNX_SOFTMAX_ZERO,
-		FOREST_TRANSFORM_ONNX_PROBIT
-	};
 	int64_t		k = e->num_labels;
 	bool		weighted[2] = {false, false};
 	bool		all_positive = true;
@@ -883,7 +958,7 @@ ClassifierShape(const OnnxEnsemble *e, Forest *forest, bool *negated_twin,
 						  e->op, (long long) e->base.count, (long long) k);
 	forest->task = FOREST_TASK_MULTICLASS;
 	forest->num_classes = (int32_t) k;
-	forest->transform = transforms[e->post_transform];
+	forest->transform = onnx_transforms[e->post_transform];
 	if (!ForestAllocBaseMargin(forest, (int32_t) k, status))
 		return false;
 	for (int64_t i = 0; i < e->num_weights; i++)
@@ -927,6 +1002,33 @@ ClassifierShape(const OnnxEnsemble *e, Forest *forest, bool *negated_twin,
 	return true;
 }
 
+/* The forest's aggregate for the ensemble's aggregate_function */
+static uint8_t
+ForestAggregateOf(const OnnxEnsemble *e)
+{
+	return e->aggregate == 2 ? FOREST_AGGREGATE_MIN :
+		e->aggregate == 3 ? FOREST_AGGREGATE_MAX : FOREST_AGGREGATE_SUM;
+}
+
+/*
+ * Set task, groups, transform and aggregation of a TreeEnsemble with
+ * several targets: one group per target, predict = the first largest
+ * (as an ArgMax after it would), the transformed targets as probabilities.
+ */
+static bool
+TargetsShape(const OnnxEnsemble *e, Forest *forest, SilvanStatus *status)
+{
+	if (e->n_targets > FOREST_MAX_GROUPS)
+		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx model",
+						  "Attribute \"n_targets\" of %s is %lld; at most %d are supported.",
+						  e->op, (long long) e->n_targets, FOREST_MAX_GROUPS);
+	forest->task = FOREST_TASK_MULTICLASS;
+	forest->num_classes = (int32_t) e->n_targets;
+	forest->transform = onnx_transforms[e->post_transform];
+	forest->aggregate = ForestAggregateOf(e);
+	return ForestAllocBaseMargin(forest, (int32_t) e->n_targets, status);
+}
+
 /* Set task, groups, transform, aggregation and base margin of a regressor */
 static bool
 RegressorShape(const OnnxEnsemble *e, Forest *forest, SilvanStatus *status)
@@ -951,8 +1053,7 @@ RegressorShape(const OnnxEnsemble *e, Forest *forest, SilvanStatus *status)
 		return false;
 	if (e->base.count == 1)
 		forest->base_margin[0] = e->base.values[0];
-	forest->aggregate = e->aggregate == 2 ? FOREST_AGGREGATE_MIN :
-		e->aggregate == 3 ? FOREST_AGGREGATE_MAX : FOREST_AGGREGATE_SUM;
+	forest->aggregate = ForestAggregateOf(e);
 	return true;
 }
 
@@ -969,17 +1070,18 @@ BuildForest(const OnnxEnsemble *e, Forest *forest, int64_t num_features_hint,
 	bool		ok;
 
 	ok = e->classifier ? ClassifierShape(e, forest, &negated_twin, status)
+		: e->v5 && e->n_targets > 1 ? TargetsShape(e, forest, status)
 		: RegressorShape(e, forest, status);
 	ok = ok && BuildLayout(e, &l, status) &&
-		LocateWeights(e, &l, e->classifier ? e->num_labels : 1, status) &&
+		LocateWeights(e, &l, e->classifier ? e->num_labels : e->n_targets, status) &&
 		EmitTrees(e, &l, forest, negated_twin, &num_trees, &num_nodes, status);
 	if (ok && (num_trees > FOREST_MAX_TREES ||
-			   num_nodes > (e->num_nodes + e->num_weights) * ONNX_MAX_COPY_FACTOR +
-			   ONNX_MIN_COPY_ALLOWANCE || num_nodes > FOREST_MAX_NODES))
+			   num_nodes > e->model_entries * ONNX_MAX_COPY_FACTOR + ONNX_MIN_COPY_ALLOWANCE ||
+			   num_nodes > FOREST_MAX_NODES))
 		ok = StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "onnx model too large",
-						"%s weights so many classes per tree that its %lld nodes would become %lld forest nodes in %lld trees; at most %d times the model's nodes and weights are supported.",
-						e->op, (long long) e->num_nodes, (long long) num_nodes,
-						(long long) num_trees, ONNX_MAX_COPY_FACTOR);
+						"%s weights so many %s per tree that its %lld nodes would become %lld forest nodes in %lld trees; at most %d times the model's entries are supported.",
+						e->op, e->classifier ? "classes" : "targets", (long long) e->num_nodes,
+						(long long) num_nodes, (long long) num_trees, ONNX_MAX_COPY_FACTOR);
 	for (int64_t i = 0; ok && i < e->num_nodes; i++)
 		if (e->modes[i] != MODE_LEAF && e->feature_ids[i] > max_feature)
 			max_feature = e->feature_ids[i];
@@ -1006,6 +1108,569 @@ BuildForest(const OnnxEnsemble *e, Forest *forest, int64_t num_features_hint,
 			EmitTrees(e, &l, forest, negated_twin, &num_trees, &num_nodes, status);
 	}
 	LayoutFree(&l);
+	return ok;
+}
+
+/* ---- TreeEnsemble (ai.onnx.ml opset 5) ---- */
+
+/* The attributes of a TreeEnsemble, as read */
+typedef struct OnnxV5
+{
+	int64_t		num_nodes;		/* interior nodes (nodes_*) */
+	const int64_t *feature_ids;
+	const int64_t *true_ids;
+	const int64_t *false_ids;
+	const int64_t *true_leafs;
+	const int64_t *false_leafs;
+	const int64_t *tracks_true; /* NULL: none */
+	OnnxNumbers splits;
+	OnnxNumbers modes;
+	OnnxNumbers members;		/* membership_values */
+	int64_t		num_leaves;
+	const int64_t *leaf_targets;
+	OnnxNumbers leaf_weights;
+	int64_t		num_roots;
+	const int64_t *roots;
+	int64_t    *set_first;		/* per node: first member of its set */
+	int64_t    *set_size;		/* per node: members (0: not BRANCH_MEMBER) */
+} OnnxV5;
+
+/* TreeEnsemble's nodes_modes values */
+#define V5_MEMBER	6
+
+/* Our OnnxMode for TreeEnsemble's modes 0 to 5 (the same order) */
+static const uint8_t v5_modes[] = {MODE_LEQ, MODE_LT, MODE_GTE, MODE_GT, MODE_EQ, MODE_NEQ};
+
+/* Free what an OnnxV5 owns */
+static void
+V5Free(OnnxV5 *v)
+{
+	free(v->splits.values);
+	free(v->modes.values);
+	free(v->members.values);
+	free(v->leaf_weights.values);
+	free(v->set_first);
+	free(v->set_size);
+}
+
+/* Read an int attribute within [lo, hi] */
+static bool
+AttrIntIn(const Onnx__AttributeProto *a, int64_t lo, int64_t hi, int64_t *out,
+		  const char *op, SilvanStatus *status)
+{
+	if (!AttrType(a, ATTR_INT, op, status))
+		return false;
+	if (a->i < lo || a->i > hi)
+		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx attribute value",
+						  "Attribute \"%s\" of %s is %lld; %lld to %lld are supported.",
+						  a->name, op, (long long) a->i, (long long) lo, (long long) hi);
+	*out = a->i;
+	return true;
+}
+
+/* Check that an array attribute's length agrees with the others of its kind */
+static bool
+V5Count(const Onnx__AttributeProto *a, int64_t n, int64_t *count, const char *kind,
+		SilvanStatus *status)
+{
+	if (*count >= 0 && n != *count)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx attribute",
+						  "Attribute \"%s\" of TreeEnsemble has %lld entries; the other %s attributes have %lld.",
+						  a->name, (long long) n, kind, (long long) *count);
+	*count = n;
+	return true;
+}
+
+/* Read one attribute of a TreeEnsemble; counts: 0 nodes_*, 1 leaf_* */
+static bool
+V5Attribute(const Onnx__AttributeProto *a, OnnxV5 *v, OnnxEnsemble *e, int64_t *counts,
+			SilvanStatus *status)
+{
+	static const char *const node_ints[] = {
+		"nodes_featureids", "nodes_truenodeids", "nodes_falsenodeids",
+		"nodes_trueleafs", "nodes_falseleafs", "nodes_missing_value_tracks_true"
+	};
+	const int64_t **node_targets[] = {
+		&v->feature_ids, &v->true_ids, &v->false_ids, &v->true_leafs, &v->false_leafs,
+		&v->tracks_true
+	};
+	OnnxNumbers *tensor = StrIs(a->name, "nodes_splits") ? &v->splits :
+		StrIs(a->name, "nodes_modes") ? &v->modes :
+		StrIs(a->name, "membership_values") ? &v->members :
+		StrIs(a->name, "leaf_weights") ? &v->leaf_weights : NULL;
+	int64_t		n;
+	int64_t		value;
+
+	if (a->name == NULL)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx attribute",
+						  "An attribute of TreeEnsemble has no name.");
+	if (a->ref_attr_name != NULL)
+		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx attribute",
+						  "Attribute \"%s\" of TreeEnsemble refers to a function attribute.", a->name);
+	for (int i = 0; i < 6; i++)
+		if (StrIs(a->name, node_ints[i]))
+			return AttrInts(a, node_targets[i], &n, e->op, status) &&
+				V5Count(a, n, &counts[0], "nodes_*", status);
+	if (tensor != NULL)
+	{
+		if (!AttrNumbers(a, true, tensor, e->op, status))
+			return false;
+		if (tensor == &v->members)
+			return true;
+		return V5Count(a, tensor->count, &counts[tensor == &v->leaf_weights ? 1 : 0],
+					   tensor == &v->leaf_weights ? "leaf_*" : "nodes_*", status);
+	}
+	if (StrIs(a->name, "leaf_targetids"))
+		return AttrInts(a, &v->leaf_targets, &n, e->op, status) &&
+			V5Count(a, n, &counts[1], "leaf_*", status);
+	if (StrIs(a->name, "tree_roots"))
+		return AttrInts(a, &v->roots, &v->num_roots, e->op, status);
+	if (StrIs(a->name, "nodes_hitrates"))
+		return true;			/* statistics only */
+	if (StrIs(a->name, "n_targets"))
+		return AttrIntIn(a, 1, FOREST_MAX_GROUPS, &e->n_targets, e->op, status);
+	if (StrIs(a->name, "post_transform"))
+	{
+		static const int ours[] = {0, 2, 1, 3, 4};	/* NONE SOFTMAX LOGISTIC ... */
+
+		if (!AttrIntIn(a, 0, 4, &value, e->op, status))
+			return false;
+		e->post_transform = ours[value];
+		return true;
+	}
+	if (StrIs(a->name, "aggregate_function"))
+	{
+		static const int ours[] = {1, 0, 2, 3};	/* AVERAGE SUM MIN MAX */
+
+		if (!AttrIntIn(a, 0, 3, &value, e->op, status))
+			return false;
+		e->aggregate = ours[value];
+		return true;
+	}
+	return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx attribute",
+					  "TreeEnsemble has attribute \"%.64s\", which is not supported.", a->name);
+}
+
+/* Read a TreeEnsemble's attributes and check they are present and agree */
+static bool
+V5Read(const Onnx__NodeProto *node, OnnxV5 *v, OnnxEnsemble *e, SilvanStatus *status)
+{
+	int64_t		counts[2] = {-1, -1};
+
+	e->op = "TreeEnsemble";
+	e->v5 = true;
+	e->n_targets = -1;
+	e->aggregate = 0;			/* SUM, the default */
+	for (size_t i = 0; i < node->n_attribute; i++)
+		if (!V5Attribute(node->attribute[i], v, e, counts, status))
+			return false;
+	v->num_nodes = counts[0] < 0 ? 0 : counts[0];
+	v->num_leaves = counts[1] < 0 ? 0 : counts[1];
+	if (v->num_nodes == 0 || v->num_leaves == 0 || v->feature_ids == NULL ||
+		v->true_ids == NULL || v->false_ids == NULL || v->true_leafs == NULL ||
+		v->false_leafs == NULL || v->splits.values == NULL || v->modes.values == NULL ||
+		v->leaf_targets == NULL || v->leaf_weights.values == NULL || v->roots == NULL ||
+		v->num_roots == 0 || e->n_targets < 0)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx model",
+						  "TreeEnsemble lacks one of nodes_featureids, nodes_splits, nodes_modes, nodes_truenodeids, nodes_falsenodeids, nodes_trueleafs, nodes_falseleafs, leaf_targetids, leaf_weights, tree_roots, n_targets, or has no nodes, leaves or trees.");
+	if (v->num_nodes > FOREST_MAX_NODES || v->num_leaves > FOREST_MAX_NODES ||
+		v->num_roots > FOREST_MAX_TREES)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "too many nodes",
+						  "TreeEnsemble has %lld nodes, %lld leaves and %lld trees; at most %lld nodes or leaves and %d trees are supported.",
+						  (long long) v->num_nodes, (long long) v->num_leaves,
+						  (long long) v->num_roots, (long long) FOREST_MAX_NODES, FOREST_MAX_TREES);
+	e->model_entries = v->num_nodes + v->num_leaves + v->members.count;
+	return true;
+}
+
+/* Check modes, children, targets and roots; every id before it indexes */
+static bool
+V5CheckIds(const OnnxV5 *v, const OnnxEnsemble *e, SilvanStatus *status)
+{
+	for (int64_t i = 0; i < v->num_nodes; i++)
+	{
+		double		m = v->modes.values[i];
+		int64_t		t_size = v->true_leafs[i] ? v->num_leaves : v->num_nodes;
+		int64_t		f_size = v->false_leafs[i] ? v->num_leaves : v->num_nodes;
+
+		if (!(m >= 0 && m <= V5_MEMBER) || m != (double) (int) m)
+			return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx node mode",
+							  "Entry %lld of attribute \"nodes_modes\" of TreeEnsemble is %g; 0 (BRANCH_LEQ) to 6 (BRANCH_MEMBER) are supported.",
+							  (long long) i, m);
+		if (v->true_ids[i] < 0 || v->true_ids[i] >= t_size)
+			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx tree",
+							  "Entry %lld of \"nodes_truenodeids\" is %lld; it is a %s id and the model has %lld.",
+							  (long long) i, (long long) v->true_ids[i],
+							  v->true_leafs[i] ? "leaf" : "node", (long long) t_size);
+		if (v->false_ids[i] < 0 || v->false_ids[i] >= f_size)
+			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx tree",
+							  "Entry %lld of \"nodes_falsenodeids\" is %lld; it is a %s id and the model has %lld.",
+							  (long long) i, (long long) v->false_ids[i],
+							  v->false_leafs[i] ? "leaf" : "node", (long long) f_size);
+	}
+	for (int64_t l = 0; l < v->num_leaves; l++)
+		if (v->leaf_targets[l] < 0 || v->leaf_targets[l] >= e->n_targets)
+			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx tree",
+							  "Entry %lld of \"leaf_targetids\" is %lld; the model has %lld targets (n_targets).",
+							  (long long) l, (long long) v->leaf_targets[l], (long long) e->n_targets);
+	for (int64_t t = 0; t < v->num_roots; t++)
+		if (v->roots[t] < 0 || v->roots[t] >= v->num_nodes)
+			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx tree",
+							  "Entry %lld of \"tree_roots\" is %lld; the model has %lld nodes.",
+							  (long long) t, (long long) v->roots[t], (long long) v->num_nodes);
+	return true;
+}
+
+/*
+ * Split membership_values into the sets of the BRANCH_MEMBER nodes, in
+ * node order (as the specification says), each ended by a NaN.
+ */
+static bool
+V5Sets(OnnxV5 *v, SilvanStatus *status)
+{
+	int64_t		next = 0;
+
+	v->set_first = calloc((size_t) v->num_nodes, sizeof(int64_t));
+	v->set_size = calloc((size_t) v->num_nodes, sizeof(int64_t));
+	if (v->set_first == NULL || v->set_size == NULL)
+		return StatusNoMemory(status, "the membership sets");
+	for (int64_t i = 0; i < v->num_nodes; i++)
+	{
+		if (v->modes.values[i] != V5_MEMBER)
+			continue;
+		v->set_first[i] = next;
+		while (next < v->members.count && !isnan(v->members.values[next]))
+			next++;
+		if (next >= v->members.count)
+			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx tree",
+							  "The set of BRANCH_MEMBER node %lld has no terminating NaN in \"membership_values\" (%lld values).",
+							  (long long) i, (long long) v->members.count);
+		v->set_size[i] = next - v->set_first[i];
+		if (v->set_size[i] == 0)
+			return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx tree",
+							  "The set of BRANCH_MEMBER node %lld in \"membership_values\" is empty.",
+							  (long long) i);
+		next++;					/* the NaN */
+	}
+	if (next != v->members.count)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx tree",
+						  "Attribute \"membership_values\" has %lld values after the sets of the BRANCH_MEMBER nodes.",
+						  (long long) (v->members.count - next));
+	return true;
+}
+
+/*
+ * Refuse cycles among the interior nodes reachable from the roots: an
+ * iterative depth-first search, grey while on the path.  Nodes reached
+ * twice without a cycle are fine: the expansion copies them.
+ */
+static bool
+V5CheckAcyclic(const OnnxV5 *v, SilvanStatus *status)
+{
+	uint8_t    *color = calloc((size_t) v->num_nodes, 1);	/* 0 new, 1..3 on path, 4 done */
+	int64_t    *stack = malloc(sizeof(int64_t) * (size_t) v->num_nodes);
+	bool		ok = color != NULL && stack != NULL;
+
+	if (!ok)
+		StatusNoMemory(status, "the onnx trees");
+	for (int64_t t = 0; ok && t < v->num_roots; t++)
+	{
+		int64_t		sp = 0;
+
+		if (color[v->roots[t]] != 0)
+			continue;
+		stack[sp++] = v->roots[t];
+		color[v->roots[t]] = 1;
+		while (ok && sp > 0)
+		{
+			int64_t		i = stack[sp - 1];
+			int			side = color[i]++;	/* 1: true child next, 2: false, 3: done */
+			int64_t		c = side == 1 ? v->true_ids[i] : v->false_ids[i];
+			bool		leaf = side == 1 ? v->true_leafs[i] != 0 : v->false_leafs[i] != 0;
+
+			if (side == 3)
+			{
+				color[i] = 4;
+				sp--;
+				continue;
+			}
+			if (leaf || color[c] == 4)
+				continue;
+			if (color[c] != 0)
+				ok = StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx tree",
+								"Node %lld of TreeEnsemble is reached again below itself (a cycle through field \"nodes_%snodeids\" of node %lld).",
+								(long long) c, side == 1 ? "true" : "false", (long long) i);
+			else
+			{
+				color[c] = 1;
+				stack[sp++] = c;
+			}
+		}
+	}
+	free(color);
+	free(stack);
+	return ok;
+}
+
+/* A child still to write: model node or leaf, and the id field to patch */
+typedef struct V5Todo
+{
+	int64_t		id;
+	bool		leaf;
+	int64_t		patch;			/* converted node whose child it is, or -1 */
+	bool		patch_true;
+} V5Todo;
+
+/* The conversion's progress; its arrays are OnnxEnsemble.owned */
+typedef struct V5Out
+{
+	int64_t		n;				/* nodes written */
+	int64_t		w;				/* weights written */
+	int64_t		cap;			/* room in the arrays */
+	int64_t		budget;			/* most nodes the expansion may write */
+	int64_t		tree_start;		/* first node of the tree being written */
+	V5Todo	   *todo;			/* children still to write, a stack */
+	int64_t		sp;
+	int64_t		todo_cap;
+} V5Out;
+
+/* Indices into OnnxEnsemble.owned */
+enum
+{
+	OWN_TREE, OWN_NODE, OWN_FEATURE, OWN_TRUE, OWN_FALSE, OWN_TRACKS,
+	OWN_W_TREE, OWN_W_NODE, OWN_W_CLASS, OWN_COUNT
+};
+
+/* Refuse a model whose expansion would pass the budget */
+static bool
+V5TooLarge(const OnnxEnsemble *e, const V5Out *o, SilvanStatus *status)
+{
+	return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "onnx model too large",
+					  "TreeEnsemble's shared nodes and membership sets would expand its %lld entries to more than %lld tree nodes; at most %d times the model's entries are supported.",
+					  (long long) e->model_entries, (long long) o->budget, ONNX_MAX_COPY_FACTOR);
+}
+
+/* Make room for one more node (and its weight); refuse beyond the budget */
+static bool
+V5Grow(OnnxEnsemble *e, V5Out *o, SilvanStatus *status)
+{
+	int64_t		cap;
+	uint8_t    *m;
+	double	   *x;
+	double	   *w;
+
+	if (o->n >= o->budget)
+		return V5TooLarge(e, o, status);
+	if (o->n < o->cap)
+		return true;
+	cap = o->cap < 64 ? 64 : o->cap * 2;
+	if (cap > o->budget)
+		cap = o->budget;
+	for (int k = 0; k < OWN_COUNT; k++)
+	{
+		int64_t    *p = realloc(e->owned[k], sizeof(int64_t) * (size_t) cap);
+
+		if (p == NULL)
+			return StatusNoMemory(status, "the onnx trees");
+		e->owned[k] = p;
+	}
+	m = realloc(e->modes, (size_t) cap);
+	if (m != NULL)
+		e->modes = m;
+	x = realloc(e->values.values, sizeof(double) * (size_t) cap);
+	if (x != NULL)
+		e->values.values = x;
+	w = realloc(e->weights.values, sizeof(double) * (size_t) cap);
+	if (w != NULL)
+		e->weights.values = w;
+	if (m == NULL || x == NULL || w == NULL)
+		return StatusNoMemory(status, "the onnx trees");
+	o->cap = cap;
+	return true;
+}
+
+/* Push a child to write; each will write a node, so the budget bounds them */
+static bool
+V5Push(const OnnxEnsemble *e, V5Out *o, V5Todo todo, SilvanStatus *status)
+{
+	if (o->n + o->sp >= o->budget)
+		return V5TooLarge(e, o, status);
+	if (o->sp >= o->todo_cap)
+	{
+		int64_t		cap = o->todo_cap < 64 ? 64 : o->todo_cap * 2;
+		V5Todo	   *p = realloc(o->todo, sizeof(V5Todo) * (size_t) cap);
+
+		if (p == NULL)
+			return StatusNoMemory(status, "the onnx trees");
+		o->todo = p;
+		o->todo_cap = cap;
+	}
+	o->todo[o->sp++] = todo;
+	return true;
+}
+
+/* Append a node of the tree being written; its tree-local id goes to *local */
+static bool
+V5Node(OnnxEnsemble *e, V5Out *o, int64_t t, int mode, int64_t feature, double value,
+	   bool tracks, int64_t *local, SilvanStatus *status)
+{
+	int64_t		n;
+
+	if (!V5Grow(e, o, status))
+		return false;
+	n = o->n++;
+	*local = n - o->tree_start;
+	e->owned[OWN_TREE][n] = t;
+	e->owned[OWN_NODE][n] = *local;
+	e->owned[OWN_FEATURE][n] = feature;
+	e->owned[OWN_TRUE][n] = 0;
+	e->owned[OWN_FALSE][n] = 0;
+	e->owned[OWN_TRACKS][n] = tracks;
+	e->modes[n] = (uint8_t) mode;
+	e->values.values[n] = value;
+	return true;
+}
+
+/* Append leaf l of the model, with its weight, to tree t */
+static bool
+V5Leaf(const OnnxV5 *v, OnnxEnsemble *e, V5Out *o, int64_t t, int64_t l, int64_t *local,
+	   SilvanStatus *status)
+{
+	if (!V5Node(e, o, t, MODE_LEAF, 0, 0.0, false, local, status))
+		return false;
+	e->owned[OWN_W_TREE][o->w] = t;
+	e->owned[OWN_W_NODE][o->w] = *local;
+	e->owned[OWN_W_CLASS][o->w] = v->leaf_targets[l];
+	e->weights.values[o->w] = v->leaf_weights.values[l];
+	o->w++;
+	return true;
+}
+
+/*
+ * Write interior node i: its split or, for BRANCH_MEMBER, a chain of ==
+ * splits, one per member, each true branch to its own copy of the true
+ * subtree and each false branch to the next test, the last one's to the
+ * false subtree.  NaN takes the true branch at every test when the node's
+ * missing value tracks true, so the chain does too; else it falls through
+ * to the false subtree, as x in {...} is false for NaN.  The children are
+ * pushed to be written.
+ */
+static bool
+V5Interior(const OnnxV5 *v, OnnxEnsemble *e, V5Out *o, int64_t t, int64_t i,
+		   int64_t *local, SilvanStatus *status)
+{
+	int			m = (int) v->modes.values[i];
+	int64_t		k = m == V5_MEMBER ? v->set_size[i] : 1;
+	bool		tracks = v->tracks_true != NULL && v->tracks_true[i] != 0;
+
+	for (int64_t j = 0; j < k; j++)
+	{
+		double		value = m == V5_MEMBER ? v->members.values[v->set_first[i] + j] :
+			v->splits.values[i];
+		int64_t		here;
+
+		if (!V5Node(e, o, t, m == V5_MEMBER ? MODE_EQ : v5_modes[m], v->feature_ids[i],
+					value, tracks, &here, status))
+			return false;
+		if (j == 0)
+			*local = here;
+		else
+			e->owned[OWN_FALSE][o->n - 2] = here;
+		if (!V5Push(e, o, (V5Todo) {v->true_ids[i], v->true_leafs[i] != 0, o->n - 1, true},
+					status))
+			return false;
+	}
+	return V5Push(e, o, (V5Todo) {v->false_ids[i], v->false_leafs[i] != 0, o->n - 1, false},
+				  status);
+}
+
+/*
+ * Write tree t (root node r) in the old layout, nodes numbered from 0 in
+ * the order written.  A root whose two branches name the same leaf is a
+ * one-leaf tree; ONNX Runtime and onnx's reference then read leaf number r
+ * (the root's own index), the specification the leaf it names: refused
+ * where the two differ.
+ */
+static bool
+V5Tree(const OnnxV5 *v, OnnxEnsemble *e, V5Out *o, int64_t t, SilvanStatus *status)
+{
+	int64_t		r = v->roots[t];
+	int64_t		local;
+
+	o->tree_start = o->n;
+	if (v->true_leafs[r] && v->false_leafs[r] && v->true_ids[r] == v->false_ids[r])
+	{
+		if (v->true_ids[r] != r)
+			return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx tree",
+							  "Tree %lld of TreeEnsemble is one leaf, %lld, named by root node %lld; ONNX Runtime reads leaf %lld there instead, so silvan refuses it.",
+							  (long long) t, (long long) v->true_ids[r], (long long) r, (long long) r);
+		return V5Leaf(v, e, o, t, r, &local, status);
+	}
+	o->sp = 0;
+	if (!V5Push(e, o, (V5Todo) {r, false, -1, false}, status))
+		return false;
+	while (o->sp > 0)
+	{
+		V5Todo		d = o->todo[--o->sp];
+		bool		ok;
+
+		ok = d.leaf ? V5Leaf(v, e, o, t, d.id, &local, status) :
+			V5Interior(v, e, o, t, d.id, &local, status);
+		if (!ok)
+			return false;
+		if (d.patch >= 0)
+			e->owned[d.patch_true ? OWN_TRUE : OWN_FALSE][d.patch] = local;
+	}
+	return true;
+}
+
+/*
+ * Convert the TreeEnsemble into the TreeEnsembleRegressor layout that
+ * BuildForest reads, as ONNX Runtime does (tree_ensemble_attribute.h):
+ * tree ids are positions in tree_roots, leaves become LEAF nodes with one
+ * weight, BRANCH_MEMBER becomes == splits.  Nodes and leaves reached
+ * twice are copied; all copies are bounded like BuildForest's.
+ */
+static bool
+V5Convert(const OnnxV5 *v, OnnxEnsemble *e, SilvanStatus *status)
+{
+	V5Out		o = {0};
+	bool		ok = true;
+
+	o.budget = e->model_entries * ONNX_MAX_COPY_FACTOR + ONNX_MIN_COPY_ALLOWANCE;
+	if (o.budget > FOREST_MAX_NODES)
+		o.budget = FOREST_MAX_NODES;
+	for (int64_t t = 0; ok && t < v->num_roots; t++)
+		ok = V5Tree(v, e, &o, t, status);
+	free(o.todo);
+	if (!ok)
+		return false;
+	e->num_nodes = e->values.count = o.n;
+	e->num_weights = e->weights.count = o.w;
+	e->tree_ids = e->owned[OWN_TREE];
+	e->node_ids = e->owned[OWN_NODE];
+	e->feature_ids = e->owned[OWN_FEATURE];
+	e->true_ids = e->owned[OWN_TRUE];
+	e->false_ids = e->owned[OWN_FALSE];
+	e->tracks_true = e->owned[OWN_TRACKS];
+	e->w_tree = e->owned[OWN_W_TREE];
+	e->w_node = e->owned[OWN_W_NODE];
+	e->w_class = e->owned[OWN_W_CLASS];
+	e->values.doubles = v->splits.doubles || v->members.doubles;
+	e->weights.doubles = v->leaf_weights.doubles;
+	return true;
+}
+
+/* Read a TreeEnsemble node into e, in the old operators' layout */
+static bool
+ReadTreeEnsemble(const Onnx__NodeProto *node, OnnxEnsemble *e, SilvanStatus *status)
+{
+	OnnxV5		v = {0};
+	bool		ok;
+
+	ok = V5Read(node, &v, e, status) && V5CheckIds(&v, e, status) &&
+		V5Sets(&v, status) && V5CheckAcyclic(&v, status) && V5Convert(&v, e, status);
+	V5Free(&v);
 	return ok;
 }
 
@@ -1111,7 +1776,8 @@ FindEnsemble(const Onnx__GraphProto *g, const Onnx__NodeProto **found,
 		const Onnx__NodeProto *node = g->node[i];
 		const char *op = node->op_type ? node->op_type : "";
 
-		if (StrIs(op, "TreeEnsembleRegressor") || StrIs(op, "TreeEnsembleClassifier"))
+		if (StrIs(op, "TreeEnsembleRegressor") || StrIs(op, "TreeEnsembleClassifier") ||
+			StrIs(op, "TreeEnsemble"))
 		{
 			if (*found != NULL)
 				return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx graph",
@@ -1122,17 +1788,14 @@ FindEnsemble(const Onnx__GraphProto *g, const Onnx__NodeProto **found,
 								  op, node->domain ? node->domain : "");
 			*found = node;
 		}
-		else if (StrIs(op, "TreeEnsemble"))
-			return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx operator",
-							  "Operator TreeEnsemble (ai.onnx.ml opset 5) is not supported; convert the model with TreeEnsembleRegressor or TreeEnsembleClassifier (target_opset ai.onnx.ml 3).");
 		else if (!WrapperOp(op))
 			return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx operator",
-							  "Node \"%.64s\" is a \"%.64s\" operator; only a TreeEnsembleRegressor or TreeEnsembleClassifier, with Cast, Identity, Reshape, Flatten and ZipMap around it, is supported.",
+							  "Node \"%.64s\" is a \"%.64s\" operator; only a TreeEnsemble, TreeEnsembleRegressor or TreeEnsembleClassifier, with Cast, Identity, Reshape, Flatten and ZipMap around it, is supported.",
 							  node->name && node->name[0] ? node->name : "(unnamed)", op);
 	}
 	if (*found == NULL)
 		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx graph",
-						  "The graph holds no TreeEnsembleRegressor or TreeEnsembleClassifier.");
+						  "The graph holds no TreeEnsemble, TreeEnsembleRegressor or TreeEnsembleClassifier.");
 	return true;
 }
 
@@ -1158,12 +1821,24 @@ ReadModel(const Onnx__ModelProto *model, Forest *forest, SilvanStatus *status)
 		!TraceInput(g, node, &elem_type, &columns, status))
 		return false;
 	e.classifier = StrIs(node->op_type, "TreeEnsembleClassifier");
-	ok = ReadEnsemble(node, &e, status);
+	if (StrIs(node->op_type, "TreeEnsemble") && opset != 5)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx model",
+						  "Operator TreeEnsemble is in ai.onnx.ml opset 5; the model imports opset %lld.",
+						  (long long) opset);
+	ok = StrIs(node->op_type, "TreeEnsemble") ? ReadTreeEnsemble(node, &e, status) :
+		ReadEnsemble(node, &e, status);
 	if (ok)
 	{
 		forest->source = FOREST_SOURCE_ONNX;
 		forest->precision = elem_type == TENSOR_DOUBLE || e.values.doubles ||
 			e.weights.doubles || e.base.doubles ? FOREST_FLOAT64 : FOREST_FLOAT32;
+		if (e.v5 && forest->precision == FOREST_FLOAT64 && e.post_transform != 0)
+			ok = StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx model",
+							"Attribute \"post_transform\" of TreeEnsemble is %s on double values; ONNX Runtime then transforms in double, silvan in float.",
+							transform_names[e.post_transform]);
+	}
+	if (ok)
+	{
 		forest->base_margin_last = true;
 		forest->category_rule = FOREST_CATEGORY_NONNEGATIVE;
 		snprintf(forest->objective, sizeof(forest->objective), "%s", e.op);

@@ -12,7 +12,8 @@ rm -rf "$corpus"
 # ONNX seeds: a few of the ONNX fixtures (make_onnx_fixtures.py)
 mkdir -p "$corpus/onnx"
 for f in modes_opset1 modes_opset3_double aggregate_min classifier_softmax \
-	sk_gb_binary_logistic sk_dt_clf sk_rf_reg_sum bad/cycle bad/raw_data_short; do
+	sk_gb_binary_logistic sk_dt_clf sk_rf_reg_sum bad/cycle bad/raw_data_short \
+	v5_modes v5_double v5_aggregate_min bad/v5_cycle; do
 	cp "test/fixtures/onnx/$f.onnx" "$corpus/onnx/"
 done
 mkdir -p test/fuzz/build "$corpus/forest_binary"

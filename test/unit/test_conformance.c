@@ -33,7 +33,10 @@
  *	 Every ONNX rule (==, !=, >=, >, MIN/MAX) compiles, so these forests
  *	 are checked compiled too; a forest with a rule the compiler lacked
  *	 (ForestUncompiledRule) would have to be refused by CompileForest
- *	 (UNSUPPORTED) and be checked interpreted.
+ *	 (UNSUPPORTED) and be checked interpreted.  onnx/onnx's backend tests
+ *	 of TreeEnsemble (opset 5) give inputs and outputs as TensorProtos
+ *	 (read with OnnxTensorRead); their outputs are the targets, compared
+ *	 with the forest's probabilities (the transformed targets), exactly.
  *
  * Models without inputs (and every model besides) also run on synthetic
  * rows built from their own split thresholds, to compare interpreter and
@@ -85,7 +88,8 @@ typedef enum InputFormat
 	INPUT_CSV_LAST_EXPECTED,	/* treebeard: features..., predict() */
 	INPUT_DELIMITED,			/* tab, space or comma separated features */
 	INPUT_DELIMITED_LABEL,		/* same, first column is a label */
-	INPUT_LIBSVM				/* label idx:val ..., 0-based indices */
+	INPUT_LIBSVM,				/* label idx:val ..., 0-based indices */
+	INPUT_ONNX_TENSOR			/* onnx backend tests: [N, F] and [N, E] TensorProtos */
 } InputFormat;
 
 typedef struct SharedCase
@@ -204,6 +208,20 @@ static const SharedCase shared_cases[] = {
 	{"lleaves/pure_categorical", "siboehm_lleaves/tests--models--pure_categorical--model.txt", INPUT_NONE},
 	{"lleaves/single_tree", "siboehm_lleaves/tests--models--single_tree--model.txt", INPUT_NONE},
 	{"lleaves/tiniest_single_tree", "siboehm_lleaves/tests--models--tiniest_single_tree--model.txt", INPUT_NONE},
+
+	/* onnx/onnx: backend node tests of TreeEnsemble (ai.onnx.ml opset 5), their outputs are the targets */
+	{"onnx/tree_ensemble_set_membership",
+		"onnx_onnx/onnx--backend--test--data--node--test_ai_onnx_ml_tree_ensemble_set_membership--model.onnx",
+		INPUT_ONNX_TENSOR,
+		"onnx_onnx/onnx--backend--test--data--node--test_ai_onnx_ml_tree_ensemble_set_membership--test_data_set_0--input_0.pb",
+		"onnx_onnx/onnx--backend--test--data--node--test_ai_onnx_ml_tree_ensemble_set_membership--test_data_set_0--output_0.pb",
+	EXPECT_PROBA},
+	{"onnx/tree_ensemble_single_tree",
+		"onnx_onnx/onnx--backend--test--data--node--test_ai_onnx_ml_tree_ensemble_single_tree--model.onnx",
+		INPUT_ONNX_TENSOR,
+		"onnx_onnx/onnx--backend--test--data--node--test_ai_onnx_ml_tree_ensemble_single_tree--test_data_set_0--input_0.pb",
+		"onnx_onnx/onnx--backend--test--data--node--test_ai_onnx_ml_tree_ensemble_single_tree--test_data_set_0--output_0.pb",
+	EXPECT_PROBA},
 };
 
 /* Files of the shared set we do not read, and why */
@@ -211,7 +229,6 @@ static const char *const shared_skipped[] = {
 	"dmitryikh_leaves/testdata--lg_1tree.json: LightGBM dump_model() JSON, not a model format we read",
 	"dmitryikh_leaves/testdata--lg_1tree_1leaf.json: LightGBM dump_model() JSON",
 	"dmitryikh_leaves/testdata--lg_dart_breast_cancer.json: LightGBM dump_model() JSON of a model tested above",
-	"onnx_onnx/*: TreeEnsemble (ai.onnx.ml opset 5), refused; their tensors are read in test_onnx",
 };
 
 /* ---- reading text ---- */
@@ -227,6 +244,37 @@ PathJoin(const char *dir, const char *name, const char *suffix)
 		abort();
 	snprintf(p, n, "%s/%s%s", dir, name, suffix);
 	return p;
+}
+
+/* A [rows, cols] (or [rows]) TensorProto file as a Table */
+static bool
+TensorTableRead(const char *path, Table *t)
+{
+	size_t		len;
+	char	   *data = ReadFile(path, &len);
+	OnnxTensor	tensor;
+	SilvanStatus st;
+	bool		ok;
+
+	memset(t, 0, sizeof(*t));
+	if (data == NULL)
+	{
+		fprintf(stderr, "cannot read %s: %s\n", path, strerror(errno));
+		return false;
+	}
+	ok = OnnxTensorRead(data, len, &tensor, &st);
+	free(data);
+	if (!ok || (tensor.num_dims != 1 && tensor.num_dims != 2))
+	{
+		fprintf(stderr, "%s: not a [rows, cols] tensor: %s\n", path, ok ? "" : st.detail);
+		if (ok)
+			free(tensor.values);
+		return false;
+	}
+	t->rows = tensor.dims[0];
+	t->cols = tensor.num_dims == 2 ? (int32_t) tensor.dims[1] : 1;
+	t->v = tensor.values;
+	return true;
 }
 
 static void
@@ -1086,7 +1134,9 @@ RunSharedCase(const char *models, const SharedCase *c)
 	}
 
 	path = PathJoin(models, c->input, "");
-	if (c->format == INPUT_LIBSVM)
+	if (c->format == INPUT_ONNX_TENSOR)
+		ok = TensorTableRead(path, &x);
+	else if (c->format == INPUT_LIBSVM)
 		ok = LibsvmRead(path, forest->num_features, LIBSVM_ABSENT, &x);
 	else
 	{
@@ -1113,7 +1163,8 @@ RunSharedCase(const char *models, const SharedCase *c)
 		if (file == NULL)
 			continue;
 		path = PathJoin(models, file, "");
-		ok = TableRead(path, false, &raw);
+		ok = c->format == INPUT_ONNX_TENSOR ? TensorTableRead(path, &raw) :
+			TableRead(path, false, &raw);
 		free(path);
 		if (!ok)
 			break;

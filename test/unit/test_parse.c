@@ -965,6 +965,9 @@ static const SharedModel shared_models[] = {
 	{"asprasad_treebeard/onnx_models--abalone_onnx_model_save.onnx", 1000, 8, 1, FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, 87430},
 	{"asprasad_treebeard/onnx_models--higgs_xgb_model_save.onnx", 100, 28, 1, FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, 50388},
 	{"asprasad_treebeard/onnx_models--year_prediction_msd_xgb_model_save.onnx", 100, 90, 1, FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, 32558},
+	/* TreeEnsemble (opset 5): a tree per target; members become == chains */
+	{"onnx_onnx/onnx--backend--test--data--node--test_ai_onnx_ml_tree_ensemble_single_tree--model.onnx", 2, 2, 2, FOREST_TASK_MULTICLASS, FOREST_TRANSFORM_IDENTITY, 14},
+	{"onnx_onnx/onnx--backend--test--data--node--test_ai_onnx_ml_tree_ensemble_set_membership--model.onnx", 4, 1, 4, FOREST_TASK_MULTICLASS, FOREST_TRANSFORM_IDENTITY, 60},
 };
 
 /* Files in the collection that we must refuse, each with its kind */
@@ -975,8 +978,6 @@ static const struct
 }			shared_refused[] = {
 	{"dmitryikh_leaves/testdata--lg_1tree.json", SILVAN_ERROR_UNSUPPORTED},
 	{"dmitryikh_leaves/testdata--lg_dart_breast_cancer.json", SILVAN_ERROR_UNSUPPORTED},
-	{"onnx_onnx/onnx--backend--test--data--node--test_ai_onnx_ml_tree_ensemble_single_tree--model.onnx", SILVAN_ERROR_UNSUPPORTED},
-	{"onnx_onnx/onnx--backend--test--data--node--test_ai_onnx_ml_tree_ensemble_set_membership--model.onnx", SILVAN_ERROR_UNSUPPORTED},
 	{"dmitryikh_leaves/testdata--lg_rf_iris_true_predictions.txt", SILVAN_ERROR_SYNTAX},
 };
 
