@@ -1413,13 +1413,13 @@ V5CheckAcyclic(const OnnxV5 *v, SilvanStatus *status)
 }
 
 /* A child still to write: model node or leaf, and the id field to patch */
-typedef struct V5Todo
+typedef struct V5Pending
 {
 	int64_t		id;
 	bool		leaf;
 	int64_t		patch;			/* converted node whose child it is, or -1 */
 	bool		patch_true;
-} V5Todo;
+} V5Pending;
 
 /* The conversion's progress; its arrays are OnnxEnsemble.owned */
 typedef struct V5Out
@@ -1429,9 +1429,9 @@ typedef struct V5Out
 	int64_t		cap;			/* room in the arrays */
 	int64_t		budget;			/* most nodes the expansion may write */
 	int64_t		tree_start;		/* first node of the tree being written */
-	V5Todo	   *todo;			/* children still to write, a stack */
+	V5Pending  *pending;			/* children still to write, a stack */
 	int64_t		sp;
-	int64_t		todo_cap;
+	int64_t		pending_cap;
 } V5Out;
 
 /* Indices into OnnxEnsemble.owned */
@@ -1491,21 +1491,21 @@ V5Grow(OnnxEnsemble *e, V5Out *o, SilvanStatus *status)
 
 /* Push a child to write; each will write a node, so the budget bounds them */
 static bool
-V5Push(const OnnxEnsemble *e, V5Out *o, V5Todo todo, SilvanStatus *status)
+V5Push(const OnnxEnsemble *e, V5Out *o, V5Pending next, SilvanStatus *status)
 {
 	if (o->n + o->sp >= o->budget)
 		return V5TooLarge(e, o, status);
-	if (o->sp >= o->todo_cap)
+	if (o->sp >= o->pending_cap)
 	{
-		int64_t		cap = o->todo_cap < 64 ? 64 : o->todo_cap * 2;
-		V5Todo	   *p = realloc(o->todo, sizeof(V5Todo) * (size_t) cap);
+		int64_t		cap = o->pending_cap < 64 ? 64 : o->pending_cap * 2;
+		V5Pending  *p = realloc(o->pending, sizeof(V5Pending) * (size_t) cap);
 
 		if (p == NULL)
 			return StatusNoMemory(status, "the onnx trees");
-		o->todo = p;
-		o->todo_cap = cap;
+		o->pending = p;
+		o->pending_cap = cap;
 	}
-	o->todo[o->sp++] = todo;
+	o->pending[o->sp++] = next;
 	return true;
 }
 
@@ -1576,11 +1576,11 @@ V5Interior(const OnnxV5 *v, OnnxEnsemble *e, V5Out *o, int64_t t, int64_t i,
 			*local = here;
 		else
 			e->owned[OWN_FALSE][o->n - 2] = here;
-		if (!V5Push(e, o, (V5Todo) {v->true_ids[i], v->true_leafs[i] != 0, o->n - 1, true},
+		if (!V5Push(e, o, (V5Pending) {v->true_ids[i], v->true_leafs[i] != 0, o->n - 1, true},
 					status))
 			return false;
 	}
-	return V5Push(e, o, (V5Todo) {v->false_ids[i], v->false_leafs[i] != 0, o->n - 1, false},
+	return V5Push(e, o, (V5Pending) {v->false_ids[i], v->false_leafs[i] != 0, o->n - 1, false},
 				  status);
 }
 
@@ -1607,11 +1607,11 @@ V5Tree(const OnnxV5 *v, OnnxEnsemble *e, V5Out *o, int64_t t, SilvanStatus *stat
 		return V5Leaf(v, e, o, t, r, &local, status);
 	}
 	o->sp = 0;
-	if (!V5Push(e, o, (V5Todo) {r, false, -1, false}, status))
+	if (!V5Push(e, o, (V5Pending) {r, false, -1, false}, status))
 		return false;
 	while (o->sp > 0)
 	{
-		V5Todo		d = o->todo[--o->sp];
+		V5Pending	d = o->pending[--o->sp];
 		bool		ok;
 
 		ok = d.leaf ? V5Leaf(v, e, o, t, d.id, &local, status) :
@@ -1642,7 +1642,7 @@ V5Convert(const OnnxV5 *v, OnnxEnsemble *e, SilvanStatus *status)
 		o.budget = FOREST_MAX_NODES;
 	for (int64_t t = 0; ok && t < v->num_roots; t++)
 		ok = V5Tree(v, e, &o, t, status);
-	free(o.todo);
+	free(o.pending);
 	if (!ok)
 		return false;
 	e->num_nodes = e->values.count = o.n;
