@@ -131,6 +131,12 @@ struct CodegenContext
 	 * from code_cache_first, in code_cache_out.  The loop resets the count.
 	 */
 	int64_t		specialized_hi;
+	/*
+	 * Inside a specialized iteration outlined into its own function
+	 * (codegen.c, OutlinesIterations): splits that may still go inline into
+	 * it, after which codeWalk calls functions as elsewhere; -1 outside.
+	 */
+	int64_t		code_inline_left;
 	int32_t		code_cache_first;
 	int32_t		code_cache_count;
 	LLVMValueRef code_cache_out;
@@ -142,6 +148,9 @@ struct CodegenContext
 
 /* Splits all code walks of a kernel compile into code, at most */
 #define CODEGEN_MAX_CODE_NODES		(1 << 18)
+
+/* Splits of code walks inline in one outlined specialized iteration */
+#define CODEGEN_INLINE_CODE_NODES	2048
 
 /*
  * What the loops around an op have fixed, as LLVM values of the function

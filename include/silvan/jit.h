@@ -36,6 +36,13 @@ typedef enum JitSource
 	JIT_SHARED					/* this process already had the same code */
 } JitSource;
 
+/* The optimized IR of compiled code, as bitcode: JitIrText prints it */
+typedef struct JitIr
+{
+	void	   *bitcode;		/* malloc'd */
+	size_t		len;
+} JitIr;
+
 extern bool JitModuleCreate(const char *name, JitModule *jm, SilvanStatus *status);
 extern void JitModuleDispose(JitModule *jm);
 extern const char *JitHostCpuName(void);
@@ -45,7 +52,8 @@ extern bool JitOptimizeModule(JitModule *jm, SilvanStatus *status);
 extern JitCode *JitAddModule(JitModule *jm, const char *symbol, void **address,
 							 SilvanStatus *status);
 extern JitCode *JitCompile(JitModule *jm, const char *entry, void **address,
-						   char **llvm_ir, JitSource *source, SilvanStatus *status);
+						   JitIr *llvm_ir, JitSource *source, SilvanStatus *status);
+extern char *JitIrText(const JitIr *ir);
 extern void JitCodeFree(JitCode *code);
 
 #endif							/* SILVAN_JIT_H */

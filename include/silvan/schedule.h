@@ -207,4 +207,18 @@ extern char *ScheduleDumpNest(const Schedule *schedule);
 /* Find a variable by name; -1 if none */
 extern int	ScheduleFindVar(const Schedule *schedule, const char *name);
 
+/*
+ * The blocked code walk, lleaves' layout: rows in tiles of row_tile (0:
+ * no tile), parallel over tiles if asked; trees in blocks of `block`,
+ * each block one function that walks every row of the tile through its
+ * trees, `splits` splits of each tree in code (codegen.c,
+ * OutlinesIterations).  false when text is too small.
+ */
+extern bool ScheduleCodeBlocksText(int32_t row_tile, bool parallel, int32_t block,
+								   int64_t splits, const char *form, char *text, size_t size);
+/* Trees per block: about SCHEDULE_CODE_BLOCK_SPLITS splits in code */
+extern int32_t ScheduleCodeBlockTrees(int64_t splits_per_tree, int32_t num_trees);
+
+#define SCHEDULE_CODE_BLOCK_SPLITS	1024
+
 #endif							/* SILVAN_SCHEDULE_H */

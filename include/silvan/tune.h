@@ -62,7 +62,9 @@
 #define TUNE_MAX_TEXT			640
 #define TUNE_DISCARD_FACTOR		1.5 /* heuristic: slower than this after one pass */
 #define TUNE_TOP				3	/* phases 2 and 3 refine this many */
-#define TUNE_CODE_SPLITS		8192	/* code walks: splits of the whole forest */
+#define TUNE_CODE_SPLITS		32768	/* code walks: splits in code, all trees */
+#define TUNE_CODE_WHOLE_SPLITS	8192	/* code walks for any forest this small */
+#define TUNE_CODE_MIN_DEPTH		10	/* and for deeper ones, in part if large */
 
 typedef enum TuneStrategy
 {

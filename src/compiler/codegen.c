@@ -635,23 +635,92 @@ RestoreFunction(CodegenContext *cg, const CodegenFunction *saved, LLVMBasicBlock
 	LLVMPositionBuilderAtEnd(cg->builder, b_saved);
 }
 
+/* The environment's non-constant values, stored for an outlined function */
+typedef struct CgCapture
+{
+	LLVMTypeRef t_ctx;			/* { i64 args, i64 slot... } */
+	LLVMValueRef v_ctx;			/* its alloca in the caller */
+	int			slots[CODEGEN_ENV_SLOTS];	/* EnvSlots indexes captured */
+	LLVMTypeRef types[CODEGEN_ENV_SLOTS];
+	int			num;
+} CgCapture;
+
+/* Store the arguments and env's non-constant slots into a context alloca */
+static void
+CaptureEnv(CodegenContext *cg, CodegenEnv *env, CgCapture *cap)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMValueRef *slots[CODEGEN_ENV_SLOTS];
+	int			n = EnvSlots(env, slots);
+	LLVMTypeRef fields[CODEGEN_ENV_SLOTS + 1];
+	LLVMBasicBlockRef b_here = LLVMGetInsertBlock(b);
+
+	cap->num = 0;
+	for (int k = 0; k < n; k++)
+		if (*slots[k] != NULL && !LLVMIsConstant(*slots[k]))
+		{
+			cap->types[cap->num] = LLVMTypeOf(*slots[k]);
+			cap->slots[cap->num++] = k;
+		}
+	for (int i = 0; i <= cap->num; i++)
+		fields[i] = cg->t_i64;
+	cap->t_ctx = LLVMStructTypeInContext(cg->context, fields, (unsigned) cap->num + 1, false);
+	LLVMPositionBuilderAtEnd(b, cg->fn.b_allocas);
+	cap->v_ctx = LLVMBuildAlloca(b, cap->t_ctx, "ctx");
+	LLVMPositionBuilderAtEnd(b, b_here);
+	LLVMBuildStore(b, LLVMBuildPtrToInt(b, cg->fn.v_args, cg->t_i64, ""),
+				   LLVMBuildStructGEP2(b, cap->t_ctx, cap->v_ctx, 0, ""));
+	for (int i = 0; i < cap->num; i++)
+		LLVMBuildStore(b, ToI64(cg, *slots[cap->slots[i]]),
+					   LLVMBuildStructGEP2(b, cap->t_ctx, cap->v_ctx, (unsigned) (i + 1), ""));
+}
+
+/*
+ * In an outlined function: reload the arguments and the captured slots
+ * from v_ctx_i8 into *inner; outer's constants are copied, not captured.
+ */
+static void
+UnpackEnv(CodegenContext *cg, CodegenEnv *outer, const CgCapture *cap,
+		  LLVMValueRef v_ctx_i8, CodegenEnv *inner)
+{
+	LLVMValueRef v_ctx = LLVMBuildBitCast(cg->builder, v_ctx_i8,
+										  LLVMPointerType(cap->t_ctx, 0), "ctx");
+	LLVMValueRef *slots[CODEGEN_ENV_SLOTS];
+	LLVMValueRef *outer_slots[CODEGEN_ENV_SLOTS];
+	int			n;
+
+	LoadArgs(cg, LLVMBuildIntToPtr(cg->builder,
+								   CgLoad(cg, cg->t_i64,
+										  LLVMBuildStructGEP2(cg->builder, cap->t_ctx, v_ctx, 0, ""),
+										  ""),
+								   LLVMPointerType(cg->t_args, 0), "args"));
+	memset(inner, 0, sizeof(*inner));
+	EnvSlots(inner, slots);
+	for (int i = 0; i < cap->num; i++)
+		*slots[cap->slots[i]] =
+			FromI64(cg, CgLoad(cg, cg->t_i64,
+							   LLVMBuildStructGEP2(cg->builder, cap->t_ctx, v_ctx, (unsigned) (i + 1), ""),
+							   ""), cap->types[i]);
+	n = EnvSlots(outer, outer_slots);
+	for (int k = 0; k < n; k++)
+		if (*outer_slots[k] != NULL && LLVMIsConstant(*outer_slots[k]))
+			*slots[k] = *outer_slots[k];
+}
+
 /*
  * Outline the body of parallel loop op into fn_par<k>(ctx, begin, end,
  * chunk); env (the caller's) is reloaded from ctx.  Returns the function.
  */
 static LLVMValueRef
 EmitOutlined(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *path,
-			 const int *captured, int num_captured, LLVMTypeRef *types,
-			 LLVMTypeRef t_ctx)
+			 const CgCapture *cap)
 {
 	CodegenFunction saved = cg->fn;
 	LLVMBasicBlockRef b_saved = LLVMGetInsertBlock(cg->builder);
 	char		name[256];
 	LLVMValueRef fn;
-	LLVMValueRef v_ctx;
 	LLVMBasicBlockRef b_body;
 	CodegenEnv	inner;
-	LLVMValueRef *slots[CODEGEN_ENV_SLOTS];
 	LLVMValueRef v_chunk;
 
 	snprintf(name, sizeof(name), "%s_par%d", cg->fn_name, cg->num_outlined++);
@@ -660,28 +729,7 @@ EmitOutlined(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath
 	BeginFunction(cg, fn);
 	b_body = CgNewBlock(cg, "b_body");
 	LLVMPositionBuilderAtEnd(cg->builder, b_body);
-	v_ctx = LLVMBuildBitCast(cg->builder, LLVMGetParam(fn, 0), LLVMPointerType(t_ctx, 0), "ctx");
-	LoadArgs(cg, LLVMBuildIntToPtr(cg->builder,
-								   CgLoad(cg, cg->t_i64,
-										  LLVMBuildStructGEP2(cg->builder, t_ctx, v_ctx, 0, ""),
-										  ""),
-								   LLVMPointerType(cg->t_args, 0), "args"));
-	memset(&inner, 0, sizeof(inner));
-	EnvSlots(&inner, slots);
-	for (int i = 0; i < num_captured; i++)
-		*slots[captured[i]] =
-			FromI64(cg, CgLoad(cg, cg->t_i64,
-							   LLVMBuildStructGEP2(cg->builder, t_ctx, v_ctx, (unsigned) (i + 1), ""),
-							   ""), types[i]);
-	{
-		/* constants need no capture */
-		LLVMValueRef *outer_slots[CODEGEN_ENV_SLOTS];
-		int			n = EnvSlots(env, outer_slots);
-
-		for (int k = 0; k < n; k++)
-			if (*outer_slots[k] != NULL && LLVMIsConstant(*outer_slots[k]))
-				*slots[k] = *outer_slots[k];
-	}
+	UnpackEnv(cg, env, cap, LLVMGetParam(fn, 0), &inner);
 	v_chunk = LLVMGetParam(fn, 3);
 	if (op->privatize)
 	{
@@ -741,39 +789,15 @@ EmitParallelLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const Mir
 				 LLVMValueRef v_lo, LLVMValueRef v_hi)
 {
 	LLVMBuilderRef b = cg->builder;
-	LLVMValueRef *slots[CODEGEN_ENV_SLOTS];
-	int			n = EnvSlots(env, slots);
-	int			captured[CODEGEN_ENV_SLOTS];
-	LLVMTypeRef types[CODEGEN_ENV_SLOTS];
-	LLVMTypeRef fields[CODEGEN_ENV_SLOTS + 1];
-	int			num_captured = 0;
-	LLVMTypeRef t_ctx;
-	LLVMValueRef v_ctx;
+	CgCapture	cap;
 	LLVMValueRef fn;
 	LLVMValueRef v_args[5];
 	LLVMValueRef v_chunks;
-	LLVMBasicBlockRef b_here = LLVMGetInsertBlock(b);
 
-	for (int k = 0; k < n; k++)
-		if (*slots[k] != NULL && !LLVMIsConstant(*slots[k]))
-		{
-			types[num_captured] = LLVMTypeOf(*slots[k]);
-			captured[num_captured++] = k;
-		}
-	for (int i = 0; i <= num_captured; i++)
-		fields[i] = cg->t_i64;
-	t_ctx = LLVMStructTypeInContext(cg->context, fields, (unsigned) num_captured + 1, false);
-	LLVMPositionBuilderAtEnd(b, cg->fn.b_allocas);
-	v_ctx = LLVMBuildAlloca(b, t_ctx, "ctx");
-	LLVMPositionBuilderAtEnd(b, b_here);
-	LLVMBuildStore(b, LLVMBuildPtrToInt(b, cg->fn.v_args, cg->t_i64, ""),
-				   LLVMBuildStructGEP2(b, t_ctx, v_ctx, 0, ""));
-	for (int i = 0; i < num_captured; i++)
-		LLVMBuildStore(b, ToI64(cg, *slots[captured[i]]),
-					   LLVMBuildStructGEP2(b, t_ctx, v_ctx, (unsigned) (i + 1), ""));
-	fn = EmitOutlined(cg, op, env, path, captured, num_captured, types, t_ctx);
+	CaptureEnv(cg, env, &cap);
+	fn = EmitOutlined(cg, op, env, path, &cap);
 	v_args[0] = fn;
-	v_args[1] = LLVMBuildBitCast(b, v_ctx, cg->t_i8p, "");
+	v_args[1] = LLVMBuildBitCast(b, cap.v_ctx, cg->t_i8p, "");
 	v_args[2] = v_lo;
 	v_args[3] = v_hi;
 	v_args[4] = op->privatize ? cg->fn.v_max_chunks : CgInt64(cg, INT32_MAX);
@@ -810,6 +834,87 @@ FusableTile(CodegenContext *cg, const MirOp *op)
 		inner->body->width != outer->param)
 		return NULL;
 	return inner;
+}
+
+/* Does the subtree from op (and its next ops) hold an op that pred accepts? */
+static bool
+SubtreeHas(const MirOp *op, bool (*pred) (const MirOp *))
+{
+	for (; op != NULL; op = op->next)
+		if (pred(op) || SubtreeHas(op->body, pred))
+			return true;
+	return false;
+}
+
+static bool
+IsSerialLoop(const MirOp *op)
+{
+	return op->kind == MIR_LOOP && !op->parallel;
+}
+
+static bool
+IsParallelLoop(const MirOp *op)
+{
+	return op->kind == MIR_LOOP && op->parallel;
+}
+
+static bool
+IsCodeWalk(const MirOp *op)
+{
+	return op->kind == MIR_WALK && op->strategy == MIR_WALK_CODE;
+}
+
+/*
+ * Is each iteration of specialized loop op a function of its own?  When a
+ * loop over rows runs below it and code walks below that, as in lleaves'
+ * blocks of trees (tile(tree, t0, t1, n); reorder(t0, batch, t1);
+ * specialize(t0); specialize(t1); codeWalk(t1, ...)): the iteration's
+ * function then walks its trees for every row with their code inline
+ * (CodeLeaf), with no call per row.  Not inside another such function,
+ * nor around a parallel loop.
+ */
+static bool
+OutlinesIterations(const CodegenContext *cg, const MirOp *op)
+{
+	return cg->code_inline_left < 0 && SubtreeHas(op->body, IsSerialLoop) &&
+		SubtreeHas(op->body, IsCodeWalk) && !SubtreeHas(op->body, IsParallelLoop);
+}
+
+/* Iteration i of specialized loop op as function fn_spec<k>(ctx), called here */
+static void
+EmitOutlinedIteration(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
+					  const MirPath *path, const CgCapture *cap, int64_t i)
+{
+	LLVMTypeRef t_fn = LLVMFunctionType(LLVMVoidTypeInContext(cg->context), &cg->t_i8p, 1, false);
+	CodegenFunction saved = cg->fn;
+	LLVMBasicBlockRef b_saved = LLVMGetInsertBlock(cg->builder);
+	char		name[256];
+	LLVMValueRef fn;
+	LLVMValueRef v_call;
+	LLVMValueRef v_ctx;
+	LLVMBasicBlockRef b_body;
+	CodegenEnv	inner;
+
+	snprintf(name, sizeof(name), "%s_spec%d", cg->fn_name, cg->num_outlined++);
+	fn = LLVMAddFunction(cg->module, name, t_fn);
+	LLVMSetLinkage(fn, LLVMInternalLinkage);
+	LLVMSetFunctionCallConv(fn, LLVMFastCallConv);
+	BeginFunction(cg, fn);
+	AddAttribute(cg, fn, LLVMAttributeFunctionIndex, "noinline");
+	b_body = CgNewBlock(cg, "b_body");
+	LLVMPositionBuilderAtEnd(cg->builder, b_body);
+	UnpackEnv(cg, env, cap, LLVMGetParam(fn, 0), &inner);
+	inner.v_val[op->var] = CgInt64(cg, i);
+	inner.width = 1;
+	inner.lane_var = op->var;
+	cg->code_inline_left = CODEGEN_INLINE_CODE_NODES;
+	EmitLoopBody(cg, op, &inner, path);
+	cg->code_inline_left = -1;
+	FinishFunction(cg, b_body);
+	RestoreFunction(cg, &saved, b_saved);
+	v_ctx = LLVMBuildBitCast(cg->builder, cap->v_ctx, cg->t_i8p, "");
+	v_call = LLVMBuildCall2(cg->builder, t_fn, fn, &v_ctx, 1, "");
+	LLVMSetInstructionCallConv(v_call, LLVMFastCallConv);
 }
 
 /*
@@ -850,6 +955,19 @@ EmitSpecializedLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const 
 		LLVMPositionBuilderAtEnd(b, b_here);
 		LLVMBuildStore(b, LLVMBuildLoad2(b, cg->t_value, v_ptrs[g], ""), body.v_local[g]);
 		body.num_local = g + 1;
+	}
+	if (OutlinesIterations(cg, op))
+	{
+		CgCapture	cap;
+
+		CaptureEnv(cg, env, &cap);
+		for (int64_t i = LLVMConstIntGetSExtValue(v_lo); i < LLVMConstIntGetSExtValue(v_hi); i++)
+		{
+			if (op->poll)
+				EmitPoll(cg);
+			EmitOutlinedIteration(cg, op, env, path, &cap, i);
+		}
+		return true;
 	}
 	cg->specialized_hi = local ? LLVMConstIntGetSExtValue(v_hi) : -1;
 	cg->code_cache_count = 0;
@@ -1114,6 +1232,7 @@ CodegenForest(const Mir *mir, const Representation *repr, const ReprBuffers *buf
 	cg->context = LLVMGetModuleContext(module);
 	cg->code_nodes_left = CODEGEN_MAX_CODE_NODES;
 	cg->specialized_hi = -1;
+	cg->code_inline_left = -1;
 	InitTypes(cg);
 	t_args_ptr = LLVMPointerType(cg->t_args, 0);
 	fn = LLVMAddFunction(module, fn_name,

@@ -277,6 +277,27 @@ CgAggregate(CodegenContext *cg, LLVMValueRef v_acc, LLVMValueRef v_new)
 }
 
 /*
+ * CgAggregate of a leaf value, which in a MIN or MAX forest is never NaN
+ * (validate.c): one unordered compare, new < acc or acc NaN (MIN), says
+ * the same.  It also keeps LLVM 14's InstCombine correct where the leaf is
+ * a constant (a code walk inline): it rewrote the two-compare form with a
+ * -0 leaf into "acc < -0 ? acc : -0", which takes -0 over a +0 it should
+ * keep.
+ */
+static LLVMValueRef
+CgAggregateLeaf(CodegenContext *cg, LLVMValueRef v_acc, LLVMValueRef v_leaf)
+{
+	LLVMBuilderRef b = cg->builder;
+	uint8_t		aggregate = cg->forest->aggregate;
+
+	if (aggregate == FOREST_AGGREGATE_SUM)
+		return LLVMBuildFAdd(b, v_acc, v_leaf, "v_sum");
+	return LLVMBuildSelect(b, LLVMBuildFCmp(b, aggregate == FOREST_AGGREGATE_MIN ? LLVMRealULT : LLVMRealUGT,
+											v_leaf, v_acc, ""),
+						   v_leaf, v_acc, "v_aggregate");
+}
+
+/*
  * Atomic MIN or MAX of *v_ptr and v_leaf: a compare-and-swap loop on the
  * value's bits (LLVM 14 has no floating point min/max read-modify-write)
  */
@@ -301,7 +322,7 @@ AtomicAggregate(CodegenContext *cg, LLVMValueRef v_ptr, LLVMValueRef v_leaf)
 	LLVMBuildBr(b, b_loop);
 	LLVMPositionBuilderAtEnd(b, b_loop);
 	v_old = LLVMBuildPhi(b, t_bits, "v_old");
-	v_new = LLVMBuildBitCast(b, CgAggregate(cg, LLVMBuildBitCast(b, v_old, cg->t_value, ""),
+	v_new = LLVMBuildBitCast(b, CgAggregateLeaf(cg, LLVMBuildBitCast(b, v_old, cg->t_value, ""),
 											v_leaf), t_bits, "");
 	v_pair = LLVMBuildAtomicCmpXchg(b, v_bits_ptr, v_old, v_new, LLVMAtomicOrderingMonotonic,
 									LLVMAtomicOrderingMonotonic, false);
@@ -336,7 +357,7 @@ CgEmitReduce(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 
 			if (g >= 0 && g < env->num_local)
 			{
-				LLVMBuildStore(b, CgAggregate(cg, LLVMBuildLoad2(b, cg->t_value, env->v_local[g], ""),
+				LLVMBuildStore(b, CgAggregateLeaf(cg, LLVMBuildLoad2(b, cg->t_value, env->v_local[g], ""),
 											  v_leaf[k]), env->v_local[g]);
 				continue;
 			}
@@ -362,7 +383,7 @@ CgEmitReduce(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 			LLVMBuildAtomicRMW(b, LLVMAtomicRMWBinOpFAdd, v_ptr, v_leaf[k],
 							   LLVMAtomicOrderingMonotonic, false);
 		else
-			LLVMBuildStore(b, CgAggregate(cg, LLVMBuildLoad2(b, cg->t_value, v_ptr, ""),
+			LLVMBuildStore(b, CgAggregateLeaf(cg, LLVMBuildLoad2(b, cg->t_value, v_ptr, ""),
 										  v_leaf[k]), v_ptr);
 	}
 }

@@ -51,6 +51,8 @@
 /* Splits in code per function, about; trees per function at most */
 #define CODE_WALK_GROUP_NODES	256
 #define CODE_WALK_MAX_GROUP		64
+/* Distinct features of a tree's top read once at its entry, at most */
+#define CODE_WALK_MAX_PRELOAD	16
 
 /* One tree being compiled for one lane */
 typedef struct CodeTree
@@ -68,6 +70,13 @@ typedef struct CodeTree
 	LLVMValueRef v_cold_index;	/* phis in b_cold: record, unchecked hops */
 	LLVMValueRef v_cold_fixed;
 	bool		has_cold;
+	/* features of the top read at the tree's entry (see Preload) */
+	int32_t		num_pre;
+	int32_t		pre_feature[CODE_WALK_MAX_PRELOAD];
+	LLVMValueRef pre_x[CODE_WALK_MAX_PRELOAD];	/* the value */
+	LLVMValueRef pre_valid[CODE_WALK_MAX_PRELOAD];	/* categorical: a category? */
+	LLVMValueRef pre_category[CODE_WALK_MAX_PRELOAD];	/* i32, 0 if not */
+	LLVMValueRef pre_nan[CODE_WALK_MAX_PRELOAD];
 } CodeTree;
 
 /* The HIR node a walk really reaches from tree-local h: padding skipped */
@@ -208,7 +217,131 @@ LoadFeature(CodeTree *ct, int32_t f)
 												 &v_f, 1, ""), "v_x");
 }
 
-/* Is category c (i32, any value) in the set of categorical split node? */
+/* The preload slot of feature f, or -1 */
+static int32_t
+PreloadSlot(const CodeTree *ct, int32_t f)
+{
+	for (int32_t i = 0; i < ct->num_pre; i++)
+		if (ct->pre_feature[i] == f)
+			return i;
+	return -1;
+}
+
+/* Feature f of the row: preloaded, or loaded here */
+static LLVMValueRef
+FeatureValue(CodeTree *ct, int32_t f)
+{
+	int32_t		slot = PreloadSlot(ct, f);
+
+	return slot >= 0 ? ct->pre_x[slot] : LoadFeature(ct, f);
+}
+
+/*
+ * The category that x (forest precision) names: *v_valid when it is one
+ * (x in (-1, FOREST_MAX_CATEGORY), or [0, ...) for XGBoost), *v_c the
+ * truncated value (0 when not valid), *v_nan when x is NaN
+ */
+static void
+CategoryOf(CodeTree *ct, LLVMValueRef v_x, LLVMValueRef *v_valid, LLVMValueRef *v_c,
+		   LLVMValueRef *v_nan)
+{
+	CodegenContext *cg = ct->cg;
+	LLVMBuilderRef b = cg->builder;
+	LLVMTypeRef t_double = LLVMDoubleTypeInContext(cg->context);
+	LLVMValueRef v_xd = cg->forest->precision == FOREST_FLOAT32 ?
+		LLVMBuildFPExt(b, v_x, t_double, "") : v_x;
+	bool		xgb = cg->forest->source == FOREST_SOURCE_XGBOOST;
+
+	*v_valid = LLVMBuildAnd(b,
+							xgb ? LLVMBuildFCmp(b, LLVMRealOGE, v_xd, LLVMConstReal(t_double, 0.0), "") :
+							LLVMBuildFCmp(b, LLVMRealOGT, v_xd, LLVMConstReal(t_double, -1.0), ""),
+							LLVMBuildFCmp(b, LLVMRealOLT, v_xd,
+										  LLVMConstReal(t_double, (double) FOREST_MAX_CATEGORY), ""), "");
+	*v_c = LLVMBuildFPToSI(b, LLVMBuildSelect(b, *v_valid, v_xd, LLVMConstReal(t_double, 0.0), ""),
+						   cg->t_i32, "v_category");
+	*v_nan = LLVMBuildFCmp(b, LLVMRealUNO, v_xd, v_xd, "v_nan");
+}
+
+/*
+ * Read the features of the top once, at the tree's entry: the first
+ * CODE_WALK_MAX_PRELOAD distinct ones, breadth first, with their category
+ * where a categorical split of the top reads them.  The entry dominates
+ * the whole tree, and the next trees of the same row too, so EarlyCSE
+ * also merges the reads of consecutive trees: a row's features end up
+ * read once per function, as lleaves passes them in registers.
+ */
+static void
+Preload(CodeTree *ct)
+{
+	const HirNode *nodes = ct->hir->nodes + ct->tree->first_node;
+	bool		categorical[CODE_WALK_MAX_PRELOAD] = {false};
+
+	ct->num_pre = 0;
+	for (int32_t h = 0; h < ct->tree->num_nodes; h++)
+	{
+		const ForestNode *node;
+		int32_t		slot;
+
+		if (!ct->in_code[h] || nodes[h].padding)
+			continue;
+		node = SourceNode(ct, h);
+		slot = PreloadSlot(ct, node->feature);
+		if (slot < 0 && ct->num_pre < CODE_WALK_MAX_PRELOAD)
+		{
+			slot = ct->num_pre++;
+			ct->pre_feature[slot] = node->feature;
+		}
+		if (slot >= 0 && node->kind == FOREST_NODE_CATEGORICAL)
+			categorical[slot] = true;
+	}
+	for (int32_t i = 0; i < ct->num_pre; i++)
+	{
+		ct->pre_x[i] = LoadFeature(ct, ct->pre_feature[i]);
+		ct->pre_valid[i] = NULL;
+		if (categorical[i])
+			CategoryOf(ct, ct->pre_x[i], &ct->pre_valid[i], &ct->pre_category[i],
+					   &ct->pre_nan[i]);
+	}
+}
+
+/* Bit c (i32, c < 64) of a set of at most 64 categories, an immediate */
+static LLVMValueRef
+InSetImmediate(CodeTree *ct, const ForestNode *node, LLVMValueRef v_c)
+{
+	CodegenContext *cg = ct->cg;
+	LLVMBuilderRef b = cg->builder;
+	const uint32_t *words = cg->forest->category_words + node->category_offset;
+	uint64_t	set = words[0] | (node->category_words > 1 ? (uint64_t) words[1] << 32 : 0);
+	LLVMValueRef v_shift = LLVMBuildZExt(b, LLVMBuildAnd(b, v_c, CgInt32(cg, 63), ""),
+										 cg->t_i64, "");
+
+	return LLVMBuildTrunc(b, LLVMBuildLShr(b, LLVMConstInt(cg->t_i64, set, false), v_shift, ""),
+						  cg->t_i1, "");
+}
+
+/* Bit c (i32, in range) of the set, read from the category words */
+static LLVMValueRef
+InSetWords(CodeTree *ct, const ForestNode *node, LLVMValueRef v_c)
+{
+	CodegenContext *cg = ct->cg;
+	LLVMBuilderRef b = cg->builder;
+	LLVMValueRef v_word_index = LLVMBuildAdd(b, CgInt64(cg, node->category_offset),
+											 LLVMBuildZExt(b, LLVMBuildLShr(b, v_c, CgInt32(cg, 5), ""),
+														   cg->t_i64, ""), "");
+	LLVMValueRef v_word = CgLoad(cg, cg->t_i32, LLVMBuildGEP2(b, cg->t_i32, cg->v_category_words,
+															  &v_word_index, 1, ""), "v_word");
+	LLVMValueRef v_bit = LLVMBuildAnd(b, LLVMBuildLShr(b, v_word,
+													   LLVMBuildAnd(b, v_c, CgInt32(cg, 31), ""), ""),
+									  CgInt32(cg, 1), "");
+
+	return LLVMBuildTrunc(b, v_bit, cg->t_i1, "");
+}
+
+/*
+ * Is category c (i32, any value) in the set of categorical split node?
+ * A set of at most 64 categories is an immediate; larger ones are read
+ * from the category words, at an index kept in range.
+ */
 static LLVMValueRef
 InSet(CodeTree *ct, const ForestNode *node, LLVMValueRef v_c, LLVMValueRef v_valid)
 {
@@ -217,41 +350,37 @@ InSet(CodeTree *ct, const ForestNode *node, LLVMValueRef v_c, LLVMValueRef v_val
 	LLVMValueRef v_in_range = LLVMBuildAnd(b, v_valid,
 										   LLVMBuildICmp(b, LLVMIntULT, v_c,
 														 CgInt32(cg, (int64_t) node->category_words * 32), ""), "");
-	LLVMValueRef v_safe = LLVMBuildSelect(b, v_in_range, v_c, CgInt32(cg, 0), "");
-	LLVMValueRef v_word_index = LLVMBuildAdd(b, CgInt64(cg, node->category_offset),
-											 LLVMBuildZExt(b, LLVMBuildLShr(b, v_safe, CgInt32(cg, 5), ""),
-														   cg->t_i64, ""), "");
-	LLVMValueRef v_word = CgLoad(cg, cg->t_i32, LLVMBuildGEP2(b, cg->t_i32, cg->v_category_words,
-															  &v_word_index, 1, ""), "v_word");
-	LLVMValueRef v_bit = LLVMBuildAnd(b, LLVMBuildLShr(b, v_word,
-													   LLVMBuildAnd(b, v_safe, CgInt32(cg, 31), ""), ""),
-									  CgInt32(cg, 1), "");
+	bool		immediate = node->category_words >= 1 && node->category_words <= 2 &&
+		node->category_offset + node->category_words <= cg->forest->num_category_words;
+	LLVMValueRef v_bit = immediate ? InSetImmediate(ct, node, v_c) :
+		InSetWords(ct, node, LLVMBuildSelect(b, v_in_range, v_c, CgInt32(cg, 0), ""));
 
-	return LLVMBuildAnd(b, v_in_range, LLVMBuildTrunc(b, v_bit, cg->t_i1, ""), "v_in_set");
+	return LLVMBuildAnd(b, v_in_range, v_bit, "v_in_set");
 }
 
 /* i1: does the row go left at categorical split node? */
 static LLVMValueRef
-CategoricalGoesLeft(CodeTree *ct, const ForestNode *node, LLVMValueRef v_x)
+CategoricalGoesLeft(CodeTree *ct, const ForestNode *node)
 {
 	CodegenContext *cg = ct->cg;
 	LLVMBuilderRef b = cg->builder;
-	LLVMTypeRef t_double = LLVMDoubleTypeInContext(cg->context);
-	LLVMValueRef v_xd = cg->forest->precision == FOREST_FLOAT32 ?
-		LLVMBuildFPExt(b, v_x, t_double, "") : v_x;
-	bool		xgb = cg->forest->source == FOREST_SOURCE_XGBOOST;
-	LLVMValueRef v_valid = LLVMBuildAnd(b,
-										xgb ? LLVMBuildFCmp(b, LLVMRealOGE, v_xd, LLVMConstReal(t_double, 0.0), "") :
-										LLVMBuildFCmp(b, LLVMRealOGT, v_xd, LLVMConstReal(t_double, -1.0), ""),
-										LLVMBuildFCmp(b, LLVMRealOLT, v_xd,
-													  LLVMConstReal(t_double, (double) FOREST_MAX_CATEGORY), ""), "");
-	LLVMValueRef v_c = LLVMBuildFPToSI(b, LLVMBuildSelect(b, v_valid, v_xd,
-														  LLVMConstReal(t_double, 0.0), ""),
-									   cg->t_i32, "v_category");
-	LLVMValueRef v_in = InSet(ct, node, v_c, v_valid);
-	LLVMValueRef v_left = node->category_in_left ? v_in : LLVMBuildNot(b, v_in, "");
-	LLVMValueRef v_nan = LLVMBuildFCmp(b, LLVMRealUNO, v_xd, v_xd, "");
+	int32_t		slot = PreloadSlot(ct, node->feature);
+	LLVMValueRef v_valid;
+	LLVMValueRef v_c;
+	LLVMValueRef v_nan;
+	LLVMValueRef v_in;
+	LLVMValueRef v_left;
 
+	if (slot >= 0 && ct->pre_valid[slot] != NULL)
+	{
+		v_valid = ct->pre_valid[slot];
+		v_c = ct->pre_category[slot];
+		v_nan = ct->pre_nan[slot];
+	}
+	else
+		CategoryOf(ct, FeatureValue(ct, node->feature), &v_valid, &v_c, &v_nan);
+	v_in = InSet(ct, node, v_c, v_valid);
+	v_left = node->category_in_left ? v_in : LLVMBuildNot(b, v_in, "");
 	return LLVMBuildSelect(b, v_nan, LLVMConstInt(cg->t_i1, node->default_left, false), v_left,
 						   "v_go_left");
 }
@@ -283,7 +412,7 @@ GoesLeft(CodeTree *ct, const ForestNode *node)
 	CodegenContext *cg = ct->cg;
 	LLVMBuilderRef b = cg->builder;
 	LLVMTypeRef t_double = LLVMDoubleTypeInContext(cg->context);
-	LLVMValueRef v_x = LoadFeature(ct, node->feature);
+	LLVMValueRef v_x;
 	LLVMValueRef v_xd;
 	LLVMValueRef v_th = LLVMConstReal(t_double, node->threshold);
 	bool		nan_left;
@@ -291,7 +420,8 @@ GoesLeft(CodeTree *ct, const ForestNode *node)
 	LLVMValueRef v_cmp;
 
 	if (node->kind == FOREST_NODE_CATEGORICAL)
-		return CategoricalGoesLeft(ct, node, v_x);
+		return CategoricalGoesLeft(ct, node);
+	v_x = FeatureValue(ct, node->feature);
 	v_xd = cg->forest->precision == FOREST_FLOAT32 ? LLVMBuildFPExt(b, v_x, t_double, "") : v_x;
 	switch (node->missing)
 	{
@@ -506,6 +636,7 @@ EmitCodeTree(CodegenContext *cg, const MirOp *op, int32_t t, LLVMValueRef v_row_
 	}
 	for (int32_t h = 0; h < ct.tree->num_nodes; h++)
 		cg->code_nodes_left -= ct.in_code[h];
+	Preload(&ct);
 	ct.b_done = CgNewBlock(cg, "b_code_done");
 	ct.b_cold = CgNewBlock(cg, "b_code_cold");
 	LLVMPositionBuilderAtEnd(b, ct.b_done);
@@ -625,6 +756,14 @@ CodeLeaf(CodegenContext *cg, const MirOp *op, int32_t t, LLVMValueRef v_row_ptr)
 		return LLVMBuildLoad2(b, cg->t_value,
 							  LLVMBuildGEP2(b, cg->t_value, cg->code_cache_out, &v_i, 1, ""),
 							  "v_leaf");
+	}
+	if (cg->code_inline_left > 0)
+	{
+		int64_t		before = cg->code_nodes_left;
+		LLVMValueRef v_leaf = EmitCodeTree(cg, op, t, v_row_ptr);
+
+		cg->code_inline_left -= before - cg->code_nodes_left;
+		return v_leaf;
 	}
 	if (cg->specialized_hi > t)
 	{

@@ -57,7 +57,7 @@ struct CompiledForest
 	char	   *schedule_text;
 	char	   *hir_text;
 	char	   *mir_text;
-	char	   *llvm_ir;
+	JitIr		llvm_ir;		/* optimized IR, when compiled here */
 };
 
 /* CodegenSetGatherPolicy's choice */
@@ -440,8 +440,16 @@ CompiledForestExplain(const CompiledForest *compiled, bool with_llvm_ir)
 	TextAppend(&buf, "%s", compiled->mir_text);
 	TextAppend(&buf, "compile time: %.3f ms (machine code %s)\n", compiled->compile_ms,
 			   CompiledForestCodeOrigin(compiled));
-	if (with_llvm_ir && compiled->llvm_ir)
-		TextAppend(&buf, "llvm ir:\n%s", compiled->llvm_ir);
+	if (with_llvm_ir && compiled->llvm_ir.bitcode != NULL)
+	{
+		char	   *ir;
+
+		LlvmErrorsEnter();
+		ir = JitIrText(&compiled->llvm_ir);
+		LlvmErrorsLeave();
+		TextAppend(&buf, "llvm ir:\n%s", ir ? ir : "(could not be read back)\n");
+		free(ir);
+	}
 	else if (with_llvm_ir)
 		TextAppend(&buf, "llvm ir: not kept for code that was not compiled here\n");
 	return TextFinish(&buf);
@@ -483,6 +491,6 @@ CompiledForestFree(CompiledForest *compiled)
 	free(compiled->schedule_text);
 	free(compiled->hir_text);
 	free(compiled->mir_text);
-	free(compiled->llvm_ir);
+	free(compiled->llvm_ir.bitcode);
 	free(compiled);
 }

@@ -39,9 +39,10 @@
 /* Forests whose records outgrow this are walked in blocks of trees this big */
 #define SCHEDULE_FOREST_L2_BYTES	(1024 * 1024)
 #define SCHEDULE_TREE_BLOCK_BYTES	(256 * 1024)
-/* Deep LightGBM forests: code walks up to this many splits, else early exit */
+/* Deep LightGBM forests: code walks, this many splits of all trees in code */
 #define SCHEDULE_DEEP_DEPTH			10
-#define SCHEDULE_CODE_WALK_SPLITS	4096
+#define SCHEDULE_CODE_WALK_SPLITS	8192
+#define SCHEDULE_CODE_ROW_TILE		256
 
 /* Largest power of two not above n (n >= 1) */
 static int32_t
@@ -239,45 +240,80 @@ CountSplits(const Forest *forest, int64_t *largest)
 	return total;
 }
 
+/* See schedule.h */
+bool
+ScheduleCodeBlocksText(int32_t row_tile, bool parallel, int32_t block, int64_t splits,
+					   const char *form, char *text, size_t size)
+{
+	int			n;
+
+	if (row_tile > 0)
+		n = snprintf(text, size,
+					 "tile(batch, b0, b1, %d)\ntile(tree, t0, t1, %d)\nreorder(b0, t0, b1, t1)\n%s"
+					 "specialize(t0)\nspecialize(t1)\ncodeWalk(t1, %lld, %s)\n",
+					 row_tile, block, parallel ? "parallel(b0)\n" : "", (long long) splits, form);
+	else
+		n = snprintf(text, size,
+					 "tile(tree, t0, t1, %d)\nreorder(t0, batch, t1)\n"
+					 "specialize(t0)\nspecialize(t1)\ncodeWalk(t1, %lld, %s)\n",
+					 block, (long long) splits, form);
+	return n > 0 && (size_t) n < size;
+}
+
+/* See schedule.h */
+int32_t
+ScheduleCodeBlockTrees(int64_t splits_per_tree, int32_t num_trees)
+{
+	int64_t		block = SCHEDULE_CODE_BLOCK_SPLITS / (splits_per_tree > 0 ? splits_per_tree : 1);
+
+	if (block > 64)
+		block = 64;
+	if (block > num_trees)
+		block = num_trees;
+	return block < 1 ? 1 : (int32_t) block;
+}
+
 /*
  * Deep LightGBM forests (grown leaf-wise: deep, unbalanced trees of few
  * leaves) are not walked in lock-step, which pads every walk to the
- * deepest path.  Small ones (SCHEDULE_CODE_WALK_SPLITS splits at most, no
- * categorical split) become code, whole trees, one row at a time:
- * NYC_taxi (100 trees, depth 14) 0.72 us per row against 1.64 for the
- * lock-step default, compiled in about 0.25 s.  Larger ones walk each row
- * to its own leaf from the buffers: mtpl2 (1000 trees, depth 18) 14.4
- * against 42.6, airline (100 trees, depth 12, categorical) 10.7 against
- * 13.0 (kernel, batch 1024, on a loaded 2-core machine).  false for other
- * forests, whose default stays the lock-step one.  A partial top in code
- * (entering the buffers where it stops) does not pay as a default: mtpl2
- * with 4 splits per tree compiles in 1.7 s and walks at 44 us per row
- * against 33-37 for the early exit (8 splits: 3.9 s), NYC_taxi's top 16
- * walks at 1.8-2.7 against 1.4-2.0 for whole trees (synthetic rows, batch
- * 4096, loaded 2-core machine).
+ * deepest path.  They become code as lleaves compiles them
+ * (ScheduleCodeBlocksText): blocks of trees, each a function that walks
+ * the rows of a 256-row tile through its trees, thresholds and features
+ * as immediates, the row's features read once per tree block.  At most
+ * SCHEDULE_CODE_WALK_SPLITS splits of all trees go into code (about a
+ * second of compiling); a larger forest gets the top of each tree in code
+ * and walks the rest from the buffers.  Measured (kernel, batch 1024,
+ * synthetic rows, 2-core machine, lleaves' own time beside it): NYC_taxi
+ * (100 trees, depth 14, whole trees) 1.1 us per row against 1.9 for the
+ * earlier row-at-a-time code walk and 0.85 for lleaves; mtpl2 (1000 trees,
+ * depth 18, categorical; 8 splits per tree in code) 15 us against 27 for
+ * the early-exit walk, compiled in 1 s (whole trees: 10-12 us in 3 s,
+ * lleaves 8 us after 89 s).  false for other forests, whose default stays
+ * the lock-step one.
  */
 static bool
-ScheduleDeepDefault(const Forest *forest, int32_t tile, Schedule *schedule)
+ScheduleDeepDefault(const Forest *forest, Schedule *schedule)
 {
 	char		text[512];
 	int64_t		largest;
 	int64_t		splits;
+	int64_t		per_tree;
 	SilvanStatus status;
 
-	if (forest->source != FOREST_SOURCE_LIGHTGBM || forest->max_depth < SCHEDULE_DEEP_DEPTH)
+	if (forest->source != FOREST_SOURCE_LIGHTGBM || forest->max_depth < SCHEDULE_DEEP_DEPTH ||
+		forest->num_trees > MIR_MAX_SPECIALIZED || forest->num_trees < 1)
 		return false;
 	splits = CountSplits(forest, &largest);
-	if (splits <= SCHEDULE_CODE_WALK_SPLITS && !HasCategorical(forest) &&
-		largest <= SCHEDULE_MAX_CODE_NODES && forest->num_trees <= MIR_MAX_SPECIALIZED)
-		snprintf(text, sizeof(text),
-				 "tile(batch, b0, b1, 64)\nreorder(b0, b1, tree)\nparallel(b0)\n"
-				 "specialize(tree)\ncodeWalk(tree, %lld, branchy)\nrepresentation(array)\n",
-				 (long long) (largest > 0 ? largest : 1));
-	else
-		snprintf(text, sizeof(text),
-				 "tile(batch, b0, b1, %d)\nreorder(b0, tree, b1)\nearlyExitWalk(b1)\n"
-				 "parallel(b0)\nrepresentation(array)\n", tile > 0 ? tile : SCHEDULE_MIN_TILE);
-	return ScheduleParse(text, schedule, &status);
+	per_tree = splits <= SCHEDULE_CODE_WALK_SPLITS ? largest :
+		SCHEDULE_CODE_WALK_SPLITS / forest->num_trees;
+	if (per_tree > SCHEDULE_MAX_CODE_NODES)
+		per_tree = SCHEDULE_MAX_CODE_NODES;
+	if (per_tree < 1)
+		per_tree = 1;
+	return ScheduleCodeBlocksText(SCHEDULE_CODE_ROW_TILE, true,
+								  ScheduleCodeBlockTrees(per_tree, forest->num_trees), per_tree,
+								  "branchy", text, sizeof(text)) &&
+		ScheduleParse(text, schedule, &status);
 }
 
 /*
@@ -311,7 +347,7 @@ ScheduleDefault(const Forest *forest, int32_t batch_size, Schedule *schedule)
 		tile = SCHEDULE_MIN_TILE;
 	if (tile > SCHEDULE_MAX_TILE)
 		tile = SCHEDULE_MAX_TILE;
-	if (ScheduleDeepDefault(forest, tile, schedule))
+	if (ScheduleDeepDefault(forest, schedule))
 		return;
 	if (batch_size > 0 && batch_size <= tile)
 		tile = 0;

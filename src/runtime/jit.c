@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <llvm-c/BitReader.h>
 #include <llvm-c/BitWriter.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
@@ -273,6 +274,9 @@ JitTargetMachine(LLVMCodeGenOptLevel level, SilvanStatus *status)
 	return tm;
 }
 
+/* Basic blocks of a function from which on it gets the light pipeline */
+#define JIT_LIGHT_BLOCKS	512
+
 /*
  * Optimize with a short function pipeline and the host's cost model.
  *
@@ -281,13 +285,18 @@ JitTargetMachine(LLVMCodeGenOptLevel level, SilvanStatus *status)
  * registers, common subexpressions merged, loops rotated (a do-while walk loop is
  * about 10% faster), invariants hoisted and induction variables tidied.
  * PassManagerBuilder at -O2 gave the same kernel speed in 12 ms on the
- * higgs model; this list takes under 4 ms.
+ * higgs model; this list takes under 4 ms.  Functions of more than
+ * JIT_LIGHT_BLOCKS blocks are trees compiled into code (codeWalk): for
+ * them only promotion, common subexpressions (the row's features read
+ * once) and CFG simplification pay; the rest took half of mtpl2's compile
+ * for no measurable speed.
  */
 bool
 JitOptimizeModule(JitModule *jm, SilvanStatus *status)
 {
 	LLVMTargetMachineRef tm;
 	LLVMPassManagerRef fpm;
+	LLVMPassManagerRef light;
 
 	if (!JitEnsure(status) || (tm = JitTargetMachine(LLVMCodeGenLevelDefault, status)) == NULL)
 		return false;
@@ -301,14 +310,23 @@ JitOptimizeModule(JitModule *jm, SilvanStatus *status)
 	LLVMAddIndVarSimplifyPass(fpm);
 	LLVMAddInstructionCombiningPass(fpm);
 	LLVMAddCFGSimplificationPass(fpm);
+	light = LLVMCreateFunctionPassManagerForModule(jm->module);
+	LLVMAddAnalysisPasses(tm, light);
+	LLVMAddPromoteMemoryToRegisterPass(light);
+	LLVMAddEarlyCSEPass(light);
+	LLVMAddCFGSimplificationPass(light);
 
 	LLVMInitializeFunctionPassManager(fpm);
+	LLVMInitializeFunctionPassManager(light);
 	for (LLVMValueRef fn = LLVMGetFirstFunction(jm->module); fn; fn = LLVMGetNextFunction(fn))
 		if (!LLVMIsDeclaration(fn))
-			LLVMRunFunctionPassManager(fpm, fn);
+			LLVMRunFunctionPassManager(LLVMCountBasicBlocks(fn) > JIT_LIGHT_BLOCKS ? light : fpm,
+									   fn);
 	LLVMFinalizeFunctionPassManager(fpm);
+	LLVMFinalizeFunctionPassManager(light);
 
 	LLVMDisposePassManager(fpm);
+	LLVMDisposePassManager(light);
 	LLVMDisposeTargetMachine(tm);
 	if (jit_diagnosed[0] != '\0')
 		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not optimize generated code",
@@ -471,7 +489,7 @@ JitFindShared(const char *key, size_t key_len, uint64_t hash)
 
 /* Optimize the module and generate an object file for it; NULL and a status on failure */
 static LLVMMemoryBufferRef
-JitEmitObject(JitModule *jm, char **llvm_ir, SilvanStatus *status)
+JitEmitObject(JitModule *jm, JitIr *llvm_ir, SilvanStatus *status)
 {
 	LLVMTargetMachineRef tm;
 	LLVMMemoryBufferRef object = NULL;
@@ -483,10 +501,16 @@ JitEmitObject(JitModule *jm, char **llvm_ir, SilvanStatus *status)
 		return NULL;
 	if (llvm_ir != NULL)
 	{
-		char	   *text = LLVMPrintModuleToString(jm->module);
+		/* bitcode, printed only if explain asks: text takes 10% of a big compile */
+		LLVMMemoryBufferRef bitcode = LLVMWriteBitcodeToMemoryBuffer(jm->module);
 
-		*llvm_ir = strdup(text);
-		LLVMDisposeMessage(text);
+		if (bitcode != NULL && (llvm_ir->bitcode = malloc(LLVMGetBufferSize(bitcode))) != NULL)
+		{
+			llvm_ir->len = LLVMGetBufferSize(bitcode);
+			memcpy(llvm_ir->bitcode, LLVMGetBufferStart(bitcode), llvm_ir->len);
+		}
+		if (bitcode != NULL)
+			LLVMDisposeMemoryBuffer(bitcode);
 	}
 	if (LLVMTargetMachineEmitToMemoryBuffer(tm, jm->module, LLVMObjectFile, &message, &object) ||
 		jit_diagnosed[0] != '\0')
@@ -544,7 +568,7 @@ JitLoadCached(JitCode *code, const char *key, size_t key_len, const char *symbol
 /* Compile the module into code, storing its object in the disk cache */
 static bool
 JitCompileFresh(JitCode *code, JitModule *jm, const char *key, size_t key_len,
-				const char *symbol, char **llvm_ir, SilvanStatus *status)
+				const char *symbol, JitIr *llvm_ir, SilvanStatus *status)
 {
 	LLVMMemoryBufferRef object = JitEmitObject(jm, llvm_ir, status);
 
@@ -561,11 +585,12 @@ JitCompileFresh(JitCode *code, JitModule *jm, const char *key, size_t key_len,
  * disk is loaded (JIT_FROM_DISK), else the module is optimized and
  * compiled, and its object stored (JIT_COMPILED).  The entry function is
  * renamed after the key's hash, so equal code has one symbol per process.
- * *llvm_ir gets the optimized IR when compiled here, else NULL.  The
+ * *llvm_ir gets the optimized IR (JitIrText prints it) when compiled
+ * here, else nothing.  The
  * module is consumed either way.
  */
 JitCode *
-JitCompile(JitModule *jm, const char *entry, void **address, char **llvm_ir,
+JitCompile(JitModule *jm, const char *entry, void **address, JitIr *llvm_ir,
 		   JitSource *source, SilvanStatus *status)
 {
 	JitCode    *code = NULL;
@@ -575,7 +600,7 @@ JitCompile(JitModule *jm, const char *entry, void **address, char **llvm_ir,
 	LLVMValueRef fn;
 
 	if (llvm_ir != NULL)
-		*llvm_ir = NULL;
+		memset(llvm_ir, 0, sizeof(JitIr));
 	if (!JitEnsure(status))
 		goto done;
 	if ((key = JitCodeKey(jm->module, jm->fast_codegen, &key_len)) == NULL)
@@ -647,4 +672,30 @@ JitCodeFree(JitCode *code)
 		JitRemoveTracker(code->tracker);
 	free(code->key);
 	free(code);
+}
+
+/* The text of IR kept by JitCompile (malloc'd), or NULL if none or unreadable */
+char *
+JitIrText(const JitIr *ir)
+{
+	LLVMContextRef context;
+	LLVMMemoryBufferRef buffer;
+	LLVMModuleRef module = NULL;
+	char	   *text = NULL;
+
+	if (ir == NULL || ir->bitcode == NULL)
+		return NULL;
+	context = LLVMContextCreate();
+	buffer = LLVMCreateMemoryBufferWithMemoryRange(ir->bitcode, ir->len, "silvan_forest_batch", false);
+	if (!LLVMParseBitcodeInContext2(context, buffer, &module))
+	{
+		char	   *printed = LLVMPrintModuleToString(module);
+
+		text = strdup(printed);
+		LLVMDisposeMessage(printed);
+		LLVMDisposeModule(module);
+	}
+	LLVMDisposeMemoryBuffer(buffer);
+	LLVMContextDispose(context);
+	return text;
 }

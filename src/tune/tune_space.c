@@ -8,7 +8,8 @@
  *   rows outside trees    tile(batch, b0, b1, T); reorder(b0, tree, b1)
  *                         [tile(b1, b2, b3, k); interleave(b3)]  walk on b1/b3
  *   trees outermost       reorder(tree, batch) [tile(batch, b0, b1, k); ...]
- *   trees inside rows     (code walks, no interleave) reorder(b0, b1, tree)
+ *   blocks of code        (code walks, no interleave) tile(batch, b0, b1, T);
+ *                         tile(tree, t0, t1, B); reorder(b0, t0, b1, t1)
  *   blocks of trees (L2) tile(batch, p0, p1, 4T); tile(p1, b0, b1, T);
  *                         tile(tree, t0, t1, B); reorder(p0, t0, b0, t1, b1)
  *   blocks of trees (L1) tile(batch, b0, b1, T); tile(tree, t0, t1, B);
@@ -22,8 +23,8 @@
  * Validity is decided here, from the model's shape and the batch size,
  * so that the search never times a point that cannot help: a tile of rows
  * must be smaller than the batch, interleaving smaller than the rows it
- * splits, code walks need a forest small enough to become code
- * (TUNE_CODE_SPLITS), Treebeard tiles only with lock-step walks, a
+ * splits, code walks a small forest or a deep one (TUNE_CODE_SPLITS in
+ * code, whole trees or the top of each), Treebeard tiles only with lock-step walks, a
  * profile for probabilistic tiling, more than one thread for parallel
  * trees, and inexact tuning for anything that reorders sums.  At one
  * thread a tiled batch is always marked parallel(b0), as the default
@@ -139,13 +140,31 @@ TreeChunk(const TuneShape *shape)
 	return (shape->num_trees + chunks - 1) / chunks;
 }
 
-/* Can the whole forest become code? */
+/*
+ * Are code walks in the space?  For small forests, and for deep ones
+ * (LightGBM's, grown leaf-wise), whose walks the lock-step pads most
+ */
 static bool
 CodeWalkFits(const TuneShape *shape)
 {
-	return !shape->categorical && shape->total_splits <= TUNE_CODE_SPLITS &&
-		shape->largest_tree_splits <= SCHEDULE_MAX_CODE_NODES &&
-		shape->num_trees <= MIR_MAX_SPECIALIZED;
+	return shape->num_trees <= MIR_MAX_SPECIALIZED &&
+		(shape->total_splits <= TUNE_CODE_WHOLE_SPLITS ||
+		 shape->max_depth >= TUNE_CODE_MIN_DEPTH);
+}
+
+/*
+ * Splits of each tree a code walk puts in code: whole trees up to
+ * TUNE_CODE_SPLITS splits in all, else an equal share of it
+ */
+static int64_t
+CodeSplitsPerTree(const TuneShape *shape)
+{
+	int64_t		n = shape->total_splits <= TUNE_CODE_SPLITS ? shape->largest_tree_splits :
+		TUNE_CODE_SPLITS / (shape->num_trees > 0 ? shape->num_trees : 1);
+
+	if (n > SCHEDULE_MAX_CODE_NODES)
+		n = SCHEDULE_MAX_CODE_NODES;
+	return n > 0 ? n : 1;
 }
 
 static bool
@@ -242,22 +261,24 @@ PutWalk(const TuneShape *shape, const TuneCpuPoint *p, const char *loop,
 		case TUNE_WALK_CODE_BRANCHY:
 		case TUNE_WALK_CODE_SELECT:
 			return Put(text, size, used, "codeWalk(%s, %lld, %s)\n", loop,
-					   (long long) (shape->largest_tree_splits > 0 ? shape->largest_tree_splits : 1),
+					   (long long) CodeSplitsPerTree(shape),
 					   p->walk == TUNE_WALK_CODE_BRANCHY ? "branchy" : "select");
 	}
 	return false;
 }
 
-/* Code walks, one row at a time: trees inside rows, the tree loop specialized */
+/* Code walks, one row at a time: blocks of trees, each a function over the row tile */
 static bool
 PutCodeRows(const TuneShape *shape, const TuneCpuPoint *p, char *text, size_t size, size_t *used)
 {
-	if (p->row_tile > 0 &&
-		!Put(text, size, used, "tile(batch, b0, b1, %d)\nreorder(b0, b1, tree)\n%s",
-			 p->row_tile, p->parallel == TUNE_PARALLEL_ROWS ? "parallel(b0)\n" : ""))
-		return false;
-	return Put(text, size, used, "specialize(tree)\n") &&
-		PutWalk(shape, p, "tree", text, size, used);
+	char		nest[512];
+	int64_t		splits = CodeSplitsPerTree(shape);
+
+	return ScheduleCodeBlocksText(p->row_tile, p->parallel == TUNE_PARALLEL_ROWS,
+								  ScheduleCodeBlockTrees(splits, shape->num_trees), splits,
+								  p->walk == TUNE_WALK_CODE_BRANCHY ? "branchy" : "select",
+								  nest, sizeof(nest)) &&
+		Put(text, size, used, "%s", nest);
 }
 
 /*

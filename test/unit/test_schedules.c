@@ -113,6 +113,12 @@ static const TestSchedule schedules[] = {
 	"tile(b1, b2, b3, 4); interleave(b3); earlyExitWalk(b3)", false},
 	{"early exit, trees interleaved", "tile(tree, t0, t1, 4); interleave(t1); earlyExitWalk(t1)",
 	false},
+	/* 37: blocks of trees in code, a function per block walking all rows */
+	{"code walk, blocks of trees, selects", "tile(tree, t0, t1, 3); reorder(t0, batch, t1); "
+	"specialize(t0); specialize(t1); codeWalk(t1, 2, select)", false},
+	{"code walk, blocks over row tiles", "tile(batch, b0, b1, 32); tile(tree, t0, t1, 5); "
+	"reorder(b0, t0, b1, t1); parallel(b0); specialize(t0); specialize(t1); "
+	"codeWalk(t1, 4096, branchy)", false},
 };
 
 #define NUM_SCHEDULES ((int) (sizeof(schedules) / sizeof(schedules[0])))
@@ -155,6 +161,8 @@ MakeRows(const Forest *forest, int64_t num_rows)
 
 		if (r % 13 == 0)
 			v = NAN;
+		else if (r % 7 == 1)
+			v = (double) ((r >> 16) % 100);	/* categories past every set's words */
 		else if (r % 3 == 0 && forest->num_nodes > 0)
 		{
 			const ForestNode *node = &forest->nodes[(r >> 8) % (uint64_t) forest->num_nodes];
@@ -400,7 +408,7 @@ RandomForest(ForestSource source, ForestPrecision precision, int32_t num_trees,
 	int64_t		cap = 0;
 	int64_t		n = 0;
 	ForestNode *nodes = NULL;
-	uint32_t	words[4] = {0x5u, 0x80000001u, 0x3u, 0xF0u};
+	uint32_t	words[8] = {0x5u, 0x80000001u, 0x3u, 0xF0u, 0x0u, 0x10000u, 0xFFFF0000u, 0x2u};
 
 	forest->source = source;
 	forest->category_rule = source == FOREST_SOURCE_XGBOOST ?
@@ -451,8 +459,9 @@ RandomForest(ForestSource source, ForestPrecision precision, int32_t num_trees,
 			if (node->kind == FOREST_NODE_CATEGORICAL)
 			{
 				node->missing = FOREST_MISSING_NAN;
-				node->category_offset = (int64_t) (RandNext() % 3);
-				node->category_words = 1;
+				/* sets of 32, 64 (both in code as immediates) and 96 categories */
+				node->category_words = 1 + (int32_t) (RandNext() % 3);
+				node->category_offset = (int64_t) (RandNext() % (uint64_t) (9 - node->category_words));
 				node->category_in_left = source == FOREST_SOURCE_LIGHTGBM;
 			}
 			node->left = count;
@@ -465,7 +474,7 @@ RandomForest(ForestSource source, ForestPrecision precision, int32_t num_trees,
 	ForestAllocNodes(forest, n, &status);
 	memcpy(forest->nodes, nodes, sizeof(ForestNode) * (size_t) n);
 	free(nodes);
-	ForestAllocCategoryWords(forest, 4, &status);
+	ForestAllocCategoryWords(forest, 8, &status);
 	memcpy(forest->category_words, words, sizeof(words));
 	if (!ForestValidate(forest, &status))
 	{
@@ -525,6 +534,8 @@ TestPartialTops(void)
 	static const char *const nests[] = {
 		"tile(batch, b0, b1, 16); reorder(b0, b1, tree); specialize(tree); codeWalk(tree, %d, %s)",
 		"tile(batch, b0, b1, 64); reorder(b0, tree, b1); specialize(tree); codeWalk(b1, %d, %s)",
+		"tile(batch, b0, b1, 32); tile(tree, t0, t1, 4); reorder(b0, t0, b1, t1); parallel(b0); "
+		"specialize(t0); specialize(t1); codeWalk(t1, %d, %s)",
 	};
 	struct
 	{
@@ -573,7 +584,7 @@ TestPartialTops(void)
 		ForestProfileAccumulate(forest, rows, max_rows, profile.node_hits);
 		for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++)
 			for (int f = 0; f < 2; f++)
-				for (int n = 0; n < 2; n++)
+				for (int n = 0; n < (int) (sizeof(nests) / sizeof(nests[0])); n++)
 					for (int r = 0; r < 3; r++)
 						for (int p = 0; p < 2; p++)
 						{
@@ -592,6 +603,44 @@ TestPartialTops(void)
 		free(rows);
 		ForestFree(forest);
 	}
+}
+
+/*
+ * A block of trees whose code outgrows one function's inline budget
+ * (CODEGEN_INLINE_CODE_NODES): the first trees go inline into the block's
+ * function, the rest into functions it calls, with the same margins
+ */
+static void
+TestInlineBudget(void)
+{
+	Forest	   *forest = RandomForest(FOREST_SOURCE_LIGHTGBM, FOREST_FLOAT64, 24, 2, 14, true);
+	int64_t		max_rows = 500;
+	int64_t		splits = 0;
+	void	   *rows;
+	void	   *want;
+	TestSchedule ts = {
+		.name = "one block of every tree, whole trees in code",
+		.text = "tile(batch, b0, b1, 128); tile(tree, t0, t1, 24); reorder(b0, t0, b1, t1); "
+		"specialize(t0); specialize(t1); codeWalk(t1, 4096, branchy)",
+		.reorders = false
+	};
+
+	CHECK(forest != NULL);
+	if (forest == NULL)
+		return;
+	for (int64_t n = 0; n < forest->num_nodes; n++)
+		splits += forest->nodes[n].kind != FOREST_NODE_LEAF;
+	CHECK_MSG(splits > CODEGEN_INLINE_CODE_NODES, "the forest has %lld splits", (long long) splits);
+	rows = MakeRows(forest, max_rows);
+	want = malloc(ForestValueSize(forest) * (size_t) (max_rows * forest->num_groups));
+	ForestMarginsInit(forest, want, max_rows);
+	ForestInterpretAccumulate(forest, rows, max_rows, want);
+	for (int r = 0; r < 3; r++)
+		CheckOne("inline budget", forest, &ts, representations[r], 1, "uniform", NULL, rows,
+				 want, max_rows);
+	free(want);
+	free(rows);
+	ForestFree(forest);
 }
 
 /*
@@ -712,6 +761,7 @@ main(void)
 	if (getenv("SILVAN_TEST_ONLY_ONNX") == NULL)
 	{
 		TestPartialTops();
+		TestInlineBudget();
 		TestGenerated();
 		TestRealModels();
 	}

@@ -139,10 +139,16 @@ TestCpuSpace(void)
 		CHECK_MSG(nr == 2, "layout refinement of an early exit: %d points", nr);
 	}
 
-	/* code walks: only where the forest fits, never for higgs' 20000 splits */
+	/*
+	 * code walks: for small forests and deep ones, never for higgs' 25500
+	 * splits of depth 8; blocks of trees in code (34 of 30 splits make
+	 * about SCHEDULE_CODE_BLOCK_SPLITS), whole trees up to TUNE_CODE_SPLITS
+	 * splits, else an equal share of it per tree
+	 */
 	{
 		TuneShape	taxi = TaxiShape(1024);
 		TuneShape	higgs = HiggsShape(1024, 1, true);
+		TuneShape	mtpl2 = TaxiShape(1024);
 		TuneCpuPoint code = {.parallel = TUNE_PARALLEL_ROWS, .row_tile = 64, .interleave = 1,
 		.walk = TUNE_WALK_CODE_BRANCHY, .tile_size = 1};
 		char		text[TUNE_MAX_TEXT];
@@ -150,8 +156,24 @@ TestCpuSpace(void)
 		CHECK(TuneCpuValid(&taxi, &code));
 		CHECK(!TuneCpuValid(&higgs, &code));
 		CHECK(TuneCpuText(&taxi, &code, text, sizeof(text)) &&
-			  strstr(text, "specialize(tree)") && strstr(text, "codeWalk(tree, 30, branchy)"));
+			  strstr(text, "tile(batch, b0, b1, 64)\ntile(tree, t0, t1, 34)\n"
+					 "reorder(b0, t0, b1, t1)\nparallel(b0)\nspecialize(t0)\nspecialize(t1)\n"
+					 "codeWalk(t1, 30, branchy)\n"));
+		mtpl2.num_trees = 1000;
+		mtpl2.max_depth = 18;
+		mtpl2.total_splits = 100000;
+		mtpl2.largest_tree_splits = 100;
+		mtpl2.categorical = true;
+		CHECK(TuneCpuValid(&mtpl2, &code));
+		CHECK(TuneCpuText(&mtpl2, &code, text, sizeof(text)) &&
+			  strstr(text, "tile(tree, t0, t1, 32)") && strstr(text, "codeWalk(t1, 32, branchy)"));
+		code.row_tile = 0;
+		code.parallel = TUNE_PARALLEL_NONE;
+		CHECK(TuneCpuText(&taxi, &code, text, sizeof(text)) &&
+			  strstr(text, "tile(tree, t0, t1, 34)\nreorder(t0, batch, t1)\n") &&
+			  !strstr(text, "parallel"));
 		code.row_tile = 1024;	/* not below the batch */
+		code.parallel = TUNE_PARALLEL_ROWS;
 		CHECK(!TuneCpuValid(&taxi, &code));
 	}
 	free(points);
