@@ -137,6 +137,7 @@ struct CodegenContext
 	 * it, after which codeWalk calls functions as elsewhere; -1 outside.
 	 */
 	int64_t		code_inline_left;
+	int64_t		code_categorical;	/* categorical splits put into code */
 	int32_t		code_cache_first;
 	int32_t		code_cache_count;
 	LLVMValueRef code_cache_out;
@@ -181,6 +182,13 @@ typedef struct CodegenEnv
 
 #define CODEGEN_ENV_SLOTS	(3 * SCHEDULE_MAX_VARS + 10)
 
+/* What CodegenForest emitted, for the choice of code generation level */
+typedef struct CodegenStats
+{
+	int64_t		code_splits;	/* splits compiled into code (codeWalk) */
+	int64_t		code_categorical;	/* of them categorical */
+} CodegenStats;
+
 /* codegen.c */
 extern LLVMTypeRef CodegenKernelArgsType(LLVMContextRef context);
 extern LLVMTypeRef CodegenTreeType(LLVMContextRef context);
@@ -188,7 +196,8 @@ extern LLVMTypeRef CodegenCategorySetType(LLVMContextRef context);
 extern bool CodegenForest(const Mir *mir, const Representation *repr,
 						  const ReprBuffers *buffers, LLVMModuleRef module,
 						  const char *fn_name, const char *cpu,
-						  const char *features, SilvanStatus *status);
+						  const char *features, CodegenStats *stats,
+						  SilvanStatus *status);
 extern LLVMBasicBlockRef CgNewBlock(CodegenContext *cg, const char *name);
 extern LLVMValueRef CgLoad(CodegenContext *cg, LLVMTypeRef type, LLVMValueRef v_ptr,
 						   const char *name);

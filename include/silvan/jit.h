@@ -21,8 +21,8 @@ typedef struct JitModule
 	LLVMContextRef context;
 	LLVMModuleRef module;
 	bool		fast_codegen;	/* instruction selection and register
-								 * allocation at -O0 (code walks: much
-								 * code, simple control flow) */
+								 * allocation at -O0 (large code walks:
+								 * much code, simple control flow) */
 } JitModule;
 
 /* Machine code added to the JIT */

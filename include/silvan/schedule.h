@@ -219,6 +219,6 @@ extern bool ScheduleCodeBlocksText(int32_t row_tile, bool parallel, int32_t bloc
 /* Trees per block: about SCHEDULE_CODE_BLOCK_SPLITS splits in code */
 extern int32_t ScheduleCodeBlockTrees(int64_t splits_per_tree, int32_t num_trees);
 
-#define SCHEDULE_CODE_BLOCK_SPLITS	1024
+#define SCHEDULE_CODE_BLOCK_SPLITS	384
 
 #endif							/* SILVAN_SCHEDULE_H */

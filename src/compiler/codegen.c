@@ -708,6 +708,29 @@ UnpackEnv(CodegenContext *cg, CodegenEnv *outer, const CgCapture *cap,
 }
 
 /*
+ * Start outlined function fn_<kind><k> of type t_fn, whose first parameter
+ * is the context CaptureEnv filled: the builder is left in its body block
+ * (*b_body) with the arguments and *inner (env's values) reloaded.  The
+ * caller keeps the function it was emitting and goes back to it.
+ */
+static LLVMValueRef
+BeginOutlined(CodegenContext *cg, const char *kind, LLVMTypeRef t_fn, CodegenEnv *env,
+			  const CgCapture *cap, CodegenEnv *inner, LLVMBasicBlockRef *b_body)
+{
+	char		name[256];
+	LLVMValueRef fn;
+
+	snprintf(name, sizeof(name), "%s_%s%d", cg->fn_name, kind, cg->num_outlined++);
+	fn = LLVMAddFunction(cg->module, name, t_fn);
+	LLVMSetLinkage(fn, LLVMInternalLinkage);
+	BeginFunction(cg, fn);
+	*b_body = CgNewBlock(cg, "b_body");
+	LLVMPositionBuilderAtEnd(cg->builder, *b_body);
+	UnpackEnv(cg, env, cap, LLVMGetParam(fn, 0), inner);
+	return fn;
+}
+
+/*
  * Outline the body of parallel loop op into fn_par<k>(ctx, begin, end,
  * chunk); env (the caller's) is reloaded from ctx.  Returns the function.
  */
@@ -717,20 +740,11 @@ EmitOutlined(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath
 {
 	CodegenFunction saved = cg->fn;
 	LLVMBasicBlockRef b_saved = LLVMGetInsertBlock(cg->builder);
-	char		name[256];
-	LLVMValueRef fn;
 	LLVMBasicBlockRef b_body;
 	CodegenEnv	inner;
-	LLVMValueRef v_chunk;
+	LLVMValueRef fn = BeginOutlined(cg, "par", cg->t_body, env, cap, &inner, &b_body);
+	LLVMValueRef v_chunk = LLVMGetParam(fn, 3);
 
-	snprintf(name, sizeof(name), "%s_par%d", cg->fn_name, cg->num_outlined++);
-	fn = LLVMAddFunction(cg->module, name, cg->t_body);
-	LLVMSetLinkage(fn, LLVMInternalLinkage);
-	BeginFunction(cg, fn);
-	b_body = CgNewBlock(cg, "b_body");
-	LLVMPositionBuilderAtEnd(cg->builder, b_body);
-	UnpackEnv(cg, env, cap, LLVMGetParam(fn, 0), &inner);
-	v_chunk = LLVMGetParam(fn, 3);
 	if (op->privatize)
 	{
 		LLVMValueRef v_slice_index = LLVMBuildMul(cg->builder,
@@ -888,22 +902,14 @@ EmitOutlinedIteration(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 	LLVMTypeRef t_fn = LLVMFunctionType(LLVMVoidTypeInContext(cg->context), &cg->t_i8p, 1, false);
 	CodegenFunction saved = cg->fn;
 	LLVMBasicBlockRef b_saved = LLVMGetInsertBlock(cg->builder);
-	char		name[256];
-	LLVMValueRef fn;
-	LLVMValueRef v_call;
-	LLVMValueRef v_ctx;
 	LLVMBasicBlockRef b_body;
 	CodegenEnv	inner;
+	LLVMValueRef fn = BeginOutlined(cg, "spec", t_fn, env, cap, &inner, &b_body);
+	LLVMValueRef v_call;
+	LLVMValueRef v_ctx;
 
-	snprintf(name, sizeof(name), "%s_spec%d", cg->fn_name, cg->num_outlined++);
-	fn = LLVMAddFunction(cg->module, name, t_fn);
-	LLVMSetLinkage(fn, LLVMInternalLinkage);
 	LLVMSetFunctionCallConv(fn, LLVMFastCallConv);
-	BeginFunction(cg, fn);
 	AddAttribute(cg, fn, LLVMAttributeFunctionIndex, "noinline");
-	b_body = CgNewBlock(cg, "b_body");
-	LLVMPositionBuilderAtEnd(cg->builder, b_body);
-	UnpackEnv(cg, env, cap, LLVMGetParam(fn, 0), &inner);
 	inner.v_val[op->var] = CgInt64(cg, i);
 	inner.width = 1;
 	inner.lane_var = op->var;
@@ -1210,7 +1216,7 @@ InitTypes(CodegenContext *cg)
 bool
 CodegenForest(const Mir *mir, const Representation *repr, const ReprBuffers *buffers,
 			  LLVMModuleRef module, const char *fn_name, const char *cpu,
-			  const char *features, SilvanStatus *status)
+			  const char *features, CodegenStats *stats, SilvanStatus *status)
 {
 	CodegenContext *cg = calloc(1, sizeof(CodegenContext));
 	CodegenEnv	env;
@@ -1249,6 +1255,8 @@ CodegenForest(const Mir *mir, const Representation *repr, const ReprBuffers *buf
 	EmitOps(cg, mir->root, &env);
 	FinishFunction(cg, b_body);
 	LLVMDisposeBuilder(cg->builder);
+	stats->code_splits = CODEGEN_MAX_CODE_NODES - cg->code_nodes_left;
+	stats->code_categorical = cg->code_categorical;
 	free(cg);
 
 	if (LLVMVerifyModule(module, LLVMReturnStatusAction, &error))

@@ -635,7 +635,11 @@ EmitCodeTree(CodegenContext *cg, const MirOp *op, int32_t t, LLVMValueRef v_row_
 		return NULL;
 	}
 	for (int32_t h = 0; h < ct.tree->num_nodes; h++)
+	{
 		cg->code_nodes_left -= ct.in_code[h];
+		cg->code_categorical += ct.in_code[h] && !hir->nodes[ct.tree->first_node + h].padding &&
+			SourceNode(&ct, h)->kind == FOREST_NODE_CATEGORICAL;
+	}
 	Preload(&ct);
 	ct.b_done = CgNewBlock(cg, "b_code_done");
 	ct.b_cold = CgNewBlock(cg, "b_code_cold");

@@ -60,6 +60,21 @@ struct CompiledForest
 	JitIr		llvm_ir;		/* optimized IR, when compiled here */
 };
 
+/*
+ * Splits in code (codeWalk) above which machine code is generated at -O0
+ * (fast instruction selection and register allocation), as it is for any
+ * categorical split in code.  Below it the default level's code is worth
+ * its time (kernel, 4096 synthetic rows, 2-core machine, lleaves beside
+ * it): NYC_taxi's 3,000 splits walk at 0.91-1.02 us per row against
+ * 1.19-1.42 at -O0 (lleaves 0.74-0.78), compiled in 1.2-1.3 s against
+ * 0.17; boston 1.25-1.38 against 1.58-1.81 (lleaves 1.24-1.46), 1 s
+ * against 0.1.  airline's categorical splits took 5-5.6 s to compile at
+ * the default level (1.7-1.9 us per row, 2.4-2.8 at -O0, lleaves 2.0-2.2)
+ * and mtpl2's 30,000 splits 33 s at -O1: compile time grows faster than
+ * the code.
+ */
+#define COMPILE_FULL_CODEGEN_SPLITS	4096
+
 /* CodegenSetGatherPolicy's choice */
 static int	gather_policy = -1;
 
@@ -104,18 +119,19 @@ CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr
 {
 	JitModule	jm;
 	const char *name = "silvan_forest_batch";
+	CodegenStats stats = {0};
 	void	   *address = NULL;
 
 	if (!JitModuleCreate(name, &jm, status))
 		return false;
-	for (int i = 0; i < mir->num_ops; i++)
-		jm.fast_codegen |= mir->ops[i].kind == MIR_WALK && mir->ops[i].strategy == MIR_WALK_CODE;
 	if (!CodegenForest(mir, repr, &compiled->buffers, jm.module, name,
-					   JitHostCpuName(), JitHostCpuFeatures(), status))
+					   JitHostCpuName(), JitHostCpuFeatures(), &stats, status))
 	{
 		JitModuleDispose(&jm);
 		return false;
 	}
+	jm.fast_codegen = stats.code_splits > COMPILE_FULL_CODEGEN_SPLITS ||
+		stats.code_categorical > 0;
 	free(compiled->buffers.record_of);	/* only code generation reads it */
 	compiled->buffers.record_of = NULL;
 	/* the same code may come from this process, another backend, or be compiled */
