@@ -141,7 +141,7 @@ TestCpuSpace(void)
 
 	/*
 	 * code walks: for small forests and deep ones, never for higgs' 25500
-	 * splits of depth 8; blocks of trees in code (34 of 30 splits make
+	 * splits of depth 8; blocks of trees in code (12 of 30 splits make
 	 * about SCHEDULE_CODE_BLOCK_SPLITS), whole trees up to TUNE_CODE_SPLITS
 	 * splits, else an equal share of it per tree
 	 */
@@ -156,7 +156,7 @@ TestCpuSpace(void)
 		CHECK(TuneCpuValid(&taxi, &code));
 		CHECK(!TuneCpuValid(&higgs, &code));
 		CHECK(TuneCpuText(&taxi, &code, text, sizeof(text)) &&
-			  strstr(text, "tile(batch, b0, b1, 64)\ntile(tree, t0, t1, 34)\n"
+			  strstr(text, "tile(batch, b0, b1, 64)\ntile(tree, t0, t1, 12)\n"
 					 "reorder(b0, t0, b1, t1)\nparallel(b0)\nspecialize(t0)\nspecialize(t1)\n"
 					 "codeWalk(t1, 30, branchy)\n"));
 		mtpl2.num_trees = 1000;
@@ -166,11 +166,11 @@ TestCpuSpace(void)
 		mtpl2.categorical = true;
 		CHECK(TuneCpuValid(&mtpl2, &code));
 		CHECK(TuneCpuText(&mtpl2, &code, text, sizeof(text)) &&
-			  strstr(text, "tile(tree, t0, t1, 32)") && strstr(text, "codeWalk(t1, 32, branchy)"));
+			  strstr(text, "tile(tree, t0, t1, 12)") && strstr(text, "codeWalk(t1, 32, branchy)"));
 		code.row_tile = 0;
 		code.parallel = TUNE_PARALLEL_NONE;
 		CHECK(TuneCpuText(&taxi, &code, text, sizeof(text)) &&
-			  strstr(text, "tile(tree, t0, t1, 34)\nreorder(t0, batch, t1)\n") &&
+			  strstr(text, "tile(tree, t0, t1, 12)\nreorder(t0, batch, t1)\n") &&
 			  !strstr(text, "parallel"));
 		code.row_tile = 1024;	/* not below the batch */
 		code.parallel = TUNE_PARALLEL_ROWS;
