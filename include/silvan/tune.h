@@ -13,7 +13,8 @@
  * silvan can compile: batch tile (rows per tile, or none: trees outermost),
  * rows walked in lock-step (interleave), the walk (lock-step until every
  * lane is at a leaf, unrolled to a fixed number of hops, peeled, early
- * exit, whole trees as code with branches or selects), parallelism (none,
+ * exit, trees as code with branches or selects, in blocks of trees),
+ * parallelism (none,
  * rows, trees, both), blocks of trees that stay in L2 or L1 (the `cache`
  * of section 7 on CPUs), the representation (array, sparse, reorg), Treebeard
  * tile size (1, 4, 8) and tiling (uniform; probabilistic with a profile),
