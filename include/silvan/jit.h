@@ -32,7 +32,9 @@ typedef struct JitCode JitCode;
 typedef enum JitSource
 {
 	JIT_COMPILED = 0,			/* compiled here (and stored on disk) */
-	JIT_FROM_DISK,				/* loaded from the disk cache (code_cache.c) */
+	JIT_FROM_DISK,				/* loaded from the disk cache by its source:
+								 * no IR was built */
+	JIT_FROM_DISK_BY_IR,		/* loaded from the disk cache by its IR */
 	JIT_SHARED					/* this process already had the same code */
 } JitSource;
 
@@ -51,9 +53,15 @@ extern unsigned long JitNextId(void);
 extern bool JitOptimizeModule(JitModule *jm, SilvanStatus *status);
 extern JitCode *JitAddModule(JitModule *jm, const char *symbol, void **address,
 							 SilvanStatus *status);
-extern JitCode *JitCompile(JitModule *jm, const char *entry, void **address,
-						   JitIr *llvm_ir, JitSource *source, SilvanStatus *status);
+extern JitCode *JitFindBySource(const char *source, size_t source_len, void **address,
+								JitSource *origin);
+extern JitCode *JitCompile(JitModule *jm, const char *entry, const char *source,
+						   size_t source_len, void **address, JitIr *llvm_ir,
+						   JitSource *origin, SilvanStatus *status);
 extern char *JitIrText(const JitIr *ir);
 extern void JitCodeFree(JitCode *code);
+
+/* The GNU build ID of the binary holding silvan's code, hex; "" if none (build_id.c) */
+extern const char *BuildIdOfThisCode(void);
 
 #endif							/* SILVAN_JIT_H */

@@ -39,6 +39,7 @@
 #include "silvan/compiler.h"
 #include "silvan/jit.h"
 #include "silvan/llvm_errors.h"
+#include "silvan/sha256.h"
 #include "silvan/tiling.h"
 
 struct CompiledForest
@@ -58,6 +59,8 @@ struct CompiledForest
 	char	   *hir_text;
 	char	   *mir_text;
 	JitIr		llvm_ir;		/* optimized IR, when compiled here */
+	char		forest_digest[2 * SHA256_DIGEST_LEN + 1];	/* of the serialized
+															 * forest */
 };
 
 /*
@@ -112,7 +115,30 @@ ScheduleOneLine(const Schedule *schedule)
 	return TextFinish(&buf);
 }
 
-/* Generate, optimize and JIT the batch function */
+/*
+ * What the batch function is made from, for the code cache's source key
+ * (jit.c): the model and profile by digest, the schedule's text (the whole
+ * schedule: it parses back to the same one), the gather choice.  Machine
+ * code also depends on the target CPU and the compiler's build, which
+ * jit.c adds.  NULL without memory.
+ */
+static char *
+CodeSource(const CompiledForest *compiled, const ForestProfile *profile)
+{
+	TextBuf		buf = {0};
+	char		hits[2 * SHA256_DIGEST_LEN + 1] = "none";
+
+	if (profile != NULL)
+		Sha256Hex(profile->node_hits, sizeof(int64_t) * (size_t) profile->num_nodes, hits);
+	TextAppend(&buf, "forest sha256 %s\nprofile %lld rows, %lld nodes, hits sha256 %s\n"
+			   "schedule %s\ngather %d\n",
+			   compiled->forest_digest, profile ? (long long) profile->num_rows : 0LL,
+			   profile ? (long long) profile->num_nodes : 0LL, hits,
+			   compiled->schedule_text, compiled->buffers.gather ? 1 : 0);
+	return TextFinish(&buf);
+}
+
+/* Generate, optimize and JIT the batch function, unless the code cache has it */
 static bool
 CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr,
 			SilvanStatus *status)
@@ -121,22 +147,30 @@ CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr
 	const char *name = "silvan_forest_batch";
 	CodegenStats stats = {0};
 	void	   *address = NULL;
+	char	   *source = compiled->forest_digest[0] ? CodeSource(compiled, mir->profile) : NULL;
+	size_t		source_len = source ? strlen(source) : 0;
 
+	if (source != NULL &&
+		(compiled->code = JitFindBySource(source, source_len, &address,
+										  &compiled->code_source)) != NULL)
+		goto done;
 	if (!JitModuleCreate(name, &jm, status))
-		return false;
+		goto done;
 	if (!CodegenForest(mir, repr, &compiled->buffers, jm.module, name,
 					   JitHostCpuName(), JitHostCpuFeatures(), &stats, status))
 	{
 		JitModuleDispose(&jm);
-		return false;
+		goto done;
 	}
 	jm.fast_codegen = stats.code_splits > COMPILE_FULL_CODEGEN_SPLITS ||
 		stats.code_categorical > 0;
+	/* the same code may come from this process, another backend, or be compiled */
+	compiled->code = JitCompile(&jm, name, source, source_len, &address, &compiled->llvm_ir,
+								&compiled->code_source, status);
+done:
+	free(source);
 	free(compiled->buffers.record_of);	/* only code generation reads it */
 	compiled->buffers.record_of = NULL;
-	/* the same code may come from this process, another backend, or be compiled */
-	compiled->code = JitCompile(&jm, name, &address, &compiled->llvm_ir,
-								&compiled->code_source, status);
 	if (compiled->code == NULL)
 		return false;
 	compiled->fn = (SilvanBatchFn) address;
@@ -301,9 +335,9 @@ CompileSupported(const Forest *forest, SilvanStatus *status)
 				   "The model uses %s, which only the interpreter implements.", rule);
 }
 
-/* CompileForest inside its bracket */
+/* CompileForest inside its bracket; forest_digest is "" if unknown */
 static CompiledForest *
-CompileBracketed(const Forest *forest, const Schedule *schedule,
+CompileBracketed(const Forest *forest, const char *forest_digest, const Schedule *schedule,
 				 const ForestProfile *profile, SilvanStatus *status)
 {
 	double		start = NowMillis();
@@ -325,6 +359,7 @@ CompileBracketed(const Forest *forest, const Schedule *schedule,
 	else
 		ScheduleDefault(forest, 0, &compiled->schedule);
 	compiled->schedule.representation[sizeof(compiled->schedule.representation) - 1] = '\0';
+	snprintf(compiled->forest_digest, sizeof(compiled->forest_digest), "%s", forest_digest);
 	compiled->num_groups = forest->num_groups;
 	compiled->value_size = ForestValueSize(forest);
 	compiled->aggregate = forest->aggregate;
@@ -353,6 +388,26 @@ CompileBracketed(const Forest *forest, const Schedule *schedule,
 	return compiled;
 }
 
+/*
+ * The SHA-256 of the forest's serialized form, which holds everything
+ * predictions depend on; "" when it cannot be had (the code is then found
+ * by its IR only)
+ */
+static void
+ForestDigest(const Forest *forest, char *digest)
+{
+	SilvanStatus ignored;
+	uint8_t    *data;
+	size_t		size;
+
+	digest[0] = '\0';
+	if (ForestSerialize(forest, &data, &size, &ignored))
+	{
+		Sha256Hex(data, size, digest);
+		free(data);
+	}
+}
+
 /* Compile a validated forest; NULL and a status on failure */
 CompiledForest *
 CompileForest(const Forest *forest, const Schedule *schedule,
@@ -360,12 +415,14 @@ CompileForest(const Forest *forest, const Schedule *schedule,
 {
 	CompiledForest *compiled;
 	Forest	   *normalized;
+	char		digest[2 * SHA256_DIGEST_LEN + 1];
 
 	if (!CompileSupported(forest, status) ||
 		!HirNormalizeCompares(forest, &normalized, status))
 		return NULL;
+	ForestDigest(forest, digest);
 	LlvmErrorsEnter();
-	compiled = CompileBracketed(normalized ? normalized : forest, schedule, profile, status);
+	compiled = CompileBracketed(normalized ? normalized : forest, digest, schedule, profile, status);
 	LlvmErrorsLeave();
 	HirFreeNormalized(normalized);
 	return compiled;
@@ -479,6 +536,8 @@ CompiledForestCodeOrigin(const CompiledForest *compiled)
 	{
 		case JIT_FROM_DISK:
 			return "from the code cache";
+		case JIT_FROM_DISK_BY_IR:
+			return "from the code cache by its llvm ir";
 		case JIT_SHARED:
 			return "shared with an earlier compile";
 		case JIT_COMPILED:

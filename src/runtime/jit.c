@@ -48,23 +48,27 @@
 #include <llvm/Config/llvm-config.h>
 
 #include "silvan/code_cache.h"
+#include "silvan/sha256.h"
+#include "silvan/text.h"
 
 #ifndef SILVAN_VERSION
 #define SILVAN_VERSION "dev"
 #endif
 
 /*
- * Machine code in the JIT.  Code from JitCompile is shared: one entry per
- * distinct key in this process, counted, on the list of shared code.
+ * Machine code in the JIT.  Code from JitCompile and JitFindBySource is
+ * shared: one entry per distinct IR key in this process, counted, on the
+ * list of shared code.
  */
 struct JitCode
 {
 	LLVMOrcResourceTrackerRef tracker;
 	bool		shared;
 	int			refcount;
-	uint64_t	hash;			/* of the key: names the entry symbol */
-	char	   *key;			/* the whole key, compared before sharing */
-	size_t		key_len;
+	uint8_t		ir_digest[SHA256_DIGEST_LEN];	/* of the IR key: names the
+												 * entry symbol */
+	char	   *source_key;		/* the source key it was found or made for */
+	size_t		source_len;
 	void	   *address;
 	JitCode    *next;
 };
@@ -438,53 +442,153 @@ JitAddModule(JitModule *jm, const char *symbol, void **address, SilvanStatus *st
 }
 
 /*
- * The key of a module's machine code: its bitcode before optimization and
- * everything else code generation depends on (code_cache.c); malloc'd.
- * Bitcode rather than IR text: the same content, written several times
- * faster.
+ * Two keys name a module's machine code, and the disk cache keeps an
+ * entry under each (code_cache.c):
+ *  - the IR key: the module's bitcode before optimization (the schedule's
+ *    loop nest, the layout's record types, any constants the code is
+ *    specialized on), then the tail and the code generation level;
+ *  - the source key: the caller's description of everything the module
+ *    is built from (compile.c: digests of the model and its profile, the
+ *    schedule's text, ...), then the tail.  Found before any IR is built,
+ *    so a backend that meets known code skips code generation.  Only a
+ *    binary with a build ID has source keys: a rebuilt compiler may turn
+ *    the same source into other code, and its version string need not say.
+ * The tail: target triple, CPU name and features, LLVM and silvan
+ * versions, build ID.  An entry's payload is the SHA-256 of the IR key,
+ * which names the entry symbol and identifies the code in this process,
+ * then the object file.  Bitcode rather than IR text: the same content,
+ * written several times faster.
  */
+#define JIT_PAYLOAD_DIGEST_LEN SHA256_DIGEST_LEN
+
+/* Append the tail every key ends with to buf */
+static bool
+JitKeyTail(TextBuf *buf)
+{
+	TextAppend(buf, "\n; target %s\n; cpu %s\n; features %s\n; llvm %s\n; silvan %s\n; build %s\n",
+			   jit_triple, JitHostCpuName(), JitHostCpuFeatures(), LLVM_VERSION_STRING,
+			   SILVAN_VERSION, BuildIdOfThisCode());
+	return !buf->failed;
+}
+
+/* The IR key of a module (malloc'd), NULL without memory */
 static char *
-JitCodeKey(LLVMModuleRef module, bool fast_codegen, size_t *key_len)
+JitIrKey(LLVMModuleRef module, bool fast_codegen, size_t *key_len)
 {
 	LLVMMemoryBufferRef bitcode = LLVMWriteBitcodeToMemoryBuffer(module);
-	const char *cpu = JitHostCpuName();
-	const char *features = JitHostCpuFeatures();
-	char		tail[4096];
-	size_t		tail_len;
+	TextBuf		tail = {0};
 	size_t		code_len;
-	char	   *key;
+	char	   *key = NULL;
 
 	if (bitcode == NULL)
 		return NULL;
-	tail_len = (size_t) snprintf(tail, sizeof(tail),
-								 "\n; target %s\n; cpu %s\n; features %s\n; llvm %s\n; silvan %s\n; codegen %s\n",
-								 jit_triple, cpu, features, LLVM_VERSION_STRING, SILVAN_VERSION,
-								 fast_codegen ? "O0" : "O2");
-	if (tail_len >= sizeof(tail))
-		tail_len = sizeof(tail) - 1;
-	code_len = LLVMGetBufferSize(bitcode);
-	if ((key = malloc(code_len + tail_len + 1)) != NULL)
+	TextAppend(&tail, "; codegen %s", fast_codegen ? "O0" : "O2");
+	if (JitKeyTail(&tail))
 	{
-		memcpy(key, LLVMGetBufferStart(bitcode), code_len);
-		memcpy(key + code_len, tail, tail_len + 1);
-		*key_len = code_len + tail_len;
+		code_len = LLVMGetBufferSize(bitcode);
+		if ((key = malloc(code_len + tail.len + 1)) != NULL)
+		{
+			memcpy(key, LLVMGetBufferStart(bitcode), code_len);
+			memcpy(key + code_len, tail.data, tail.len + 1);
+			*key_len = code_len + tail.len;
+		}
 	}
+	free(tail.data);
 	LLVMDisposeMemoryBuffer(bitcode);
 	return key;
 }
 
-/* The shared code for a key in this process, with one more user; NULL if none */
+/* The source key for the caller's source text (malloc'd); NULL without a build ID */
+static char *
+JitSourceKey(const char *source, size_t source_len, size_t *key_len)
+{
+	TextBuf		buf = {0};
+
+	if (source == NULL || BuildIdOfThisCode()[0] == '\0')
+		return NULL;
+	TextAppend(&buf, "silvan source key\n%.*s", (int) source_len, source);
+	if (!JitKeyTail(&buf))
+	{
+		free(buf.data);
+		return NULL;
+	}
+	*key_len = buf.len;
+	return buf.data;
+}
+
+/* The entry symbol of the code with this IR key digest */
+static void
+JitSymbolName(const uint8_t *digest, char *symbol, size_t size)
+{
+	uint64_t	head = 0;
+
+	for (int i = 0; i < 8; i++)
+		head = head << 8 | digest[i];
+	snprintf(symbol, size, "silvan_%016llx", (unsigned long long) head);
+}
+
+/* The shared code with this IR key digest, with one more user; NULL if none */
 static JitCode *
-JitFindShared(const char *key, size_t key_len, uint64_t hash)
+JitFindByDigest(const uint8_t *digest)
 {
 	for (JitCode *code = shared_code; code != NULL; code = code->next)
-		if (code->hash == hash && code->key_len == key_len &&
-			memcmp(code->key, key, key_len) == 0)
+		if (memcmp(code->ir_digest, digest, JIT_PAYLOAD_DIGEST_LEN) == 0)
 		{
 			code->refcount++;
 			return code;
 		}
 	return NULL;
+}
+
+/* The shared code found by this source key, with one more user; NULL if none */
+static JitCode *
+JitFindBySourceKey(const char *key, size_t key_len)
+{
+	for (JitCode *code = shared_code; code != NULL; code = code->next)
+		if (code->source_key != NULL && code->source_len == key_len &&
+			memcmp(code->source_key, key, key_len) == 0)
+		{
+			code->refcount++;
+			return code;
+		}
+	return NULL;
+}
+
+/* Load the disk cache's entry for key: its digest and object; false on a miss */
+static bool
+JitLoadEntry(const char *key, size_t key_len, uint8_t *digest, LLVMMemoryBufferRef *object)
+{
+	size_t		len;
+	uint8_t    *bytes = CodeCacheLoad(key, key_len, &len);
+
+	if (bytes == NULL)
+		return false;
+	if (len <= JIT_PAYLOAD_DIGEST_LEN)
+	{
+		free(bytes);
+		return false;
+	}
+	memcpy(digest, bytes, JIT_PAYLOAD_DIGEST_LEN);
+	*object = LLVMCreateMemoryBufferWithMemoryRangeCopy((const char *) bytes + JIT_PAYLOAD_DIGEST_LEN,
+														len - JIT_PAYLOAD_DIGEST_LEN, "silvan code");
+	free(bytes);
+	return *object != NULL;
+}
+
+/* Store an object under key, behind its IR key digest; best effort */
+static void
+JitStoreEntry(const char *key, size_t key_len, const uint8_t *digest,
+			  LLVMMemoryBufferRef object)
+{
+	size_t		len = LLVMGetBufferSize(object);
+	uint8_t    *payload;
+
+	if (key == NULL || !CodeCacheEnabled() || (payload = malloc(JIT_PAYLOAD_DIGEST_LEN + len)) == NULL)
+		return;
+	memcpy(payload, digest, JIT_PAYLOAD_DIGEST_LEN);
+	memcpy(payload + JIT_PAYLOAD_DIGEST_LEN, LLVMGetBufferStart(object), len);
+	CodeCacheStore(key, key_len, payload, JIT_PAYLOAD_DIGEST_LEN + len);
+	free(payload);
 }
 
 /* Optimize the module and generate an object file for it; NULL and a status on failure */
@@ -526,14 +630,26 @@ JitEmitObject(JitModule *jm, JitIr *llvm_ir, SilvanStatus *status)
 	return object;
 }
 
-/* Link an object file into the JIT and find symbol in it; consumes the object */
-static bool
-JitLinkObject(JitCode *code, LLVMMemoryBufferRef object, const char *symbol,
-			  SilvanStatus *status)
+/*
+ * Link an object file into the JIT as new shared code named by its IR key
+ * digest, and put it on the list; consumes the object.  NULL and a status
+ * on failure.
+ */
+static JitCode *
+JitLinkShared(const uint8_t *digest, LLVMMemoryBufferRef object, SilvanStatus *status)
 {
 	LLVMOrcExecutorAddress addr = 0;
 	LLVMErrorRef error;
+	char		symbol[64];
+	JitCode    *code = calloc(1, sizeof(JitCode));
 
+	if (code == NULL)
+	{
+		LLVMDisposeMemoryBuffer(object);
+		StatusNoMemory(status, "the compiled code handle");
+		return NULL;
+	}
+	JitSymbolName(digest, symbol, sizeof(symbol));
 	code->tracker = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(jit_instance));
 	error = LLVMOrcLLJITAddObjectFileWithRT(jit_instance, code->tracker, object);
 	if (!error)
@@ -542,109 +658,145 @@ JitLinkObject(JitCode *code, LLVMMemoryBufferRef object, const char *symbol,
 	{
 		FailWithError(status, "could not load generated code", "LLVM JIT", error);
 		JitRemoveTracker(code->tracker);
-		code->tracker = NULL;
-		return false;
+		free(code);
+		return NULL;
 	}
 	code->address = (void *) (uintptr_t) addr;
-	return true;
+	code->shared = true;
+	code->refcount = 1;
+	memcpy(code->ir_digest, digest, JIT_PAYLOAD_DIGEST_LEN);
+	code->next = shared_code;
+	shared_code = code;
+	return code;
 }
 
-/* Load the disk cache's object for key into code; false on a miss */
-static bool
-JitLoadCached(JitCode *code, const char *key, size_t key_len, const char *symbol)
+/* Remember the source key code was found or made for (takes the key) */
+static void
+JitKeepSourceKey(JitCode *code, char *key, size_t key_len)
+{
+	if (code->source_key != NULL || key == NULL)
+	{
+		free(key);
+		return;
+	}
+	code->source_key = key;
+	code->source_len = key_len;
+}
+
+/*
+ * The machine code made from source (the caller's description of what it
+ * would build a module from; see the key comment above), without building
+ * any IR: shared in this process (JIT_SHARED) or loaded from the disk
+ * cache (JIT_FROM_DISK).  NULL on a miss, or when anything fails: the
+ * caller then builds the module and calls JitCompile, which reports.
+ */
+JitCode *
+JitFindBySource(const char *source, size_t source_len, void **address, JitSource *origin)
 {
 	SilvanStatus ignored;
-	size_t		len;
-	void	   *bytes = CodeCacheLoad(key, key_len, &len);
+	uint8_t		digest[JIT_PAYLOAD_DIGEST_LEN];
 	LLVMMemoryBufferRef object;
+	size_t		key_len = 0;
+	char	   *key;
+	JitCode    *code;
 
-	if (bytes == NULL)
-		return false;
-	object = LLVMCreateMemoryBufferWithMemoryRangeCopy(bytes, len, symbol);
-	free(bytes);
-	return JitLinkObject(code, object, symbol, &ignored);
-}
-
-/* Compile the module into code, storing its object in the disk cache */
-static bool
-JitCompileFresh(JitCode *code, JitModule *jm, const char *key, size_t key_len,
-				const char *symbol, JitIr *llvm_ir, SilvanStatus *status)
-{
-	LLVMMemoryBufferRef object = JitEmitObject(jm, llvm_ir, status);
-
-	if (object == NULL)
-		return false;
-	CodeCacheStore(key, key_len, LLVMGetBufferStart(object), LLVMGetBufferSize(object));
-	return JitLinkObject(code, object, symbol, status);
+	if (!JitEnsure(&ignored) || (key = JitSourceKey(source, source_len, &key_len)) == NULL)
+		return NULL;
+	if ((code = JitFindBySourceKey(key, key_len)) != NULL)
+		*origin = JIT_SHARED;
+	else if (!JitLoadEntry(key, key_len, digest, &object))
+		code = NULL;
+	else if ((code = JitFindByDigest(digest)) != NULL)
+	{
+		/* the same code is here already, found by its IR or another source */
+		LLVMDisposeMemoryBuffer(object);
+		*origin = JIT_SHARED;
+	}
+	else if ((code = JitLinkShared(digest, object, &ignored)) != NULL)
+		*origin = JIT_FROM_DISK;
+	if (code == NULL)
+	{
+		free(key);
+		return NULL;
+	}
+	JitKeepSourceKey(code, key, key_len);
+	*address = code->address;
+	return code;
 }
 
 /*
  * Turn a module whose batch function is named entry into machine code,
- * through two caches: code this process already has for the same key is
- * shared (JIT_SHARED), else an object another backend stored for it on
- * disk is loaded (JIT_FROM_DISK), else the module is optimized and
- * compiled, and its object stored (JIT_COMPILED).  The entry function is
- * renamed after the key's hash, so equal code has one symbol per process.
- * *llvm_ir gets the optimized IR (JitIrText prints it) when compiled
- * here, else nothing.  The
- * module is consumed either way.
+ * through two caches: code this process already has for the same IR key
+ * is shared (JIT_SHARED), else an object another backend stored for it on
+ * disk is loaded (JIT_FROM_DISK_BY_IR), else the module is optimized and
+ * compiled (JIT_COMPILED).  An object that was loaded or compiled is
+ * stored under both keys (source may be NULL: no source key).  The entry
+ * function is renamed after the IR key's digest, so equal code has one
+ * symbol per process.  *llvm_ir gets the optimized IR (JitIrText prints
+ * it) when compiled here, else nothing.  The module is consumed either
+ * way.
  */
 JitCode *
-JitCompile(JitModule *jm, const char *entry, void **address, JitIr *llvm_ir,
-		   JitSource *source, SilvanStatus *status)
+JitCompile(JitModule *jm, const char *entry, const char *source, size_t source_len,
+		   void **address, JitIr *llvm_ir, JitSource *origin, SilvanStatus *status)
 {
 	JitCode    *code = NULL;
-	char	   *key = NULL;
-	size_t		key_len = 0;
+	char	   *ir_key = NULL;
+	char	   *source_key = NULL;
+	size_t		ir_len = 0;
+	size_t		source_key_len = 0;
+	uint8_t		digest[JIT_PAYLOAD_DIGEST_LEN];
+	uint8_t		stored[JIT_PAYLOAD_DIGEST_LEN];
 	char		symbol[64];
+	LLVMMemoryBufferRef object = NULL;
 	LLVMValueRef fn;
+	Sha256		sha;
 
 	if (llvm_ir != NULL)
 		memset(llvm_ir, 0, sizeof(JitIr));
 	if (!JitEnsure(status))
 		goto done;
-	if ((key = JitCodeKey(jm->module, jm->fast_codegen, &key_len)) == NULL)
+	if ((ir_key = JitIrKey(jm->module, jm->fast_codegen, &ir_len)) == NULL)
 	{
 		StatusNoMemory(status, "the code's key");
 		goto done;
 	}
-	if ((code = JitFindShared(key, key_len, CodeCacheHash(key, key_len))) != NULL)
+	Sha256Init(&sha);
+	Sha256Update(&sha, ir_key, ir_len);
+	Sha256Final(&sha, digest);
+	source_key = JitSourceKey(source, source_len, &source_key_len);
+	if ((code = JitFindByDigest(digest)) != NULL)
 	{
-		*source = JIT_SHARED;
+		*origin = JIT_SHARED;
 		goto done;
 	}
-	if ((code = calloc(1, sizeof(JitCode))) == NULL)
-	{
-		StatusNoMemory(status, "the compiled code handle");
-		goto done;
-	}
-	code->shared = true;
-	code->refcount = 1;
-	code->hash = CodeCacheHash(key, key_len);
-	snprintf(symbol, sizeof(symbol), "silvan_%016llx", (unsigned long long) code->hash);
-	fn = LLVMGetNamedFunction(jm->module, entry);
-	if (fn != NULL)
+	JitSymbolName(digest, symbol, sizeof(symbol));
+	if ((fn = LLVMGetNamedFunction(jm->module, entry)) != NULL)
 		LLVMSetValueName2(fn, symbol, strlen(symbol));
-	if (JitLoadCached(code, key, key_len, symbol))
-		*source = JIT_FROM_DISK;
-	else if (JitCompileFresh(code, jm, key, key_len, symbol, llvm_ir, status))
-		*source = JIT_COMPILED;
+	if (JitLoadEntry(ir_key, ir_len, stored, &object) &&
+		memcmp(stored, digest, JIT_PAYLOAD_DIGEST_LEN) == 0)
+		*origin = JIT_FROM_DISK_BY_IR;
 	else
 	{
-		free(code);
-		code = NULL;
-		goto done;
+		if (object != NULL)
+			LLVMDisposeMemoryBuffer(object);
+		if ((object = JitEmitObject(jm, llvm_ir, status)) == NULL)
+			goto done;
+		JitStoreEntry(ir_key, ir_len, digest, object);
+		*origin = JIT_COMPILED;
 	}
-	code->key = key;			/* kept to compare */
-	code->key_len = key_len;
-	key = NULL;
-	code->next = shared_code;
-	shared_code = code;
+	JitStoreEntry(source_key, source_key_len, digest, object);
+	code = JitLinkShared(digest, object, status);
 done:
-	free(key);
-	JitModuleDispose(jm);
 	if (code != NULL)
+	{
+		JitKeepSourceKey(code, source_key, source_key_len);
+		source_key = NULL;
 		*address = code->address;
+	}
+	free(source_key);
+	free(ir_key);
+	JitModuleDispose(jm);
 	return code;
 }
 
@@ -670,7 +822,7 @@ JitCodeFree(JitCode *code)
 		JitUnlinkShared(code);
 	if (!LlvmErrorsFailed())
 		JitRemoveTracker(code->tracker);
-	free(code->key);
+	free(code->source_key);
 	free(code);
 }
 

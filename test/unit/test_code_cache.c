@@ -4,10 +4,12 @@
  *		jit.c's JitCompile), against the reference interpreter.
  *
  * A model compiled once is shared while its first compile lives, loaded
- * from the disk cache after that, and compiled again (with a good entry
- * stored over the bad one) when the entry is damaged in any way: cut
- * short, a byte of the object or of the key changed, a byte added, a
- * wrong magic, lengths that lie.  Whatever the cache holds, results equal
+ * from the disk cache after that by its source key (no IR built), and
+ * compiled again (with good entries stored over the bad ones) when the
+ * entries are damaged in any way: cut short, a byte of the object or of
+ * the key changed, a byte added, a wrong magic, lengths that lie.  A
+ * model of the same shape with other thresholds misses the source key and
+ * finds, or not, the same IR.  Whatever the cache holds, results equal
  * the interpreter's bit for bit.  A full cache drops its least recently
  * used entry; a disabled one stores nothing.
  */
@@ -19,16 +21,22 @@
 
 #include "silvan/code_cache.h"
 #include "silvan/compiler.h"
+#include "silvan/jit.h"
 #include "silvan/parse.h"
+#include "silvan/sha256.h"
 #include "unit.h"
 
 #define NUM_ROWS 100
 
+/* Damage positions relative to each file's size */
+#define CUT_HALF		(-2)
+#define FROM_END(n)		(-1000 - (long) (n))
+
 static char cache_dir[] = "/tmp/silvan-code-cache-XXXXXX";
 
-/* The number of entries in the cache directory, and the path of the last one */
+/* The number of entries, and the path of entry i (if paths) */
 static int
-CountEntries(char *last, size_t size)
+ListEntries(char (*paths)[4096], int max_paths, char *last, size_t size)
 {
 	DIR		   *dir = opendir(cache_dir);
 	struct dirent *de;
@@ -39,12 +47,85 @@ CountEntries(char *last, size_t size)
 	while ((de = readdir(dir)) != NULL)
 		if (strstr(de->d_name, ".o") != NULL && strlen(de->d_name) == 18)
 		{
-			n++;
 			if (last)
 				snprintf(last, size, "%s/%s", cache_dir, de->d_name);
+			if (n < max_paths)
+				snprintf(paths[n], sizeof(paths[n]), "%s/%s", cache_dir, de->d_name);
+			n++;
 		}
 	closedir(dir);
 	return n;
+}
+
+/* The number of entries in the cache directory, and the path of the last one */
+static int
+CountEntries(char *last, size_t size)
+{
+	return ListEntries(NULL, 0, last, size);
+}
+
+/* SHA-256 against FIPS 180-2's examples, whole and fed in uneven pieces */
+static void
+TestSha256(void)
+{
+	static const struct
+	{
+		const char *text;
+		int			repeat;
+		const char *digest;
+	}			cases[] = {
+		{"", 1, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+		{"abc", 1, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+		{"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 1,
+		"248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+		{"a", 1000000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		size_t		len = strlen(cases[i].text) * (size_t) cases[i].repeat;
+		char	   *data = malloc(len + 1);
+		char		hex[2 * SHA256_DIGEST_LEN + 1];
+		uint8_t		digest[SHA256_DIGEST_LEN];
+		Sha256		sha;
+		size_t		done = 0;
+
+		for (int r = 0; r < cases[i].repeat; r++)
+			memcpy(data + r * strlen(cases[i].text), cases[i].text, strlen(cases[i].text));
+		Sha256Hex(data, len, hex);
+		CHECK_MSG(strcmp(hex, cases[i].digest) == 0, "sha256 case %zu: %s", i, hex);
+		Sha256Init(&sha);
+		for (size_t piece = 1; done < len; piece = piece * 3 + 1)
+		{
+			size_t		n = piece < len - done ? piece : len - done;
+
+			Sha256Update(&sha, data + done, n);
+			done += n;
+		}
+		Sha256Final(&sha, digest);
+		for (int b = 0; b < SHA256_DIGEST_LEN; b++)
+			snprintf(hex + 2 * b, 3, "%02x", digest[b]);
+		CHECK_MSG(strcmp(hex, cases[i].digest) == 0, "sha256 case %zu in pieces: %s", i, hex);
+		free(data);
+	}
+}
+
+/* Remove every file of the cache directory */
+static void
+RemoveEntries(void)
+{
+	DIR		   *dir = opendir(cache_dir);
+	struct dirent *de;
+	char		path[4200];
+
+	while (dir && (de = readdir(dir)) != NULL)
+		if (de->d_name[0] != '.')
+		{
+			snprintf(path, sizeof(path), "%s/%s", cache_dir, de->d_name);
+			unlink(path);
+		}
+	if (dir)
+		closedir(dir);
 }
 
 /* Compile with a schedule's text; check the origin and the margins against the interpreter */
@@ -124,7 +205,7 @@ int
 main(void)
 {
 	SilvanStatus status;
-	size_t		len;
+	size_t		len = 0;
 	char	   *text = ReadFile("test/fixtures/binary_logistic.json", &len);
 	Forest	   *forest = text ? ParseModel(text, len, MODEL_FORMAT_AUTO, NULL, &status) : NULL;
 	float	   *rows;
@@ -134,6 +215,8 @@ main(void)
 	const char *schedule = "tile(batch, b0, b1, 8); reorder(b0, tree, b1); interleave(b1)";
 	struct stat st;
 
+	TestSha256();
+	CHECK_MSG(BuildIdOfThisCode()[0] != '\0', "this binary has no build ID: no source keys");
 	CHECK(forest != NULL);
 	if (forest == NULL || mkdtemp(cache_dir) == NULL)
 		UNIT_DONE();
@@ -142,17 +225,21 @@ main(void)
 		rows[i] = (float) ((i * 7919 % 1000) / 250.0 - 2.0);
 	CodeCacheConfigure(cache_dir, 16);
 
-	/* compiled once, shared while alive, then loaded from disk */
+	/* compiled once, shared while alive, then loaded from disk by its source key */
 	a = CompileAndCheck(forest, schedule, rows, "compiled", "first compile");
-	CHECK(CountEntries(entry, sizeof(entry)) == 1);
+	CHECK_MSG(CountEntries(entry, sizeof(entry)) == 2,
+			  "%d entries after one compile: expected one by IR, one by source",
+			  CountEntries(NULL, 0));
 	b = CompileAndCheck(forest, schedule, rows, "shared with an earlier compile", "second compile");
 	CompiledForestFree(b);
 	CompiledForestFree(a);
 	a = CompileAndCheck(forest, schedule, rows, "from the code cache", "after both were freed");
+	b = CompileAndCheck(forest, schedule, rows, "shared with an earlier compile",
+						"found by source while loaded");
+	CompiledForestFree(b);
 	CompiledForestFree(a);
 
-	/* every kind of damage is a miss; the compile stores a good entry again */
-	CHECK(stat(entry, &st) == 0);
+	/* every kind of damage is a miss; the compile stores good entries again */
 	{
 		struct
 		{
@@ -163,8 +250,8 @@ main(void)
 			long		length_at;	/* >= 0: patch this length field instead */
 			uint64_t	length;
 		}			damage[] = {
-			{"cut short", st.st_size / 2, -1, NULL, -1, 0},
-			{"object byte changed", -1, st.st_size - 10, NULL, -1, 0},
+			{"cut short", CUT_HALF, -1, NULL, -1, 0},
+			{"object byte changed", -1, FROM_END(10), NULL, -1, 0},
 			{"key byte changed", -1, 40, NULL, -1, 0},
 			{"a byte added", -1, -1, "x", -1, 0},
 			{"wrong magic", -1, 3, NULL, -1, 0},
@@ -176,10 +263,21 @@ main(void)
 
 		for (size_t i = 0; i < sizeof(damage) / sizeof(damage[0]); i++)
 		{
-			if (damage[i].length_at >= 0)
-				PatchLength(entry, damage[i].length_at, damage[i].length);
-			else
-				DamageFile(entry, damage[i].keep, damage[i].at, damage[i].extra);
+			char		paths[2][4096];
+			int			n = ListEntries(paths, 2, NULL, 0);
+
+			CHECK_MSG(n == 2, "%s: %d entries before the damage", damage[i].label, n);
+			for (int e = 0; e < n && e < 2; e++)
+			{
+				long		size = stat(paths[e], &st) == 0 ? (long) st.st_size : 0;
+
+				if (damage[i].length_at >= 0)
+					PatchLength(paths[e], damage[i].length_at, damage[i].length);
+				else
+					DamageFile(paths[e], damage[i].keep == CUT_HALF ? size / 2 : damage[i].keep,
+							   damage[i].at <= FROM_END(0) ? size + damage[i].at - FROM_END(0) :
+							   damage[i].at, damage[i].extra);
+			}
 			a = CompileAndCheck(forest, schedule, rows, "compiled", damage[i].label);
 			CompiledForestFree(a);
 			a = CompileAndCheck(forest, schedule, rows, "from the code cache", damage[i].label);
@@ -187,7 +285,56 @@ main(void)
 		}
 	}
 
+	/*
+	 * The same shape with another threshold: its source key differs, so
+	 * it is never given the first model's code.  A lock-step walk reads
+	 * thresholds from buffers, so its IR is the same and is found by it; a
+	 * code walk has thresholds in its code, so it is compiled.
+	 */
+	{
+		Forest	   *other = ParseModel(text, len, MODEL_FORMAT_AUTO, NULL, &status);
+		const char *code_walk = "tile(batch, b0, b1, 8); reorder(b0, b1, tree); "
+			"specialize(tree); codeWalk(tree, 4, branchy)";
+
+		CHECK(other != NULL);
+		for (int64_t n = 0; other != NULL && n < other->num_nodes; n++)
+			if (other->nodes[n].kind == FOREST_NODE_NUMERIC)
+			{
+				other->nodes[n].threshold = (float) (other->nodes[n].threshold + 0.75);
+				break;
+			}
+		if (other != NULL)
+		{
+			float		mine[NUM_ROWS];
+			float		theirs[NUM_ROWS];
+
+			ForestMarginsInit(forest, mine, NUM_ROWS);
+			ForestMarginsInit(other, theirs, NUM_ROWS);
+			ForestInterpretAccumulate(forest, rows, NUM_ROWS, mine);
+			ForestInterpretAccumulate(other, rows, NUM_ROWS, theirs);
+			CHECK_MSG(memcmp(mine, theirs, sizeof(mine)) != 0,
+					  "the changed threshold changes no prediction: the test proves nothing");
+		}
+		a = CompileAndCheck(forest, code_walk, rows, "compiled", "code walk");
+		CompiledForestFree(a);
+		if (other != NULL)
+		{
+			a = CompileAndCheck(other, schedule, rows, "from the code cache by its llvm ir",
+								"other thresholds, lock-step walk");
+			CompiledForestFree(a);
+			a = CompileAndCheck(other, code_walk, rows, "compiled", "other thresholds, code walk");
+			CompiledForestFree(a);
+			a = CompileAndCheck(other, code_walk, rows, "from the code cache",
+								"other thresholds, code walk again");
+			CompiledForestFree(a);
+		}
+		a = CompileAndCheck(forest, code_walk, rows, "from the code cache", "first thresholds again");
+		CompiledForestFree(a);
+		ForestFree(other);
+	}
+
 	/* a full cache drops its least recently used entry */
+	RemoveEntries();
 	CodeCacheConfigure(cache_dir, 2);
 	for (int size = 2; size <= 5; size++)
 	{
@@ -209,22 +356,8 @@ main(void)
 	CompiledForestFree(a);
 	CHECK(CountEntries(NULL, 0) <= 2);
 
-	/* clean up */
-	{
-		DIR		   *dir = opendir(cache_dir);
-		struct dirent *de;
-		char		path[4200];
-
-		while (dir && (de = readdir(dir)) != NULL)
-			if (de->d_name[0] != '.')
-			{
-				snprintf(path, sizeof(path), "%s/%s", cache_dir, de->d_name);
-				unlink(path);
-			}
-		if (dir)
-			closedir(dir);
-		rmdir(cache_dir);
-	}
+	RemoveEntries();
+	rmdir(cache_dir);
 	free(rows);
 	free(text);
 	ForestFree(forest);
