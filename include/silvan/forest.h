@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "silvan/sha256.h"
 #include "silvan/status.h"
 
 /* Limits that keep hostile models from exhausting memory */
@@ -243,6 +244,15 @@ typedef struct Forest
 	 * class_labels[index].  Kept in the binary form (version 2).
 	 */
 	char	  **class_labels;
+
+	/*
+	 * SHA-256 of the binary form the forest was read from (ForestDeserialize),
+	 * in hex: it names the forest's machine code in the code cache
+	 * (compile.c).  "" for a forest not read from one; compile.c then
+	 * serializes it to hash it.  Code that changes a forest after reading
+	 * it must clear the digest.
+	 */
+	char		digest[2 * SHA256_DIGEST_LEN + 1];
 } Forest;
 
 /* Which list ForestSetFeatureStrings sets */

@@ -5,6 +5,7 @@
 #ifndef SILVAN_SHA256_H
 #define SILVAN_SHA256_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,7 @@ typedef struct Sha256
 extern void Sha256Init(Sha256 *sha);
 extern void Sha256Update(Sha256 *sha, const void *data, size_t len);
 extern void Sha256Final(Sha256 *sha, uint8_t digest[SHA256_DIGEST_LEN]);
+extern bool Sha256UseAccelerated(bool use);
 extern void Sha256Hex(const void *data, size_t len, char hex[2 * SHA256_DIGEST_LEN + 1]);
 
 #endif							/* SILVAN_SHA256_H */

@@ -390,8 +390,9 @@ CompileBracketed(const Forest *forest, const char *forest_digest, const Schedule
 
 /*
  * The SHA-256 of the forest's serialized form, which holds everything
- * predictions depend on; "" when it cannot be had (the code is then found
- * by its IR only)
+ * predictions depend on: the digest of the form it was read from, else of
+ * the form it serializes to; "" when it cannot be had (the code is then
+ * found by its IR only)
  */
 static void
 ForestDigest(const Forest *forest, char *digest)
@@ -400,8 +401,8 @@ ForestDigest(const Forest *forest, char *digest)
 	uint8_t    *data;
 	size_t		size;
 
-	digest[0] = '\0';
-	if (ForestSerialize(forest, &data, &size, &ignored))
+	snprintf(digest, 2 * SHA256_DIGEST_LEN + 1, "%s", forest->digest);
+	if (digest[0] == '\0' && ForestSerialize(forest, &data, &size, &ignored))
 	{
 		Sha256Hex(data, size, digest);
 		free(data);

@@ -407,7 +407,7 @@ ReadBody(Reader *r, Forest *forest, int32_t num_trees, int64_t num_nodes,
 	return true;
 }
 
-/* Rebuild and validate a forest from its serialized form */
+/* Rebuild and validate a forest from its serialized form, with the form's digest */
 Forest *
 ForestDeserialize(const uint8_t *data, size_t size, SilvanStatus *status)
 {
@@ -428,5 +428,6 @@ ForestDeserialize(const uint8_t *data, size_t size, SilvanStatus *status)
 		ForestFree(forest);
 		return NULL;
 	}
+	Sha256Hex(data, size, forest->digest);
 	return forest;
 }

@@ -6,12 +6,24 @@
  * the digest must be one that nobody can make collide: two models with
  * one digest would share machine code whose constants belong to one of
  * them.  A 64-bit hash would do for naming files (code_cache.c compares
- * whole keys), but not inside a key.  Plain C, no tables beyond the
- * round constants; a few hundred MB/s, far below the cost of compiling.
+ * whole keys), but not inside a key.  Plain C runs at about 190 MB/s; an
+ * x86-64 CPU with the SHA extensions (Intel since Goldmont and Ice Lake,
+ * AMD since Zen) takes the SHA-NI path, about ten times faster, which
+ * matters where a fresh backend hashes a large model before its first
+ * prediction (a megabyte for a thousand deep trees).
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include "silvan/sha256.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+#define SHA256_HAVE_SHANI 1
+#endif
+
+typedef void (*Sha256BlocksFn) (uint32_t state[8], const uint8_t *data, size_t blocks);
 
 static const uint32_t round_constants[64] = {
 	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -31,9 +43,9 @@ Ror(uint32_t x, int n)
 	return (x >> n) | (x << (32 - n));
 }
 
-/* Mix one 64-byte block into the state */
+/* Mix one 64-byte block into the state, in plain C */
 static void
-Sha256Block(uint32_t state[8], const uint8_t block[64])
+Sha256BlockPortable(uint32_t state[8], const uint8_t block[64])
 {
 	uint32_t	w[64];
 	uint32_t	a = state[0],
@@ -80,6 +92,109 @@ Sha256Block(uint32_t state[8], const uint8_t block[64])
 	state[7] += h;
 }
 
+/* Mix blocks into the state, in plain C */
+static void
+Sha256BlocksPortable(uint32_t state[8], const uint8_t *data, size_t blocks)
+{
+	for (size_t b = 0; b < blocks; b++)
+		Sha256BlockPortable(state, data + 64 * b);
+}
+
+#ifdef SHA256_HAVE_SHANI
+/*
+ * Mix blocks into the state with the SHA extensions: the state lives as
+ * ABEF and CDGH in two registers; each step of four rounds adds its round
+ * constants to four schedule words, of which sha256msg1/msg2 make the
+ * next four (W[t] from W[t-16], W[t-15], W[t-7], W[t-2]).
+ */
+__attribute__((target("sha,sse4.1,ssse3")))
+static void
+Sha256BlocksShaNi(uint32_t state[8], const uint8_t *data, size_t blocks)
+{
+	const __m128i byte_swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+	__m128i		tmp = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *) &state[0]), 0xB1);
+	__m128i		efgh = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *) &state[4]), 0x1B);
+	__m128i		abef = _mm_alignr_epi8(tmp, efgh, 8);
+	__m128i		cdgh = _mm_blend_epi16(efgh, tmp, 0xF0);
+
+	for (size_t b = 0; b < blocks; b++, data += 64)
+	{
+		__m128i		saved_abef = abef;
+		__m128i		saved_cdgh = cdgh;
+		__m128i		w[4];
+
+		for (int j = 0; j < 16; j++)
+		{
+			__m128i		words;
+
+			if (j < 4)
+				w[j] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *) (data + 16 * j)), byte_swap);
+			else
+			{
+				__m128i		t = _mm_sha256msg1_epu32(w[j % 4], w[(j + 1) % 4]);
+
+				t = _mm_add_epi32(t, _mm_alignr_epi8(w[(j + 3) % 4], w[(j + 2) % 4], 4));
+				w[j % 4] = _mm_sha256msg2_epu32(t, w[(j + 3) % 4]);
+			}
+			words = _mm_add_epi32(w[j % 4],
+								  _mm_loadu_si128((const __m128i *) &round_constants[4 * j]));
+			cdgh = _mm_sha256rnds2_epu32(cdgh, abef, words);
+			abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(words, 0x0E));
+		}
+		abef = _mm_add_epi32(abef, saved_abef);
+		cdgh = _mm_add_epi32(cdgh, saved_cdgh);
+	}
+	tmp = _mm_shuffle_epi32(abef, 0x1B);
+	cdgh = _mm_shuffle_epi32(cdgh, 0xB1);
+	_mm_storeu_si128((__m128i *) &state[0], _mm_blend_epi16(tmp, cdgh, 0xF0));
+	_mm_storeu_si128((__m128i *) &state[4], _mm_alignr_epi8(cdgh, tmp, 8));
+}
+
+/* Does this CPU have the SHA extensions (and the SSE they build on)? */
+static bool
+CpuHasShaNi(void)
+{
+	unsigned int a,
+				b,
+				c,
+				d;
+
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSSE3) || !(c & bit_SSE4_1))
+		return false;
+	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29)) != 0;
+}
+#endif
+
+/* -1: not chosen yet; 0: plain C; 1: SHA-NI */
+static int	sha256_use_shani = -1;
+
+/* The block function this CPU runs best */
+static Sha256BlocksFn
+Sha256Blocks(void)
+{
+#ifdef SHA256_HAVE_SHANI
+	if (sha256_use_shani < 0)
+		sha256_use_shani = CpuHasShaNi() ? 1 : 0;
+	if (sha256_use_shani > 0)
+		return Sha256BlocksShaNi;
+#endif
+	return Sha256BlocksPortable;
+}
+
+/* Tests: false runs plain C even where SHA-NI is there; true restores the choice */
+bool
+Sha256UseAccelerated(bool use)
+{
+	sha256_use_shani = -1;
+	if (!use)
+		sha256_use_shani = 0;
+#ifdef SHA256_HAVE_SHANI
+	return use && CpuHasShaNi();
+#else
+	return false;
+#endif
+}
+
 /* Start a hash */
 void
 Sha256Init(Sha256 *sha)
@@ -111,11 +226,15 @@ Sha256Update(Sha256 *sha, const void *data, size_t len)
 		len -= take;
 		if (sha->used < 64)
 			return;
-		Sha256Block(sha->state, sha->block);
+		Sha256Blocks() (sha->state, sha->block, 1);
 		sha->used = 0;
 	}
-	for (; len >= 64; p += 64, len -= 64)
-		Sha256Block(sha->state, p);
+	if (len >= 64)
+	{
+		Sha256Blocks() (sha->state, p, len / 64);
+		p += len / 64 * 64;
+		len %= 64;
+	}
 	memcpy(sha->block, p, len);
 	sha->used = len;
 }

@@ -157,15 +157,32 @@ CacheQuery(const CatalogSql *sql, const char *query, Oid argtype, Datum arg)
 	CatalogSqlRun(sql, query, 1, &argtype, &arg, NULL, SPI_OK_SELECT);
 }
 
+/* Set a version's forest from the catalog's binary form, with its feature names and types */
+void
+ModelVersionSetForest(ModelVersion *version, bytea *bytes, const Datum *features,
+					  const bool *features_null)
+{
+	SilvanStatus status;
+
+	version->forest = ForestDeserialize((const uint8_t *) VARDATA_ANY(bytes),
+										VARSIZE_ANY_EXHDR(bytes), &status);
+	if (version->forest == NULL)
+		SilvanReportStatus(ERROR, &status);
+	for (int f = 0; f < 2; f++)
+		if (!features_null[f])
+			FeaturesFromArray(version->forest, f == 0 ? FOREST_FEATURE_NAMES : FOREST_FEATURE_TYPES,
+							  features[f]);
+}
+
 /* Load the forest of a version from the catalog's binary form, with its feature names */
 static void
 CacheLoadForest(const CatalogSql *sql, ModelVersion *version)
 {
-	SilvanStatus status;
 	bool		isnull;
-	bytea	   *bytes;
 	HeapTuple	tuple;
 	TupleDesc	desc;
+	Datum		features[2];
+	bool		features_null[2];
 
 	CacheQuery(sql, FeaturesInCatalog() ?
 			   "SELECT forest, feature_names, feature_types FROM silvan.model"
@@ -176,19 +193,10 @@ CacheLoadForest(const CatalogSql *sql, ModelVersion *version)
 		elog(ERROR, "model %lld vanished while loading", (long long) version->id);
 	tuple = SPI_tuptable->vals[0];
 	desc = SPI_tuptable->tupdesc;
-	bytes = DatumGetByteaPP(SPI_getbinval(tuple, desc, 1, &isnull));
-	version->forest = ForestDeserialize((const uint8_t *) VARDATA_ANY(bytes),
-										VARSIZE_ANY_EXHDR(bytes), &status);
-	if (version->forest == NULL)
-		SilvanReportStatus(ERROR, &status);
 	for (int f = 0; f < 2; f++)
-	{
-		Datum		array = SPI_getbinval(tuple, desc, 2 + f, &isnull);
-
-		if (!isnull)
-			FeaturesFromArray(version->forest, f == 0 ? FOREST_FEATURE_NAMES : FOREST_FEATURE_TYPES,
-							  array);
-	}
+		features[f] = SPI_getbinval(tuple, desc, 2 + f, &features_null[f]);
+	ModelVersionSetForest(version, DatumGetByteaPP(SPI_getbinval(tuple, desc, 1, &isnull)),
+						  features, features_null);
 }
 
 /* A model's cpu schedules, with what the tuner measured for tuned ones, in words */
@@ -225,45 +233,55 @@ CacheLoadSchedules(const CatalogSql *sql, ModelVersion *version)
 				   INT8OID, Int64GetDatum(version->id));
 	else
 		CacheQuery(sql, schedules_sql, INT8OID, Int64GetDatum(version->id));
-	version->num_schedules = SPI_processed;
-	version->schedules = MemoryContextAllocZero(version->cxt,
-												sizeof(StoredSchedule) * (SPI_processed + 1));
+	ModelVersionAllocSchedules(version, SPI_processed);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		version->schedules[i].batch_size =
-			DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-		version->schedules[i].text =
-			MemoryContextStrdup(version->cxt, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
-		version->schedules[i].tuned =
-			DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull));
-		provenance = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 4);
-		version->schedules[i].provenance = provenance && version->schedules[i].tuned ?
-			MemoryContextStrdup(version->cxt, provenance) : NULL;
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+
+		provenance = SPI_getvalue(tuple, desc, 4);
+		ModelVersionSetSchedule(version, i, DatumGetInt32(SPI_getbinval(tuple, desc, 1, &isnull)),
+								SPI_getvalue(tuple, desc, 2),
+								DatumGetBool(SPI_getbinval(tuple, desc, 3, &isnull)), provenance);
 	}
 }
 
-/* Load the node hit counts profiled for this revision, if any and consistent */
-static void
-CacheLoadProfile(const CatalogSql *sql, ModelVersion *version)
+/* Room for n schedules of a version */
+void
+ModelVersionAllocSchedules(ModelVersion *version, uint64 n)
+{
+	version->num_schedules = (int) n;
+	version->schedules = MemoryContextAllocZero(version->cxt, sizeof(StoredSchedule) * (n + 1));
+}
+
+/* Set schedule i of a version (provenance: what the tuner measured, kept for tuned ones) */
+void
+ModelVersionSetSchedule(ModelVersion *version, uint64 i, int32 batch_size, const char *text,
+						bool tuned, const char *provenance)
+{
+	StoredSchedule *s = &version->schedules[i];
+
+	s->batch_size = batch_size;
+	s->text = MemoryContextStrdup(version->cxt, text);
+	s->tuned = tuned;
+	s->provenance = provenance && tuned ? MemoryContextStrdup(version->cxt, provenance) : NULL;
+}
+
+/* Set a version's profile from its row count and node_hits array, if consistent */
+void
+ModelVersionSetProfile(ModelVersion *version, int64 num_rows, Datum node_hits)
 {
 	Datum	   *hits;
 	bool	   *nulls;
 	int			n;
-	bool		isnull;
 	ForestProfile *profile;
 
-	CacheQuery(sql, "SELECT p.num_rows, p.node_hits FROM silvan.profile p, silvan.model m"
-			   " WHERE m.id OPERATOR(pg_catalog.=) p.model_id AND p.model_id OPERATOR(pg_catalog.=) $1"
-			   " AND p.revision OPERATOR(pg_catalog.=) m.revision",
-			   INT8OID, Int64GetDatum(version->id));
-	if (SPI_processed != 1)
-		return;
-	deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)),
-					  INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &hits, &nulls, &n);
+	deconstruct_array(DatumGetArrayTypeP(node_hits), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+					  &hits, &nulls, &n);
 	if (n != version->forest->num_nodes)
 		return;
 	profile = MemoryContextAllocZero(version->cxt, sizeof(ForestProfile));
-	profile->num_rows = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	profile->num_rows = num_rows;
 	profile->num_nodes = n;
 	profile->node_hits = MemoryContextAlloc(version->cxt, sizeof(int64) * Max(n, 1));
 	for (int i = 0; i < n; i++)
@@ -271,10 +289,26 @@ CacheLoadProfile(const CatalogSql *sql, ModelVersion *version)
 	version->profile = profile;
 }
 
-/* Build a version: forest, schedules and profile, in a memory context of its own */
-static ModelVersion *
-CacheLoadVersion(const CatalogSql *sql, const char *name, int64 id, int64 revision,
-				 const char *fingerprint)
+/* Load the node hit counts profiled for this revision, if any and consistent */
+static void
+CacheLoadProfile(const CatalogSql *sql, ModelVersion *version)
+{
+	bool		isnull;
+
+	CacheQuery(sql, "SELECT p.num_rows, p.node_hits FROM silvan.profile p, silvan.model m"
+			   " WHERE m.id OPERATOR(pg_catalog.=) p.model_id AND p.model_id OPERATOR(pg_catalog.=) $1"
+			   " AND p.revision OPERATOR(pg_catalog.=) m.revision",
+			   INT8OID, Int64GetDatum(version->id));
+	if (SPI_processed != 1)
+		return;
+	ModelVersionSetProfile(version,
+						   DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)),
+						   SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+}
+
+/* A new, empty version in a memory context of its own */
+ModelVersion *
+ModelVersionCreate(const char *name, int64 id, int64 revision, const char *fingerprint)
 {
 	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext, "silvan model",
 											  ALLOCSET_SMALL_SIZES);
@@ -287,6 +321,24 @@ CacheLoadVersion(const CatalogSql *sql, const char *name, int64 id, int64 revisi
 	version->revision = revision;
 	version->fingerprint = MemoryContextStrdup(cxt, fingerprint);
 	version->last_variant = -1;
+	return version;
+}
+
+/* Free a version that was being built when an error came */
+void
+ModelVersionDiscard(ModelVersion *version)
+{
+	ForestFree(version->forest);
+	MemoryContextDelete(version->cxt);
+}
+
+/* Build a version through SQL: forest, schedules and profile */
+static ModelVersion *
+CacheLoadVersion(const CatalogSql *sql, const char *name, int64 id, int64 revision,
+				 const char *fingerprint)
+{
+	ModelVersion *version = ModelVersionCreate(name, id, revision, fingerprint);
+
 	PG_TRY();
 	{
 		CacheLoadForest(sql, version);
@@ -295,8 +347,7 @@ CacheLoadVersion(const CatalogSql *sql, const char *name, int64 id, int64 revisi
 	}
 	PG_CATCH();
 	{
-		ForestFree(version->forest);
-		MemoryContextDelete(cxt);
+		ModelVersionDiscard(version);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -314,6 +365,9 @@ ModelCatalogFetch(const char *name, const ModelVersion *known, bool *unchanged, 
 	CatalogSql	sql;
 	bool		isnull;
 
+	/* straight from the tables' indexes when nothing asks for SQL */
+	if (CatalogReadModel(name, known, &version, unchanged, found))
+		return version;
 	*unchanged = false;
 	CatalogSqlBegin(&sql);
 	CacheQuery(&sql, fetch_sql, TEXTOID, CStringGetTextDatum(name));

@@ -94,6 +94,19 @@ extern uint64 ModelCacheGeneration(void);
 extern void ModelVersionPin(ModelVersion *version);
 extern void ModelVersionUnpin(ModelVersion *version);
 extern Oid	SilvanCatalogRelid(const char *relname);
+extern ModelVersion *ModelVersionCreate(const char *name, int64 id, int64 revision,
+										const char *fingerprint);
+extern void ModelVersionDiscard(ModelVersion *version);
+extern void ModelVersionSetForest(ModelVersion *version, bytea *bytes, const Datum *features,
+								  const bool *features_null);
+extern void ModelVersionAllocSchedules(ModelVersion *version, uint64 n);
+extern void ModelVersionSetSchedule(ModelVersion *version, uint64 i, int32 batch_size,
+									const char *text, bool tuned, const char *provenance);
+extern void ModelVersionSetProfile(ModelVersion *version, int64 num_rows, Datum node_hits);
+
+/* catalog_read.c */
+extern bool CatalogReadModel(const char *name, const ModelVersion *known,
+							 ModelVersion **version, bool *unchanged, bool *found);
 
 /*
  * What to tune (tune.c): the arguments of tune() and tune_async(), checked.

@@ -66,7 +66,7 @@ CountEntries(char *last, size_t size)
 
 /* SHA-256 against FIPS 180-2's examples, whole and fed in uneven pieces */
 static void
-TestSha256(void)
+TestSha256Cases(const char *path)
 {
 	static const struct
 	{
@@ -93,7 +93,7 @@ TestSha256(void)
 		for (int r = 0; r < cases[i].repeat; r++)
 			memcpy(data + r * strlen(cases[i].text), cases[i].text, strlen(cases[i].text));
 		Sha256Hex(data, len, hex);
-		CHECK_MSG(strcmp(hex, cases[i].digest) == 0, "sha256 case %zu: %s", i, hex);
+		CHECK_MSG(strcmp(hex, cases[i].digest) == 0, "sha256 (%s) case %zu: %s", path, i, hex);
 		Sha256Init(&sha);
 		for (size_t piece = 1; done < len; piece = piece * 3 + 1)
 		{
@@ -105,9 +105,22 @@ TestSha256(void)
 		Sha256Final(&sha, digest);
 		for (int b = 0; b < SHA256_DIGEST_LEN; b++)
 			snprintf(hex + 2 * b, 3, "%02x", digest[b]);
-		CHECK_MSG(strcmp(hex, cases[i].digest) == 0, "sha256 case %zu in pieces: %s", i, hex);
+		CHECK_MSG(strcmp(hex, cases[i].digest) == 0, "sha256 (%s) case %zu in pieces: %s",
+				  path, i, hex);
 		free(data);
 	}
+}
+
+/* SHA-256 in plain C, and with the CPU's SHA extensions where it has them */
+static void
+TestSha256(void)
+{
+	(void) Sha256UseAccelerated(false);
+	TestSha256Cases("plain C");
+	if (Sha256UseAccelerated(true))
+		TestSha256Cases("SHA-NI");
+	else
+		printf("# this CPU has no SHA extensions: only plain C SHA-256 was tested\n");
 }
 
 /* Remove every file of the cache directory */
