@@ -8,15 +8,20 @@
  *          --schedule.c--> Schedule (default by batch size, or given)
  *          --mir.c--> MIR (explicit loop nest over batch and tree, walk ops)
  *          --repr_*.c--> representation buffers (node layout in memory)
+ *          --runtime/jit.c--> the machine code made from the same model,
+ *            profile and schedule, from this process or the disk cache
+ *            (runtime/code_cache.c): found by source, the two steps below
+ *            are skipped
  *          --codegen.c--> LLVM IR (LLVM-C API)
  *          --runtime/jit.c--> native function (ORC LLJIT), or the same
- *            machine code from this process or the disk cache
- *            (runtime/code_cache.c), keyed by the bitcode before optimization
+ *            machine code from this process or the disk cache, keyed by the
+ *            bitcode before optimization
  *
  * The compiled function adds every tree's leaf value into a margin
  * accumulator prepared by ForestMarginsInit, in the same order and
  * precision as the reference interpreter, so results are identical.
- * Model data lives in the representation's buffers, not in the code.
+ * Model data lives in the representation's buffers, and in the code only
+ * where a code walk puts thresholds into it.
  *
  * profile (may be NULL) carries node hit counts for probability-based
  * tiling; a schedule asking for it without a profile is an error.

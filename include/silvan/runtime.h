@@ -65,6 +65,9 @@ extern int64_t RuntimeParallelFor(RuntimeLoopBody body, void *context,
  */
 typedef void (*RuntimeTaskBody) (void *context);
 
+/* Spin up to ns without sleeping until done(arg); true if it came (threads.c) */
+extern bool RuntimeSpinUntil(bool (*done) (void *arg), void *arg, int64_t ns);
+
 /* Claim grains of the dynamic parallel loop running now; false if none is */
 extern bool RuntimeHelp(void);
 /* This thread's dynamic loops are helped by a thread counted in the cap */

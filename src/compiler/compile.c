@@ -12,9 +12,12 @@
  *   hir.c      Forest -> HIR (walk order, sibling pairs, padding)
  *   tiling.c   tileTrees(n > 1): Forest -> tiles and LUT, hung on the HIR
  *   repr_*.c   HIR -> representation buffers (model data)
+ *   jit.c      the code cache asked by source (JitFindBySource): the
+ *              forest's digest, profile, schedule text and gather choice;
+ *              on a hit the two passes below are skipped
  *   codegen*.c MIR -> LLVM IR, layout details asked of the representation
  *   jit.c      LLVM IR -> short pass list -> machine code, under its own
- *              resource tracker
+ *              resource tracker (or the code cache's object, by IR key)
  *
  * The compiled forest keeps the buffers, the machine code and the text of
  * every level for explain; the Forest itself is not referenced afterwards.

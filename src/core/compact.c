@@ -75,6 +75,8 @@ ForestCompactTree(const ForestNode *nodes, int32_t n, ForestNode *dest, int32_t 
 	for (int32_t i = 0; i < n; i++)
 		if (map[i] == 0)
 			map[i] = kept++;
+	if (kept == n && dest == nodes)
+		return n;				/* every node reached, and in place: nothing moves */
 	/* map[i] <= i and dest <= nodes: each write lands at or before the read */
 	for (int32_t i = 0; i < n; i++)
 	{

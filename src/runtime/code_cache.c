@@ -3,11 +3,12 @@
  *		Machine code kept on disk, so that a backend (or a parallel worker)
  *		loads what another one compiled instead of compiling it again.
  *
- * An entry is keyed by everything that determines the machine code: the
- * LLVM bitcode of the batch function before optimization (which holds the
- * schedule's loop nest, the layout's record types and any constants the
- * code was specialized on), the target triple, CPU name and features, the
- * LLVM version and silvan's version (see jit.c, JitCompile).  The file
+ * An entry is keyed by a byte string that determines the machine code:
+ * jit.c stores each object under two, its IR key (the LLVM bitcode of the
+ * batch function before optimization) and its source key (digests of the
+ * model and profile, the schedule's text), each followed by the target
+ * triple, CPU name and features, the LLVM and silvan versions and the
+ * build ID (see jit.c).  To this file keys and objects are bytes.  The file
  * name is a 64-bit hash of the key; the file holds the whole key, so a
  * load compares it byte for byte, and a checksum of the object.  Anything
  * that does not match (another key, a short or altered file) is a miss,

@@ -48,14 +48,11 @@ static RuntimeTaskThread task_thread = {
 	.done = PTHREAD_COND_INITIALIZER
 };
 
-/* Nanoseconds on the monotonic clock */
-static int64_t
-TaskClockNs(void)
+/* Is task_thread.busy what *arg wants? */
+static bool
+TaskBusyIs(void *arg)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (int64_t) now.tv_sec * 1000000000 + now.tv_nsec;
+	return __atomic_load_n(&task_thread.busy, __ATOMIC_ACQUIRE) == *(bool *) arg;
 }
 
 /*
@@ -67,18 +64,7 @@ TaskClockNs(void)
 static bool
 TaskSpinUntil(bool want)
 {
-	int64_t		until = TaskClockNs() + TASK_SPIN_NS;
-
-	for (int i = 0;; i++)
-	{
-		if (__atomic_load_n(&task_thread.busy, __ATOMIC_ACQUIRE) == want)
-			return true;
-		if ((i & 63) == 63 && TaskClockNs() > until)
-			return false;
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#endif
-	}
+	return RuntimeSpinUntil(TaskBusyIs, &want, TASK_SPIN_NS);
 }
 
 /* The pipeline thread: run each task it is given, then report */

@@ -36,7 +36,8 @@ its own input type, and is warmed by one untimed pass.  Before timing,
 every engine's predictions on all rows are compared with silvan's
 predict_table (predict_proba_table for multi-class models): a mismatch is
 printed loudly and marked in the tables.  Compile times: silvan's first
-predict in a fresh backend and its compile at batch 1024 (in bench_kernel);
+predict in a fresh backend (the server preloads silvan; the median of three
+sessions, so a code cache load) and its compile at batch 1024 (in bench_kernel);
 lleaves compile(), TL2cgen export_lib and Hummingbird's convert (each cached by
 model hash under SILVAN_BENCH_CACHE, with the time measured when it was
 built).
@@ -994,7 +995,9 @@ def report(models, results, best, meta, status, mismatched, extras, tune_rows, s
                 md += ["", "Geometric mean over these models, silvan / best peer: " + ", ".join(parts)]
             md.append("")
     md += ["## Compile times", "",
-           "silvan: first predict() in a fresh backend (load, compile, one row) and the compile alone at "
+           "silvan: first predict() in a fresh backend of a server that preloads silvan (the median of "
+           "three sessions: the first compiles, the next two load the code cache's machine code; one row) "
+           "and the compile alone at "
            "batch 1024 (bench_kernel); lleaves: compile(); TL2cgen: load the model and export_lib (gcc, "
            "parallel_comp = cores); Hummingbird: convert(). Peer artifacts are cached by "
            f"model hash under {CACHE}; \"cached\" marks the time measured when the artifact was built.", "",

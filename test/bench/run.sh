@@ -63,5 +63,8 @@ source scripts/cluster.sh
 # rows stay in memory, as the peers' output arrays do: a set-returning
 # function's results go to a tuplestore that spills to a temporary file past
 # work_mem, and with the default 4 MB that happens at about 80,000 rows.
-SILVAN_PGOPTIONS="${SILVAN_PGOPTIONS:--c shared_buffers=512MB -c work_mem=64MB}" cluster_start
+# silvan is preloaded, as the README advises for serving: a fresh backend's
+# first prediction then does not link LLVM's library (test/bench/
+# first_predict.sh times it both ways).
+SILVAN_PGOPTIONS="${SILVAN_PGOPTIONS:--c shared_buffers=512MB -c work_mem=64MB -c shared_preload_libraries=silvan}" cluster_start
 /usr/bin/python3 test/bench/bench.py "$@"
