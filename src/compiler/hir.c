@@ -86,6 +86,7 @@ HirNormalizeCompares(const Forest *forest, Forest **normalized, SilvanStatus *st
 	}
 	*copy = *forest;
 	copy->nodes = nodes;
+	copy->digest[0] = '\0';	/* its nodes differ from the form it was read from */
 	memcpy(nodes, forest->nodes, sizeof(ForestNode) * (size_t) forest->num_nodes);
 	for (; n < forest->num_nodes; n++)
 	{

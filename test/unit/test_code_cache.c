@@ -21,6 +21,7 @@
 
 #include "silvan/code_cache.h"
 #include "silvan/compiler.h"
+#include "silvan/hir.h"
 #include "silvan/jit.h"
 #include "silvan/parse.h"
 #include "silvan/sha256.h"
@@ -121,6 +122,47 @@ TestSha256(void)
 		TestSha256Cases("SHA-NI");
 	else
 		printf("# this CPU has no SHA extensions: only plain C SHA-256 was tested\n");
+}
+
+/*
+ * A forest read from its binary form carries that form's digest; the copy
+ * HirNormalizeCompares rewrites does not (its nodes are no longer the
+ * form's), so no key is ever made from a stale digest
+ */
+static void
+TestDigests(const Forest *parsed)
+{
+	SilvanStatus status;
+	uint8_t    *data = NULL;
+	size_t		size = 0;
+	Forest	   *read;
+	Forest	   *normalized = NULL;
+	char		hex[2 * SHA256_DIGEST_LEN + 1];
+
+	CHECK(parsed->digest[0] == '\0');
+	if (!ForestSerialize(parsed, &data, &size, &status))
+	{
+		CHECK_MSG(false, "serialize: %s", status.detail);
+		return;
+	}
+	read = ForestDeserialize(data, size, &status);
+	Sha256Hex(data, size, hex);
+	CHECK(read != NULL && strcmp(read->digest, hex) == 0);
+	if (read != NULL)
+	{
+		for (int64_t n = 0; n < read->num_nodes; n++)
+			if (read->nodes[n].kind == FOREST_NODE_NUMERIC)
+			{
+				read->nodes[n].compare = FOREST_CMP_GE;	/* a split normalizing rewrites */
+				break;
+			}
+		CHECK(HirNormalizeCompares(read, &normalized, &status) && normalized != NULL);
+		CHECK_MSG(normalized == NULL || normalized->digest[0] == '\0',
+				  "the normalized copy kept the digest of a form its nodes no longer match");
+		HirFreeNormalized(normalized);
+	}
+	ForestFree(read);
+	free(data);
 }
 
 /* Remove every file of the cache directory */
@@ -231,6 +273,8 @@ main(void)
 	TestSha256();
 	CHECK_MSG(BuildIdOfThisCode()[0] != '\0', "this binary has no build ID: no source keys");
 	CHECK(forest != NULL);
+	if (forest != NULL)
+		TestDigests(forest);
 	if (forest == NULL || mkdtemp(cache_dir) == NULL)
 		UNIT_DONE();
 	rows = malloc(sizeof(float) * NUM_ROWS * forest->num_features);
