@@ -4,7 +4,10 @@
  *
  * Pipeline (one pass per file under src/compiler):
  *
- *   Forest --hir.c--> HIR (tree order, padding, per-tree depth)
+ *   Forest --runtime/jit.c--> machine code and the image of its buffers
+ *            (compile_image.c) from the code cache, found by source: with
+ *            both, nothing below runs
+ *          --hir.c--> HIR (tree order, padding, per-tree depth)
  *          --schedule.c--> Schedule (default by batch size, or given)
  *          --mir.c--> MIR (explicit loop nest over batch and tree, walk ops)
  *          --repr_*.c--> representation buffers (node layout in memory)

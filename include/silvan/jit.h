@@ -45,6 +45,7 @@ typedef struct JitIr
 	size_t		len;
 } JitIr;
 
+extern void JitStartEarly(void);
 extern bool JitModuleCreate(const char *name, JitModule *jm, SilvanStatus *status);
 extern void JitModuleDispose(JitModule *jm);
 extern const char *JitHostCpuName(void);
@@ -58,6 +59,9 @@ extern JitCode *JitFindBySource(const char *source, size_t source_len, void **ad
 extern JitCode *JitCompile(JitModule *jm, const char *entry, const char *source,
 						   size_t source_len, void **address, JitIr *llvm_ir,
 						   JitSource *origin, SilvanStatus *status);
+extern void JitStoreImage(const char *source, size_t source_len, const void *image,
+						  size_t image_len);
+extern void *JitLoadImage(const char *source, size_t source_len, size_t *image_len);
 extern char *JitIrText(const JitIr *ir);
 extern void JitCodeFree(JitCode *code);
 

@@ -132,6 +132,21 @@ typedef struct ReprSignNode64
 
 #define REPR_MAX_AUX	4
 
+/*
+ * The buffers the kernel reads, by number, for code that treats them
+ * alike (ReprBufferSlot; compile_image.c copies them)
+ */
+typedef enum ReprBufferId
+{
+	REPR_BUFFER_NODES = 0,
+	REPR_BUFFER_TREES,
+	REPR_BUFFER_CATEGORY_WORDS,
+	REPR_BUFFER_CATEGORY_SETS,
+	REPR_BUFFER_AUX0			/* aux[i] is REPR_BUFFER_AUX0 + i */
+} ReprBufferId;
+
+#define REPR_NUM_BUFFERS	(REPR_BUFFER_AUX0 + REPR_MAX_AUX)
+
 /* What a representation builds; every array is malloc'd and non-empty */
 /*
  * How a PLAIN record's compare picks the second of its two children, so
@@ -166,6 +181,8 @@ typedef struct ReprBuffers
 	int32_t		tile_size;
 	int32_t		num_lut_rows;	/* LUT rows in aux[1] (one more: all zero) */
 	bool		gather;			/* SIMD gathers on this CPU */
+	size_t		bytes[REPR_NUM_BUFFERS];	/* allocated size of each buffer
+											 * (ReprAlloc) */
 	/*
 	 * The layout's record index of each HIR node (global HIR index), where
 	 * a walk may enter the buffers at a split (codeWalk); -1 for nodes it
@@ -223,6 +240,9 @@ typedef struct Representation
 /* repr.c */
 extern const Representation *ReprLookup(const char *name);
 extern void ReprBuffersFree(ReprBuffers *buffers);
+extern void **ReprBufferSlot(ReprBuffers *buffers, ReprBufferId id);
+extern void *ReprAlloc(ReprBuffers *buffers, ReprBufferId id, size_t count, size_t size);
+extern void *ReprRealloc(ReprBuffers *buffers, ReprBufferId id, size_t count, size_t size);
 extern bool ReprBuildTables(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status);
 extern void ReprPrefetch(CodegenContext *cg, LLVMValueRef v_base, LLVMValueRef v_bytes,
 						 int32_t max_lines);

@@ -4,6 +4,11 @@
  *
  * Passes, in order, each in its own file:
  *
+ *   jit.c      the code cache asked by source (JitFindBySource) for the
+ *              machine code made from this forest's digest, profile,
+ *              schedule text and gather choice, and for the image of the
+ *              buffers and text that compile built (compile_image.c): with
+ *              both, no pass below runs (CompileFromCache)
  *   hir.c      splits comparing with >=, > or != rewritten as <, <= and ==
  *              with their children swapped (HirNormalizeCompares): the
  *              passes below only meet LT, LE and EQ
@@ -17,7 +22,8 @@
  *              on a hit the two passes below are skipped
  *   codegen*.c MIR -> LLVM IR, layout details asked of the representation
  *   jit.c      LLVM IR -> short pass list -> machine code, under its own
- *              resource tracker (or the code cache's object, by IR key)
+ *              resource tracker (or the code cache's object, by IR key);
+ *              the image of the buffers and text is stored beside it
  *
  * The compiled forest keeps the buffers, the machine code and the text of
  * every level for explain; the Forest itself is not referenced afterwards.
@@ -39,6 +45,7 @@
 #include <time.h>
 
 #include "silvan/codegen.h"
+#include "silvan/compile_image.h"
 #include "silvan/compiler.h"
 #include "silvan/jit.h"
 #include "silvan/llvm_errors.h"
@@ -58,6 +65,7 @@ struct CompiledForest
 	bool		needs_partials;
 	double		compile_ms;
 	JitSource	code_source;	/* compiled, from the disk cache, or shared */
+	bool		from_image;		/* buffers and text from the code cache */
 	char	   *schedule_text;
 	char	   *hir_text;
 	char	   *mir_text;
@@ -141,6 +149,33 @@ CodeSource(const CompiledForest *compiled, const ForestProfile *profile)
 	return TextFinish(&buf);
 }
 
+/*
+ * Keep what the passes built beside the machine code in the code cache
+ * (compile_image.c), so that the next backend runs none of them; best
+ * effort
+ */
+static void
+StoreImage(const CompiledForest *compiled, const char *source, size_t source_len)
+{
+	CompileImage image = {
+		.buffers = compiled->buffers,
+		.num_groups = compiled->num_groups,
+		.value_size = (uint32_t) compiled->value_size,
+		.aggregate = compiled->aggregate,
+		.needs_partials = compiled->needs_partials,
+		.hir_text = compiled->hir_text,
+		.mir_text = compiled->mir_text
+	};
+	uint8_t    *data;
+	size_t		size;
+
+	if (CompileImageWrite(&image, &data, &size))
+	{
+		JitStoreImage(source, source_len, data, size);
+		free(data);
+	}
+}
+
 /* Generate, optimize and JIT the batch function, unless the code cache has it */
 static bool
 CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr,
@@ -171,6 +206,8 @@ CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr
 	compiled->code = JitCompile(&jm, name, source, source_len, &address, &compiled->llvm_ir,
 								&compiled->code_source, status);
 done:
+	if (compiled->code != NULL && source != NULL)
+		StoreImage(compiled, source, source_len);
 	free(source);
 	free(compiled->buffers.record_of);	/* only code generation reads it */
 	compiled->buffers.record_of = NULL;
@@ -338,22 +375,15 @@ CompileSupported(const Forest *forest, SilvanStatus *status)
 				   "The model uses %s, which only the interpreter implements.", rule);
 }
 
-/* CompileForest inside its bracket; forest_digest is "" if unknown */
+/* A new compiled forest: its schedule (given, or the default) and the forest's facts */
 static CompiledForest *
-CompileBracketed(const Forest *forest, const char *forest_digest, const Schedule *schedule,
-				 const ForestProfile *profile, SilvanStatus *status)
+CompiledForestStart(const Forest *forest, const char *forest_digest, const Schedule *schedule,
+					SilvanStatus *status)
 {
-	double		start = NowMillis();
 	CompiledForest *compiled = calloc(1, sizeof(CompiledForest));
-	Mir		   *mir = malloc(sizeof(Mir));
-	Hir		   *hir = NULL;
-	TiledForest *tiled = NULL;
-	bool		ok;
 
-	if (compiled == NULL || mir == NULL)
+	if (compiled == NULL)
 	{
-		free(compiled);
-		free(mir);
 		StatusNoMemory(status, "the compiled model");
 		return NULL;
 	}
@@ -366,6 +396,97 @@ CompileBracketed(const Forest *forest, const char *forest_digest, const Schedule
 	compiled->num_groups = forest->num_groups;
 	compiled->value_size = ForestValueSize(forest);
 	compiled->aggregate = forest->aggregate;
+	return compiled;
+}
+
+/*
+ * Take the image's buffers and text if it was made for this forest's
+ * facts (it always is, for an intact entry of this key); frees it if not
+ */
+static bool
+AdoptImage(CompiledForest *compiled, CompileImage *image)
+{
+	if (image->num_groups != compiled->num_groups ||
+		image->value_size != compiled->value_size ||
+		image->aggregate != compiled->aggregate ||
+		image->buffers.gather != compiled->buffers.gather)
+	{
+		ReprBuffersFree(&image->buffers);
+		free(image->hir_text);
+		free(image->mir_text);
+		return false;
+	}
+	compiled->buffers = image->buffers;
+	compiled->hir_text = image->hir_text;
+	compiled->mir_text = image->mir_text;
+	compiled->needs_partials = image->needs_partials;
+	compiled->from_image = true;
+	return true;
+}
+
+/*
+ * A compile that the code cache answers whole: the machine code made from
+ * this forest, profile and schedule, and the image of the buffers it reads
+ * (StoreImage), both found by source.  No pass runs.  NULL on any miss or
+ * failure: the caller runs the passes, which report what is wrong.
+ */
+static CompiledForest *
+CompileFromCache(const Forest *forest, const char *forest_digest, const Schedule *schedule,
+				 const ForestProfile *profile)
+{
+	double		start = NowMillis();
+	SilvanStatus ignored;
+	CompiledForest *compiled;
+	CompileImage image;
+	char	   *source = NULL;
+	uint8_t    *bytes = NULL;
+	size_t		size = 0;
+	void	   *address = NULL;
+
+	if (forest_digest[0] == '\0' ||
+		(compiled = CompiledForestStart(forest, forest_digest, schedule, &ignored)) == NULL)
+		return NULL;
+	compiled->buffers.gather = HostHasFastGathers();
+	if (CheckLayout(forest, &compiled->schedule, profile, &ignored) &&
+		(compiled->schedule_text = ScheduleOneLine(&compiled->schedule)) != NULL &&
+		(source = CodeSource(compiled, profile)) != NULL &&
+		(bytes = JitLoadImage(source, strlen(source), &size)) != NULL &&
+		CompileImageRead(bytes, size, &image) && AdoptImage(compiled, &image))
+		compiled->code = JitFindBySource(source, strlen(source), &address,
+										 &compiled->code_source);
+	free(bytes);
+	free(source);
+	if (compiled->code == NULL)
+	{
+		CompiledForestFree(compiled);
+		return NULL;
+	}
+	compiled->repr = ReprLookup(compiled->schedule.representation);
+	compiled->fn = (SilvanBatchFn) address;
+	compiled->compile_ms = NowMillis() - start;
+	return compiled;
+}
+
+/* CompileForest inside its bracket; forest_digest is "" if unknown */
+static CompiledForest *
+CompileBracketed(const Forest *forest, const char *forest_digest, const Schedule *schedule,
+				 const ForestProfile *profile, SilvanStatus *status)
+{
+	double		start = NowMillis();
+	CompiledForest *compiled = CompiledForestStart(forest, forest_digest, schedule, status);
+	Mir		   *mir = malloc(sizeof(Mir));
+	Hir		   *hir = NULL;
+	TiledForest *tiled = NULL;
+	bool		ok;
+
+	if (compiled == NULL || mir == NULL)
+	{
+		CompiledForestFree(compiled);
+		free(mir);
+		if (compiled != NULL)
+			StatusNoMemory(status, "the compiled model");
+		return NULL;
+	}
 	ok = CheckLayout(forest, &compiled->schedule, profile, status) &&
 		MirBuild(&compiled->schedule, forest->num_trees, forest->num_groups, mir, status);
 	if (ok)
@@ -421,10 +542,16 @@ CompileForest(const Forest *forest, const Schedule *schedule,
 	Forest	   *normalized;
 	char		digest[2 * SHA256_DIGEST_LEN + 1];
 
-	if (!CompileSupported(forest, status) ||
-		!HirNormalizeCompares(forest, &normalized, status))
+	if (!CompileSupported(forest, status))
 		return NULL;
 	ForestDigest(forest, digest);
+	LlvmErrorsEnter();
+	compiled = CompileFromCache(forest, digest, schedule, profile);
+	LlvmErrorsLeave();
+	if (compiled != NULL)
+		return compiled;
+	if (!HirNormalizeCompares(forest, &normalized, status))
+		return NULL;
 	LlvmErrorsEnter();
 	compiled = CompileBracketed(normalized ? normalized : forest, digest, schedule, profile, status);
 	LlvmErrorsLeave();
@@ -517,6 +644,9 @@ CompiledForestExplain(const CompiledForest *compiled, bool with_llvm_ir)
 	TextAppend(&buf, "%s", compiled->mir_text);
 	TextAppend(&buf, "compile time: %.3f ms (machine code %s)\n", compiled->compile_ms,
 			   CompiledForestCodeOrigin(compiled));
+	if (compiled->from_image)
+		TextAppend(&buf, "passes: none ran; the buffers and the text above are the code "
+				   "cache's image of the compile that made this code\n");
 	if (with_llvm_ir && compiled->llvm_ir.bitcode != NULL)
 	{
 		char	   *ir;

@@ -34,6 +34,50 @@ ReprBuffersFree(ReprBuffers *buffers)
 	memset(buffers, 0, sizeof(ReprBuffers));
 }
 
+/* Where buffer id's pointer is kept */
+void	  **
+ReprBufferSlot(ReprBuffers *buffers, ReprBufferId id)
+{
+	switch (id)
+	{
+		case REPR_BUFFER_NODES:
+			return &buffers->nodes;
+		case REPR_BUFFER_TREES:
+			return (void **) &buffers->trees;
+		case REPR_BUFFER_CATEGORY_WORDS:
+			return (void **) &buffers->category_words;
+		case REPR_BUFFER_CATEGORY_SETS:
+			return (void **) &buffers->category_sets;
+		default:
+			return &buffers->aux[id - REPR_BUFFER_AUX0];
+	}
+}
+
+/* Allocate buffer id as count zeroed elements of size, noting its bytes; NULL without memory */
+void *
+ReprAlloc(ReprBuffers *buffers, ReprBufferId id, size_t count, size_t size)
+{
+	void	  **slot = ReprBufferSlot(buffers, id);
+
+	*slot = calloc(count, size);
+	buffers->bytes[id] = *slot != NULL ? count * size : 0;
+	return *slot;
+}
+
+/* Grow buffer id to count elements of size (the old contents kept); NULL without memory */
+void *
+ReprRealloc(ReprBuffers *buffers, ReprBufferId id, size_t count, size_t size)
+{
+	void	  **slot = ReprBufferSlot(buffers, id);
+	void	   *grown = realloc(*slot, count * size);
+
+	if (grown == NULL)
+		return NULL;
+	*slot = grown;
+	buffers->bytes[id] = count * size;
+	return grown;
+}
+
 /* Allocate the record index of every HIR node, all -1 (unknown) */
 bool
 ReprAllocRecordOf(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
@@ -75,13 +119,12 @@ ReprBuildTables(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
 		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "model too large to compile",
 						  "The model has more than %d categorical splits.", INT32_MAX - 1);
 	buffers->num_trees = hir->num_trees;
-	buffers->trees = calloc((size_t) hir->num_trees + 1, sizeof(ReprTree));
 	buffers->num_category_words = forest->num_category_words;
-	buffers->category_words = calloc((size_t) forest->num_category_words + 1,
-									 sizeof(uint32_t));
-	buffers->category_sets = calloc((size_t) num_sets + 1, sizeof(ReprCategorySet));
-	if (buffers->trees == NULL || buffers->category_words == NULL ||
-		buffers->category_sets == NULL)
+	if (ReprAlloc(buffers, REPR_BUFFER_TREES, (size_t) hir->num_trees + 1, sizeof(ReprTree)) == NULL ||
+		ReprAlloc(buffers, REPR_BUFFER_CATEGORY_WORDS, (size_t) forest->num_category_words + 1,
+				  sizeof(uint32_t)) == NULL ||
+		ReprAlloc(buffers, REPR_BUFFER_CATEGORY_SETS, (size_t) num_sets + 1,
+				  sizeof(ReprCategorySet)) == NULL)
 		return StatusNoMemory(status, "the compiled model's tables");
 	for (int32_t t = 0; t < hir->num_trees; t++)
 	{

@@ -51,7 +51,7 @@ ArrayTiledBuild(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
 						  "The tiled layout would need more than %d records.", INT32_MAX);
 	}
 	buffers->num_nodes = slots;
-	buffers->nodes = calloc((size_t) slots + 1, buffers->node_size);
+	ReprAlloc(buffers, REPR_BUFFER_NODES, (size_t) slots + 1, buffers->node_size);
 	queue = malloc(sizeof(int64_t) * 2 * ((size_t) tiled->num_tiles * (n + 1) + 1));
 	level = malloc(sizeof(int32_t) * ((size_t) tiled->num_tiles * (n + 1) + 1));
 	block = malloc(sizeof(int64_t) * ((size_t) tiled->num_tiles + 1));
@@ -150,7 +150,7 @@ ArrayBuild(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
 	}
 	ReprChooseLayout(recs, hir->num_nodes, buffers, precision, true);
 	buffers->num_nodes = hir->num_nodes;
-	buffers->nodes = calloc((size_t) hir->num_nodes + 1, buffers->node_size);
+	ReprAlloc(buffers, REPR_BUFFER_NODES, (size_t) hir->num_nodes + 1, buffers->node_size);
 	if (buffers->nodes == NULL)
 	{
 		free(recs);

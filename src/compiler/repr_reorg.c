@@ -98,7 +98,7 @@ ReorgTiledBuild(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
 		return false;
 	}
 	buffers->num_nodes = positions * hir->num_trees;
-	buffers->nodes = calloc((size_t) buffers->num_nodes + 1, buffers->node_size);
+	ReprAlloc(buffers, REPR_BUFFER_NODES, (size_t) buffers->num_nodes + 1, buffers->node_size);
 	if (buffers->nodes == NULL)
 	{
 		ReprTilesEnd(&tiles);
@@ -192,7 +192,7 @@ ReorgBuild(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
 	}
 	ReprChooseLayout(recs, hir->num_nodes, buffers, precision, true);
 	buffers->num_nodes = positions * hir->num_trees;
-	buffers->nodes = calloc((size_t) buffers->num_nodes + 1, buffers->node_size);
+	ReprAlloc(buffers, REPR_BUFFER_NODES, (size_t) buffers->num_nodes + 1, buffers->node_size);
 	if (buffers->nodes == NULL)
 	{
 		free(recs);

@@ -189,8 +189,8 @@ SparseTiledBuild(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
 	}
 	buffers->num_nodes = buffers->num_splits = num_tiles;
 	buffers->num_leaves = num_leaves;
-	buffers->nodes = calloc((size_t) num_tiles + 1, buffers->node_size);
-	buffers->aux[0] = calloc((size_t) num_leaves + 1, ForestValueSize(hir->forest));
+	ReprAlloc(buffers, REPR_BUFFER_NODES, (size_t) num_tiles + 1, buffers->node_size);
+	ReprAlloc(buffers, REPR_BUFFER_AUX0, (size_t) num_leaves + 1, ForestValueSize(hir->forest));
 	buffers->aux_count[0] = num_leaves;
 	queue = malloc(sizeof(int64_t) * 2 * ((size_t) tiled->num_tiles * n1 + 1));
 	level = malloc(sizeof(int32_t) * ((size_t) tiled->num_tiles * n1 + 1));
@@ -347,8 +347,8 @@ SparseStore(const Hir *hir, const SparseList *list, const int64_t *number,
 
 	buffers->num_leaves = list->count - n;
 	buffers->num_nodes = n;
-	buffers->nodes = calloc((size_t) n + 1, buffers->node_size);
-	buffers->aux[0] = calloc((size_t) buffers->num_leaves + 1, ForestValueSize(hir->forest));
+	ReprAlloc(buffers, REPR_BUFFER_NODES, (size_t) n + 1, buffers->node_size);
+	ReprAlloc(buffers, REPR_BUFFER_AUX0, (size_t) buffers->num_leaves + 1, ForestValueSize(hir->forest));
 	buffers->aux_count[0] = buffers->num_leaves;
 	if (n + buffers->num_leaves > INT32_MAX)
 		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "model too large to compile",

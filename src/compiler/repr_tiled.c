@@ -79,7 +79,6 @@ ReprTilesBegin(const Hir *hir, ReprBuffers *buffers, ReprTiles *tiles, SilvanSta
 	int32_t		n = tiled->tile_size;
 	int64_t		slots = tiled->num_tiles * n;
 	size_t		lut_bytes = ((size_t) tiled->num_lut_rows + 1) << n;
-	ReprCategorySet *sets;
 
 	memset(tiles, 0, sizeof(ReprTiles));
 	tiles->hir = hir;
@@ -87,13 +86,11 @@ ReprTilesBegin(const Hir *hir, ReprBuffers *buffers, ReprTiles *tiles, SilvanSta
 	if (!ReprBuildTables(hir, buffers, status))
 		return false;
 	/* padding slots repeat splits: room for a set per categorical slot */
-	sets = realloc(buffers->category_sets, sizeof(ReprCategorySet) * (size_t) (slots + 1));
-	if (sets == NULL)
+	if (ReprRealloc(buffers, REPR_BUFFER_CATEGORY_SETS, (size_t) slots + 1,
+					sizeof(ReprCategorySet)) == NULL)
 		return StatusNoMemory(status, "the compiled model's category sets");
-	buffers->category_sets = sets;
 	tiles->recs = malloc(sizeof(ReprRecord) * (size_t) (slots + 1));
-	buffers->aux[1] = calloc(lut_bytes, 1);
-	if (tiles->recs == NULL || buffers->aux[1] == NULL)
+	if (tiles->recs == NULL || ReprAlloc(buffers, REPR_BUFFER_AUX0 + 1, lut_bytes, 1) == NULL)
 		return StatusNoMemory(status, "the compiled model's tiles");
 	for (int32_t t = 0; t < tiled->num_trees; t++)
 	{

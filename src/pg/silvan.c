@@ -15,6 +15,7 @@
 #include "miscadmin.h"
 
 #include "silvan/code_cache.h"
+#include "silvan/jit.h"
 #include "silvan/llvm_errors.h"
 #include "silvan/runtime.h"
 
@@ -148,6 +149,9 @@ _PG_init(void)
 	RuntimeSetInterruptFlag(&InterruptPending);
 	ModelCacheInit();
 	LlvmErrorsSetCallback(SilvanLlvmError);
+	/* preloaded: every backend forked from here inherits a started JIT */
+	if (process_shared_preload_libraries_in_progress)
+		JitStartEarly();
 }
 
 /* Map a status kind to an errcode */

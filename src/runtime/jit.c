@@ -5,8 +5,9 @@
  * The first use initializes the native target and creates one LLJIT for
  * the host (LLVMOrcJITTargetMachineBuilderDetectHost picks the CPU name and
  * features), with the process's symbols visible to generated code.  This
- * happens once per process under pthread_once; a failure is remembered and
- * reported by every later call.
+ * happens once per process under pthread_once (in the postmaster, for
+ * every backend, when silvan is preloaded: JitStartEarly); a failure is
+ * remembered and reported by every later call.
  *
  * Each compiled module gets its own resource tracker, so JitCodeFree
  * releases exactly that module's machine code.  Modules are optimized
@@ -211,6 +212,21 @@ JitEnsure(SilvanStatus *status)
 		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not start the LLVM JIT",
 						  "%s", jit_init_error[0] ? jit_init_error : "Unknown failure.");
 	return true;
+}
+
+/*
+ * Start the JIT now rather than at the first compile.  The postmaster
+ * calls it when silvan is preloaded, so that every backend it forks has
+ * LLVM's target, the host CPU's description and the LLJIT ready (about 1
+ * ms of a fresh backend's first prediction).  Nothing is compiled and no
+ * thread is started, so forking afterwards is safe.
+ */
+void
+JitStartEarly(void)
+{
+	LlvmErrorsEnter();
+	pthread_once(&jit_once, JitInitOnce);
+	LlvmErrorsLeave();
 }
 
 /* The host CPU's name, for the target-cpu attribute */
@@ -453,6 +469,10 @@ JitAddModule(JitModule *jm, const char *symbol, void **address, SilvanStatus *st
  *    so a backend that meets known code skips code generation.  Only a
  *    binary with a build ID has source keys: a rebuilt compiler may turn
  *    the same source into other code, and its version string need not say.
+ * A third key, the image key, is the source key under another prefix: its
+ * entry holds what the compiler built besides the code (JitStoreImage;
+ * compile.c stores the image of its buffers there), so it belongs to
+ * exactly the machine code of the source key.
  * The tail: target triple, CPU name and features, LLVM and silvan
  * versions, build ID.  An entry's payload is the SHA-256 of the IR key,
  * which names the entry symbol and identifies the code in this process,
@@ -498,15 +518,19 @@ JitIrKey(LLVMModuleRef module, bool fast_codegen, size_t *key_len)
 	return key;
 }
 
-/* The source key for the caller's source text (malloc'd); NULL without a build ID */
+/*
+ * The key of what is stored for the caller's source text (malloc'd): its
+ * machine code ("source"), or the image of its buffers ("image"); NULL
+ * without a build ID
+ */
 static char *
-JitSourceKey(const char *source, size_t source_len, size_t *key_len)
+JitKeyOfSource(const char *kind, const char *source, size_t source_len, size_t *key_len)
 {
 	TextBuf		buf = {0};
 
 	if (source == NULL || BuildIdOfThisCode()[0] == '\0')
 		return NULL;
-	TextAppend(&buf, "silvan source key\n%.*s", (int) source_len, source);
+	TextAppend(&buf, "silvan %s key\n%.*s", kind, (int) source_len, source);
 	if (!JitKeyTail(&buf))
 	{
 		free(buf.data);
@@ -700,7 +724,7 @@ JitFindBySource(const char *source, size_t source_len, void **address, JitSource
 	char	   *key;
 	JitCode    *code;
 
-	if (!JitEnsure(&ignored) || (key = JitSourceKey(source, source_len, &key_len)) == NULL)
+	if (!JitEnsure(&ignored) || (key = JitKeyOfSource("source", source, source_len, &key_len)) == NULL)
 		return NULL;
 	if ((code = JitFindBySourceKey(key, key_len)) != NULL)
 		*origin = JIT_SHARED;
@@ -764,7 +788,7 @@ JitCompile(JitModule *jm, const char *entry, const char *source, size_t source_l
 	Sha256Init(&sha);
 	Sha256Update(&sha, ir_key, ir_len);
 	Sha256Final(&sha, digest);
-	source_key = JitSourceKey(source, source_len, &source_key_len);
+	source_key = JitKeyOfSource("source", source, source_len, &source_key_len);
 	if ((code = JitFindByDigest(digest)) != NULL)
 	{
 		*origin = JIT_SHARED;
@@ -798,6 +822,41 @@ done:
 	free(ir_key);
 	JitModuleDispose(jm);
 	return code;
+}
+
+/*
+ * Keep bytes that belong to the machine code made from source (the
+ * compiler's image of its buffers) in the disk cache; best effort
+ */
+void
+JitStoreImage(const char *source, size_t source_len, const void *image, size_t image_len)
+{
+	SilvanStatus ignored;
+	size_t		key_len = 0;
+	char	   *key;
+
+	if (!CodeCacheEnabled() || !JitEnsure(&ignored) ||
+		(key = JitKeyOfSource("image", source, source_len, &key_len)) == NULL)
+		return;
+	CodeCacheStore(key, key_len, image, image_len);
+	free(key);
+}
+
+/* The bytes JitStoreImage kept for source (malloc'd), or NULL */
+void *
+JitLoadImage(const char *source, size_t source_len, size_t *image_len)
+{
+	SilvanStatus ignored;
+	size_t		key_len = 0;
+	char	   *key;
+	void	   *image;
+
+	if (!CodeCacheEnabled() || !JitEnsure(&ignored) ||
+		(key = JitKeyOfSource("image", source, source_len, &key_len)) == NULL)
+		return NULL;
+	image = CodeCacheLoad(key, key_len, image_len);
+	free(key);
+	return image;
 }
 
 /* Take code off the list of shared code */

@@ -7,7 +7,11 @@
  * from the disk cache after that by its source key (no IR built), and
  * compiled again (with good entries stored over the bad ones) when the
  * entries are damaged in any way: cut short, a byte of the object or of
- * the key changed, a byte added, a wrong magic, lengths that lie.  A
+ * the key changed, a byte added, a wrong magic, lengths that lie.  Beside
+ * the code lies the image of the buffers and text the passes built
+ * (compile_image.c): a compile that finds both runs no pass and explains
+ * itself exactly as the compile that stored them; a damaged image is
+ * refused whole and the passes run.  A
  * model of the same shape with other thresholds misses the source key and
  * finds, or not, the same IR.  Whatever the cache holds, results equal
  * the interpreter's bit for bit.  A full cache drops its least recently
@@ -20,6 +24,7 @@
 #include <unistd.h>
 
 #include "silvan/code_cache.h"
+#include "silvan/compile_image.h"
 #include "silvan/compiler.h"
 #include "silvan/hir.h"
 #include "silvan/jit.h"
@@ -183,6 +188,122 @@ RemoveEntries(void)
 		closedir(dir);
 }
 
+/* Does the entry file at path hold an image (its key is an image key)? */
+static bool
+IsImageEntry(const char *path)
+{
+	static const char prefix[] = "silvan image key\n";
+	size_t		len;
+	char	   *data = ReadFile(path, &len);
+	bool		image = data != NULL && len > 36 + strlen(prefix) &&
+		memcmp(data + 36, prefix, strlen(prefix)) == 0;
+
+	free(data);
+	return image;
+}
+
+/* The path of the cache's image entry, or "" */
+static void
+FindImageEntry(char *path, size_t size)
+{
+	char		paths[8][4096];
+	int			n = ListEntries(paths, 8, NULL, 0);
+
+	path[0] = '\0';
+	for (int i = 0; i < n && i < 8; i++)
+		if (IsImageEntry(paths[i]))
+			snprintf(path, size, "%.4000s", paths[i]);
+}
+
+/* A compile's explain text without its timing line and the line saying no pass ran */
+static char *
+ExplainWithoutTiming(const CompiledForest *compiled)
+{
+	char	   *text = CompiledForestExplain(compiled, false);
+	char	   *out = text ? malloc(strlen(text) + 1) : NULL;
+	char	   *o = out;
+
+	if (out == NULL)
+	{
+		free(text);
+		return NULL;
+	}
+	for (char *line = text; *line;)
+	{
+		char	   *end = strchr(line, '\n');
+		size_t		n = end ? (size_t) (end - line + 1) : strlen(line);
+
+		if (strncmp(line, "compile time:", 13) != 0 && strncmp(line, "passes:", 7) != 0)
+		{
+			memcpy(o, line, n);
+			o += n;
+		}
+		line += n;
+	}
+	*o = '\0';
+	free(text);
+	return out;
+}
+
+/* Did this compile take its buffers from the code cache's image? */
+static bool
+RanNoPass(const CompiledForest *compiled)
+{
+	char	   *text = CompiledForestExplain(compiled, false);
+	bool		none = text != NULL && strstr(text, "\npasses: none ran") != NULL;
+
+	free(text);
+	return none;
+}
+
+/*
+ * An image read back from any prefix of itself, or with a count that its
+ * buffer cannot hold, is refused (and nothing leaks or crashes: valgrind
+ * and ASan runs of this test say so)
+ */
+static void
+TestImageReads(const char *path)
+{
+	size_t		len;
+	char	   *file = ReadFile(path, &len);
+	uint64_t	key_len = 0;
+	uint8_t    *payload;
+	size_t		size;
+	CompileImage image;
+	int			accepted = 0;
+	size_t		num_nodes_at;
+	int64_t		huge = INT64_C(1) << 40;
+
+	if (file == NULL || len < 36)
+	{
+		CHECK_MSG(false, "no image entry to read");
+		free(file);
+		return;
+	}
+	memcpy(&key_len, file + 12, sizeof(key_len));
+	payload = (uint8_t *) file + 36 + key_len;
+	size = len - 36 - key_len;
+	CHECK_MSG(CompileImageRead(payload, size, &image), "the stored image does not read back");
+	ReprBuffersFree(&image.buffers);
+	free(image.hir_text);
+	free(image.mir_text);
+	for (size_t cut = 0; cut < size; cut++)
+		if (CompileImageRead(payload, cut, &image))
+		{
+			accepted++;
+			ReprBuffersFree(&image.buffers);
+			free(image.hir_text);
+			free(image.mir_text);
+		}
+	CHECK_MSG(accepted == 0, "%d prefixes of an image were accepted", accepted);
+	/* the struct follows magic, two u32, i32, u32 and two u8 */
+	num_nodes_at = 8 + 4 + 4 + 4 + 4 + 2 + offsetof(ReprBuffers, num_nodes);
+	memcpy(payload + num_nodes_at, &huge, sizeof(huge));
+	CHECK_MSG(!CompileImageRead(payload, size, &image),
+			  "an image whose node count its buffer cannot hold was accepted");
+	free(file);
+}
+
 /* Compile with a schedule's text; check the origin and the margins against the interpreter */
 static CompiledForest *
 CompileAndCheck(const Forest *forest, const char *schedule_text, const float *rows,
@@ -284,17 +405,51 @@ main(void)
 
 	/* compiled once, shared while alive, then loaded from disk by its source key */
 	a = CompileAndCheck(forest, schedule, rows, "compiled", "first compile");
-	CHECK_MSG(CountEntries(entry, sizeof(entry)) == 2,
-			  "%d entries after one compile: expected one by IR, one by source",
+	CHECK_MSG(CountEntries(entry, sizeof(entry)) == 3,
+			  "%d entries after one compile: expected the code by IR and by source, and the image",
 			  CountEntries(NULL, 0));
-	b = CompileAndCheck(forest, schedule, rows, "shared with an earlier compile", "second compile");
-	CompiledForestFree(b);
-	CompiledForestFree(a);
-	a = CompileAndCheck(forest, schedule, rows, "from the code cache", "after both were freed");
+	CHECK_MSG(!RanNoPass(a), "the first compile says no pass ran");
+	{
+		char	   *compiled_text = ExplainWithoutTiming(a);
+		char	   *cached_text;
+
+		b = CompileAndCheck(forest, schedule, rows, "shared with an earlier compile",
+							"second compile");
+		CHECK_MSG(RanNoPass(b), "a compile whose code and image are cached ran the passes");
+		CompiledForestFree(b);
+		CompiledForestFree(a);
+		a = CompileAndCheck(forest, schedule, rows, "from the code cache", "after both were freed");
+		CHECK_MSG(RanNoPass(a), "a compile from the code cache ran the passes");
+		cached_text = ExplainWithoutTiming(a);
+		CHECK_MSG(compiled_text && cached_text && strcmp(compiled_text, cached_text) == 0,
+				  "explained from the image:\n%s\nexplained when compiled:\n%s",
+				  cached_text ? cached_text : "", compiled_text ? compiled_text : "");
+		free(compiled_text);
+		free(cached_text);
+	}
 	b = CompileAndCheck(forest, schedule, rows, "shared with an earlier compile",
 						"found by source while loaded");
 	CompiledForestFree(b);
 	CompiledForestFree(a);
+
+	/* a damaged image is refused whole: the passes run, the code is still found, the image stored again */
+	{
+		char		image_path[4096];
+
+		FindImageEntry(image_path, sizeof(image_path));
+		CHECK_MSG(image_path[0] != '\0', "no image entry in the cache");
+		if (image_path[0] != '\0')
+		{
+			TestImageReads(image_path);
+			DamageFile(image_path, 60, -1, NULL);
+			a = CompileAndCheck(forest, schedule, rows, "from the code cache", "image cut short");
+			CHECK_MSG(!RanNoPass(a), "a compile with a damaged image says no pass ran");
+			CompiledForestFree(a);
+			a = CompileAndCheck(forest, schedule, rows, "from the code cache", "image stored again");
+			CHECK_MSG(RanNoPass(a), "the image was not stored again after the damaged one");
+			CompiledForestFree(a);
+		}
+	}
 
 	/* every kind of damage is a miss; the compile stores good entries again */
 	{
@@ -320,11 +475,11 @@ main(void)
 
 		for (size_t i = 0; i < sizeof(damage) / sizeof(damage[0]); i++)
 		{
-			char		paths[2][4096];
-			int			n = ListEntries(paths, 2, NULL, 0);
+			char		paths[3][4096];
+			int			n = ListEntries(paths, 3, NULL, 0);
 
-			CHECK_MSG(n == 2, "%s: %d entries before the damage", damage[i].label, n);
-			for (int e = 0; e < n && e < 2; e++)
+			CHECK_MSG(n == 3, "%s: %d entries before the damage", damage[i].label, n);
+			for (int e = 0; e < n && e < 3; e++)
 			{
 				long		size = stat(paths[e], &st) == 0 ? (long) st.st_size : 0;
 

@@ -1,0 +1,29 @@
+/*
+ * compile_image.h
+ *		What a compile built besides machine code, as bytes (compile_image.c).
+ *
+ * The code cache keeps, beside the machine code made from a model, profile
+ * and schedule, an image of the representation buffers that code reads and
+ * of the explain text of each level.  A backend that finds both by source
+ * runs none of the passes.
+ */
+#ifndef SILVAN_COMPILE_IMAGE_H
+#define SILVAN_COMPILE_IMAGE_H
+
+#include "silvan/repr.h"
+
+typedef struct CompileImage
+{
+	ReprBuffers buffers;		/* record_of is never part of an image */
+	int32_t		num_groups;
+	uint32_t	value_size;
+	uint8_t		aggregate;
+	bool		needs_partials;
+	char	   *hir_text;
+	char	   *mir_text;
+} CompileImage;
+
+extern bool CompileImageWrite(const CompileImage *image, uint8_t **data, size_t *size);
+extern bool CompileImageRead(const uint8_t *data, size_t size, CompileImage *image);
+
+#endif							/* SILVAN_COMPILE_IMAGE_H */
