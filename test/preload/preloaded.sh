@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# silvan preloaded (shared_preload_libraries = 'silvan'): the postmaster
+# starts the JIT once and every backend inherits it, and a fresh backend
+# takes a model's machine code and the image of its buffers from the code
+# cache without running a pass.  Checks, each in fresh sessions, that
+# predictions equal XGBoost's own (test/fixtures, float32 exactly), that a
+# later session ran no pass, that a parallel worker loaded its code from
+# the cache, and that the server stayed up with no error in its log.
+# Prints "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+passed=0
+failed=0
+
+check() {
+	if [ "$2" = "$3" ]; then
+		passed=$((passed + 1))
+		echo "ok: $1"
+	else
+		failed=$((failed + 1))
+		echo "FAILED: $1: got '$2', want '$3'"
+	fi
+}
+
+# Rows whose predict() differs from XGBoost's, in a fresh session
+differing_rows() {
+	psql -XAtq -v ON_ERROR_STOP=1 -c "SELECT count(*) FILTER (WHERE silvan.predict('binary_logistic', f)::real
+		IS DISTINCT FROM e[1]::real) FROM fx_in JOIN fx_exp USING (id)"
+}
+
+# Where a fresh session's code for batch size 1 came from, and whether passes ran
+origin() {
+	psql -XAtq -c "SELECT substring(silvan.explain('binary_logistic', 1)
+		FROM 'compile time: [0-9.]+ ms \(machine code ([a-z ]+)\)') ||
+		CASE WHEN silvan.explain('binary_logistic', 1) LIKE '%passes: none ran%'
+		     THEN ', no pass ran' ELSE ', passes ran' END"
+}
+
+source scripts/cluster.sh
+SILVAN_PGOPTIONS="-c shared_preload_libraries=silvan" cluster_start ||
+	{ echo "0 passed, 1 failed"; exit 1; }
+psql -XAtq -v ON_ERROR_STOP=1 -c "CREATE EXTENSION silvan" >/dev/null &&
+	psql -XAtq -v ON_ERROR_STOP=1 -v fx=binary_logistic -f sql/fixture.psql >/dev/null
+check "the fixture loaded" "$(psql -XAtq -c "SELECT count(*) > 0 FROM fx_in")" t
+check "first session: no row differs from XGBoost" "$(differing_rows)" 0
+check "a later session: no row differs from XGBoost" "$(differing_rows)" 0
+check "a later session's code and buffers come from the code cache" "$(origin)" \
+	"from the code cache, no pass ran"
+check "a parallel worker loads the code from the code cache" "$(psql -XAtq 2>&1 <<'SQL' | grep -c 'machine code for the default schedule: from the code cache'
+SET force_parallel_mode = on; SET parallel_leader_participation = off;
+SET max_parallel_workers_per_gather = 1; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;
+SET client_min_messages = debug1;
+SELECT count(silvan.predict('binary_logistic', f)) FROM fx_in;
+SQL
+)" 1
+check "the server is up" "$(psql -XAtq -c "SELECT 1")" 1
+check "no error in the server log" "$(grep -cE '(ERROR|FATAL|PANIC):' "$CLUSTER_DIR/server.log")" 0
+cluster_stop
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
