@@ -53,6 +53,20 @@ extern CompiledForest *CompileForest(const Forest *forest,
 									 SilvanStatus *status);
 
 /*
+ * The code cache's answer alone, for a forest whose trees may not have
+ * been read (ForestDeserializeHeader): the compile of that forest and
+ * schedule, or NULL; the default schedule a forest and batch size got
+ * before, or false; and remembering it
+ */
+extern CompiledForest *CompileForestFromCache(const Forest *forest,
+											  const Schedule *schedule,
+											  const ForestProfile *profile);
+extern bool ScheduleDefaultFromCache(const Forest *forest, int32_t batch_size,
+									 Schedule *schedule);
+extern void ScheduleDefaultRemember(const Forest *forest, int32_t batch_size,
+									const Schedule *schedule);
+
+/*
  * Add all trees' leaf values into acc (num_rows * num_groups values of the
  * forest's precision, prepared by ForestMarginsInit).  rows: num_rows rows
  * of num_features values of the forest's precision, row-major.

@@ -289,12 +289,16 @@ extern bool ForestDropUnreached(Forest *forest, SilvanStatus *status);
 
 /* validate.c: check every index and count; computes depths */
 extern bool ForestValidate(Forest *forest, SilvanStatus *status);
+extern bool ForestValidateHeader(const Forest *forest, SilvanStatus *status);
 
 /* serialize.c: the compact binary form stored in the catalog */
 extern bool ForestSerialize(const Forest *forest, uint8_t **data, size_t *size,
 							SilvanStatus *status);
 extern Forest *ForestDeserialize(const uint8_t *data, size_t size,
 								 SilvanStatus *status);
+extern bool ForestSameHeader(const Forest *a, const Forest *b);
+extern Forest *ForestDeserializeHeader(const uint8_t *data, size_t size,
+									   int64_t *stored_nodes, SilvanStatus *status);
 
 /* dump.c: the Forest IR as text (for tests and explain) */
 extern char *ForestDump(const Forest *forest, bool with_nodes);

@@ -59,9 +59,10 @@ extern JitCode *JitFindBySource(const char *source, size_t source_len, void **ad
 extern JitCode *JitCompile(JitModule *jm, const char *entry, const char *source,
 						   size_t source_len, void **address, JitIr *llvm_ir,
 						   JitSource *origin, SilvanStatus *status);
-extern void JitStoreImage(const char *source, size_t source_len, const void *image,
-						  size_t image_len);
-extern void *JitLoadImage(const char *source, size_t source_len, size_t *image_len);
+extern void JitStoreBeside(const char *kind, const char *source, size_t source_len,
+						   const void *data, size_t size);
+extern void *JitLoadBeside(const char *kind, const char *source, size_t source_len,
+						   size_t *size);
 extern char *JitIrText(const JitIr *ir);
 extern void JitCodeFree(JitCode *code);
 

@@ -8,7 +8,8 @@
  *              machine code made from this forest's digest, profile,
  *              schedule text and gather choice, and for the image of the
  *              buffers and text that compile built (compile_image.c): with
- *              both, no pass below runs (CompileFromCache)
+ *              both, no pass below runs (CompileFromCache), and the forest
+ *              need not even have its trees (CompileForestFromCache)
  *   hir.c      splits comparing with >=, > or != rewritten as <, <= and ==
  *              with their children swapped (HirNormalizeCompares): the
  *              passes below only meet LT, LE and EQ
@@ -171,7 +172,7 @@ StoreImage(const CompiledForest *compiled, const char *source, size_t source_len
 
 	if (CompileImageWrite(&image, &data, &size))
 	{
-		JitStoreImage(source, source_len, data, size);
+		JitStoreBeside("image", source, source_len, data, size);
 		free(data);
 	}
 }
@@ -447,10 +448,11 @@ CompileFromCache(const Forest *forest, const char *forest_digest, const Schedule
 		(compiled = CompiledForestStart(forest, forest_digest, schedule, &ignored)) == NULL)
 		return NULL;
 	compiled->buffers.gather = HostHasFastGathers();
-	if (CheckLayout(forest, &compiled->schedule, profile, &ignored) &&
+	/* the rest of CheckLayout held for the compile that stored this key's image */
+	if (ReprLookup(compiled->schedule.representation) != NULL &&
 		(compiled->schedule_text = ScheduleOneLine(&compiled->schedule)) != NULL &&
 		(source = CodeSource(compiled, profile)) != NULL &&
-		(bytes = JitLoadImage(source, strlen(source), &size)) != NULL &&
+		(bytes = JitLoadBeside("image", source, strlen(source), &size)) != NULL &&
 		CompileImageRead(bytes, size, &image) && AdoptImage(compiled, &image))
 		compiled->code = JitFindBySource(source, strlen(source), &address,
 										 &compiled->code_source);
@@ -557,6 +559,82 @@ CompileForest(const Forest *forest, const Schedule *schedule,
 	LlvmErrorsLeave();
 	HirFreeNormalized(normalized);
 	return compiled;
+}
+
+/*
+ * A compile that the code cache answers whole (machine code and the image
+ * of its buffers) for a forest and an explicit schedule.  Only the
+ * forest's digest and header are used, so its trees need not have been
+ * read (ForestDeserializeHeader).  NULL on any miss: the caller then reads
+ * the trees and calls CompileForest.
+ */
+CompiledForest *
+CompileForestFromCache(const Forest *forest, const Schedule *schedule,
+					   const ForestProfile *profile)
+{
+	CompiledForest *compiled;
+
+	if (schedule == NULL || forest->digest[0] == '\0')
+		return NULL;
+	LlvmErrorsEnter();
+	compiled = CompileFromCache(forest, forest->digest, schedule, profile);
+	LlvmErrorsLeave();
+	return compiled;
+}
+
+/* What the default schedule of a forest at a batch size is kept under (malloc'd) */
+static char *
+DefaultScheduleSource(const Forest *forest, int32_t batch_size)
+{
+	TextBuf		buf = {0};
+
+	TextAppend(&buf, "forest sha256 %s\nbatch %d\n", forest->digest, batch_size);
+	return TextFinish(&buf);
+}
+
+/*
+ * The default schedule ScheduleDefault picked for this forest (by digest)
+ * and batch size, as the code cache remembers it; false if it does not.
+ * ScheduleDefault reads the trees; this reads only the digest.
+ */
+bool
+ScheduleDefaultFromCache(const Forest *forest, int32_t batch_size, Schedule *schedule)
+{
+	SilvanStatus ignored;
+	char	   *source;
+	char	   *text = NULL;
+	size_t		size = 0;
+	bool		found = false;
+
+	if (forest->digest[0] == '\0' || (source = DefaultScheduleSource(forest, batch_size)) == NULL)
+		return false;
+	LlvmErrorsEnter();
+	text = JitLoadBeside("default schedule", source, strlen(source), &size);
+	LlvmErrorsLeave();
+	if (text != NULL && size > 0 && memchr(text, '\0', size) == text + size - 1)
+		found = ScheduleParse(text, schedule, &ignored);
+	free(text);
+	free(source);
+	return found;
+}
+
+/* Remember the default schedule picked for a forest and batch size (ScheduleDefaultFromCache) */
+void
+ScheduleDefaultRemember(const Forest *forest, int32_t batch_size, const Schedule *schedule)
+{
+	char	   *source;
+	char	   *text;
+
+	if (forest->digest[0] == '\0' || (source = DefaultScheduleSource(forest, batch_size)) == NULL)
+		return;
+	if ((text = ScheduleToText(schedule)) != NULL)
+	{
+		LlvmErrorsEnter();
+		JitStoreBeside("default schedule", source, strlen(source), text, strlen(text) + 1);
+		LlvmErrorsLeave();
+	}
+	free(text);
+	free(source);
 }
 
 /* Set n values of partial slices to NaN: "no tree yet" of MIN and MAX */

@@ -88,6 +88,43 @@ ForestAllocBaseMargin(Forest *forest, int32_t num_groups, SilvanStatus *status)
 	return true;
 }
 
+/* Are two lists of n strings (either may be NULL) equal? */
+static bool
+SameStrings(char **a, char **b, int32_t n)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	for (int32_t i = 0; i < n; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return false;
+	return true;
+}
+
+/*
+ * Do two forests agree on everything but their trees: what margins,
+ * transforms, outputs and labels read (a forest read by
+ * ForestDeserializeHeader against the same form read whole)?
+ */
+bool
+ForestSameHeader(const Forest *a, const Forest *b)
+{
+	if (a->source != b->source || strcmp(a->objective, b->objective) != 0 ||
+		a->task != b->task || a->transform != b->transform ||
+		memcmp(&a->sigmoid_alpha, &b->sigmoid_alpha, sizeof(double)) != 0 ||
+		a->precision != b->precision || a->num_features != b->num_features ||
+		a->num_groups != b->num_groups || a->num_classes != b->num_classes ||
+		a->average_output != b->average_output || a->average_divisor != b->average_divisor ||
+		a->aggregate != b->aggregate || a->base_margin_last != b->base_margin_last ||
+		a->category_rule != b->category_rule || strcmp(a->digest, b->digest) != 0)
+		return false;
+	if (a->num_groups > 0 &&
+		memcmp(a->base_margin, b->base_margin, sizeof(double) * (size_t) a->num_groups) != 0)
+		return false;
+	return SameStrings(a->class_labels, b->class_labels, a->num_classes) &&
+		SameStrings(a->feature_names, b->feature_names, a->num_features) &&
+		SameStrings(a->feature_types, b->feature_types, a->num_features);
+}
+
 /* Free a forest and everything it owns */
 void
 ForestFree(Forest *forest)

@@ -473,6 +473,74 @@ ReadBody(Reader *r, Forest *forest, int32_t num_trees, int64_t num_nodes,
 	return true;
 }
 
+/* Step over one node without reading it; marks the reader failed when too few bytes remain */
+static void
+SkipNode(Reader *r, size_t value_size)
+{
+	uint8_t		kind;
+	size_t		n;
+
+	READ_AS(r, uint8_t, kind);
+	n = kind == FOREST_NODE_LEAF ? value_size :
+		kind == FOREST_NODE_NUMERIC ? 1 + 3 * sizeof(int32_t) + value_size :
+		1 + 3 * sizeof(int32_t) + sizeof(int64_t) + sizeof(int32_t);
+	if (r->failed || r->size - r->pos < n)
+		r->failed = true;
+	else
+		r->pos += n;
+}
+
+/*
+ * Read a serialized forest's header, class labels and digest, but not its
+ * trees: the result has no trees, nodes or category words (counts zero,
+ * arrays absent), so whatever reads trees sees an empty forest, never
+ * memory it does not own.  *stored_nodes gets the form's node count.  For
+ * a backend whose code cache already has the model's machine code and
+ * buffers: margins, transforms, outputs and feature names need only this.
+ * The header is checked as ForestDeserialize checks it (ReadHeader,
+ * ForestValidateHeader); the trees are checked when they are read.
+ */
+Forest *
+ForestDeserializeHeader(const uint8_t *data, size_t size, int64_t *stored_nodes,
+						SilvanStatus *status)
+{
+	Reader		r = {data, size, 0, false};
+	Forest	   *forest = ForestCreate(status);
+	int64_t		num_nodes = 0;
+	int64_t		num_words = 0;
+	int32_t		num_trees = 0;
+	bool		has_labels = false;
+	bool		ok;
+
+	if (forest == NULL)
+		return NULL;
+	ok = ReadHeader(&r, forest, &num_nodes, &num_words, &num_trees, &has_labels, status);
+	if (ok && has_labels)
+	{
+		/* the labels follow the trees, nodes and words (ReadHeader checked their counts) */
+		size_t		value_size = forest->precision == FOREST_FLOAT32 ? sizeof(float) : sizeof(double);
+
+		r.pos += (size_t) num_trees * 2 * sizeof(int32_t);
+		for (int64_t n = 0; n < num_nodes && !r.failed; n++)
+			SkipNode(&r, value_size);
+		if (!r.failed && (uint64_t) num_words > (r.size - r.pos) / sizeof(uint32_t))
+			r.failed = true;
+		else if (!r.failed)
+			r.pos += (size_t) num_words * sizeof(uint32_t);
+		ok = !r.failed ? ReadClassLabels(&r, forest, status) :
+			StatusFail(status, SILVAN_ERROR_INVALID, "invalid stored model",
+					   "The stored model is truncated.");
+	}
+	if (!ok || !ForestValidateHeader(forest, status))
+	{
+		ForestFree(forest);
+		return NULL;
+	}
+	*stored_nodes = num_nodes;
+	Sha256Hex(data, size, forest->digest);
+	return forest;
+}
+
 /* Rebuild and validate a forest from its serialized form, with the form's digest */
 Forest *
 ForestDeserialize(const uint8_t *data, size_t size, SilvanStatus *status)

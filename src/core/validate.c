@@ -32,9 +32,12 @@
 
 #include "silvan/forest.h"
 
-/* Check the forest-wide scalars */
-static bool
-ValidateHeader(const Forest *forest, SilvanStatus *status)
+/*
+ * Check the forest-wide scalars (all a forest read by
+ * ForestDeserializeHeader has: its counts are zero, its arrays absent)
+ */
+bool
+ForestValidateHeader(const Forest *forest, SilvanStatus *status)
 {
 	if (forest->num_features < 1 || forest->num_features > FOREST_MAX_FEATURES)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid number of features",
@@ -242,7 +245,7 @@ ForestValidate(Forest *forest, SilvanStatus *status)
 	int32_t    *depth_of;
 	bool		ok = true;
 
-	if (!ValidateHeader(forest, status) ||
+	if (!ForestValidateHeader(forest, status) ||
 		!ValidateTreeRanges(forest, &largest, status))
 		return false;
 	seen = malloc(largest);

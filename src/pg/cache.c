@@ -4,7 +4,12 @@
  *
  * A backend keeps, per model name, the current ModelVersion: the Forest
  * read from the catalog's binary form and, once used with silvan.jit on,
- * its compiled code.  Entries are revalidated after any change to the
+ * its compiled code.  The form is first read for its header only
+ * (ForestDeserializeHeader): when the code cache has the model's default
+ * schedule, machine code and buffers, scoring needs nothing more, and a
+ * fresh backend never reads, checks or compacts the trees of a big model
+ * (4 ms of a 50,000-node model's first prediction).  ModelVersionForest
+ * reads them on the first need.  Entries are revalidated after any change to the
  * catalog: a statement trigger on silvan.model calls
  * CacheInvalidateRelcacheByRelid, which PostgreSQL delivers to every
  * backend at commit (and to this one at the next command).  Our relcache
@@ -100,7 +105,8 @@ static void
 ModelVersionFree(ModelVersion *version)
 {
 	ModelVersionFreeVariants(version);
-	ForestFree(version->forest);
+	ForestFree(version->header);
+	ForestFree(version->whole);
 	MemoryContextDelete(version->cxt);
 }
 
@@ -157,21 +163,87 @@ CacheQuery(const CatalogSql *sql, const char *query, Oid argtype, Datum arg)
 	CatalogSqlRun(sql, query, 1, &argtype, &arg, NULL, SPI_OK_SELECT);
 }
 
-/* Set a version's forest from the catalog's binary form, with its feature names and types */
+/*
+ * Set a version's forest from the catalog's binary form, with its feature
+ * names and types: its header now (ForestDeserializeHeader), the trees
+ * when something asks for them (ModelVersionForest), from a copy of the
+ * bytes kept in the version's context
+ */
 void
 ModelVersionSetForest(ModelVersion *version, bytea *bytes, const Datum *features,
 					  const bool *features_null)
 {
 	SilvanStatus status;
+	Size		size = VARSIZE_ANY_EXHDR(bytes);
 
-	version->forest = ForestDeserialize((const uint8_t *) VARDATA_ANY(bytes),
-										VARSIZE_ANY_EXHDR(bytes), &status);
-	if (version->forest == NULL)
+	version->stored = MemoryContextAlloc(version->cxt, VARHDRSZ + size);
+	SET_VARSIZE(version->stored, VARHDRSZ + size);
+	memcpy(VARDATA(version->stored), VARDATA_ANY(bytes), size);
+	version->header = ForestDeserializeHeader((const uint8_t *) VARDATA(version->stored), size,
+											  &version->stored_nodes, &status);
+	if (version->header == NULL)
 		SilvanReportStatus(ERROR, &status);
 	for (int f = 0; f < 2; f++)
 		if (!features_null[f])
-			FeaturesFromArray(version->forest, f == 0 ? FOREST_FEATURE_NAMES : FOREST_FEATURE_TYPES,
+			FeaturesFromArray(version->header, f == 0 ? FOREST_FEATURE_NAMES : FOREST_FEATURE_TYPES,
 							  features[f]);
+}
+
+/* Give to the feature names or types of from (if any) */
+static void
+CopyFeatureStrings(Forest *to, const Forest *from, ForestFeatureField field)
+{
+	char	  **strings = field == FOREST_FEATURE_NAMES ? from->feature_names : from->feature_types;
+	size_t	   *lengths;
+	SilvanStatus status;
+	bool		ok;
+
+	if (strings == NULL)
+		return;
+	lengths = palloc(sizeof(size_t) * Max(from->num_features, 1));
+	for (int32 f = 0; f < from->num_features; f++)
+		lengths[f] = strlen(strings[f]);
+	ok = ForestSetFeatureStrings(to, field, (const char *const *) strings, lengths,
+								 from->num_features, &status);
+	pfree(lengths);
+	if (!ok)
+		SilvanReportStatus(ERROR, &status);
+}
+
+/*
+ * The whole forest of a version, trees included: read from the stored
+ * form and checked (ForestDeserialize) on first use, with the header's
+ * feature names and types
+ */
+Forest *
+ModelVersionForest(ModelVersion *version)
+{
+	SilvanStatus status;
+	Forest	   *whole;
+
+	if (version->whole != NULL)
+		return version->whole;
+	whole = ForestDeserialize((const uint8_t *) VARDATA(version->stored),
+							  VARSIZE(version->stored) - VARHDRSZ, &status);
+	if (whole == NULL)
+		SilvanReportStatus(ERROR, &status);
+	PG_TRY();
+	{
+		CopyFeatureStrings(whole, version->header, FOREST_FEATURE_NAMES);
+		CopyFeatureStrings(whole, version->header, FOREST_FEATURE_TYPES);
+	}
+	PG_CATCH();
+	{
+		ForestFree(whole);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	elog(DEBUG1, "silvan: read the trees of model %lld (revision %lld)",
+		 (long long) version->id, (long long) version->revision);
+	version->whole = whole;
+	pfree(version->stored);		/* read once: the whole forest has all it held */
+	version->stored = NULL;
+	return whole;
 }
 
 /* Load the forest of a version from the catalog's binary form, with its feature names */
@@ -278,7 +350,8 @@ ModelVersionSetProfile(ModelVersion *version, int64 num_rows, Datum node_hits)
 
 	deconstruct_array(DatumGetArrayTypeP(node_hits), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 					  &hits, &nulls, &n);
-	if (n != version->forest->num_nodes)
+	/* the stored count is the whole forest's unless reading dropped unreached nodes */
+	if (n != version->stored_nodes && n != ModelVersionForest(version)->num_nodes)
 		return;
 	profile = MemoryContextAllocZero(version->cxt, sizeof(ForestProfile));
 	profile->num_rows = num_rows;
@@ -328,7 +401,8 @@ ModelVersionCreate(const char *name, int64 id, int64 revision, const char *finge
 void
 ModelVersionDiscard(ModelVersion *version)
 {
-	ForestFree(version->forest);
+	ForestFree(version->header);
+	ForestFree(version->whole);
 	MemoryContextDelete(version->cxt);
 }
 

@@ -602,7 +602,7 @@ CatalogCheckSchedule(const char *name, const char *schedule_text, int64 revision
 	version = ModelCacheLookup(name);
 	if (version->revision != revision)
 		ReportConcurrentChange(name);
-	code = CompileForest(version->forest, &schedule, version->profile, &status);
+	code = CompileForest(ModelVersionForest(version), &schedule, version->profile, &status);
 	if (code == NULL)
 		SilvanReportStatus(ERROR, &status);
 	CompiledForestFree(code);

@@ -124,7 +124,7 @@ PredictOne(FunctionCallInfo fcinfo, ScoreOutput output)
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	ArrayType  *array = PG_GETARG_ARRAYTYPE_P(1);
 	ModelVersion *version = PredictLookup(fcinfo, name);
-	Forest	   *forest = version->forest;
+	Forest	   *forest = version->header;
 	void	   *row;
 	double	   *acc;
 	double	   *margins;

@@ -569,7 +569,9 @@ static void
 ScanLookup(BatchScan *state)
 {
 	state->version = ModelCacheLookup(state->model_name);
-	state->forest = state->version->forest;
+	/* profiling interprets the trees; scoring needs only the header */
+	state->forest = state->output == SCORE_PROFILE ? ModelVersionForest(state->version) :
+		state->version->header;
 	ScoreCheckOutput(state->version, state->output, state->model_name);
 	if (state->output == SCORE_PROFILE)
 		state->node_hits = MemoryContextAllocHuge(CurrentMemoryContext,

@@ -30,7 +30,7 @@ void
 ScoreBatch(ModelVersion *version, int32 batch_size, const void *rows,
 		   int64 num_rows, void *acc, double *margins)
 {
-	Forest	   *forest = version->forest;
+	Forest	   *forest = version->header;
 	CompiledForest *code = silvan_jit ? ModelVersionVariant(version, batch_size)->code : NULL;
 
 	for (;;)
@@ -38,7 +38,7 @@ ScoreBatch(ModelVersion *version, int32 batch_size, const void *rows,
 		ForestMarginsInit(forest, acc, num_rows);
 		if (code == NULL)
 		{
-			ForestInterpretAccumulate(forest, rows, num_rows, acc);
+			ForestInterpretAccumulate(ModelVersionForest(version), rows, num_rows, acc);
 			break;
 		}
 		CompiledForestAccumulate(code, rows, num_rows, acc);
@@ -72,7 +72,7 @@ static void
 ScoreTaskRun(void *context)
 {
 	ScoreTask  *task = (ScoreTask *) context;
-	const Forest *forest = task->version->forest;
+	const Forest *forest = task->version->header;
 
 	if (task->gather.sources != NULL)
 		RuntimeParallelFor(ScoreGatherRows, &task->gather, 0, task->num_rows,
@@ -149,13 +149,13 @@ ScoreBatchAbandon(ScoreTask *task)
 void
 ScoreCheckOutput(ModelVersion *version, ScoreOutput output, const char *name)
 {
-	if (output == SCORE_PROBA && !ForestHasProbabilities(version->forest))
+	if (output == SCORE_PROBA && !ForestHasProbabilities(version->header))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model \"%s\" does not produce class probabilities", name),
 				 errdetail("Its objective \"%s\" is a %s objective.",
-						   version->forest->objective,
-						   ForestTaskName(version->forest->task)),
+						   version->header->objective,
+						   ForestTaskName(version->header->task)),
 				 errhint("Use silvan.predict() or silvan.predict_raw().")));
 }
 
@@ -176,7 +176,7 @@ Datum
 ScoreResultDatum(ModelVersion *version, ScoreOutput output,
 				 const double *margins, double *scratch)
 {
-	Forest	   *forest = version->forest;
+	Forest	   *forest = version->header;
 
 	switch (output)
 	{

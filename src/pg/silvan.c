@@ -275,7 +275,7 @@ silvan_explain(PG_FUNCTION_ARGS)
 	variant = ModelVersionVariant(version, batch_size);
 	initStringInfo(&out);
 	ExplainScheduleSource(&out, version, batch_size);
-	dump = ForestDump(version->forest, false);
+	dump = ForestDump(ModelVersionForest(version), false);
 	appendStringInfoString(&out, dump ? dump : "");
 	free(dump);
 	if (variant->code == NULL)

@@ -71,7 +71,17 @@ typedef struct ModelVersion
 	int64		id;
 	int64		revision;
 	char	   *fingerprint;	/* schedules + profile it was built with */
-	Forest	   *forest;			/* malloc'd */
+	/*
+	 * The forest without its trees (ForestDeserializeHeader: no trees or
+	 * nodes, counts zero), malloc'd: margins, outputs, feature names and
+	 * the code cache need no more.  What needs the trees (interpreting,
+	 * compiling, the default schedule, explain, tuning) asks
+	 * ModelVersionForest, which reads the whole forest from stored once.
+	 */
+	Forest	   *header;
+	Forest	   *whole;			/* malloc'd; NULL until ModelVersionForest */
+	bytea	   *stored;			/* the catalog's binary form, in cxt, until read whole */
+	int64		stored_nodes;	/* its node count */
 	ForestProfile *profile;		/* NULL when the revision has none */
 	int			num_schedules;
 	StoredSchedule *schedules;
@@ -99,6 +109,7 @@ extern ModelVersion *ModelVersionCreate(const char *name, int64 id, int64 revisi
 extern void ModelVersionDiscard(ModelVersion *version);
 extern void ModelVersionSetForest(ModelVersion *version, bytea *bytes, const Datum *features,
 								  const bool *features_null);
+extern Forest *ModelVersionForest(ModelVersion *version);
 extern void ModelVersionAllocSchedules(ModelVersion *version, uint64 n);
 extern void ModelVersionSetSchedule(ModelVersion *version, uint64 i, int32 batch_size,
 									const char *text, bool tuned, const char *provenance);

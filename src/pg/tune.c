@@ -341,9 +341,9 @@ static void
 TuneCheckMemory(const TuneSession *session, int32 batch_size)
 {
 	int64		rows = TuneMeasureRows(batch_size);
-	Size		need = (Size) rows * TuneBytesPerRow(session->version->forest);
+	Size		need = (Size) rows * TuneBytesPerRow(ModelVersionForest(session->version));
 
-	if (rows > TuneRowsInBudget(session->version->forest))
+	if (rows > TuneRowsInBudget(ModelVersionForest(session->version)))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("tuning model \"%s\" for batch size %d needs more memory than maintenance_work_mem allows",
@@ -357,7 +357,7 @@ TuneCheckMemory(const TuneSession *session, int32 batch_size)
 static void
 TuneSynthesize(TuneSession *session)
 {
-	Forest	   *forest = session->version->forest;
+	Forest	   *forest = ModelVersionForest(session->version);
 	SilvanStatus status;
 	int64		n = Min(TUNE_SYNTHESIZED_ROWS, Max(TuneRowsInBudget(forest), 1));
 	Size		bytes = (Size) n * forest->num_features * ForestValueSize(forest);
@@ -386,7 +386,7 @@ TuneReadRows(TuneSession *session)
 	session->num_rows = ScanSample(r->model, r->sample_relid, r->key_column, r->feature_columns,
 								   r->sample_query,
 								   Min(silvan_tune_sample_rows,
-									   Max(TuneRowsInBudget(session->version->forest), 1)),
+									   Max(TuneRowsInBudget(ModelVersionForest(session->version)), 1)),
 								   &session->rows);
 	session->rows_from = r->sample_query ? "query" : "table";
 	if (session->num_rows == 0)
@@ -476,9 +476,9 @@ static void
 TuneTime(TuneSession *session, TuneBatchState *state, int32 batch_size, const char *text,
 		 double discard_above, double seconds, TuneTiming *timing)
 {
-	const ModelVersion *v = session->version;
+	ModelVersion *v = session->version;
 
-	while (!TuneMeasure(v->forest, v->profile, &state->sample, batch_size, text,
+	while (!TuneMeasure(ModelVersionForest(v), v->profile, &state->sample, batch_size, text,
 						session->request.exact, discard_above, seconds, RuntimeInterruptFlag(),
 						timing))
 		CHECK_FOR_INTERRUPTS();
@@ -584,7 +584,7 @@ static void
 TuneSearchBatch(TuneSession *session, TuneBatchState *state, TuneBatchResult *r,
 				double share)
 {
-	const Forest *forest = session->version->forest;
+	const Forest *forest = ModelVersionForest(session->version);
 	double		start = TuneClockSeconds();
 	double		seconds = Min(Max(share / 300.0, 0.02), 0.25);
 	const char *last_phase = NULL;
@@ -661,7 +661,7 @@ TuneSearchBatch(TuneSession *session, TuneBatchState *state, TuneBatchResult *r,
 static pg_noinline void
 TuneBatchSearch(TuneSession *session, TuneBatchState *state, TuneBatchResult *r, double share)
 {
-	const Forest *forest = session->version->forest;
+	const Forest *forest = ModelVersionForest(session->version);
 	SilvanStatus status;
 	Schedule	schedule;
 

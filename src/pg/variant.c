@@ -87,13 +87,19 @@ VariantSlot(ModelVersion *version)
 	return &version->variants[version->num_variants];
 }
 
-/* Compile a schedule's code; NULL (interpret) when the compiler declines the model */
+/*
+ * Compile a schedule's code: the code cache's whole answer if it has one
+ * (the trees are then never read), else a compile of the whole forest;
+ * NULL (interpret) when the compiler declines the model
+ */
 static CompiledForest *
 VariantCompile(ModelVersion *version, const Schedule *schedule, const char *origin)
 {
 	SilvanStatus status;
-	CompiledForest *code = CompileForest(version->forest, schedule, version->profile, &status);
+	CompiledForest *code = CompileForestFromCache(version->header, schedule, version->profile);
 
+	if (code == NULL)
+		code = CompileForest(ModelVersionForest(version), schedule, version->profile, &status);
 	if (code == NULL && status.kind == SILVAN_ERROR_UNSUPPORTED)
 		ereport(NOTICE,
 				(errmsg("model is interpreted instead of compiled"),
@@ -126,7 +132,12 @@ VariantSchedule(ModelVersion *version, int32 batch_size, Schedule *schedule,
 			SilvanReportStatus(ERROR, &status);
 		return (*stored)->text;
 	}
-	ScheduleDefault(version->forest, batch_size, schedule);
+	/* the default is a function of the trees: the code cache remembers it by the forest's digest */
+	if (!ScheduleDefaultFromCache(version->header, batch_size, schedule))
+	{
+		ScheduleDefault(ModelVersionForest(version), batch_size, schedule);
+		ScheduleDefaultRemember(version->header, batch_size, schedule);
+	}
 	text = ScheduleToText(schedule);
 	if (text == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));

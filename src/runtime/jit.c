@@ -469,10 +469,11 @@ JitAddModule(JitModule *jm, const char *symbol, void **address, SilvanStatus *st
  *    so a backend that meets known code skips code generation.  Only a
  *    binary with a build ID has source keys: a rebuilt compiler may turn
  *    the same source into other code, and its version string need not say.
- * A third key, the image key, is the source key under another prefix: its
- * entry holds what the compiler built besides the code (JitStoreImage;
- * compile.c stores the image of its buffers there), so it belongs to
- * exactly the machine code of the source key.
+ * More keys are the source key under another prefix (JitStoreBeside):
+ * the image key's entry holds what the compiler built besides the code
+ * (compile.c stores the image of its buffers there), so it belongs to
+ * exactly the machine code of the source key; the default schedule key's
+ * holds the schedule the compiler picks for a forest and batch size.
  * The tail: target triple, CPU name and features, LLVM and silvan
  * versions, build ID.  An entry's payload is the SHA-256 of the IR key,
  * which names the entry symbol and identifies the code in this process,
@@ -825,38 +826,40 @@ done:
 }
 
 /*
- * Keep bytes that belong to the machine code made from source (the
- * compiler's image of its buffers) in the disk cache; best effort
+ * Keep bytes that belong with what source makes, under kind's key: the
+ * compiler's image of a compile's buffers ("image"), a forest's default
+ * schedule ("default schedule"); best effort
  */
 void
-JitStoreImage(const char *source, size_t source_len, const void *image, size_t image_len)
+JitStoreBeside(const char *kind, const char *source, size_t source_len, const void *data,
+			   size_t size)
 {
 	SilvanStatus ignored;
 	size_t		key_len = 0;
 	char	   *key;
 
 	if (!CodeCacheEnabled() || !JitEnsure(&ignored) ||
-		(key = JitKeyOfSource("image", source, source_len, &key_len)) == NULL)
+		(key = JitKeyOfSource(kind, source, source_len, &key_len)) == NULL)
 		return;
-	CodeCacheStore(key, key_len, image, image_len);
+	CodeCacheStore(key, key_len, data, size);
 	free(key);
 }
 
-/* The bytes JitStoreImage kept for source (malloc'd), or NULL */
+/* The bytes JitStoreBeside kept for kind and source (malloc'd), or NULL */
 void *
-JitLoadImage(const char *source, size_t source_len, size_t *image_len)
+JitLoadBeside(const char *kind, const char *source, size_t source_len, size_t *size)
 {
 	SilvanStatus ignored;
 	size_t		key_len = 0;
 	char	   *key;
-	void	   *image;
+	void	   *data;
 
 	if (!CodeCacheEnabled() || !JitEnsure(&ignored) ||
-		(key = JitKeyOfSource("image", source, source_len, &key_len)) == NULL)
+		(key = JitKeyOfSource(kind, source, source_len, &key_len)) == NULL)
 		return NULL;
-	image = CodeCacheLoad(key, key_len, image_len);
+	data = CodeCacheLoad(key, key_len, size);
 	free(key);
-	return image;
+	return data;
 }
 
 /* Take code off the list of shared code */

@@ -4,8 +4,10 @@
 # takes a model's machine code and the image of its buffers from the code
 # cache without running a pass.  Checks, each in fresh sessions, that
 # predictions equal XGBoost's own (test/fixtures, float32 exactly), that a
-# later session ran no pass, that a parallel worker loaded its code from
-# the cache, and that the server stayed up with no error in its log.
+# later session ran no pass and read none of the model's trees (only its
+# header: the code cache has its code, buffers and default schedule), that
+# a parallel worker loaded its code from the cache, and that the server
+# stayed up with no error in its log.
 # Prints "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -46,6 +48,16 @@ check "first session: no row differs from XGBoost" "$(differing_rows)" 0
 check "a later session: no row differs from XGBoost" "$(differing_rows)" 0
 check "a later session's code and buffers come from the code cache" "$(origin)" \
 	"from the code cache, no pass ran"
+check "explain reads the trees (and says so at DEBUG1)" "$(psql -XAtq 2>&1 <<'SQL' | grep -c 'read the trees of model'
+SET client_min_messages = debug1;
+SELECT length(silvan.explain('binary_logistic', 1)) > 0;
+SQL
+)" 1
+check "a later session predicts without reading a tree" "$(psql -XAtq 2>&1 <<'SQL' | grep -c 'read the trees of model'
+SET client_min_messages = debug1;
+SELECT count(silvan.predict('binary_logistic', f)) FROM fx_in;
+SQL
+)" 0
 check "a parallel worker loads the code from the code cache" "$(psql -XAtq 2>&1 <<'SQL' | grep -c 'machine code for the default schedule: from the code cache'
 SET force_parallel_mode = on; SET parallel_leader_participation = off;
 SET max_parallel_workers_per_gather = 1; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;

@@ -11,7 +11,8 @@
  * the code lies the image of the buffers and text the passes built
  * (compile_image.c): a compile that finds both runs no pass and explains
  * itself exactly as the compile that stored them; a damaged image is
- * refused whole and the passes run.  A
+ * refused whole and the passes run.  A forest read without its trees finds
+ * both, and its default schedule, by its digest alone.  A
  * model of the same shape with other thresholds misses the source key and
  * finds, or not, the same IR.  Whatever the cache holds, results equal
  * the interpreter's bit for bit.  A full cache drops its least recently
@@ -335,6 +336,78 @@ CompileAndCheck(const Forest *forest, const char *schedule_text, const float *ro
 	return compiled;
 }
 
+/*
+ * What a backend does when the catalog's form of a model is all it has:
+ * the header alone finds the compile and the default schedule an earlier
+ * compile of the whole form left in the code cache, and its code predicts
+ * as the interpreter on the whole forest; a model never compiled finds
+ * nothing (the caller then reads the trees)
+ */
+static void
+TestHeaderOnly(const Forest *parsed, const float *rows)
+{
+	SilvanStatus status;
+	uint8_t    *data = NULL;
+	size_t		size = 0;
+	int64_t		stored_nodes;
+	Forest	   *whole;
+	Forest	   *header;
+	Schedule	picked;
+	Schedule	remembered;
+	CompiledForest *compiled;
+	char	   *a;
+	char	   *b;
+
+	if (!ForestSerialize(parsed, &data, &size, &status))
+	{
+		CHECK_MSG(false, "serialize: %s", status.detail);
+		return;
+	}
+	whole = ForestDeserialize(data, size, &status);
+	header = ForestDeserializeHeader(data, size, &stored_nodes, &status);
+	CHECK(whole != NULL && header != NULL);
+	if (whole == NULL || header == NULL)
+		goto done;
+	CHECK_MSG(!ScheduleDefaultFromCache(header, 77, &remembered),
+			  "a default schedule nobody remembered was found");
+	ScheduleDefault(whole, 77, &picked);
+	CHECK_MSG(CompileForestFromCache(header, &picked, NULL) == NULL,
+			  "the header found a compile nobody made");
+	ScheduleDefaultRemember(header, 77, &picked);
+	CHECK_MSG(ScheduleDefaultFromCache(header, 77, &remembered),
+			  "the remembered default schedule was not found");
+	a = ScheduleToText(&picked);
+	b = ScheduleToText(&remembered);
+	CHECK_MSG(a && b && strcmp(a, b) == 0, "remembered %s, picked %s", b ? b : "", a ? a : "");
+	free(a);
+	free(b);
+	CHECK_MSG(!ScheduleDefaultFromCache(header, 78, &remembered),
+			  "another batch size's default schedule was found");
+	compiled = CompileForest(whole, &picked, NULL, &status);
+	CHECK_MSG(compiled != NULL, "whole: %s", status.detail);
+	CompiledForestFree(compiled);
+	compiled = CompileForestFromCache(header, &picked, NULL);
+	CHECK_MSG(compiled != NULL, "the header did not find the whole form's compile");
+	if (compiled != NULL)
+	{
+		float		want[NUM_ROWS];
+		float		got[NUM_ROWS];
+
+		CHECK(RanNoPass(compiled));
+		ForestMarginsInit(whole, want, NUM_ROWS);
+		ForestMarginsInit(header, got, NUM_ROWS);
+		ForestInterpretAccumulate(whole, rows, NUM_ROWS, want);
+		CompiledForestAccumulate(compiled, rows, NUM_ROWS, got);
+		CHECK_MSG(memcmp(want, got, sizeof(want)) == 0,
+				  "the header's compile differs from the interpreter on the whole forest");
+		CompiledForestFree(compiled);
+	}
+done:
+	ForestFree(whole);
+	ForestFree(header);
+	free(data);
+}
+
 /* Rewrite a file: keep its first keep bytes, then change byte at (if >= 0), then append extra */
 static void
 DamageFile(const char *path, long keep, long at, const char *extra)
@@ -544,6 +617,8 @@ main(void)
 		CompiledForestFree(a);
 		ForestFree(other);
 	}
+
+	TestHeaderOnly(forest, rows);
 
 	/* a full cache drops its least recently used entry */
 	RemoveEntries();

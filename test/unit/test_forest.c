@@ -182,6 +182,23 @@ TestSerialize(void)
 		}
 	}
 	CHECK(bad == 0);
+	/* the header alone: no trees, the same facts, refused when cut inside it */
+	{
+		int64_t		stored_nodes = -1;
+		Forest	   *header = ForestDeserializeHeader(data, size, &stored_nodes, &st);
+		size_t		header_end = 4 + 4 + 5 + 64 + 8 + 5 * 4 + 2 * 8 + 8 * (size_t) f->num_groups + 4;
+
+		CHECK(header != NULL && ForestSameHeader(header, g) && header->num_trees == 0 &&
+			  header->nodes == NULL && stored_nodes == g->num_nodes);
+		ForestFree(header);
+		for (size_t cut = 0; cut < header_end && cut < size; cut++)
+			if ((header = ForestDeserializeHeader(data, cut, &stored_nodes, &st)) != NULL)
+			{
+				bad++;
+				ForestFree(header);
+			}
+		CHECK_MSG(bad == 0, "%d cuts inside the header gave a header", bad);
+	}
 	data[size - 2] ^= 0x7f;		/* corrupt a leaf: still valid */
 	data[4] = 0xff;			/* corrupt the format version */
 	CHECK(ForestDeserialize(data, size, &st) == NULL);

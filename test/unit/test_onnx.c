@@ -212,6 +212,38 @@ CompareFixture(const char *name, const Forest *forest, const CompiledForest *com
 	return bad;
 }
 
+/*
+ * The header read alone (ForestDeserializeHeader, what a backend reads
+ * when the code cache has the model's code) agrees with the whole read:
+ * labels, margins' start, transforms; it holds no trees; and every prefix
+ * of a form with class labels (which follow the trees) is refused
+ */
+static void
+CheckHeaderRead(const char *name, const uint8_t *data, size_t size, const Forest *whole)
+{
+	SilvanStatus st;
+	int64_t		stored_nodes = -1;
+	Forest	   *header = ForestDeserializeHeader(data, size, &stored_nodes, &st);
+	int			accepted = 0;
+
+	CHECK_MSG(header != NULL, "%s: header: %s: %s", name, st.message, st.detail);
+	if (header == NULL)
+		return;
+	CHECK_MSG(ForestSameHeader(header, whole), "%s: the header read alone differs", name);
+	CHECK_MSG(header->num_trees == 0 && header->trees == NULL && header->num_nodes == 0 &&
+			  header->nodes == NULL && stored_nodes == whole->num_nodes,
+			  "%s: the header holds trees, or miscounts the stored nodes", name);
+	ForestFree(header);
+	for (size_t cut = 0; whole->class_labels != NULL && cut < size; cut++)
+		if ((header = ForestDeserializeHeader(data, cut, &stored_nodes, &st)) != NULL)
+		{
+			accepted++;
+			ForestFree(header);
+		}
+	CHECK_MSG(accepted == 0, "%s: %d prefixes of a form with class labels gave a header",
+			  name, accepted);
+}
+
 /* A forest equals its binary form's reload: margins, labels */
 static void
 CheckRoundTrip(const char *name, const Forest *forest, const Csv *x)
@@ -237,6 +269,7 @@ CheckRoundTrip(const char *name, const Forest *forest, const Csv *x)
 		CHECK((g->class_labels == NULL) == (forest->class_labels == NULL));
 		for (int32_t c = 0; g->class_labels && forest->class_labels && c < g->num_classes; c++)
 			CHECK(strcmp(g->class_labels[c], forest->class_labels[c]) == 0);
+		CheckHeaderRead(name, data, size, g);
 		free(a);
 		free(b);
 		ForestFree(g);
