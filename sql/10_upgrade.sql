@@ -87,7 +87,8 @@ CREATE TEMP VIEW extension_objects AS
 	 WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
 	   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'silvan')
 	UNION ALL
-	SELECT 'column ' || a.attrelid::regclass || '.' || a.attname, a.attnum || ' ' || format_type(a.atttypid, a.atttypmod)
+	SELECT 'column ' || a.attrelid::regclass || '.' || a.attname,
+	       a.attnum || ' ' || format_type(a.atttypid, a.atttypmod) || ' ' || a.attstorage::text
 	  FROM pg_attribute a
 	 WHERE a.attrelid IN (SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 	                       WHERE n.nspname = 'silvan' AND c.relkind = 'r')
@@ -129,3 +130,34 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE a.prediction IS DISTINCT FROM b.
   JOIN silvan.predict_table('binary_logistic', 'fx_in', 'id', batch_size => 16) AS a USING (key);
 SELECT rows_from FROM silvan.tune('binary_logistic', batch_sizes => '{16}', budget => '1 ms');
 DROP TABLE before_update, fx_in, fx_exp;
+
+-- from the previous release, 0.4.0: the update stores models' binary
+-- forms uncompressed from then on; a form stored before keeps its
+-- compression and predicts the same, a model loaded after (or loaded
+-- again) is stored uncompressed (multi_softprob's form: pglz compresses it)
+SET client_min_messages = warning;
+DROP EXTENSION silvan CASCADE;
+CREATE EXTENSION silvan VERSION '0.4.0';
+RESET client_min_messages;
+\set fx multi_softprob
+\i sql/fixture.psql
+SELECT silvan.set_schedule('multi_softprob', 'reorder(tree, batch)', batch_size => 16);
+SELECT pg_column_compression(forest) AS compressed_by_0_4_0 FROM silvan.model;
+CREATE TABLE before_update AS
+	SELECT key, prediction FROM silvan.predict_table('multi_softprob', 'fx_in', 'id', batch_size => 16);
+CREATE TABLE forest_before AS SELECT name, revision, forest FROM silvan.model;
+ALTER EXTENSION silvan UPDATE;
+\c
+SELECT extversion FROM pg_extension WHERE extname = 'silvan';
+SELECT count(*) AS forests_changed FROM (
+	SELECT name, revision, forest FROM forest_before EXCEPT SELECT name, revision, forest FROM silvan.model) AS c;
+SELECT count(*) AS rows, count(*) FILTER (WHERE a.prediction IS DISTINCT FROM b.prediction) AS changed
+  FROM before_update AS b
+  JOIN silvan.predict_table('multi_softprob', 'fx_in', 'id', batch_size => 16) AS a USING (key);
+SELECT silvan.load_model('softprob_again', :'model') > 0 AS loaded;
+SELECT silvan.load_model('multi_softprob', :'model', replace => true) > 0 AS reloaded;
+SELECT name, pg_column_compression(forest) AS compression FROM silvan.model ORDER BY 1;
+SELECT count(*) FILTER (WHERE silvan.predict('softprob_again', f)::real IS DISTINCT FROM e[1]::real) AS wrong_after_update,
+       count(*) FILTER (WHERE silvan.predict('multi_softprob', f)::real IS DISTINCT FROM e[1]::real) AS wrong_reloaded
+  FROM fx_in JOIN fx_exp USING (id);
+DROP TABLE before_update, forest_before, fx_in, fx_exp;
