@@ -7,18 +7,7 @@
 # Prints "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-passed=0
-failed=0
-
-check() {
-	if [ "$2" = "$3" ]; then
-		passed=$((passed + 1))
-		echo "ok: $1"
-	else
-		failed=$((failed + 1))
-		echo "FAILED: $1: got '$2', want '$3'"
-	fi
-}
+source test/check.sh
 
 # Poll a query until it returns want or seconds pass; prints what it returned last
 wait_for() {
@@ -52,5 +41,4 @@ check "its result covers the batch size" \
 	"$(psql -XAtq -c "SELECT result->0->>'batch_size' FROM silvan.tuning_jobs WHERE model = 'retuned' ORDER BY job LIMIT 1")" 64
 check "unscheduled" "$(psql -XAtq -c "SELECT cron.unschedule('silvan-retune')")" t
 cluster_stop
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+check_summary

@@ -11,18 +11,7 @@
 # Prints "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-passed=0
-failed=0
-
-check() {
-	if [ "$2" = "$3" ]; then
-		passed=$((passed + 1))
-		echo "ok: $1"
-	else
-		failed=$((failed + 1))
-		echo "FAILED: $1: got '$2', want '$3'"
-	fi
-}
+source test/check.sh
 
 # Rows whose predict() differs from XGBoost's, in a fresh session
 differing_rows() {
@@ -68,5 +57,4 @@ SQL
 check "the server is up" "$(psql -XAtq -c "SELECT 1")" 1
 check "no error in the server log" "$(grep -cE '(ERROR|FATAL|PANIC):' "$CLUSTER_DIR/server.log")" 0
 cluster_stop
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+check_summary
