@@ -164,22 +164,23 @@ CacheQuery(const CatalogSql *sql, const char *query, Oid argtype, Datum arg)
 }
 
 /*
- * Set a version's forest from the catalog's binary form, with its feature
- * names and types: its header now (ForestDeserializeHeader), the trees
- * when something asks for them (ModelVersionForest), from a copy of the
- * bytes kept in the version's context
+ * Set a version's forest from the catalog's binary form (the column's
+ * Datum), with its feature names and types: its header now
+ * (ForestDeserializeHeader), the trees when something asks for them
+ * (ModelVersionForest), from the form detoasted once into the version's
+ * context
  */
 void
-ModelVersionSetForest(ModelVersion *version, bytea *bytes, const Datum *features,
+ModelVersionSetForest(ModelVersion *version, Datum form, const Datum *features,
 					  const bool *features_null)
 {
 	SilvanStatus status;
-	Size		size = VARSIZE_ANY_EXHDR(bytes);
+	MemoryContext old = MemoryContextSwitchTo(version->cxt);
 
-	version->stored = MemoryContextAlloc(version->cxt, VARHDRSZ + size);
-	SET_VARSIZE(version->stored, VARHDRSZ + size);
-	memcpy(VARDATA(version->stored), VARDATA_ANY(bytes), size);
-	version->header = ForestDeserializeHeader((const uint8_t *) VARDATA(version->stored), size,
+	version->stored = DatumGetByteaPCopy(form);
+	MemoryContextSwitchTo(old);
+	version->header = ForestDeserializeHeader((const uint8_t *) VARDATA(version->stored),
+											  VARSIZE(version->stored) - VARHDRSZ,
 											  &version->stored_nodes, &status);
 	if (version->header == NULL)
 		SilvanReportStatus(ERROR, &status);
@@ -267,8 +268,8 @@ CacheLoadForest(const CatalogSql *sql, ModelVersion *version)
 	desc = SPI_tuptable->tupdesc;
 	for (int f = 0; f < 2; f++)
 		features[f] = SPI_getbinval(tuple, desc, 2 + f, &features_null[f]);
-	ModelVersionSetForest(version, DatumGetByteaPP(SPI_getbinval(tuple, desc, 1, &isnull)),
-						  features, features_null);
+	ModelVersionSetForest(version, SPI_getbinval(tuple, desc, 1, &isnull), features,
+						  features_null);
 }
 
 /* A model's cpu schedules, with what the tuner measured for tuned ones, in words */

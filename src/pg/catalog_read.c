@@ -317,8 +317,8 @@ VersionFromRows(const char *name, const CatalogTable *tables, HeapTuple model,
 
 		features[0] = ColumnValue(model, rel, "feature_names", &features_null[0]);
 		features[1] = ColumnValue(model, rel, "feature_types", &features_null[1]);
-		ModelVersionSetForest(version, DatumGetByteaPP(ColumnValue(model, rel, "forest", &isnull)),
-							  features, features_null);
+		ModelVersionSetForest(version, ColumnValue(model, rel, "forest", &isnull), features,
+							  features_null);
 		ModelVersionAllocSchedules(version, num_schedules);
 		for (int i = 0; i < num_schedules; i++)
 			ModelVersionSetSchedule(version, i, schedules[i].batch_size, schedules[i].text,

@@ -107,7 +107,7 @@ extern Oid	SilvanCatalogRelid(const char *relname);
 extern ModelVersion *ModelVersionCreate(const char *name, int64 id, int64 revision,
 										const char *fingerprint);
 extern void ModelVersionDiscard(ModelVersion *version);
-extern void ModelVersionSetForest(ModelVersion *version, bytea *bytes, const Datum *features,
+extern void ModelVersionSetForest(ModelVersion *version, Datum form, const Datum *features,
 								  const bool *features_null);
 extern Forest *ModelVersionForest(ModelVersion *version);
 extern void ModelVersionAllocSchedules(ModelVersion *version, uint64 n);
