@@ -262,6 +262,18 @@ extern LLVMValueRef CgWalkToLeaf(CodegenContext *cg, LLVMValueRef v_index,
 /* codegen_walk_code.c: the tree's top compiled in */
 extern const WalkStrategy WalkCode;
 
+/* codegen_walk_code.c: split decisions written with the split's constants */
+extern LLVMValueRef CgNumericGoesLeft(CodegenContext *cg, const ForestNode *node,
+									  LLVMValueRef v_x);
+extern LLVMValueRef CgCategoricalGoesLeft(CodegenContext *cg, const ForestNode *node,
+										  LLVMValueRef v_row_ptr);
+extern LLVMValueRef CgColdLeaf(CodegenContext *cg, LLVMValueRef v_row_ptr, LLVMValueRef v_index,
+							   LLVMValueRef v_fixed);
+
+/* codegen_walk_bits.c: codeWalk's bitvector form */
+extern void CgBitvectorEmit(CodegenContext *cg, const MirOp *op, const WalkLane *lanes,
+							int32_t width, LLVMValueRef *v_leaf, LLVMValueRef *v_groups);
+
 /* Short emission helpers */
 static inline LLVMValueRef
 CgInt32(CodegenContext *cg, int64_t v)

@@ -13,7 +13,8 @@
  *                   gpuDimension(i, grid.x|grid.y|grid.z|block.x|block.y|block.z)
  *   optimizations   cache(i)  parallel(i)  interleave(i)  unrollWalk(i, hops)
  *                   peelWalk(i, hops)
- *   walk strategies codeWalk(i, nodes, branchy|select)   earlyExitWalk(i)
+ *   walk strategies codeWalk(i, nodes, branchy|select|bitvector)
+ *                   earlyExitWalk(i)
  *   reductions      atomicReduce(i)  sharedReduce(i)  vectorReduce(i, width)
  *   model layout    representation(array|sparse|reorg)
  *                   tileTrees(size, uniform|probabilistic)   size 1..8
@@ -28,6 +29,10 @@
  * branch-free selects, and walks the rest from the buffers; the tree must
  * be known at compile time, so every loop over trees around i (or i
  * itself) carries specialize(), which emits its body once per tree.
+ * codeWalk(i, nodes, bitvector) instead compiles whole trees of at most
+ * `nodes` splits and 64 leaves as straight-line code that compares every
+ * split and finds the leaf as a bit (QuickScorer); with interleave(i) over
+ * rows, the lanes' rows are compared together in vectors.
  *
  * Index variables form a tree: a tiled or split variable is replaced in
  * the loop nest by the two it produced.  The loop nest itself is a tree of
@@ -99,7 +104,8 @@ typedef enum TreeTiling
 typedef enum CodeWalkForm
 {
 	CODE_WALK_BRANCHY = 0,		/* if/else per split */
-	CODE_WALK_SELECT = 1		/* every split of the top compared, selects */
+	CODE_WALK_SELECT = 1,		/* every split of the top compared, selects */
+	CODE_WALK_BITVECTOR = 2		/* every split compared, leaves as bits */
 } CodeWalkForm;
 
 #define SCHEDULE_MAX_CODE_NODES	4096	/* codeWalk: splits per tree */

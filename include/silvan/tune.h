@@ -66,6 +66,7 @@
 #define TUNE_CODE_SPLITS		32768	/* code walks: splits in code, all trees */
 #define TUNE_CODE_WHOLE_SPLITS	8192	/* code walks for any forest this small */
 #define TUNE_CODE_MIN_DEPTH		10	/* and for deeper ones, in part if large */
+#define TUNE_BITS_MAX_SPLITS	4096	/* bitvector code walks: splits of all trees */
 
 typedef enum TuneStrategy
 {
@@ -94,7 +95,8 @@ typedef enum TuneWalk
 	TUNE_WALK_PEELED,
 	TUNE_WALK_EARLY_EXIT,
 	TUNE_WALK_CODE_BRANCHY,
-	TUNE_WALK_CODE_SELECT
+	TUNE_WALK_CODE_SELECT,
+	TUNE_WALK_CODE_BITVECTOR
 } TuneWalk;
 
 /* Blocks of trees: which cache a block of trees' nodes is sized for */

@@ -405,24 +405,39 @@ ComparePredicate(uint8_t compare, bool nan_true)
 	return nan_true ? LLVMRealULT : LLVMRealOLT;
 }
 
-/* i1: does the row go left at split node (numeric or categorical)? */
+/* v_c as a vector like v_like (a splat), or v_c itself when v_like is scalar */
 static LLVMValueRef
-GoesLeft(CodeTree *ct, const ForestNode *node)
+SplatLike(LLVMValueRef v_c, LLVMValueRef v_like)
 {
-	CodegenContext *cg = ct->cg;
+	LLVMTypeRef t = LLVMTypeOf(v_like);
+	LLVMValueRef lanes[MIR_MAX_WIDTH];
+	unsigned	n;
+
+	if (LLVMGetTypeKind(t) != LLVMVectorTypeKind)
+		return v_c;
+	n = LLVMGetVectorSize(t);
+	for (unsigned k = 0; k < n && k < MIR_MAX_WIDTH; k++)
+		lanes[k] = v_c;
+	return LLVMConstVector(lanes, n);
+}
+
+/*
+ * i1 (or a vector of i1, one per lane, when v_x is a vector): does x (the
+ * split's feature, forest precision) go left at numeric split node?
+ */
+LLVMValueRef
+CgNumericGoesLeft(CodegenContext *cg, const ForestNode *node, LLVMValueRef v_x)
+{
 	LLVMBuilderRef b = cg->builder;
 	LLVMTypeRef t_double = LLVMDoubleTypeInContext(cg->context);
-	LLVMValueRef v_x;
-	LLVMValueRef v_xd;
-	LLVMValueRef v_th = LLVMConstReal(t_double, node->threshold);
+	bool		vector = LLVMGetTypeKind(LLVMTypeOf(v_x)) == LLVMVectorTypeKind;
+	LLVMTypeRef t_xd = vector ? LLVMVectorType(t_double, LLVMGetVectorSize(LLVMTypeOf(v_x))) :
+		t_double;
+	LLVMValueRef v_xd = cg->forest->precision == FOREST_FLOAT32 ?
+		LLVMBuildFPExt(b, v_x, t_xd, "") : v_x;
+	LLVMValueRef v_th = SplatLike(LLVMConstReal(t_double, node->threshold), v_xd);
 	bool		nan_left;
-	LLVMValueRef v_missing;
-	LLVMValueRef v_cmp;
 
-	if (node->kind == FOREST_NODE_CATEGORICAL)
-		return CategoricalGoesLeft(ct, node);
-	v_x = FeatureValue(ct, node->feature);
-	v_xd = cg->forest->precision == FOREST_FLOAT32 ? LLVMBuildFPExt(b, v_x, t_double, "") : v_x;
 	switch (node->missing)
 	{
 		case FOREST_MISSING_NAN:
@@ -435,16 +450,41 @@ GoesLeft(CodeTree *ct, const ForestNode *node)
 			{
 				/* ZERO: NaN reads as 0, and |x| <= 1e-35f takes the default */
 				LLVMValueRef v_z = LLVMConstReal(t_double, (double) FOREST_ZERO_THRESHOLD);
+				LLVMValueRef v_missing;
+				LLVMValueRef v_cmp;
 
-				v_missing = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealUGE, v_xd, LLVMConstFNeg(v_z), ""),
-										 LLVMBuildFCmp(b, LLVMRealULE, v_xd, v_z, ""), "v_missing");
+				v_missing = LLVMBuildAnd(b,
+										 LLVMBuildFCmp(b, LLVMRealUGE, v_xd,
+													   SplatLike(LLVMConstFNeg(v_z), v_xd), ""),
+										 LLVMBuildFCmp(b, LLVMRealULE, v_xd, SplatLike(v_z, v_xd), ""),
+										 "v_missing");
 				v_cmp = LLVMBuildFCmp(b, ComparePredicate(node->compare, false), v_xd, v_th, "");
-				return LLVMBuildSelect(b, v_missing, LLVMConstInt(cg->t_i1, node->default_left, false),
+				return LLVMBuildSelect(b, v_missing,
+									   SplatLike(LLVMConstInt(cg->t_i1, node->default_left, false),
+												 v_xd),
 									   v_cmp, "v_go_left");
 			}
 	}
 	/* NaN goes left exactly when the unordered compare says so */
 	return LLVMBuildFCmp(b, ComparePredicate(node->compare, nan_left), v_xd, v_th, "v_go_left");
+}
+
+/* i1: does the row go left at split node (numeric or categorical)? */
+static LLVMValueRef
+GoesLeft(CodeTree *ct, const ForestNode *node)
+{
+	if (node->kind == FOREST_NODE_CATEGORICAL)
+		return CategoricalGoesLeft(ct, node);
+	return CgNumericGoesLeft(ct->cg, node, FeatureValue(ct, node->feature));
+}
+
+/* i1: does the row at v_row_ptr go left at categorical split node? */
+LLVMValueRef
+CgCategoricalGoesLeft(CodegenContext *cg, const ForestNode *node, LLVMValueRef v_row_ptr)
+{
+	CodeTree	ct = {.cg = cg, .forest = cg->forest, .v_row_ptr = v_row_ptr};
+
+	return CategoricalGoesLeft(&ct, node);
 }
 
 /*
@@ -589,26 +629,35 @@ ColdFunction(CodegenContext *cg, LLVMTypeRef *t_fn)
 	return fn;
 }
 
+/*
+ * The leaf value of the walk from the buffers of the row at v_row_ptr,
+ * from record v_index with v_fixed unchecked hops (NULL: the tree's own),
+ * by a call to the module's one function for it
+ */
+LLVMValueRef
+CgColdLeaf(CodegenContext *cg, LLVMValueRef v_row_ptr, LLVMValueRef v_index,
+		   LLVMValueRef v_fixed)
+{
+	LLVMTypeRef t_fn;
+	LLVMValueRef fn = ColdFunction(cg, &t_fn);
+	LLVMValueRef args[4] = {cg->fn.v_args, v_row_ptr, v_index, v_fixed};
+	LLVMValueRef v_leaf = LLVMBuildCall2(cg->builder, t_fn, fn, args, 4, "v_cold_leaf");
+
+	LLVMSetInstructionCallConv(v_leaf, LLVMFastCallConv);
+	return v_leaf;
+}
+
 /* The cold part: call the cold walk from the phis' record, then to b_done */
 static void
 EmitCold(CodeTree *ct)
 {
 	CodegenContext *cg = ct->cg;
 	LLVMBuilderRef b = cg->builder;
-	LLVMTypeRef t_fn;
-	LLVMValueRef fn;
-	LLVMValueRef args[4];
 	LLVMValueRef v_leaf;
 	LLVMBasicBlockRef b_from;
 
 	LLVMPositionBuilderAtEnd(b, ct->b_cold);
-	fn = ColdFunction(cg, &t_fn);
-	args[0] = cg->fn.v_args;
-	args[1] = ct->v_row_ptr;
-	args[2] = ct->v_cold_index;
-	args[3] = ct->v_cold_fixed;
-	v_leaf = LLVMBuildCall2(b, t_fn, fn, args, 4, "v_cold_leaf");
-	LLVMSetInstructionCallConv(v_leaf, LLVMFastCallConv);
+	v_leaf = CgColdLeaf(cg, ct->v_row_ptr, ct->v_cold_index, ct->v_cold_fixed);
 	b_from = LLVMGetInsertBlock(b);
 	LLVMAddIncoming(ct->v_value, &v_leaf, &b_from, 1);
 	LLVMBuildBr(b, ct->b_done);
@@ -812,6 +861,16 @@ CodeEmit(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 	}
 	MirPathOf(cg->mir, op, &path);
 	CgSetUpLanes(cg, &path, env, width, lanes);
+	if (op->code_form == CODE_WALK_BITVECTOR)
+	{
+		for (int32_t k = 0; k < width; k++)
+		{
+			v_rows[k] = lanes[k].v_row;
+			v_groups[k] = lanes[k].v_group;
+		}
+		CgBitvectorEmit(cg, op, lanes, width, v_leaf, v_groups);
+		return;
+	}
 	for (int32_t k = 0; k < width; k++)
 	{
 		int64_t		t = lanes[k].v_tree && LLVMIsAConstantInt(lanes[k].v_tree) ?

@@ -219,7 +219,8 @@ CheckSpecialized(MirBuilder *b, const MirOp *walk, const MirOp *loop)
 								  "specialize(%s) would emit the loop body more than %d times.",
 								  var->name, MIR_MAX_SPECIALIZED);
 		}
-		if (walk->strategy == MIR_WALK_CODE && p->index_kind == INDEX_TREE && !p->specialize)
+		if (walk->strategy == MIR_WALK_CODE && walk->code_form != CODE_WALK_BITVECTOR &&
+			p->index_kind == INDEX_TREE && !p->specialize)
 			return StatusFail(b->status, SILVAN_ERROR_INVALID, "invalid schedule",
 							  "codeWalk(%s) compiles each tree's top into code, so the tree "
 							  "must be known at compile time: add specialize(%s)%s.",
@@ -600,7 +601,10 @@ MirDumpOps(TextBuf *buf, const Mir *mir, const MirOp *op, int indent)
 						   "rows[0:w]" : "row");
 				if (mir->schedule->tile_size > 1)
 					TextAppend(buf, ", tiles of %d: vector compare, LUT", mir->schedule->tile_size);
-				if (op->strategy == MIR_WALK_CODE)
+				if (op->strategy == MIR_WALK_CODE && op->code_form == CODE_WALK_BITVECTOR)
+					TextAppend(buf, ", codeWalk: trees of up to %d splits and 64 leaves in code "
+							   "(leaf bitvectors), others from the buffers", op->code_nodes);
+				else if (op->strategy == MIR_WALK_CODE)
 					TextAppend(buf, ", codeWalk: top %d splits in code (%s%s), then buffers",
 							   op->code_nodes, op->code_form == CODE_WALK_SELECT ?
 							   "selects" : "branches",

@@ -43,6 +43,8 @@
 #define SCHEDULE_DEEP_DEPTH			10
 #define SCHEDULE_CODE_WALK_SPLITS	8192
 #define SCHEDULE_CODE_ROW_TILE		256
+#define SCHEDULE_BITS_MAX_SPLITS	4096
+#define SCHEDULE_BITS_MIN_BATCH		64
 
 /* Largest power of two not above n (n >= 1) */
 static int32_t
@@ -317,6 +319,37 @@ ScheduleDeepDefault(const Forest *forest, Schedule *schedule)
 }
 
 /*
+ * LightGBM forests of small trees (at most 64 leaves each, LightGBM's
+ * default is 31), numeric splits only, SCHEDULE_BITS_MAX_SPLITS splits in
+ * all, scored in batches of at least SCHEDULE_BITS_MIN_BATCH rows: every
+ * tree as leaf bitvectors (codegen_walk_bits.c), eight rows a vector,
+ * trees outside the rows of a 256-row tile so that one tree's function
+ * runs over the tile.  Measured (kernel, batch 1024, synthetic rows,
+ * 2-core machine, each figure the best of 5 in a noisy spread of about
+ * 30%): NYC_taxi 0.58 us per row against 0.80-1.15 for the blocked code
+ * walk (lleaves about 1.0), boston 0.46 against 1.13-1.59 (lleaves about
+ * 1.5), lleaves' multiclass 0.31 against 0.47 for lock-step (lleaves
+ * about 0.37); compiled in 1.6, 1.3 and 0.6 s.  A smaller batch would
+ * compute eight lanes for fewer rows, and forests with categorical splits
+ * would compare them lane by lane (airline: 7.5 us per row): they keep
+ * the other defaults.
+ */
+static bool
+ScheduleBitvectorDefault(const Forest *forest, int32_t batch_size, Schedule *schedule)
+{
+	int64_t		largest;
+	SilvanStatus status;
+
+	if (forest->source != FOREST_SOURCE_LIGHTGBM || forest->num_trees < 1 ||
+		batch_size < SCHEDULE_BITS_MIN_BATCH || HasCategorical(forest) ||
+		CountSplits(forest, &largest) > SCHEDULE_BITS_MAX_SPLITS || largest > 63)
+		return false;
+	return ScheduleParse("tile(batch, b0, b1, 256)\ntile(b1, b2, b3, 8)\n"
+						 "reorder(b0, tree, b2, b3)\nparallel(b0)\ninterleave(b3)\n"
+						 "codeWalk(b3, 63, bitvector)\n", schedule, &status);
+}
+
+/*
  * Pick the default schedule for a forest and a typical batch size.
  *
  * Measured on a 100-tree depth-8 XGBoost model (higgs, 4096 rows): walking
@@ -347,7 +380,8 @@ ScheduleDefault(const Forest *forest, int32_t batch_size, Schedule *schedule)
 		tile = SCHEDULE_MIN_TILE;
 	if (tile > SCHEDULE_MAX_TILE)
 		tile = SCHEDULE_MAX_TILE;
-	if (ScheduleDeepDefault(forest, schedule))
+	if (ScheduleBitvectorDefault(forest, batch_size, schedule) ||
+		ScheduleDeepDefault(forest, schedule))
 		return;
 	if (batch_size > 0 && batch_size <= tile)
 		tile = 0;

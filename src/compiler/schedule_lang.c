@@ -127,7 +127,7 @@ static const char *const gpu_words[] = {
 };
 static const char *const repr_words[] = {"array", "sparse", "reorg", NULL};
 static const char *const tiling_words[] = {"uniform", "probabilistic", NULL};
-static const char *const form_words[] = {"branchy", "select", NULL};
+static const char *const form_words[] = {"branchy", "select", "bitvector", NULL};
 
 static const DirectiveSpec directive_specs[] = {
 	{"tile", SCHEDULE_OP_TILE, "vnni", "tile(indexVar, outer, inner, tileSize)",
@@ -161,7 +161,7 @@ static const DirectiveSpec directive_specs[] = {
 	tiling_words, TREE_TILING_UNIFORM, ApplyLayout},
 	{"reorderTrees", SCHEDULE_OP_REORDER_TREES, "", "reorderTrees()",
 	NULL, 0, ApplyLayout},
-	{"codeWalk", SCHEDULE_OP_CODE_WALK, "viw", "codeWalk(indexVar, nodes, branchy|select)",
+	{"codeWalk", SCHEDULE_OP_CODE_WALK, "viw", "codeWalk(indexVar, nodes, branchy|select|bitvector)",
 	form_words, CODE_WALK_BRANCHY, ApplyWalkStrategy},
 	{"earlyExitWalk", SCHEDULE_OP_EARLY_EXIT_WALK, "v", "earlyExitWalk(indexVar)",
 	NULL, 0, ApplyWalkStrategy},
@@ -1424,7 +1424,7 @@ AppendFlags(TextBuf *buf, const IndexVar *v)
 	if (v->code_walk > 0)
 	{
 		AppendFlag(buf, &n, "codeWalk", v->code_walk);
-		TextAppend(buf, " %s", form_words[v->code_form == CODE_WALK_SELECT ? 1 : 0]);
+		TextAppend(buf, " %s", form_words[v->code_form]);
 	}
 	if (v->early_exit)
 		AppendFlag(buf, &n, "earlyExitWalk", 0);

@@ -167,6 +167,18 @@ CodeSplitsPerTree(const TuneShape *shape)
 	return n > 0 ? n : 1;
 }
 
+/*
+ * Is the bitvector code walk in the space?  Trees of at most 64 leaves,
+ * numeric splits (categorical ones are compared lane by lane: slow to run
+ * and to compile), and few enough splits to compile in a few seconds
+ */
+static bool
+BitvectorFits(const TuneShape *shape)
+{
+	return !shape->categorical && shape->largest_tree_splits <= 63 &&
+		shape->total_splits <= TUNE_BITS_MAX_SPLITS;
+}
+
 static bool
 IsCodeWalk(TuneWalk walk)
 {
@@ -204,6 +216,10 @@ TuneCpuValid(const TuneShape *shape, const TuneCpuPoint *p)
 	if (p->reorder_trees && shape->exact)
 		return false;
 	if (IsCodeWalk(p->walk) && (!CodeWalkFits(shape) || p->tile_size > 1 || parallel_trees))
+		return false;
+	/* bitvectors: rows in vectors, trees through the table (no specialize) */
+	if (p->walk == TUNE_WALK_CODE_BITVECTOR &&
+		(!BitvectorFits(shape) || p->interleave == 1 || parallel_trees))
 		return false;
 	if ((p->walk == TUNE_WALK_UNROLLED || p->walk == TUNE_WALK_PEELED) && shape->max_depth < 2)
 		return false;
@@ -263,6 +279,8 @@ PutWalk(const TuneShape *shape, const TuneCpuPoint *p, const char *loop,
 			return Put(text, size, used, "codeWalk(%s, %lld, %s)\n", loop,
 					   (long long) CodeSplitsPerTree(shape),
 					   p->walk == TUNE_WALK_CODE_BRANCHY ? "branchy" : "select");
+		case TUNE_WALK_CODE_BITVECTOR:
+			return Put(text, size, used, "codeWalk(%s, 63, bitvector)\n", loop);
 	}
 	return false;
 }
@@ -403,7 +421,8 @@ HeuristicRowTile(const TuneShape *shape, int32_t tile)
 /*
  * Phase 1 of the heuristic: loop structure and parallelism, array layout,
  * scalar nodes.  Interleave 1, 8 and 16; unrolled walks only interleaved;
- * peeled walks only alone; code walks one row at a time.
+ * peeled walks only alone; code walks one row at a time, bitvector code
+ * walks only interleaved.
  */
 int
 TuneCpuPhase1(const TuneShape *shape, TuneCpuPoint *points, int max)
@@ -418,14 +437,15 @@ TuneCpuPhase1(const TuneShape *shape, TuneCpuPoint *points, int max)
 		if (!HeuristicRowTile(shape, phase1_row_tiles[t]))
 			continue;
 		for (int i = 0; i < (int) lengthof(phase1_interleaves); i++)
-			for (int w = TUNE_WALK_LOCKSTEP; w <= TUNE_WALK_CODE_BRANCHY; w++)
+			for (int w = TUNE_WALK_LOCKSTEP; w <= TUNE_WALK_CODE_BITVECTOR; w++)
 				for (int q = 0; q < np; q++)
 				{
 					TuneCpuPoint p = {.parallel = parallel[q], .row_tile = phase1_row_tiles[t],
 						.interleave = phase1_interleaves[i], .walk = (TuneWalk) w,
 					.tile_size = 1};
 
-					if ((w == TUNE_WALK_UNROLLED && p.interleave == 1) ||
+					if (w == TUNE_WALK_CODE_SELECT ||
+						(w == TUNE_WALK_UNROLLED && p.interleave == 1) ||
 						((w == TUNE_WALK_PEELED || w == TUNE_WALK_CODE_BRANCHY) && p.interleave > 1))
 						continue;
 					n = AddCpu(shape, &p, points, n, max);
@@ -497,7 +517,7 @@ TuneCpuExhaustive(const TuneShape *shape, TuneCpuPoint *points, int max)
 		int			np = ParallelOptions(shape, row_tiles[t], parallel);
 
 		for (int i = 0; i < (int) lengthof(interleaves); i++)
-			for (int w = TUNE_WALK_LOCKSTEP; w <= TUNE_WALK_CODE_SELECT; w++)
+			for (int w = TUNE_WALK_LOCKSTEP; w <= TUNE_WALK_CODE_BITVECTOR; w++)
 				for (int q = 0; q < np; q++)
 					for (int r = 0; r < 3; r++)
 						for (int s = 0; s < (int) lengthof(tile_sizes); s++)
@@ -649,7 +669,7 @@ TuneSpaceDescribe(const TuneShape *shape, TuneTarget target)
 		Put(text, size, &used,
 			"cpu space: row tile {none, 32, 64, ..., 2048} below the batch size, interleave"
 			" {1, 2, 4, 8, 16}, walk {lock-step, unrolled, peeled, early exit, code branchy,"
-			" code select}, parallel {none, rows%s}, tree blocks {none, L2: %d, L1: %d},"
+			" code select, code bitvector}, parallel {none, rows%s}, tree blocks {none, L2: %d, L1: %d},"
 			" representation {array, sparse, reorg}, tileTrees {1, 4, 8}%s%s\n",
 			shape->exact ? "" : ", trees, both", TreeBlock(shape), TreeBlockL1(shape),
 			shape->have_profile ? " uniform or probabilistic" : " uniform",

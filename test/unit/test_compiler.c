@@ -790,6 +790,50 @@ TestScheduleAndExplain(void)
 }
 
 /* Real models: parse, compile, compare with the interpreter */
+/*
+ * The default schedule of LightGBM forests of small numeric trees is the
+ * bitvector code walk at batches of 64 rows or more; a smaller batch, a
+ * forest with categorical splits or one with too many splits keeps the
+ * other defaults
+ */
+static void
+TestBitvectorDefault(void)
+{
+	static const struct
+	{
+		const char *path;
+		int32_t		batch;
+		bool		bits;
+	}			cases[] = {
+		{"siboehm_lleaves/tests--models--NYC_taxi--model.txt", 1024, true},
+		{"siboehm_lleaves/tests--models--NYC_taxi--model.txt", 64, true},
+		{"siboehm_lleaves/tests--models--NYC_taxi--model.txt", 63, false},
+		{"siboehm_lleaves/tests--models--NYC_taxi--model.txt", 1, false},
+		{"siboehm_lleaves/tests--models--multiclass--model.txt", 1024, true},
+		{"siboehm_lleaves/tests--models--boston_housing--model.txt", 256, true},
+		{"siboehm_lleaves/tests--models--airline--model.txt", 1024, false},	/* categorical */
+		{"siboehm_lleaves/tests--models--mtpl2--model.txt", 1024, false},	/* 30,000 splits */
+		{"asprasad_treebeard/xgb_models--higgs_xgb_model_save.json", 1024, false},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		Forest	   *forest = LoadSharedModel(cases[i].path);
+		Schedule	schedule;
+		char	   *text;
+
+		CHECK_MSG(forest != NULL, "%s does not load", cases[i].path);
+		if (forest == NULL)
+			continue;
+		ScheduleDefault(forest, cases[i].batch, &schedule);
+		text = ScheduleToText(&schedule);
+		CHECK_MSG(text != NULL && (strstr(text, "bitvector") != NULL) == cases[i].bits,
+				  "%s at batch %d: %s", cases[i].path, cases[i].batch, text ? text : "(none)");
+		free(text);
+		ForestFree(forest);
+	}
+}
+
 static void
 TestRealModels(void)
 {
@@ -859,6 +903,7 @@ main(void)
 	TestMissingRules();
 	TestScheduleAndExplain();
 	TestGenerated();
+	TestBitvectorDefault();
 	TestRealModels();
 	UNIT_DONE();
 }

@@ -343,6 +343,15 @@ TestWalkStrategies(void)
 	text = ScheduleToText(&s);
 	CHECK(text != NULL && strstr(text, "codeWalk(tree, 16, select)") != NULL);
 	free(text);
+	CheckNest("tile(batch, b0, b1, 8); reorder(b0, tree, b1); interleave(b1); specialize(tree); "
+			  "codeWalk(b1, 30, bitvector)",
+			  "for b0 in batch step 8\n  for tree in trees [specialize]\n"
+			  "    for b1 in b0 tile (8) [interleave, codeWalk 30 bitvector]\n", &s);
+	CHECK(s.vars[ScheduleFindVar(&s, "b1")].code_walk == 30 &&
+		  s.vars[ScheduleFindVar(&s, "b1")].code_form == CODE_WALK_BITVECTOR);
+	text = ScheduleToText(&s);
+	CHECK(text != NULL && strstr(text, "codeWalk(b1, 30, bitvector)") != NULL);
+	free(text);
 	CheckNest("reorder(tree, batch); earlyExitWalk(batch)",
 			  "for tree in trees\n  for batch in rows [earlyExitWalk]\n", &s);
 	CHECK(s.vars[0].early_exit);
@@ -350,7 +359,7 @@ TestWalkStrategies(void)
 				"Line 1, codeWalk(tree, 0, branchy): 0 splits per tree is not between 1 and 4096.");
 	ExpectError("codeWalk(tree, 8, fast)", SILVAN_ERROR_INVALID, "invalid directive argument",
 				"Line 1, codeWalk(tree, 8, fast): fast is not a valid choice; expected "
-				"codeWalk(indexVar, nodes, branchy|select).");
+				"codeWalk(indexVar, nodes, branchy|select|bitvector).");
 	ExpectError("codeWalk(batch, 8, branchy)", SILVAN_ERROR_INVALID, "loop is not innermost",
 				"Line 1, codeWalk(batch, 8, branchy): codeWalk must name an innermost loop, "
 				"but batch contains tree.");

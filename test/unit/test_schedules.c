@@ -119,6 +119,14 @@ static const TestSchedule schedules[] = {
 	{"code walk, blocks over row tiles", "tile(batch, b0, b1, 32); tile(tree, t0, t1, 5); "
 	"reorder(b0, t0, b1, t1); parallel(b0); specialize(t0); specialize(t1); "
 	"codeWalk(t1, 4096, branchy)", false},
+	/* 39: whole trees as leaf bitvectors, rows in vectors */
+	{"bitvector, interleaved rows", "tile(batch, b0, b1, 64); reorder(b0, tree, b1); "
+	"tile(b1, b2, b3, 8); interleave(b3); specialize(tree); codeWalk(b3, 63, bitvector)", false},
+	{"bitvector, trees inside rows", "tile(batch, b0, b1, 16); reorder(b0, b1, tree); "
+	"specialize(tree); codeWalk(tree, 40, bitvector)", false},
+	{"bitvector, blocks over row tiles", "tile(batch, b0, b1, 32); tile(b1, b2, b3, 4); "
+	"tile(tree, t0, t1, 5); reorder(b0, t0, b2, t1, b3); parallel(b0); specialize(t0); "
+	"specialize(t1); interleave(b3); codeWalk(b3, 12, bitvector)", false},
 };
 
 #define NUM_SCHEDULES ((int) (sizeof(schedules) / sizeof(schedules[0])))
@@ -520,8 +528,9 @@ TestGenerated(void)
 }
 
 /*
- * Partial tops: code walks of 1 to 64 splits per tree, branches and
- * selects, breadth first and by profile, trees inside rows and rows inside
+ * Partial tops: code walks of 1 to 64 splits per tree, branches, selects
+ * and bitvectors (whole trees of up to that many splits), breadth first
+ * and by profile, trees inside rows and rows inside
  * trees, with every representation, so that the walk enters the buffers
  * below the top at every depth (the record of the split where the code
  * stopped, with the unchecked hops left from there)
@@ -530,7 +539,7 @@ static void
 TestPartialTops(void)
 {
 	static const int budgets[] = {1, 2, 3, 4, 5, 8, 16, 32, 64};
-	static const char *const forms[] = {"branchy", "select"};
+	static const char *const forms[] = {"branchy", "select", "bitvector"};
 	static const char *const nests[] = {
 		"tile(batch, b0, b1, 16); reorder(b0, b1, tree); specialize(tree); codeWalk(tree, %d, %s)",
 		"tile(batch, b0, b1, 64); reorder(b0, tree, b1); specialize(tree); codeWalk(b1, %d, %s)",
@@ -583,7 +592,7 @@ TestPartialTops(void)
 		ForestInterpretAccumulate(forest, rows, max_rows, want);
 		ForestProfileAccumulate(forest, rows, max_rows, profile.node_hits);
 		for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++)
-			for (int f = 0; f < 2; f++)
+			for (int f = 0; f < (int) (sizeof(forms) / sizeof(forms[0])); f++)
 				for (int n = 0; n < (int) (sizeof(nests) / sizeof(nests[0])); n++)
 					for (int r = 0; r < 3; r++)
 						for (int p = 0; p < 2; p++)

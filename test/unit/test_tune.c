@@ -176,6 +176,41 @@ TestCpuSpace(void)
 		code.parallel = TUNE_PARALLEL_ROWS;
 		CHECK(!TuneCpuValid(&taxi, &code));
 	}
+
+	/*
+	 * bitvector code walks: interleaved rows, trees through the table (no
+	 * specialize); only for numeric trees of at most 64 leaves and
+	 * TUNE_BITS_MAX_SPLITS splits; phase 1 tries them
+	 */
+	{
+		TuneShape	taxi = TaxiShape(1024);
+		TuneCpuPoint bits = {.parallel = TUNE_PARALLEL_ROWS, .row_tile = 256, .interleave = 8,
+		.walk = TUNE_WALK_CODE_BITVECTOR, .tile_size = 1};
+		char		text[TUNE_MAX_TEXT];
+		int			n1 = TuneCpuPhase1(&taxi, points, 8192);
+		int			found = 0;
+
+		CHECK(TuneCpuValid(&taxi, &bits));
+		CHECK(TuneCpuText(&taxi, &bits, text, sizeof(text)) &&
+			  strstr(text, "tile(batch, b0, b1, 256)\nreorder(b0, tree, b1)\nparallel(b0)\n"
+					 "tile(b1, b2, b3, 8)\ninterleave(b3)\ncodeWalk(b3, 63, bitvector)\n") &&
+			  !strstr(text, "specialize"));
+		for (int i = 0; i < n1; i++)
+			found += points[i].walk == TUNE_WALK_CODE_BITVECTOR;
+		CHECK_MSG(found >= 2, "taxi phase 1: %d bitvector points of %d", found, n1);
+		CheckCpuPoints("taxi phase 1", &taxi, points, n1);
+		bits.interleave = 1;
+		CHECK(!TuneCpuValid(&taxi, &bits));
+		bits.interleave = 8;
+		taxi.categorical = true;
+		CHECK(!TuneCpuValid(&taxi, &bits));
+		taxi.categorical = false;
+		taxi.largest_tree_splits = 64;
+		CHECK(!TuneCpuValid(&taxi, &bits));
+		taxi.largest_tree_splits = 30;
+		taxi.total_splits = TUNE_BITS_MAX_SPLITS + 1;
+		CHECK(!TuneCpuValid(&taxi, &bits));
+	}
 	free(points);
 }
 

@@ -1,0 +1,453 @@
+/*
+ * codegen_walk_bits.c
+ *		The bitvector form of the code walk (codeWalk(i, nodes, bitvector)):
+ *		every split of a tree compared, the leaf found as a bit.
+ *
+ * Preconditions: as for codeWalk (codegen_walk_code.c): the walk's trees
+ * are known at compile time and the layout has split records; lanes are
+ * rows of one tree (interleave over rows) or trees of one row.
+ *
+ * QuickScorer (Lucchese et al., SIGIR 2015) without its sorting: number a
+ * tree's leaves 0..L-1 from left to right (L <= 64) and keep one bit per
+ * leaf, all set at first.  A split whose test sends the row right rules
+ * out every leaf of its left subtree, so its bits are cleared.  After all
+ * splits are applied the leaf the row reaches is the lowest bit still
+ * set: every leaf left of it lies in the left subtree of a split on its
+ * path that went right (cleared), and it is cleared by no split, since a
+ * split whose left subtree holds it is on its path and went left.
+ *
+ * So a tree is straight-line code, with no branch to mispredict: per
+ * split a compare, a select of the mask and an and.  Rows of one tree
+ * walk as lanes of one vector (an interleaved row loop of width W gives
+ * <W x double> compares on W rows at once), which no branchy walk can do.
+ * The leaf values sit in a constant table per tree, read at the index
+ * that cttz gives (clamped, so the read stays in the table whatever).
+ *
+ * Trees with more than 64 leaves, or more splits than the directive's
+ * budget, are walked from the buffers, as earlyExitWalk walks them.
+ * Decisions are the code walk's own (CgNumericGoesLeft, lane-wise for
+ * vectors; categorical splits lane by lane with CgCategoricalGoesLeft), so
+ * results are the interpreter's, bit for bit.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "silvan/codegen.h"
+
+#define BITS_MAX_LEAVES	64
+
+/* A tree's splits with the masks of their left subtrees, leaves in order */
+typedef struct BitsTree
+{
+	const Hir  *hir;
+	const HirTree *tree;
+	const Forest *forest;
+	int32_t		num_leaves;
+	int32_t		num_splits;
+	int32_t		split_node[BITS_MAX_LEAVES];	/* tree-local HIR, resolved */
+	uint64_t	split_mask[BITS_MAX_LEAVES];	/* bits of its left subtree */
+	double		leaf_value[BITS_MAX_LEAVES];
+} BitsTree;
+
+/* The Forest node behind tree-local HIR node h */
+static const ForestNode *
+BitsSource(const BitsTree *bt, int32_t h)
+{
+	return &bt->forest->nodes[bt->hir->nodes[bt->tree->first_node + h].source];
+}
+
+/* h with padding skipped (a padding split's children are copies) */
+static int32_t
+BitsResolve(const BitsTree *bt, int32_t h)
+{
+	const HirNode *nodes = bt->hir->nodes + bt->tree->first_node;
+
+	for (int hops = 0; nodes[h].padding && hops <= FOREST_MAX_DEPTH + HIR_MAX_PAD_DEPTH; hops++)
+		h = nodes[h].left;
+	return h;
+}
+
+/*
+ * Number the leaves below h (tree-local) from the left and record the
+ * splits; false once there are more than BITS_MAX_LEAVES leaves (the
+ * recursion is as deep as the splits seen, so bounded by that too)
+ */
+static bool
+BitsCollect(BitsTree *bt, int32_t h)
+{
+	const HirNode *nodes = bt->hir->nodes + bt->tree->first_node;
+	const ForestNode *node;
+	int32_t		slot;
+	int32_t		first;
+
+	h = BitsResolve(bt, h);
+	node = BitsSource(bt, h);
+	if (node->kind == FOREST_NODE_LEAF)
+	{
+		if (bt->num_leaves >= BITS_MAX_LEAVES)
+			return false;
+		bt->leaf_value[bt->num_leaves++] = node->leaf_value;
+		return true;
+	}
+	if (bt->num_splits >= BITS_MAX_LEAVES - 1)
+		return false;
+	slot = bt->num_splits++;
+	bt->split_node[slot] = h;
+	first = bt->num_leaves;
+	if (!BitsCollect(bt, nodes[h].left))
+		return false;
+	bt->split_mask[slot] = (bt->num_leaves - first >= 64 ? ~UINT64_C(0) :
+							((UINT64_C(1) << (bt->num_leaves - first)) - 1)) << first;
+	return BitsCollect(bt, nodes[h].left + 1);
+}
+
+/* The constant table of the tree's leaf values, a private global */
+static LLVMValueRef
+LeafTable(CodegenContext *cg, const BitsTree *bt, LLVMTypeRef *t_table)
+{
+	LLVMValueRef values[BITS_MAX_LEAVES];
+	LLVMValueRef g;
+
+	for (int32_t i = 0; i < bt->num_leaves; i++)
+		values[i] = CgValue(cg, bt->leaf_value[i]);
+	*t_table = LLVMArrayType(cg->t_value, (unsigned) bt->num_leaves);
+	g = LLVMAddGlobal(cg->module, *t_table, "silvan_leaves");
+	LLVMSetInitializer(g, LLVMConstArray(cg->t_value, values, (unsigned) bt->num_leaves));
+	LLVMSetGlobalConstant(g, true);
+	LLVMSetLinkage(g, LLVMPrivateLinkage);
+	LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+	return g;
+}
+
+/* Feature f of every lane's row: a scalar (one lane) or a vector */
+static LLVMValueRef
+LaneFeatures(CodegenContext *cg, const WalkLane *lanes, int32_t width, int32_t f,
+			 LLVMValueRef *cache)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMValueRef v_f = CgInt64(cg, f);
+	LLVMValueRef v = width > 1 ? LLVMGetUndef(LLVMVectorType(cg->t_value, (unsigned) width)) : NULL;
+
+	if (cache != NULL && cache[f] != NULL)
+		return cache[f];
+	for (int32_t k = 0; k < width; k++)
+	{
+		LLVMValueRef v_x = CgLoad(cg, cg->t_value,
+								  LLVMBuildGEP2(b, cg->t_value, lanes[k].v_row_ptr, &v_f, 1, ""),
+								  "v_x");
+
+		v = width > 1 ? LLVMBuildInsertElement(b, v, v_x, CgInt32(cg, k), "") : v_x;
+	}
+	if (cache != NULL)
+		cache[f] = v;
+	return v;
+}
+
+/* i1 per lane: does each lane's row go left at split node? */
+static LLVMValueRef
+LanesGoLeft(CodegenContext *cg, const ForestNode *node, const WalkLane *lanes, int32_t width,
+			LLVMValueRef *cache)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMValueRef v;
+
+	if (node->kind != FOREST_NODE_CATEGORICAL)
+		return CgNumericGoesLeft(cg, node, LaneFeatures(cg, lanes, width, node->feature, cache));
+	if (width == 1)
+		return CgCategoricalGoesLeft(cg, node, lanes[0].v_row_ptr);
+	v = LLVMGetUndef(LLVMVectorType(cg->t_i1, (unsigned) width));
+	for (int32_t k = 0; k < width; k++)
+		v = LLVMBuildInsertElement(b, v, CgCategoricalGoesLeft(cg, node, lanes[k].v_row_ptr),
+								   CgInt32(cg, k), "");
+	return v;
+}
+
+/* An i64 constant, splat to width lanes when width > 1 */
+static LLVMValueRef
+Mask(CodegenContext *cg, uint64_t bits, int32_t width)
+{
+	LLVMValueRef c = LLVMConstInt(cg->t_i64, bits, false);
+	LLVMValueRef lanes[MIR_MAX_WIDTH];
+
+	if (width == 1)
+		return c;
+	for (int32_t k = 0; k < width; k++)
+		lanes[k] = c;
+	return LLVMConstVector(lanes, (unsigned) width);
+}
+
+/*
+ * The body of a tree's function: each lane's leaf value of tree bt (all
+ * lanes walk it), stored to out[k]
+ */
+static void
+EmitBitsTree(CodegenContext *cg, const BitsTree *bt, const WalkLane *lanes, int32_t width,
+			 LLVMValueRef v_out)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMTypeRef t_bits = width > 1 ? LLVMVectorType(cg->t_i64, (unsigned) width) : cg->t_i64;
+	LLVMValueRef *cache = calloc((size_t) cg->forest->num_features, sizeof(LLVMValueRef));
+	LLVMValueRef v_bits = Mask(cg, ~UINT64_C(0), width);
+	LLVMValueRef v_all = v_bits;
+	LLVMValueRef v_index;
+	LLVMValueRef cttz_args[2];
+	LLVMValueRef fn_cttz;
+	LLVMTypeRef t_cttz;
+	LLVMTypeRef t_table;
+	LLVMValueRef g_table = LeafTable(cg, bt, &t_table);
+	LLVMTypeRef params[2] = {t_bits, cg->t_i1};
+	LLVMValueRef terms[BITS_MAX_LEAVES];
+	int32_t		n = bt->num_splits;
+	char		name[32];
+
+	for (int32_t s = 0; s < n; s++)
+	{
+		LLVMValueRef v_left = LanesGoLeft(cg, BitsSource(bt, bt->split_node[s]), lanes, width,
+										  cache);
+
+		terms[s] = LLVMBuildSelect(b, v_left, v_all, Mask(cg, ~bt->split_mask[s], width), "");
+	}
+	free(cache);
+	/* and them (a pairwise tree of ands measured the same) */
+	for (int32_t i = 1; i < n; i++)
+		terms[0] = LLVMBuildAnd(b, terms[0], terms[i], "v_bits");
+	if (bt->num_splits > 0)
+		v_bits = terms[0];
+	snprintf(name, sizeof(name), width > 1 ? "llvm.cttz.v%di64" : "llvm.cttz.i64", (int) width);
+	t_cttz = LLVMFunctionType(t_bits, params, 2, false);
+	if ((fn_cttz = LLVMGetNamedFunction(cg->module, name)) == NULL)
+		fn_cttz = LLVMAddFunction(cg->module, name, t_cttz);
+	cttz_args[0] = v_bits;
+	cttz_args[1] = LLVMConstInt(cg->t_i1, 0, false);
+	v_index = LLVMBuildCall2(b, t_cttz, fn_cttz, cttz_args, 2, "v_leaf_bit");
+	for (int32_t k = 0; k < width; k++)
+	{
+		LLVMValueRef v_k = width > 1 ?
+			LLVMBuildExtractElement(b, v_index, CgInt32(cg, k), "") : v_index;
+		LLVMValueRef v_last = CgInt64(cg, bt->num_leaves - 1);
+		LLVMValueRef v_pos = CgInt64(cg, k);
+		LLVMValueRef idx[2];
+
+		/* in the table whatever the bits say */
+		v_k = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, v_k, v_last, ""), v_k, v_last, "");
+		idx[0] = CgInt64(cg, 0);
+		idx[1] = v_k;
+		LLVMBuildStore(b, LLVMBuildLoad2(b, cg->t_value,
+										 LLVMBuildInBoundsGEP2(b, t_table, g_table, idx, 2, ""),
+										 "v_leaf"),
+					   LLVMBuildGEP2(b, cg->t_value, v_out, &v_pos, 1, ""));
+	}
+}
+
+/* A tree function's type: void (args, i64 tree, row_0 .. row_W-1, out) */
+static LLVMTypeRef
+TreeFunctionType(CodegenContext *cg, int32_t width)
+{
+	LLVMTypeRef params[MIR_MAX_WIDTH + 3];
+
+	params[0] = LLVMPointerType(cg->t_args, 0);
+	params[1] = cg->t_i64;
+	for (int32_t k = 0; k <= width; k++)
+		params[k + 2] = LLVMPointerType(cg->t_value, 0);
+	return LLVMFunctionType(LLVMVoidTypeInContext(cg->context), params, (unsigned) width + 3,
+							false);
+}
+
+/* Start a tree function named name; its lanes' row pointers into lanes */
+static LLVMValueRef
+BeginTreeFunction(CodegenContext *cg, const char *name, int32_t width, WalkLane *lanes,
+				  CodegenFunction *saved, LLVMBasicBlockRef *b_saved)
+{
+	LLVMValueRef fn = LLVMAddFunction(cg->module, name, TreeFunctionType(cg, width));
+
+	LLVMSetFunctionCallConv(fn, LLVMFastCallConv);
+	CgBeginHelper(cg, fn, saved, b_saved);
+	memset(lanes, 0, sizeof(WalkLane) * width);
+	for (int32_t k = 0; k < width; k++)
+		lanes[k].v_row_ptr = LLVMGetParam(fn, (unsigned) k + 2);
+	return fn;
+}
+
+/*
+ * The function for trees the form does not take: each lane walked from
+ * the buffers from the tree's root (one per module and width)
+ */
+static LLVMValueRef
+ColdLanesFunction(CodegenContext *cg, int32_t width)
+{
+	WalkLane	lanes[MIR_MAX_WIDTH];
+	CodegenFunction saved;
+	LLVMBasicBlockRef b_saved;
+	LLVMValueRef fn;
+	LLVMValueRef v_rec, v_root, v_depth, v_fixed, v_group;
+	char		name[256];
+
+	snprintf(name, sizeof(name), "%s_cold_w%d", cg->fn_name, width);
+	if ((fn = LLVMGetNamedFunction(cg->module, name)) != NULL)
+		return fn;
+	fn = BeginTreeFunction(cg, name, width, lanes, &saved, &b_saved);
+	CgLoadTree(cg, LLVMGetParam(fn, 1), &v_rec, &v_root, &v_depth, &v_fixed, &v_group);
+	for (int32_t k = 0; k < width; k++)
+	{
+		LLVMValueRef v_k = CgInt64(cg, k);
+
+		LLVMBuildStore(cg->builder, CgColdLeaf(cg, lanes[k].v_row_ptr, v_root, CgInt32(cg, 0)),
+					   LLVMBuildGEP2(cg->builder, cg->t_value,
+									 LLVMGetParam(fn, (unsigned) width + 2), &v_k, 1, ""));
+	}
+	LLVMBuildRetVoid(cg->builder);
+	CgEndHelper(cg, &saved, b_saved);
+	return fn;
+}
+
+/*
+ * The function of HIR tree t for width lanes: its bits when the form takes
+ * it (at most 64 leaves, op->code_nodes splits and what is left of the
+ * module's budget), else the cold one.  A function per tree keeps LLVM's
+ * work linear in the splits (one straight-line block; no loop around it
+ * to hoist the masks out of and spill), and its features are read once.
+ * Made once per walk op, tree and width; later calls find it by name.
+ */
+static LLVMValueRef
+TreeFunction(CodegenContext *cg, const MirOp *op, int32_t t, int32_t width)
+{
+	const Hir  *hir = cg->mir->hir;
+	BitsTree	bt = {.hir = hir, .tree = &hir->trees[t], .forest = cg->forest};
+	WalkLane	lanes[MIR_MAX_WIDTH];
+	CodegenFunction saved;
+	LLVMBasicBlockRef b_saved;
+	LLVMValueRef fn;
+	char		name[256];
+
+	snprintf(name, sizeof(name), "%s_op%d_bits%d_w%d", cg->fn_name, (int) (op - cg->mir->ops),
+			 t, width);
+	if ((fn = LLVMGetNamedFunction(cg->module, name)) != NULL)
+		return fn;
+	if (!BitsCollect(&bt, 0) || bt.num_splits > op->code_nodes ||
+		bt.num_splits > cg->code_nodes_left)
+		return ColdLanesFunction(cg, width);
+	cg->code_nodes_left -= bt.num_splits;
+	fn = BeginTreeFunction(cg, name, width, lanes, &saved, &b_saved);
+	EmitBitsTree(cg, &bt, lanes, width, LLVMGetParam(fn, (unsigned) width + 2));
+	LLVMBuildRetVoid(cg->builder);
+	CgEndHelper(cg, &saved, b_saved);
+	return fn;
+}
+
+/*
+ * The tree functions of the op's trees for width lanes, in a constant
+ * table indexed by HIR position (trees outside the op's range: cold)
+ */
+static LLVMValueRef
+TreeTable(CodegenContext *cg, const MirOp *op, int32_t width, LLVMTypeRef *t_table)
+{
+	int32_t		n = cg->mir->hir->num_trees;
+	LLVMTypeRef t_ptr = LLVMPointerType(TreeFunctionType(cg, width), 0);
+	LLVMValueRef *fns;
+	LLVMValueRef g;
+	char		name[256];
+
+	*t_table = LLVMArrayType(t_ptr, (unsigned) n);
+	snprintf(name, sizeof(name), "%s_op%d_bits_w%d", cg->fn_name, (int) (op - cg->mir->ops), width);
+	if ((g = LLVMGetNamedGlobal(cg->module, name)) != NULL)
+		return g;
+	if ((fns = malloc(sizeof(LLVMValueRef) * (size_t) n)) == NULL)
+		return NULL;
+	for (int32_t t = 0; t < n; t++)
+		fns[t] = t >= op->tree_lo && t < op->tree_hi ? TreeFunction(cg, op, t, width) :
+			ColdLanesFunction(cg, width);
+	g = LLVMAddGlobal(cg->module, *t_table, name);
+	LLVMSetInitializer(g, LLVMConstArray(t_ptr, fns, (unsigned) n));
+	LLVMSetGlobalConstant(g, true);
+	LLVMSetLinkage(g, LLVMPrivateLinkage);
+	free(fns);
+	return g;
+}
+
+/*
+ * Each lane's leaf by one call of fn (v_tree: the tree) for op_width
+ * lanes; fewer lanes pass their last row again for the missing ones
+ */
+static void
+CallTreeFunction(CodegenContext *cg, LLVMValueRef fn, LLVMValueRef v_tree, const WalkLane *lanes,
+				 int32_t width, int32_t op_width, LLVMValueRef *v_leaf)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMValueRef args[MIR_MAX_WIDTH + 3];
+	LLVMValueRef v_out;
+	LLVMValueRef v_call;
+	LLVMBasicBlockRef b_here = LLVMGetInsertBlock(b);
+
+	LLVMPositionBuilderAtEnd(b, cg->fn.b_allocas);
+	v_out = LLVMBuildArrayAlloca(b, cg->t_value, CgInt32(cg, op_width), "v_leaves");
+	LLVMPositionBuilderAtEnd(b, b_here);
+	args[0] = cg->fn.v_args;
+	args[1] = v_tree;
+	for (int32_t k = 0; k < op_width; k++)
+		args[k + 2] = lanes[k < width ? k : width - 1].v_row_ptr;
+	args[op_width + 2] = v_out;
+	v_call = LLVMBuildCall2(b, TreeFunctionType(cg, op_width), fn, args, (unsigned) op_width + 3, "");
+	LLVMSetInstructionCallConv(v_call, LLVMFastCallConv);
+	for (int32_t k = 0; k < width; k++)
+	{
+		LLVMValueRef v_k = CgInt64(cg, k);
+
+		v_leaf[k] = LLVMBuildLoad2(b, cg->t_value, LLVMBuildGEP2(b, cg->t_value, v_out, &v_k, 1, ""),
+								   "v_leaf");
+	}
+}
+
+/*
+ * Walk the lanes.  Lanes of one tree (rows) go together in vectors: a
+ * tree known at compile time by a direct call to its function (the
+ * remainder of an interleaved row loop, too rare to compile for, from the
+ * buffers), a tree known at run time through the op's table of tree
+ * functions (the remainder passing its rows again).  Lanes of different
+ * trees one by one.
+ */
+void
+CgBitvectorEmit(CodegenContext *cg, const MirOp *op, const WalkLane *lanes, int32_t width,
+				LLVMValueRef *v_leaf, LLVMValueRef *v_groups)
+{
+	const Hir  *hir = cg->mir->hir;
+	int32_t		op_width = op->lanes == MIR_LANES_ROWS && op->width > width ? op->width : width;
+	bool		known = lanes[0].v_tree && LLVMIsAConstantInt(lanes[0].v_tree);
+	int64_t		t0 = known ? LLVMConstIntGetSExtValue(lanes[0].v_tree) : -1;
+	bool		same = true;
+	LLVMTypeRef t_table;
+	LLVMValueRef g_table;
+
+	for (int32_t k = 1; k < width; k++)
+		same = same && lanes[k].v_tree == lanes[0].v_tree;
+	if (!same && width > 1)
+	{
+		for (int32_t k = 0; k < width; k++)
+			CgBitvectorEmit(cg, op, &lanes[k], 1, &v_leaf[k], &v_groups[k]);
+		return;
+	}
+	if (known && t0 >= 0 && t0 < hir->num_trees)
+	{
+		/* a known tree's group is a constant: the reduce may keep it in a register */
+		for (int32_t k = 0; k < width; k++)
+			v_groups[k] = CgInt32(cg, hir->trees[t0].group);
+		if (width == op_width)
+		{
+			CallTreeFunction(cg, TreeFunction(cg, op, (int32_t) t0, width), lanes[0].v_tree, lanes,
+							 width, width, v_leaf);
+			return;
+		}
+	}
+	else if (!known && (g_table = TreeTable(cg, op, op_width, &t_table)) != NULL)
+	{
+		LLVMValueRef idx[2] = {CgInt64(cg, 0), lanes[0].v_tree};
+		LLVMValueRef v_fn = LLVMBuildLoad2(cg->builder, LLVMGetElementType(t_table),
+										   LLVMBuildInBoundsGEP2(cg->builder, t_table, g_table,
+																 idx, 2, ""), "v_tree_fn");
+
+		CallTreeFunction(cg, v_fn, lanes[0].v_tree, lanes, width, op_width, v_leaf);
+		return;
+	}
+	for (int32_t k = 0; k < width; k++)
+		v_leaf[k] = CgColdLeaf(cg, lanes[k].v_row_ptr, lanes[k].v_root, lanes[k].v_fixed);
+}
