@@ -127,6 +127,11 @@ static const TestSchedule schedules[] = {
 	{"bitvector, blocks over row tiles", "tile(batch, b0, b1, 32); tile(b1, b2, b3, 4); "
 	"tile(tree, t0, t1, 5); reorder(b0, t0, b2, t1, b3); parallel(b0); specialize(t0); "
 	"specialize(t1); interleave(b3); codeWalk(b3, 12, bitvector)", false},
+	/* 42: trees known at run time: a table of tree functions */
+	{"bitvector, trees at run time", "tile(batch, b0, b1, 256); tile(b1, b2, b3, 8); "
+	"reorder(b0, tree, b2, b3); parallel(b0); interleave(b3); codeWalk(b3, 63, bitvector)", false},
+	{"bitvector, trees interleaved", "tile(tree, t0, t1, 4); interleave(t1); "
+	"codeWalk(t1, 20, bitvector)", false},
 };
 
 #define NUM_SCHEDULES ((int) (sizeof(schedules) / sizeof(schedules[0])))
