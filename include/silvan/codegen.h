@@ -265,8 +265,8 @@ extern const WalkStrategy WalkCode;
 /* codegen_walk_code.c: split decisions written with the split's constants */
 extern LLVMValueRef CgNumericGoesLeft(CodegenContext *cg, const ForestNode *node,
 									  LLVMValueRef v_x);
-extern LLVMValueRef CgCategoricalGoesLeft(CodegenContext *cg, const ForestNode *node,
-										  LLVMValueRef v_row_ptr);
+extern LLVMValueRef CgCategoryValueGoesLeft(CodegenContext *cg, const ForestNode *node,
+											LLVMValueRef v_x);
 extern LLVMValueRef CgColdLeaf(CodegenContext *cg, LLVMValueRef v_row_ptr, LLVMValueRef v_index,
 							   LLVMValueRef v_fixed);
 

@@ -26,8 +26,8 @@
  * Trees with more than 64 leaves, or more splits than the directive's
  * budget, are walked from the buffers, as earlyExitWalk walks them.
  * Decisions are the code walk's own (CgNumericGoesLeft, lane-wise for
- * vectors; categorical splits lane by lane with CgCategoricalGoesLeft), so
- * results are the interpreter's, bit for bit.
+ * vectors, categorical splits too: a variable shift of the set, or of
+ * each lane's word of it), so results are the interpreter's, bit for bit.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,18 +149,12 @@ static LLVMValueRef
 LanesGoLeft(CodegenContext *cg, const ForestNode *node, const WalkLane *lanes, int32_t width,
 			LLVMValueRef *cache)
 {
-	LLVMBuilderRef b = cg->builder;
-	LLVMValueRef v;
+	LLVMValueRef v_x = LaneFeatures(cg, lanes, width, node->feature, cache);
 
 	if (node->kind != FOREST_NODE_CATEGORICAL)
-		return CgNumericGoesLeft(cg, node, LaneFeatures(cg, lanes, width, node->feature, cache));
-	if (width == 1)
-		return CgCategoricalGoesLeft(cg, node, lanes[0].v_row_ptr);
-	v = LLVMGetUndef(LLVMVectorType(cg->t_i1, (unsigned) width));
-	for (int32_t k = 0; k < width; k++)
-		v = LLVMBuildInsertElement(b, v, CgCategoricalGoesLeft(cg, node, lanes[k].v_row_ptr),
-								   CgInt32(cg, k), "");
-	return v;
+		return CgNumericGoesLeft(cg, node, v_x);
+	/* a variable shift of the set (or of each lane's word of it) per lane */
+	return CgCategoryValueGoesLeft(cg, node, v_x);
 }
 
 /* An i64 constant, splat to width lanes when width > 1 */

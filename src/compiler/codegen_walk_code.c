@@ -236,6 +236,32 @@ FeatureValue(CodeTree *ct, int32_t f)
 	return slot >= 0 ? ct->pre_x[slot] : LoadFeature(ct, f);
 }
 
+/* v_c as a vector like v_like (a splat), or v_c itself when v_like is scalar */
+static LLVMValueRef
+SplatLike(LLVMValueRef v_c, LLVMValueRef v_like)
+{
+	LLVMTypeRef t = LLVMTypeOf(v_like);
+	LLVMValueRef lanes[MIR_MAX_WIDTH];
+	unsigned	n;
+
+	if (LLVMGetTypeKind(t) != LLVMVectorTypeKind)
+		return v_c;
+	n = LLVMGetVectorSize(t);
+	for (unsigned k = 0; k < n && k < MIR_MAX_WIDTH; k++)
+		lanes[k] = v_c;
+	return LLVMConstVector(lanes, n);
+}
+
+/* type t as a vector like v_like, or t itself when v_like is scalar */
+static LLVMTypeRef
+TypeLike(LLVMTypeRef t, LLVMValueRef v_like)
+{
+	LLVMTypeRef t_like = LLVMTypeOf(v_like);
+
+	return LLVMGetTypeKind(t_like) == LLVMVectorTypeKind ?
+		LLVMVectorType(t, LLVMGetVectorSize(t_like)) : t;
+}
+
 /*
  * The category that x (forest precision) names: *v_valid when it is one
  * (x in (-1, FOREST_MAX_CATEGORY), or [0, ...) for XGBoost), *v_c the
@@ -249,16 +275,19 @@ CategoryOf(CodeTree *ct, LLVMValueRef v_x, LLVMValueRef *v_valid, LLVMValueRef *
 	LLVMBuilderRef b = cg->builder;
 	LLVMTypeRef t_double = LLVMDoubleTypeInContext(cg->context);
 	LLVMValueRef v_xd = cg->forest->precision == FOREST_FLOAT32 ?
-		LLVMBuildFPExt(b, v_x, t_double, "") : v_x;
+		LLVMBuildFPExt(b, v_x, TypeLike(t_double, v_x), "") : v_x;
+	LLVMValueRef v_zero = SplatLike(LLVMConstReal(t_double, 0.0), v_xd);
 	bool		xgb = cg->forest->source == FOREST_SOURCE_XGBOOST;
 
 	*v_valid = LLVMBuildAnd(b,
-							xgb ? LLVMBuildFCmp(b, LLVMRealOGE, v_xd, LLVMConstReal(t_double, 0.0), "") :
-							LLVMBuildFCmp(b, LLVMRealOGT, v_xd, LLVMConstReal(t_double, -1.0), ""),
+							xgb ? LLVMBuildFCmp(b, LLVMRealOGE, v_xd, v_zero, "") :
+							LLVMBuildFCmp(b, LLVMRealOGT, v_xd,
+										  SplatLike(LLVMConstReal(t_double, -1.0), v_xd), ""),
 							LLVMBuildFCmp(b, LLVMRealOLT, v_xd,
-										  LLVMConstReal(t_double, (double) FOREST_MAX_CATEGORY), ""), "");
-	*v_c = LLVMBuildFPToSI(b, LLVMBuildSelect(b, *v_valid, v_xd, LLVMConstReal(t_double, 0.0), ""),
-						   cg->t_i32, "v_category");
+										  SplatLike(LLVMConstReal(t_double, (double) FOREST_MAX_CATEGORY),
+													v_xd), ""), "");
+	*v_c = LLVMBuildFPToSI(b, LLVMBuildSelect(b, *v_valid, v_xd, v_zero, ""),
+						   TypeLike(cg->t_i32, v_xd), "v_category");
 	*v_nan = LLVMBuildFCmp(b, LLVMRealUNO, v_xd, v_xd, "v_nan");
 }
 
@@ -304,6 +333,14 @@ Preload(CodeTree *ct)
 	}
 }
 
+/* Is the set of categorical node an immediate (at most 64 categories)? */
+static bool
+CategoriesImmediate(CodegenContext *cg, const ForestNode *node)
+{
+	return node->category_words >= 1 && node->category_words <= 2 &&
+		node->category_offset + node->category_words <= cg->forest->num_category_words;
+}
+
 /* Bit c (i32, c < 64) of a set of at most 64 categories, an immediate */
 static LLVMValueRef
 InSetImmediate(CodeTree *ct, const ForestNode *node, LLVMValueRef v_c)
@@ -312,11 +349,12 @@ InSetImmediate(CodeTree *ct, const ForestNode *node, LLVMValueRef v_c)
 	LLVMBuilderRef b = cg->builder;
 	const uint32_t *words = cg->forest->category_words + node->category_offset;
 	uint64_t	set = words[0] | (node->category_words > 1 ? (uint64_t) words[1] << 32 : 0);
-	LLVMValueRef v_shift = LLVMBuildZExt(b, LLVMBuildAnd(b, v_c, CgInt32(cg, 63), ""),
-										 cg->t_i64, "");
+	LLVMValueRef v_shift = LLVMBuildZExt(b, LLVMBuildAnd(b, v_c, SplatLike(CgInt32(cg, 63), v_c), ""),
+										 TypeLike(cg->t_i64, v_c), "");
 
-	return LLVMBuildTrunc(b, LLVMBuildLShr(b, LLVMConstInt(cg->t_i64, set, false), v_shift, ""),
-						  cg->t_i1, "");
+	return LLVMBuildTrunc(b, LLVMBuildLShr(b, SplatLike(LLVMConstInt(cg->t_i64, set, false), v_c),
+										   v_shift, ""),
+						  TypeLike(cg->t_i1, v_c), "");
 }
 
 /* Bit c (i32, in range) of the set, read from the category words */
@@ -325,16 +363,36 @@ InSetWords(CodeTree *ct, const ForestNode *node, LLVMValueRef v_c)
 {
 	CodegenContext *cg = ct->cg;
 	LLVMBuilderRef b = cg->builder;
-	LLVMValueRef v_word_index = LLVMBuildAdd(b, CgInt64(cg, node->category_offset),
-											 LLVMBuildZExt(b, LLVMBuildLShr(b, v_c, CgInt32(cg, 5), ""),
-														   cg->t_i64, ""), "");
-	LLVMValueRef v_word = CgLoad(cg, cg->t_i32, LLVMBuildGEP2(b, cg->t_i32, cg->v_category_words,
-															  &v_word_index, 1, ""), "v_word");
-	LLVMValueRef v_bit = LLVMBuildAnd(b, LLVMBuildLShr(b, v_word,
-													   LLVMBuildAnd(b, v_c, CgInt32(cg, 31), ""), ""),
-									  CgInt32(cg, 1), "");
+	LLVMValueRef v_word_index = LLVMBuildAdd(b, SplatLike(CgInt64(cg, node->category_offset), v_c),
+											 LLVMBuildZExt(b, LLVMBuildLShr(b, v_c,
+																			SplatLike(CgInt32(cg, 5), v_c), ""),
+														   TypeLike(cg->t_i64, v_c), ""), "");
+	LLVMValueRef v_word;
+	LLVMValueRef v_bit;
 
-	return LLVMBuildTrunc(b, v_bit, cg->t_i1, "");
+	if (LLVMGetTypeKind(LLVMTypeOf(v_c)) != LLVMVectorTypeKind)
+		v_word = CgLoad(cg, cg->t_i32, LLVMBuildGEP2(b, cg->t_i32, cg->v_category_words,
+													 &v_word_index, 1, ""), "v_word");
+	else
+	{
+		/* each lane's word, loaded lane by lane */
+		v_word = LLVMGetUndef(TypeLike(cg->t_i32, v_c));
+		for (unsigned k = 0; k < LLVMGetVectorSize(LLVMTypeOf(v_c)); k++)
+		{
+			LLVMValueRef v_k = LLVMConstInt(cg->t_i32, k, false);
+			LLVMValueRef v_index = LLVMBuildExtractElement(b, v_word_index, v_k, "");
+
+			v_word = LLVMBuildInsertElement(b, v_word,
+											CgLoad(cg, cg->t_i32,
+												   LLVMBuildGEP2(b, cg->t_i32, cg->v_category_words,
+																 &v_index, 1, ""), "v_word"),
+											v_k, "");
+		}
+	}
+	v_bit = LLVMBuildAnd(b, LLVMBuildLShr(b, v_word,
+										  LLVMBuildAnd(b, v_c, SplatLike(CgInt32(cg, 31), v_c), ""), ""),
+						 SplatLike(CgInt32(cg, 1), v_c), "");
+	return LLVMBuildTrunc(b, v_bit, TypeLike(cg->t_i1, v_c), "");
 }
 
 /*
@@ -349,27 +407,37 @@ InSet(CodeTree *ct, const ForestNode *node, LLVMValueRef v_c, LLVMValueRef v_val
 	LLVMBuilderRef b = cg->builder;
 	LLVMValueRef v_in_range = LLVMBuildAnd(b, v_valid,
 										   LLVMBuildICmp(b, LLVMIntULT, v_c,
-														 CgInt32(cg, (int64_t) node->category_words * 32), ""), "");
-	bool		immediate = node->category_words >= 1 && node->category_words <= 2 &&
-		node->category_offset + node->category_words <= cg->forest->num_category_words;
+														 SplatLike(CgInt32(cg, (int64_t) node->category_words * 32),
+																   v_c), ""), "");
+	bool		immediate = CategoriesImmediate(cg, node);
 	LLVMValueRef v_bit = immediate ? InSetImmediate(ct, node, v_c) :
-		InSetWords(ct, node, LLVMBuildSelect(b, v_in_range, v_c, CgInt32(cg, 0), ""));
+		InSetWords(ct, node, LLVMBuildSelect(b, v_in_range, v_c, SplatLike(CgInt32(cg, 0), v_c), ""));
 
 	return LLVMBuildAnd(b, v_in_range, v_bit, "v_in_set");
+}
+
+/* i1 (per lane for vectors): go left at categorical node, given the category */
+static LLVMValueRef
+CategoryGoesLeft(CodeTree *ct, const ForestNode *node, LLVMValueRef v_valid, LLVMValueRef v_c,
+				 LLVMValueRef v_nan)
+{
+	LLVMBuilderRef b = ct->cg->builder;
+	LLVMValueRef v_in = InSet(ct, node, v_c, v_valid);
+	LLVMValueRef v_left = node->category_in_left ? v_in : LLVMBuildNot(b, v_in, "");
+
+	return LLVMBuildSelect(b, v_nan,
+						   SplatLike(LLVMConstInt(ct->cg->t_i1, node->default_left, false), v_nan),
+						   v_left, "v_go_left");
 }
 
 /* i1: does the row go left at categorical split node? */
 static LLVMValueRef
 CategoricalGoesLeft(CodeTree *ct, const ForestNode *node)
 {
-	CodegenContext *cg = ct->cg;
-	LLVMBuilderRef b = cg->builder;
 	int32_t		slot = PreloadSlot(ct, node->feature);
 	LLVMValueRef v_valid;
 	LLVMValueRef v_c;
 	LLVMValueRef v_nan;
-	LLVMValueRef v_in;
-	LLVMValueRef v_left;
 
 	if (slot >= 0 && ct->pre_valid[slot] != NULL)
 	{
@@ -379,10 +447,7 @@ CategoricalGoesLeft(CodeTree *ct, const ForestNode *node)
 	}
 	else
 		CategoryOf(ct, FeatureValue(ct, node->feature), &v_valid, &v_c, &v_nan);
-	v_in = InSet(ct, node, v_c, v_valid);
-	v_left = node->category_in_left ? v_in : LLVMBuildNot(b, v_in, "");
-	return LLVMBuildSelect(b, v_nan, LLVMConstInt(cg->t_i1, node->default_left, false), v_left,
-						   "v_go_left");
+	return CategoryGoesLeft(ct, node, v_valid, v_c, v_nan);
 }
 
 /* Does x OP t hold, for the comparisons left after hir.c (LT, LE, EQ)? */
@@ -403,22 +468,6 @@ ComparePredicate(uint8_t compare, bool nan_true)
 	if (compare == FOREST_CMP_LE)
 		return nan_true ? LLVMRealULE : LLVMRealOLE;
 	return nan_true ? LLVMRealULT : LLVMRealOLT;
-}
-
-/* v_c as a vector like v_like (a splat), or v_c itself when v_like is scalar */
-static LLVMValueRef
-SplatLike(LLVMValueRef v_c, LLVMValueRef v_like)
-{
-	LLVMTypeRef t = LLVMTypeOf(v_like);
-	LLVMValueRef lanes[MIR_MAX_WIDTH];
-	unsigned	n;
-
-	if (LLVMGetTypeKind(t) != LLVMVectorTypeKind)
-		return v_c;
-	n = LLVMGetVectorSize(t);
-	for (unsigned k = 0; k < n && k < MIR_MAX_WIDTH; k++)
-		lanes[k] = v_c;
-	return LLVMConstVector(lanes, n);
 }
 
 /*
@@ -478,13 +527,21 @@ GoesLeft(CodeTree *ct, const ForestNode *node)
 	return CgNumericGoesLeft(ct->cg, node, FeatureValue(ct, node->feature));
 }
 
-/* i1: does the row at v_row_ptr go left at categorical split node? */
+/*
+ * i1, or a vector of i1 when v_x (the split's feature, forest precision)
+ * is a vector: does x go left at categorical node?  (Larger sets than an
+ * immediate read each lane's word of the category words.)
+ */
 LLVMValueRef
-CgCategoricalGoesLeft(CodegenContext *cg, const ForestNode *node, LLVMValueRef v_row_ptr)
+CgCategoryValueGoesLeft(CodegenContext *cg, const ForestNode *node, LLVMValueRef v_x)
 {
-	CodeTree	ct = {.cg = cg, .forest = cg->forest, .v_row_ptr = v_row_ptr};
+	CodeTree	ct = {.cg = cg, .forest = cg->forest};
+	LLVMValueRef v_valid;
+	LLVMValueRef v_c;
+	LLVMValueRef v_nan;
 
-	return CategoricalGoesLeft(&ct, node);
+	CategoryOf(&ct, v_x, &v_valid, &v_c, &v_nan);
+	return CategoryGoesLeft(&ct, node, v_valid, v_c, v_nan);
 }
 
 /*
