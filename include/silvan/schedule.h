@@ -32,7 +32,8 @@
  * codeWalk(i, nodes, bitvector) instead compiles whole trees of at most
  * `nodes` splits and 64 leaves as straight-line code that compares every
  * split and finds the leaf as a bit (QuickScorer); with interleave(i) over
- * rows, the lanes' rows are compared together in vectors.
+ * rows, the lanes' rows are compared together in vectors.  It needs no
+ * specialize(): a tree known only at run time is called through a table.
  *
  * Index variables form a tree: a tiled or split variable is replaced in
  * the loop nest by the two it produced.  The loop nest itself is a tree of

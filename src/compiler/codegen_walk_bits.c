@@ -3,9 +3,11 @@
  *		The bitvector form of the code walk (codeWalk(i, nodes, bitvector)):
  *		every split of a tree compared, the leaf found as a bit.
  *
- * Preconditions: as for codeWalk (codegen_walk_code.c): the walk's trees
- * are known at compile time and the layout has split records; lanes are
- * rows of one tree (interleave over rows) or trees of one row.
+ * Preconditions: the layout has split records (codegen_walk_code.c falls
+ * back to the lock-step walk for tiled trees); lanes are rows of one tree
+ * (interleave over rows) or trees of one row.  Unlike the other code walk
+ * forms, the trees need not be known at compile time: a tree known only
+ * at run time is called through a table of the op's tree functions.
  *
  * QuickScorer (Lucchese et al., SIGIR 2015) without its sorting: number a
  * tree's leaves 0..L-1 from left to right (L <= 64) and keep one bit per
@@ -24,7 +26,8 @@
  * that cttz gives (clamped, so the read stays in the table whatever).
  *
  * Trees with more than 64 leaves, or more splits than the directive's
- * budget, are walked from the buffers, as earlyExitWalk walks them.
+ * budget (or past the module's, CODEGEN_MAX_CODE_NODES), are walked from
+ * the buffers, as earlyExitWalk walks them.
  * Decisions are the code walk's own (CgNumericGoesLeft, lane-wise for
  * vectors, categorical splits too: a variable shift of the set, or of
  * each lane's word of it), so results are the interpreter's, bit for bit.
