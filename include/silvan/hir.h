@@ -76,6 +76,7 @@ extern Hir *HirBuild(const Forest *forest, const int32_t *order, const int32_t *
 					 SilvanStatus *status);
 extern Hir *HirBuildPadded(const Forest *forest, int32_t pad_depth, SilvanStatus *status);
 extern char *HirDump(const Hir *hir, bool with_nodes);
+extern int32_t HirSkipPadding(const Hir *hir, const HirTree *tree, int32_t h);
 extern void HirFree(Hir *hir);
 
 #endif							/* SILVAN_HIR_H */

@@ -362,23 +362,6 @@ CgEmitReduce(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 				continue;
 			}
 		}
-		else if (env->num_local > 0 && !op->atomic_add)
-		{
-			/*
-			 * A group known only at run time while the row's margins live
-			 * in the loop's allocas (which are stored back after the last
-			 * tree): add to the alloca of that group, by selects
-			 */
-			for (int32_t g = 0; g < env->num_local; g++)
-			{
-				LLVMValueRef v_old = LLVMBuildLoad2(b, cg->t_value, env->v_local[g], "");
-				LLVMValueRef v_is = LLVMBuildICmp(b, LLVMIntEQ, v_groups[k], CgInt32(cg, g), "");
-
-				LLVMBuildStore(b, LLVMBuildSelect(b, v_is, CgAggregateLeaf(cg, v_old, v_leaf[k]),
-												  v_old, ""), env->v_local[g]);
-			}
-			continue;
-		}
 		if (row_lanes && k > 0)
 		{
 			/* one tree, rows a constant apart: constant offsets from lane 0 */

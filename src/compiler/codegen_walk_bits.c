@@ -60,17 +60,6 @@ BitsSource(const BitsTree *bt, int32_t h)
 	return &bt->forest->nodes[bt->hir->nodes[bt->tree->first_node + h].source];
 }
 
-/* h with padding skipped (a padding split's children are copies) */
-static int32_t
-BitsResolve(const BitsTree *bt, int32_t h)
-{
-	const HirNode *nodes = bt->hir->nodes + bt->tree->first_node;
-
-	for (int hops = 0; nodes[h].padding && hops <= FOREST_MAX_DEPTH + HIR_MAX_PAD_DEPTH; hops++)
-		h = nodes[h].left;
-	return h;
-}
-
 /*
  * Number the leaves below h (tree-local) from the left and record the
  * splits; false once there are more than BITS_MAX_LEAVES leaves (the
@@ -84,7 +73,7 @@ BitsCollect(BitsTree *bt, int32_t h)
 	int32_t		slot;
 	int32_t		first;
 
-	h = BitsResolve(bt, h);
+	h = HirSkipPadding(bt->hir, bt->tree, h);
 	node = BitsSource(bt, h);
 	if (node->kind == FOREST_NODE_LEAF)
 	{

@@ -83,11 +83,7 @@ typedef struct CodeTree
 static int32_t
 Resolve(const CodeTree *ct, int32_t h)
 {
-	const HirNode *nodes = ct->hir->nodes + ct->tree->first_node;
-
-	for (int hops = 0; nodes[h].padding && hops <= FOREST_MAX_DEPTH + HIR_MAX_PAD_DEPTH; hops++)
-		h = nodes[h].left;
-	return h;
+	return HirSkipPadding(ct->hir, ct->tree, h);
 }
 
 /* The Forest node behind tree-local HIR node h */
@@ -479,11 +475,8 @@ CgNumericGoesLeft(CodegenContext *cg, const ForestNode *node, LLVMValueRef v_x)
 {
 	LLVMBuilderRef b = cg->builder;
 	LLVMTypeRef t_double = LLVMDoubleTypeInContext(cg->context);
-	bool		vector = LLVMGetTypeKind(LLVMTypeOf(v_x)) == LLVMVectorTypeKind;
-	LLVMTypeRef t_xd = vector ? LLVMVectorType(t_double, LLVMGetVectorSize(LLVMTypeOf(v_x))) :
-		t_double;
 	LLVMValueRef v_xd = cg->forest->precision == FOREST_FLOAT32 ?
-		LLVMBuildFPExt(b, v_x, t_xd, "") : v_x;
+		LLVMBuildFPExt(b, v_x, TypeLike(t_double, v_x), "") : v_x;
 	LLVMValueRef v_th = SplatLike(LLVMConstReal(t_double, node->threshold), v_xd);
 	bool		nan_left;
 
@@ -688,8 +681,8 @@ ColdFunction(CodegenContext *cg, LLVMTypeRef *t_fn)
 
 /*
  * The leaf value of the walk from the buffers of the row at v_row_ptr,
- * from record v_index with v_fixed unchecked hops (NULL: the tree's own),
- * by a call to the module's one function for it
+ * from record v_index (i64) with v_fixed (i32) unchecked hops first, by a
+ * call to the module's one function for it
  */
 LLVMValueRef
 CgColdLeaf(CodegenContext *cg, LLVMValueRef v_row_ptr, LLVMValueRef v_index,
@@ -938,9 +931,14 @@ CodeEmit(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 		v_leaf[k] = NULL;
 		if (t >= 0 && t < hir->num_trees && cg->buffers->record_of != NULL)
 			v_leaf[k] = CodeLeaf(cg, op, (int32_t) t, lanes[k].v_row_ptr);
-		if (v_leaf[k] != NULL)
+		/*
+		 * A known tree's group is a constant, also when its walk falls back
+		 * to the buffers: a specialized loop over one row keeps the row's
+		 * margins in allocas and adds only constant groups there
+		 */
+		if (t >= 0 && t < hir->num_trees)
 			v_groups[k] = CgInt32(cg, hir->trees[t].group);
-		else
+		if (v_leaf[k] == NULL)
 			v_leaf[k] = cg->repr->leaf_value(cg, CgWalkToLeaf(cg, lanes[k].v_root,
 															  lanes[k].v_row_ptr, NULL));
 	}

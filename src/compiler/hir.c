@@ -465,6 +465,20 @@ HirDump(const Hir *hir, bool with_nodes)
 	return TextFinish(&buf);
 }
 
+/*
+ * The node a walk really reaches from tree-local node h of tree: padding
+ * splits skipped (both their children are copies, so the left one does)
+ */
+int32_t
+HirSkipPadding(const Hir *hir, const HirTree *tree, int32_t h)
+{
+	const HirNode *nodes = hir->nodes + tree->first_node;
+
+	for (int hops = 0; nodes[h].padding && hops <= FOREST_MAX_DEPTH + HIR_MAX_PAD_DEPTH; hops++)
+		h = nodes[h].left;
+	return h;
+}
+
 /* Release the HIR (not the Forest it points into) */
 void
 HirFree(Hir *hir)
