@@ -267,6 +267,7 @@ extern LLVMValueRef CgNumericGoesLeft(CodegenContext *cg, const ForestNode *node
 									  LLVMValueRef v_x);
 extern LLVMValueRef CgCategoryValueGoesLeft(CodegenContext *cg, const ForestNode *node,
 											LLVMValueRef v_x);
+extern LLVMValueRef CgCategoryKey(CodegenContext *cg, LLVMValueRef v_x, int32_t num_keys);
 extern LLVMValueRef CgColdLeaf(CodegenContext *cg, LLVMValueRef v_row_ptr, LLVMValueRef v_index,
 							   LLVMValueRef v_fixed);
 

@@ -110,6 +110,8 @@ typedef enum CodeWalkForm
 } CodeWalkForm;
 
 #define SCHEDULE_MAX_CODE_NODES	4096	/* codeWalk: splits per tree */
+#define CODE_WALK_BITS_MAX_KEYS	1024	/* bitvector: widest categorical set read from
+										 * a table; wider ones are tested lane by lane */
 
 typedef struct IndexVar
 {

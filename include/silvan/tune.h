@@ -147,6 +147,7 @@ typedef struct TuneShape
 	int64_t		largest_tree_splits;
 	int64_t		forest_bytes;	/* node records, about */
 	bool		categorical;
+	int64_t		widest_category_span;	/* categories, 32 a word of the set */
 	int32_t		batch_size;
 	int32_t		max_threads;
 	bool		exact;

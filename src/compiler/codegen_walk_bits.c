@@ -28,10 +28,18 @@
  * Trees with more than 64 leaves, or more splits than the directive's
  * budget (or past the module's, CODEGEN_MAX_CODE_NODES), are walked from
  * the buffers, as earlyExitWalk walks them.
- * Decisions are the code walk's own (CgNumericGoesLeft, lane-wise for
- * vectors, categorical splits too: a variable shift of the set, or of
- * each lane's word of it), so results are the interpreter's, bit for bit.
+ * Numeric decisions are the code walk's own (CgNumericGoesLeft, lane-wise
+ * for vectors).  A tree's categorical splits on one feature become one
+ * table read: indexed by the value's category key (CgCategoryKey: the
+ * category, "in no set", NaN), the table holds the and of the masks of
+ * the splits that key sends right, each decided by the interpreter's own
+ * ForestNodeGoesLeft on a value of the key's class.  So a lane pays one
+ * load per feature instead of a set test per split, and results are the
+ * interpreter's, bit for bit.  Sets spanning more than
+ * CODE_WALK_BITS_MAX_KEYS categories keep a test per split (a variable
+ * shift of the set, or of each lane's word of it).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +157,100 @@ LanesGoLeft(CodegenContext *cg, const ForestNode *node, const WalkLane *lanes, i
 	return CgCategoryValueGoesLeft(cg, node, v_x);
 }
 
+/*
+ * The keys of feature f's category table in tree bt: the widest span of
+ * its categorical sets; 0 when f has none or one spans more than
+ * CODE_WALK_BITS_MAX_KEYS (those splits keep their own tests)
+ */
+static int32_t
+CategoryKeys(const BitsTree *bt, int32_t f)
+{
+	int64_t		keys = 0;
+	bool		any = false;
+
+	for (int32_t s = 0; s < bt->num_splits; s++)
+	{
+		const ForestNode *node = BitsSource(bt, bt->split_node[s]);
+
+		if (node->kind != FOREST_NODE_CATEGORICAL || node->feature != f)
+			continue;
+		any = true;
+		if ((int64_t) node->category_words * 32 > keys)
+			keys = (int64_t) node->category_words * 32;
+	}
+	return any && keys <= CODE_WALK_BITS_MAX_KEYS ? (int32_t) keys : 0;
+}
+
+/*
+ * The category table of feature f in tree bt (num_keys keys, see
+ * CgCategoryKey), a private constant global: per key the and of the masks
+ * of the splits on f that send the key's values right, each decided by
+ * the interpreter on a value of the key's class (the category itself,
+ * -2 for "in no set", NaN)
+ */
+static LLVMValueRef
+CategoryTable(CodegenContext *cg, const BitsTree *bt, int32_t f, int32_t num_keys,
+			  LLVMTypeRef *t_table)
+{
+	LLVMValueRef *entries = malloc(sizeof(LLVMValueRef) * (size_t) (num_keys + 2));
+	LLVMValueRef g;
+
+	if (entries == NULL)
+		return NULL;
+	for (int32_t key = 0; key < num_keys + 2; key++)
+	{
+		double		x = key < num_keys ? (double) key : key == num_keys ? -2.0 : NAN;
+		uint64_t	bits = ~UINT64_C(0);
+
+		for (int32_t s = 0; s < bt->num_splits; s++)
+		{
+			const ForestNode *node = BitsSource(bt, bt->split_node[s]);
+
+			if (node->kind == FOREST_NODE_CATEGORICAL && node->feature == f &&
+				!ForestNodeGoesLeft(bt->forest, node, x))
+				bits &= ~bt->split_mask[s];
+		}
+		entries[key] = LLVMConstInt(cg->t_i64, bits, false);
+	}
+	*t_table = LLVMArrayType(cg->t_i64, (unsigned) num_keys + 2);
+	g = LLVMAddGlobal(cg->module, *t_table, "silvan_categories");
+	LLVMSetInitializer(g, LLVMConstArray(cg->t_i64, entries, (unsigned) num_keys + 2));
+	LLVMSetGlobalConstant(g, true);
+	LLVMSetLinkage(g, LLVMPrivateLinkage);
+	LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+	free(entries);
+	return g;
+}
+
+/* Each lane's mask from feature f's category table: one load per lane */
+static LLVMValueRef
+LanesCategoryMask(CodegenContext *cg, const BitsTree *bt, int32_t f, int32_t num_keys,
+				  const WalkLane *lanes, int32_t width, LLVMValueRef *cache)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMTypeRef t_table;
+	LLVMValueRef g_table = CategoryTable(cg, bt, f, num_keys, &t_table);
+	LLVMValueRef v_key;
+	LLVMValueRef v_mask;
+
+	if (g_table == NULL)
+		return NULL;
+	v_key = CgCategoryKey(cg, LaneFeatures(cg, lanes, width, f, cache), num_keys);
+	v_mask = width > 1 ? LLVMGetUndef(LLVMVectorType(cg->t_i64, (unsigned) width)) : NULL;
+	for (int32_t k = 0; k < width; k++)
+	{
+		LLVMValueRef idx[2] = {CgInt64(cg, 0), NULL};
+		LLVMValueRef v_bits;
+
+		idx[1] = LLVMBuildZExt(b, width > 1 ? LLVMBuildExtractElement(b, v_key, CgInt32(cg, k), "") :
+							   v_key, cg->t_i64, "");
+		v_bits = LLVMBuildLoad2(b, cg->t_i64, LLVMBuildInBoundsGEP2(b, t_table, g_table, idx, 2, ""),
+								"v_category_bits");
+		v_mask = width > 1 ? LLVMBuildInsertElement(b, v_mask, v_bits, CgInt32(cg, k), "") : v_bits;
+	}
+	return v_mask;
+}
+
 /* An i64 constant, splat to width lanes when width > 1 */
 static LLVMValueRef
 Mask(CodegenContext *cg, uint64_t bits, int32_t width)
@@ -187,18 +289,37 @@ EmitBitsTree(CodegenContext *cg, const BitsTree *bt, const WalkLane *lanes, int3
 	int32_t		n = bt->num_splits;
 	char		name[32];
 
+	int32_t		num_terms = 0;
+	int32_t		tabled[BITS_MAX_LEAVES];	/* features read through a table */
+	int32_t		num_tabled = 0;
+
 	for (int32_t s = 0; s < n; s++)
 	{
-		LLVMValueRef v_left = LanesGoLeft(cg, BitsSource(bt, bt->split_node[s]), lanes, width,
-										  cache);
+		const ForestNode *node = BitsSource(bt, bt->split_node[s]);
+		int32_t		keys = node->kind == FOREST_NODE_CATEGORICAL ?
+			CategoryKeys(bt, node->feature) : 0;
+		LLVMValueRef v_mask = NULL;
+		bool		seen = false;
 
-		terms[s] = LLVMBuildSelect(b, v_left, v_all, Mask(cg, ~bt->split_mask[s], width), "");
+		for (int32_t i = 0; i < num_tabled && keys > 0; i++)
+			seen = seen || tabled[i] == node->feature;
+		if (seen)
+			continue;
+		if (keys > 0 &&
+			(v_mask = LanesCategoryMask(cg, bt, node->feature, keys, lanes, width, cache)) != NULL)
+		{
+			tabled[num_tabled++] = node->feature;
+			terms[num_terms++] = v_mask;
+			continue;
+		}
+		terms[num_terms++] = LLVMBuildSelect(b, LanesGoLeft(cg, node, lanes, width, cache), v_all,
+											 Mask(cg, ~bt->split_mask[s], width), "");
 	}
 	free(cache);
 	/* and them (a pairwise tree of ands measured the same) */
-	for (int32_t i = 1; i < n; i++)
+	for (int32_t i = 1; i < num_terms; i++)
 		terms[0] = LLVMBuildAnd(b, terms[0], terms[i], "v_bits");
-	if (bt->num_splits > 0)
+	if (num_terms > 0)
 		v_bits = terms[0];
 	snprintf(name, sizeof(name), width > 1 ? "llvm.cttz.v%di64" : "llvm.cttz.i64", (int) width);
 	t_cttz = LLVMFunctionType(t_bits, params, 2, false);

@@ -538,6 +538,32 @@ CgCategoryValueGoesLeft(CodegenContext *cg, const ForestNode *node, LLVMValueRef
 }
 
 /*
+ * i32 (per lane for vectors): x's key in a table of num_keys + 2 entries
+ * over a feature's categorical splits (codegen_walk_bits.c): its category
+ * when that is valid and below num_keys, num_keys when it is no valid
+ * category or one no set below num_keys holds, num_keys + 1 for NaN.  The
+ * validity test is CategoryOf's, the interpreter's ForestCategoryOf.
+ */
+LLVMValueRef
+CgCategoryKey(CodegenContext *cg, LLVMValueRef v_x, int32_t num_keys)
+{
+	CodeTree	ct = {.cg = cg, .forest = cg->forest};
+	LLVMBuilderRef b = cg->builder;
+	LLVMValueRef v_valid;
+	LLVMValueRef v_c;
+	LLVMValueRef v_nan;
+	LLVMValueRef v_known;
+
+	CategoryOf(&ct, v_x, &v_valid, &v_c, &v_nan);
+	v_known = LLVMBuildAnd(b, v_valid,
+						   LLVMBuildICmp(b, LLVMIntULT, v_c, SplatLike(CgInt32(cg, num_keys), v_c), ""),
+						   "");
+	return LLVMBuildSelect(b, v_nan, SplatLike(CgInt32(cg, num_keys + 1), v_c),
+						   LLVMBuildSelect(b, v_known, v_c, SplatLike(CgInt32(cg, num_keys), v_c), ""),
+						   "v_category_key");
+}
+
+/*
  * Enter the buffers below the top: at the record of split h (tree-local,
  * resolved), ReprBuffers.record_of of its global HIR index.  The tree's
  * unchecked hops (ReprTree.fixed) count from the root; h is level hops

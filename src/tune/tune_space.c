@@ -80,6 +80,9 @@ TuneShapeOf(const Forest *forest, int32_t batch_size, int32_t max_threads,
 		{
 			splits += forest->nodes[i].kind != FOREST_NODE_LEAF;
 			shape->categorical |= forest->nodes[i].kind == FOREST_NODE_CATEGORICAL;
+			if (forest->nodes[i].kind == FOREST_NODE_CATEGORICAL &&
+				(int64_t) forest->nodes[i].category_words * 32 > shape->widest_category_span)
+				shape->widest_category_span = (int64_t) forest->nodes[i].category_words * 32;
 		}
 		shape->total_splits += splits;
 		if (splits > shape->largest_tree_splits)
@@ -169,13 +172,15 @@ CodeSplitsPerTree(const TuneShape *shape)
 
 /*
  * Is the bitvector code walk in the space?  Trees of at most 64 leaves,
- * numeric splits (categorical ones are compared lane by lane: slow to run
- * and to compile), and few enough splits to compile in a few seconds
+ * categorical sets narrow enough for its category tables (wider ones are
+ * compared lane by lane: slow to run and to compile), and few enough
+ * splits to compile in a few seconds
  */
 static bool
 BitvectorFits(const TuneShape *shape)
 {
-	return !shape->categorical && shape->largest_tree_splits <= 63 &&
+	return shape->widest_category_span <= CODE_WALK_BITS_MAX_KEYS &&
+		shape->largest_tree_splits <= 63 &&
 		shape->total_splits <= TUNE_BITS_MAX_SPLITS;
 }
 

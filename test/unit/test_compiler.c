@@ -811,7 +811,7 @@ TestBitvectorDefault(void)
 		{"siboehm_lleaves/tests--models--NYC_taxi--model.txt", 1, false},
 		{"siboehm_lleaves/tests--models--multiclass--model.txt", 1024, true},
 		{"siboehm_lleaves/tests--models--boston_housing--model.txt", 256, true},
-		{"siboehm_lleaves/tests--models--airline--model.txt", 1024, false},	/* categorical */
+		{"siboehm_lleaves/tests--models--airline--model.txt", 1024, true},	/* sets of <= 288 */
 		{"siboehm_lleaves/tests--models--mtpl2--model.txt", 1024, false},	/* 30,000 splits */
 		{"asprasad_treebeard/xgb_models--higgs_xgb_model_save.json", 1024, false},
 	};
@@ -829,6 +829,31 @@ TestBitvectorDefault(void)
 		text = ScheduleToText(&schedule);
 		CHECK_MSG(text != NULL && (strstr(text, "bitvector") != NULL) == cases[i].bits,
 				  "%s at batch %d: %s", cases[i].path, cases[i].batch, text ? text : "(none)");
+		free(text);
+		ForestFree(forest);
+	}
+
+	/* one set wider than a category table's span keeps airline off bitvectors */
+	{
+		Forest	   *forest = LoadSharedModel("siboehm_lleaves/tests--models--airline--model.txt");
+		Schedule	schedule;
+		char	   *text;
+
+		CHECK(forest != NULL);
+		if (forest == NULL)
+			return;
+		for (int64_t n = 0; n < forest->num_nodes; n++)
+			if (forest->nodes[n].kind == FOREST_NODE_CATEGORICAL)
+			{
+				forest->nodes[n].category_offset = 0;
+				forest->nodes[n].category_words = CODE_WALK_BITS_MAX_KEYS / 32 + 1;
+				break;
+			}
+		CHECK(forest->num_category_words > CODE_WALK_BITS_MAX_KEYS / 32);
+		ScheduleDefault(forest, 1024, &schedule);
+		text = ScheduleToText(&schedule);
+		CHECK_MSG(text != NULL && strstr(text, "bitvector") == NULL, "wide set: %s",
+				  text ? text : "(none)");
 		free(text);
 		ForestFree(forest);
 	}

@@ -620,6 +620,102 @@ TestPartialTops(void)
 }
 
 /*
+ * The bitvector form's category tables (codegen_walk_bits.c): a tree's
+ * categorical splits on one feature are read as one table.  Feature 0's
+ * sets span 1,280 categories, more than CODE_WALK_BITS_MAX_KEYS, so its
+ * splits keep their own test; the others' span 32-96 and go to tables.
+ * Rows hold the edges of a category key: NaN, (-1, 0) (category 0 for
+ * LightGBM, none for XGBoost), the last category of a span and the first
+ * past it, 2^24 and past, infinities.  Both kinds of read are in the code.
+ */
+static void
+TestCategoryTables(void)
+{
+	static const double edges[] = {
+		NAN, -0.5, -0.99, -1.0, -2.0, 0.0, 0.7, 1.0, 31.0, 31.5, 32.0, 63.0, 64.0, 95.0, 96.0,
+		1023.0, 1024.0, 1279.0, 1280.0, 5000.0, 16777215.0, 16777216.0, 1e300, INFINITY, -INFINITY
+	};
+	static const char *nests[] = {
+		"tile(batch, b0, b1, 256); tile(b1, b2, b3, 8); reorder(b0, tree, b2, b3); "
+		"interleave(b3); codeWalk(b3, 63, bitvector)",
+		"tile(batch, b0, b1, 4); reorder(b0, tree, b1); specialize(tree); interleave(b1); "
+		"codeWalk(b1, 63, bitvector)",
+		"reorder(batch, tree); codeWalk(tree, 63, bitvector)"
+	};
+	const int64_t num_edges = (int64_t) (sizeof(edges) / sizeof(edges[0]));
+
+	for (int c = 0; c < 2; c++)
+	{
+		ForestSource source = c == 0 ? FOREST_SOURCE_LIGHTGBM : FOREST_SOURCE_XGBOOST;
+		ForestPrecision precision = c == 0 ? FOREST_FLOAT64 : FOREST_FLOAT32;
+		Forest	   *forest = RandomForest(source, precision, 9, 1 + c, 5, true);
+		int64_t		max_rows = 1000;
+		SilvanStatus status;
+		void	   *rows;
+		void	   *want;
+
+		CHECK(forest != NULL);
+		if (forest == NULL)
+			continue;
+		CHECK(ForestAllocCategoryWords(forest, 48, &status));
+		for (int64_t w = 0; w < 48; w++)
+			forest->category_words[w] = (uint32_t) RandNext();
+		for (int64_t k = 0; k < forest->num_nodes; k++)
+		{
+			ForestNode *node = &forest->nodes[k];
+
+			if (node->kind != FOREST_NODE_CATEGORICAL)
+				continue;
+			node->category_words = node->feature == 0 ? 40 : 1 + (int32_t) (RandNext() % 3);
+			node->category_offset = (int64_t) (RandNext() % (uint64_t) (49 - node->category_words));
+		}
+		CHECK_MSG(ForestValidate(forest, &status), "%s: %s", status.message, status.detail);
+		rows = MakeRows(forest, max_rows);
+		for (int64_t i = 0; i < max_rows * forest->num_features; i += 2)
+		{
+			double		v = edges[RandNext() % (uint64_t) num_edges];
+
+			if (precision == FOREST_FLOAT32)
+				((float *) rows)[i] = (float) v;
+			else
+				((double *) rows)[i] = v;
+		}
+		want = malloc(ForestValueSize(forest) * (size_t) (max_rows * forest->num_groups));
+		ForestMarginsInit(forest, want, max_rows);
+		ForestInterpretAccumulate(forest, rows, max_rows, want);
+		for (int n = 0; n < (int) (sizeof(nests) / sizeof(nests[0])); n++)
+			for (int r = 0; r < 3; r++)
+			{
+				TestSchedule ts = {.name = nests[n], .text = nests[n], .reorders = false};
+
+				CheckOne(c == 0 ? "category tables, lightgbm" : "category tables, xgboost", forest,
+						 &ts, representations[r], 1, "uniform", NULL, rows, want, max_rows);
+			}
+		{
+			Schedule	schedule;
+			CompiledForest *compiled;
+			char	   *text = NULL;
+
+			CHECK(ScheduleParse(nests[0], &schedule, &status));
+			compiled = CompileForest(forest, &schedule, NULL, &status);
+			CHECK_MSG(compiled != NULL, "%s: %s", status.message, status.detail);
+			if (compiled != NULL)
+				text = CompiledForestExplain(compiled, true);
+			CHECK_MSG(text && strstr(text, "@silvan_categories") != NULL,
+					  "narrow sets are read from category tables");
+			CHECK_MSG(text && strstr(text, "%v_word") != NULL,
+					  "the wide sets of feature 0 keep their per-split test");
+			free(text);
+			if (compiled != NULL)
+				CompiledForestFree(compiled);
+		}
+		free(want);
+		free(rows);
+		ForestFree(forest);
+	}
+}
+
+/*
  * A block of trees whose code outgrows one function's inline budget
  * (CODEGEN_INLINE_CODE_NODES): the first trees go inline into the block's
  * function, the rest into functions it calls, with the same margins
@@ -774,6 +870,7 @@ main(void)
 
 	if (getenv("SILVAN_TEST_ONLY_ONNX") == NULL)
 	{
+		TestCategoryTables();
 		TestPartialTops();
 		TestInlineBudget();
 		TestGenerated();

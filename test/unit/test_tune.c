@@ -179,8 +179,9 @@ TestCpuSpace(void)
 
 	/*
 	 * bitvector code walks: interleaved rows, trees through the table (no
-	 * specialize); only for numeric trees of at most 64 leaves and
-	 * TUNE_BITS_MAX_SPLITS splits; phase 1 tries them
+	 * specialize); only for trees of at most 64 leaves, categorical sets
+	 * narrow enough for category tables, and TUNE_BITS_MAX_SPLITS splits;
+	 * phase 1 tries them
 	 */
 	{
 		TuneShape	taxi = TaxiShape(1024);
@@ -203,8 +204,12 @@ TestCpuSpace(void)
 		CHECK(!TuneCpuValid(&taxi, &bits));
 		bits.interleave = 8;
 		taxi.categorical = true;
+		taxi.widest_category_span = CODE_WALK_BITS_MAX_KEYS;
+		CHECK(TuneCpuValid(&taxi, &bits));
+		taxi.widest_category_span = CODE_WALK_BITS_MAX_KEYS + 32;
 		CHECK(!TuneCpuValid(&taxi, &bits));
 		taxi.categorical = false;
+		taxi.widest_category_span = 0;
 		taxi.largest_tree_splits = 64;
 		CHECK(!TuneCpuValid(&taxi, &bits));
 		taxi.largest_tree_splits = 30;
