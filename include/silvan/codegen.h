@@ -178,6 +178,10 @@ typedef struct CodegenEnv
 	/* a specialized tree loop over one row: its margins, one alloca each */
 	int32_t		num_local;
 	LLVMValueRef v_local[CODEGEN_MAX_LOCAL_GROUPS];
+	/* cache(i) over a bitvector walk of rows: one iteration's rows staged */
+	LLVMValueRef v_stage;		/* T*: feature f of row lo + r at f * stage_stride + r */
+	LLVMValueRef v_stage_lo;	/* i64: row lo */
+	int64_t		stage_stride;
 } CodegenEnv;
 
 #define CODEGEN_ENV_SLOTS	(3 * SCHEDULE_MAX_VARS + 10)
@@ -247,6 +251,7 @@ typedef struct WalkLane
 /* codegen_walk.c: the lock-step walk, the strategy table, lanes */
 extern const WalkStrategy WalkLockstep;
 extern const WalkStrategy *CgWalkStrategy(MirWalkKind kind);
+extern int64_t CgLaneStride(CodegenContext *cg, const CodegenEnv *env);
 extern void CgSetUpLanes(CodegenContext *cg, const MirPath *path, const CodegenEnv *env,
 						 int32_t width, WalkLane *lanes);
 extern LLVMValueRef CgAggregate(CodegenContext *cg, LLVMValueRef v_acc, LLVMValueRef v_new);
@@ -272,8 +277,12 @@ extern LLVMValueRef CgColdLeaf(CodegenContext *cg, LLVMValueRef v_row_ptr, LLVMV
 							   LLVMValueRef v_fixed);
 
 /* codegen_walk_bits.c: codeWalk's bitvector form */
-extern void CgBitvectorEmit(CodegenContext *cg, const MirOp *op, const WalkLane *lanes,
-							int32_t width, LLVMValueRef *v_leaf, LLVMValueRef *v_groups);
+#define CODEGEN_MAX_STAGE_BYTES	(64 * 1024)	/* a staged tile, on the stack */
+#define CODEGEN_MAX_STAGE_FEATURES 64
+extern int64_t CgBitvectorStageStride(CodegenContext *cg, const MirOp *op);
+extern void CgBitvectorEmit(CodegenContext *cg, const MirOp *op, const CodegenEnv *env,
+							const WalkLane *lanes, int32_t width, LLVMValueRef *v_leaf,
+							LLVMValueRef *v_groups);
 
 /* Short emission helpers */
 static inline LLVMValueRef

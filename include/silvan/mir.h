@@ -96,7 +96,7 @@ typedef struct MirOp
 	bool		privatize;		/* parallel tree loop: partial slices */
 	bool		atomic;			/* parallel tree loop: atomic adds */
 	int32_t		vector_width;	/* reduce-dimension after it: lanes */
-	bool		cache;			/* prefetch one iteration's rows or trees */
+	bool		cache;			/* stage or prefetch one iteration's rows, or trees */
 	bool		poll;			/* outermost: check the interrupt flag */
 	bool		fixes_tree;		/* no tree loop below: tree known in body */
 	bool		fixes_row;		/* no batch loop below: row known in body */

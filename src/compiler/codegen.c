@@ -381,6 +381,55 @@ EmitPoll(CodegenContext *cg)
 	LLVMPositionBuilderAtEnd(cg->builder, b_go);
 }
 
+/*
+ * cacheRows over a bitvector walk of rows: copy rows [lo, hi) feature-major
+ * into a stack buffer of stride rows a feature (CgBitvectorStageStride),
+ * so that a vector of consecutive rows' feature is one load.  The
+ * MIR_MAX_WIDTH - 1 rows past hi repeat row hi - 1: a remainder's unused
+ * lanes read them, never past the buffer or the batch.
+ */
+static void
+EmitStage(CodegenContext *cg, CodegenEnv *env, LLVMValueRef v_lo, LLVMValueRef v_hi,
+		  int64_t stride)
+{
+	LLVMBuilderRef b = cg->builder;
+	int32_t		num_features = cg->forest->num_features;
+	LLVMBasicBlockRef b_here = LLVMGetInsertBlock(b);
+	LLVMValueRef v_stage;
+	LLVMValueRef v_count;
+	LLVMValueRef v_last;
+	CodegenLoop loop;
+
+	LLVMPositionBuilderAtEnd(b, cg->fn.b_allocas);
+	v_stage = LLVMBuildArrayAlloca(b, cg->t_value, CgInt64(cg, stride * num_features), "v_stage");
+	LLVMSetAlignment(v_stage, 32);
+	LLVMPositionBuilderAtEnd(b, b_here);
+	v_count = Min64(cg, LLVMBuildAdd(b, LLVMBuildSub(b, v_hi, v_lo, ""),
+									 CgInt64(cg, MIR_MAX_WIDTH - 1), ""), CgInt64(cg, stride));
+	v_count = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, v_hi, v_lo, ""), v_count,
+							  CgInt64(cg, 0), "v_stage_rows");
+	v_last = LLVMBuildSub(b, v_hi, CgInt64(cg, 1), "");
+	LoopOpen(cg, &loop, "stage", CgInt64(cg, 0), v_count);
+	{
+		LLVMValueRef v_src = Min64(cg, LLVMBuildAdd(b, v_lo, loop.v_iv, ""), v_last);
+		LLVMValueRef v_row_ptr = CgRowPointer(cg, v_src);
+
+		for (int32_t f = 0; f < num_features; f++)
+		{
+			LLVMValueRef v_f = CgInt64(cg, f);
+			LLVMValueRef v_to = LLVMBuildAdd(b, CgInt64(cg, (int64_t) f * stride), loop.v_iv, "");
+
+			LLVMBuildStore(b, CgLoad(cg, cg->t_value,
+									 LLVMBuildGEP2(b, cg->t_value, v_row_ptr, &v_f, 1, ""), "v_x"),
+						   LLVMBuildGEP2(b, cg->t_value, v_stage, &v_to, 1, ""));
+		}
+	}
+	LoopClose(cg, &loop, 1);
+	env->v_stage = v_stage;
+	env->v_stage_lo = v_lo;
+	env->stage_stride = stride;
+}
+
 /* cacheRows / cacheTrees: prefetch what one iteration of the loop reads */
 static void
 EmitCache(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *path)
@@ -390,7 +439,9 @@ EmitCache(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *p
 	LLVMValueRef v_hi;
 
 	RootSpan(cg, env, path, op->index_kind, &v_lo, &v_hi);
-	if (op->index_kind == INDEX_BATCH)
+	if (op->index_kind == INDEX_BATCH && CgBitvectorStageStride(cg, op) > 0)
+		EmitStage(cg, env, v_lo, v_hi, CgBitvectorStageStride(cg, op));
+	else if (op->index_kind == INDEX_BATCH)
 	{
 		int64_t		row_bytes = (int64_t) cg->forest->num_features *
 			(int64_t) ForestValueSize(cg->forest);

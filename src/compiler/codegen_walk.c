@@ -74,6 +74,14 @@ LaneStride(const Schedule *s, int v)
 	return stride;
 }
 
+/* How many iterations of its root apart the lanes of env's innermost loop are */
+int64_t
+CgLaneStride(CodegenContext *cg, const CodegenEnv *env)
+{
+	return env->width > 1 ? LaneStride(cg->mir->schedule, env->lane_var) : 1;
+}
+
+
 /*
  * The row and tree of every lane.  Lane k is lane 0 moved by k iterations
  * of the innermost loop, so its row pointer is lane 0's plus a constant

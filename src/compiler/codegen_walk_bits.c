@@ -61,6 +61,18 @@ typedef struct BitsTree
 	double		leaf_value[BITS_MAX_LEAVES];
 } BitsTree;
 
+/*
+ * Where a tree function's lanes read their features: each lane's row
+ * pointer, or a tile staged by cache(i) (v_base at lane 0's row, lane k's
+ * feature f at f * stride + k)
+ */
+typedef struct BitsRows
+{
+	const WalkLane *lanes;
+	LLVMValueRef v_base;
+	int64_t		stride;
+} BitsRows;
+
 /* The Forest node behind tree-local HIR node h */
 static const ForestNode *
 BitsSource(const BitsTree *bt, int32_t h)
@@ -120,9 +132,12 @@ LeafTable(CodegenContext *cg, const BitsTree *bt, LLVMTypeRef *t_table)
 	return g;
 }
 
-/* Feature f of every lane's row: a scalar (one lane) or a vector */
+/*
+ * Feature f of every lane's row: a scalar (one lane) or a vector, one load
+ * from a staged tile, else one load per lane
+ */
 static LLVMValueRef
-LaneFeatures(CodegenContext *cg, const WalkLane *lanes, int32_t width, int32_t f,
+LaneFeatures(CodegenContext *cg, const BitsRows *rows, int32_t width, int32_t f,
 			 LLVMValueRef *cache)
 {
 	LLVMBuilderRef b = cg->builder;
@@ -131,10 +146,20 @@ LaneFeatures(CodegenContext *cg, const WalkLane *lanes, int32_t width, int32_t f
 
 	if (cache != NULL && cache[f] != NULL)
 		return cache[f];
-	for (int32_t k = 0; k < width; k++)
+	if (rows->v_base != NULL)
+	{
+		LLVMValueRef v_at = CgInt64(cg, (int64_t) f * rows->stride);
+		LLVMTypeRef t = width > 1 ? LLVMVectorType(cg->t_value, (unsigned) width) : cg->t_value;
+		LLVMValueRef v_ptr = LLVMBuildBitCast(b, LLVMBuildGEP2(b, cg->t_value, rows->v_base, &v_at, 1, ""),
+											  LLVMPointerType(t, 0), "");
+
+		v = LLVMBuildLoad2(b, t, v_ptr, "v_x");
+		LLVMSetAlignment(v, (unsigned) ForestValueSize(cg->forest));
+	}
+	for (int32_t k = 0; rows->v_base == NULL && k < width; k++)
 	{
 		LLVMValueRef v_x = CgLoad(cg, cg->t_value,
-								  LLVMBuildGEP2(b, cg->t_value, lanes[k].v_row_ptr, &v_f, 1, ""),
+								  LLVMBuildGEP2(b, cg->t_value, rows->lanes[k].v_row_ptr, &v_f, 1, ""),
 								  "v_x");
 
 		v = width > 1 ? LLVMBuildInsertElement(b, v, v_x, CgInt32(cg, k), "") : v_x;
@@ -146,10 +171,10 @@ LaneFeatures(CodegenContext *cg, const WalkLane *lanes, int32_t width, int32_t f
 
 /* i1 per lane: does each lane's row go left at split node? */
 static LLVMValueRef
-LanesGoLeft(CodegenContext *cg, const ForestNode *node, const WalkLane *lanes, int32_t width,
+LanesGoLeft(CodegenContext *cg, const ForestNode *node, const BitsRows *rows, int32_t width,
 			LLVMValueRef *cache)
 {
-	LLVMValueRef v_x = LaneFeatures(cg, lanes, width, node->feature, cache);
+	LLVMValueRef v_x = LaneFeatures(cg, rows, width, node->feature, cache);
 
 	if (node->kind != FOREST_NODE_CATEGORICAL)
 		return CgNumericGoesLeft(cg, node, v_x);
@@ -225,7 +250,7 @@ CategoryTable(CodegenContext *cg, const BitsTree *bt, int32_t f, int32_t num_key
 /* Each lane's mask from feature f's category table: one load per lane */
 static LLVMValueRef
 LanesCategoryMask(CodegenContext *cg, const BitsTree *bt, int32_t f, int32_t num_keys,
-				  const WalkLane *lanes, int32_t width, LLVMValueRef *cache)
+				  const BitsRows *rows, int32_t width, LLVMValueRef *cache)
 {
 	LLVMBuilderRef b = cg->builder;
 	LLVMTypeRef t_table;
@@ -235,7 +260,7 @@ LanesCategoryMask(CodegenContext *cg, const BitsTree *bt, int32_t f, int32_t num
 
 	if (g_table == NULL)
 		return NULL;
-	v_key = CgCategoryKey(cg, LaneFeatures(cg, lanes, width, f, cache), num_keys);
+	v_key = CgCategoryKey(cg, LaneFeatures(cg, rows, width, f, cache), num_keys);
 	v_mask = width > 1 ? LLVMGetUndef(LLVMVectorType(cg->t_i64, (unsigned) width)) : NULL;
 	for (int32_t k = 0; k < width; k++)
 	{
@@ -270,7 +295,7 @@ Mask(CodegenContext *cg, uint64_t bits, int32_t width)
  * lanes walk it), stored to out[k]
  */
 static void
-EmitBitsTree(CodegenContext *cg, const BitsTree *bt, const WalkLane *lanes, int32_t width,
+EmitBitsTree(CodegenContext *cg, const BitsTree *bt, const BitsRows *rows, int32_t width,
 			 LLVMValueRef v_out)
 {
 	LLVMBuilderRef b = cg->builder;
@@ -306,13 +331,13 @@ EmitBitsTree(CodegenContext *cg, const BitsTree *bt, const WalkLane *lanes, int3
 		if (seen)
 			continue;
 		if (keys > 0 &&
-			(v_mask = LanesCategoryMask(cg, bt, node->feature, keys, lanes, width, cache)) != NULL)
+			(v_mask = LanesCategoryMask(cg, bt, node->feature, keys, rows, width, cache)) != NULL)
 		{
 			tabled[num_tabled++] = node->feature;
 			terms[num_terms++] = v_mask;
 			continue;
 		}
-		terms[num_terms++] = LLVMBuildSelect(b, LanesGoLeft(cg, node, lanes, width, cache), v_all,
+		terms[num_terms++] = LLVMBuildSelect(b, LanesGoLeft(cg, node, rows, width, cache), v_all,
 											 Mask(cg, ~bt->split_mask[s], width), "");
 	}
 	free(cache);
@@ -347,61 +372,107 @@ EmitBitsTree(CodegenContext *cg, const BitsTree *bt, const WalkLane *lanes, int3
 	}
 }
 
-/* A tree function's type: void (args, i64 tree, row_0 .. row_W-1, out) */
+/*
+ * A tree function's type: void (args, i64 tree, row_0 .. row_W-1, out),
+ * or, reading a staged tile, void (args, i64 tree, base, row_0, i64 lanes,
+ * out): lane k's row is row_0 + k rows, and only the first lanes are real
+ */
 static LLVMTypeRef
-TreeFunctionType(CodegenContext *cg, int32_t width)
+TreeFunctionType(CodegenContext *cg, int32_t width, bool staged)
 {
+	LLVMTypeRef t_ptr = LLVMPointerType(cg->t_value, 0);
 	LLVMTypeRef params[MIR_MAX_WIDTH + 3];
+	int32_t		n = 0;
 
-	params[0] = LLVMPointerType(cg->t_args, 0);
-	params[1] = cg->t_i64;
-	for (int32_t k = 0; k <= width; k++)
-		params[k + 2] = LLVMPointerType(cg->t_value, 0);
-	return LLVMFunctionType(LLVMVoidTypeInContext(cg->context), params, (unsigned) width + 3,
-							false);
+	params[n++] = LLVMPointerType(cg->t_args, 0);
+	params[n++] = cg->t_i64;
+	if (staged)
+	{
+		params[n++] = t_ptr;
+		params[n++] = t_ptr;
+		params[n++] = cg->t_i64;
+	}
+	else
+		for (int32_t k = 0; k < width; k++)
+			params[n++] = t_ptr;
+	params[n++] = t_ptr;
+	return LLVMFunctionType(LLVMVoidTypeInContext(cg->context), params, (unsigned) n, false);
 }
 
-/* Start a tree function named name; its lanes' row pointers into lanes */
+/* The out parameter of a tree function */
 static LLVMValueRef
-BeginTreeFunction(CodegenContext *cg, const char *name, int32_t width, WalkLane *lanes,
-				  CodegenFunction *saved, LLVMBasicBlockRef *b_saved)
+TreeFunctionOut(LLVMValueRef fn)
 {
-	LLVMValueRef fn = LLVMAddFunction(cg->module, name, TreeFunctionType(cg, width));
+	return LLVMGetParam(fn, LLVMCountParams(fn) - 1);
+}
+
+/*
+ * Start a tree function named name; where its lanes read into rows, their
+ * row pointers into lanes (a staged function's lane k: row_0 + min(k,
+ * lanes - 1) rows, for the buffer walks)
+ */
+static LLVMValueRef
+BeginTreeFunction(CodegenContext *cg, const char *name, int32_t width, bool staged,
+				  WalkLane *lanes, BitsRows *rows, CodegenFunction *saved,
+				  LLVMBasicBlockRef *b_saved)
+{
+	LLVMValueRef fn = LLVMAddFunction(cg->module, name, TreeFunctionType(cg, width, staged));
 
 	LLVMSetFunctionCallConv(fn, LLVMFastCallConv);
 	CgBeginHelper(cg, fn, saved, b_saved);
 	memset(lanes, 0, sizeof(WalkLane) * width);
+	*rows = (BitsRows) {.lanes = lanes};
 	for (int32_t k = 0; k < width; k++)
-		lanes[k].v_row_ptr = LLVMGetParam(fn, (unsigned) k + 2);
+	{
+		LLVMValueRef v_last;
+		LLVMValueRef v_off;
+
+		if (!staged)
+		{
+			lanes[k].v_row_ptr = LLVMGetParam(fn, (unsigned) k + 2);
+			continue;
+		}
+		v_last = LLVMBuildSub(cg->builder, LLVMGetParam(fn, 4), CgInt64(cg, 1), "");
+		v_off = LLVMBuildMul(cg->builder,
+							 LLVMBuildSelect(cg->builder,
+											 LLVMBuildICmp(cg->builder, LLVMIntSLT, CgInt64(cg, k),
+														   v_last, ""),
+											 CgInt64(cg, k), v_last, ""),
+							 CgInt64(cg, cg->forest->num_features), "");
+		lanes[k].v_row_ptr = LLVMBuildGEP2(cg->builder, cg->t_value, LLVMGetParam(fn, 3), &v_off, 1,
+										   "v_row_ptr");
+	}
+	if (staged)
+		rows->v_base = LLVMGetParam(fn, 2);
 	return fn;
 }
 
 /*
  * The function for trees the form does not take: each lane walked from
- * the buffers from the tree's root (one per module and width)
+ * the buffers from the tree's root (one per module, width and kind)
  */
 static LLVMValueRef
-ColdLanesFunction(CodegenContext *cg, int32_t width)
+ColdLanesFunction(CodegenContext *cg, int32_t width, int64_t stride)
 {
 	WalkLane	lanes[MIR_MAX_WIDTH];
+	BitsRows	rows;
 	CodegenFunction saved;
 	LLVMBasicBlockRef b_saved;
 	LLVMValueRef fn;
 	LLVMValueRef v_rec, v_root, v_depth, v_fixed, v_group;
 	char		name[256];
 
-	snprintf(name, sizeof(name), "%s_cold_w%d", cg->fn_name, width);
+	snprintf(name, sizeof(name), "%s_cold%s_w%d", cg->fn_name, stride > 0 ? "_staged" : "", width);
 	if ((fn = LLVMGetNamedFunction(cg->module, name)) != NULL)
 		return fn;
-	fn = BeginTreeFunction(cg, name, width, lanes, &saved, &b_saved);
+	fn = BeginTreeFunction(cg, name, width, stride > 0, lanes, &rows, &saved, &b_saved);
 	CgLoadTree(cg, LLVMGetParam(fn, 1), &v_rec, &v_root, &v_depth, &v_fixed, &v_group);
 	for (int32_t k = 0; k < width; k++)
 	{
 		LLVMValueRef v_k = CgInt64(cg, k);
 
 		LLVMBuildStore(cg->builder, CgColdLeaf(cg, lanes[k].v_row_ptr, v_root, CgInt32(cg, 0)),
-					   LLVMBuildGEP2(cg->builder, cg->t_value,
-									 LLVMGetParam(fn, (unsigned) width + 2), &v_k, 1, ""));
+					   LLVMBuildGEP2(cg->builder, cg->t_value, TreeFunctionOut(fn), &v_k, 1, ""));
 	}
 	LLVMBuildRetVoid(cg->builder);
 	CgEndHelper(cg, &saved, b_saved);
@@ -414,29 +485,32 @@ ColdLanesFunction(CodegenContext *cg, int32_t width)
  * module's budget), else the cold one.  A function per tree keeps LLVM's
  * work linear in the splits (one straight-line block; no loop around it
  * to hoist the masks out of and spill), and its features are read once.
- * Made once per walk op, tree and width; later calls find it by name.
+ * stride > 0: it reads a tile staged with that stride.  Made once per walk
+ * op, tree, width and kind; later calls find it by name.
  */
 static LLVMValueRef
-TreeFunction(CodegenContext *cg, const MirOp *op, int32_t t, int32_t width)
+TreeFunction(CodegenContext *cg, const MirOp *op, int32_t t, int32_t width, int64_t stride)
 {
 	const Hir  *hir = cg->mir->hir;
 	BitsTree	bt = {.hir = hir, .tree = &hir->trees[t], .forest = cg->forest};
 	WalkLane	lanes[MIR_MAX_WIDTH];
+	BitsRows	rows;
 	CodegenFunction saved;
 	LLVMBasicBlockRef b_saved;
 	LLVMValueRef fn;
 	char		name[256];
 
-	snprintf(name, sizeof(name), "%s_op%d_bits%d_w%d", cg->fn_name, (int) (op - cg->mir->ops),
-			 t, width);
+	snprintf(name, sizeof(name), "%s_op%d_bits%d_w%d%s", cg->fn_name, (int) (op - cg->mir->ops),
+			 t, width, stride > 0 ? "_staged" : "");
 	if ((fn = LLVMGetNamedFunction(cg->module, name)) != NULL)
 		return fn;
 	if (!BitsCollect(&bt, 0) || bt.num_splits > op->code_nodes ||
 		bt.num_splits > cg->code_nodes_left)
-		return ColdLanesFunction(cg, width);
+		return ColdLanesFunction(cg, width, stride);
 	cg->code_nodes_left -= bt.num_splits;
-	fn = BeginTreeFunction(cg, name, width, lanes, &saved, &b_saved);
-	EmitBitsTree(cg, &bt, lanes, width, LLVMGetParam(fn, (unsigned) width + 2));
+	fn = BeginTreeFunction(cg, name, width, stride > 0, lanes, &rows, &saved, &b_saved);
+	rows.stride = stride;
+	EmitBitsTree(cg, &bt, &rows, width, TreeFunctionOut(fn));
 	LLVMBuildRetVoid(cg->builder);
 	CgEndHelper(cg, &saved, b_saved);
 	return fn;
@@ -447,23 +521,25 @@ TreeFunction(CodegenContext *cg, const MirOp *op, int32_t t, int32_t width)
  * table indexed by HIR position (trees outside the op's range: cold)
  */
 static LLVMValueRef
-TreeTable(CodegenContext *cg, const MirOp *op, int32_t width, LLVMTypeRef *t_table)
+TreeTable(CodegenContext *cg, const MirOp *op, int32_t width, int64_t stride,
+		  LLVMTypeRef *t_table)
 {
 	int32_t		n = cg->mir->hir->num_trees;
-	LLVMTypeRef t_ptr = LLVMPointerType(TreeFunctionType(cg, width), 0);
+	LLVMTypeRef t_ptr = LLVMPointerType(TreeFunctionType(cg, width, stride > 0), 0);
 	LLVMValueRef *fns;
 	LLVMValueRef g;
 	char		name[256];
 
 	*t_table = LLVMArrayType(t_ptr, (unsigned) n);
-	snprintf(name, sizeof(name), "%s_op%d_bits_w%d", cg->fn_name, (int) (op - cg->mir->ops), width);
+	snprintf(name, sizeof(name), "%s_op%d_bits_w%d%s", cg->fn_name, (int) (op - cg->mir->ops),
+			 width, stride > 0 ? "_staged" : "");
 	if ((g = LLVMGetNamedGlobal(cg->module, name)) != NULL)
 		return g;
 	if ((fns = malloc(sizeof(LLVMValueRef) * (size_t) n)) == NULL)
 		return NULL;
 	for (int32_t t = 0; t < n; t++)
-		fns[t] = t >= op->tree_lo && t < op->tree_hi ? TreeFunction(cg, op, t, width) :
-			ColdLanesFunction(cg, width);
+		fns[t] = t >= op->tree_lo && t < op->tree_hi ? TreeFunction(cg, op, t, width, stride) :
+			ColdLanesFunction(cg, width, stride);
 	g = LLVMAddGlobal(cg->module, *t_table, name);
 	LLVMSetInitializer(g, LLVMConstArray(t_ptr, fns, (unsigned) n));
 	LLVMSetGlobalConstant(g, true);
@@ -474,14 +550,19 @@ TreeTable(CodegenContext *cg, const MirOp *op, int32_t width, LLVMTypeRef *t_tab
 
 /*
  * Each lane's leaf by one call of fn (v_tree: the tree) for op_width
- * lanes; fewer lanes pass their last row again for the missing ones
+ * lanes.  From row pointers, fewer lanes pass their last row again for
+ * the missing ones; from a staged tile (env->v_stage), the call passes
+ * lane 0's place in it, and the lanes past width read the rows staged
+ * after it.
  */
 static void
-CallTreeFunction(CodegenContext *cg, LLVMValueRef fn, LLVMValueRef v_tree, const WalkLane *lanes,
-				 int32_t width, int32_t op_width, LLVMValueRef *v_leaf)
+CallTreeFunction(CodegenContext *cg, const CodegenEnv *env, LLVMValueRef fn, LLVMValueRef v_tree,
+				 const WalkLane *lanes, int32_t width, int32_t op_width, LLVMValueRef *v_leaf)
 {
 	LLVMBuilderRef b = cg->builder;
+	bool		staged = env != NULL && env->v_stage != NULL;
 	LLVMValueRef args[MIR_MAX_WIDTH + 3];
+	int32_t		n = 0;
 	LLVMValueRef v_out;
 	LLVMValueRef v_call;
 	LLVMBasicBlockRef b_here = LLVMGetInsertBlock(b);
@@ -489,12 +570,21 @@ CallTreeFunction(CodegenContext *cg, LLVMValueRef fn, LLVMValueRef v_tree, const
 	LLVMPositionBuilderAtEnd(b, cg->fn.b_allocas);
 	v_out = LLVMBuildArrayAlloca(b, cg->t_value, CgInt32(cg, op_width), "v_leaves");
 	LLVMPositionBuilderAtEnd(b, b_here);
-	args[0] = cg->fn.v_args;
-	args[1] = v_tree;
-	for (int32_t k = 0; k < op_width; k++)
-		args[k + 2] = lanes[k < width ? k : width - 1].v_row_ptr;
-	args[op_width + 2] = v_out;
-	v_call = LLVMBuildCall2(b, TreeFunctionType(cg, op_width), fn, args, (unsigned) op_width + 3, "");
+	args[n++] = cg->fn.v_args;
+	args[n++] = v_tree;
+	if (staged)
+	{
+		LLVMValueRef v_at = LLVMBuildSub(b, lanes[0].v_row, env->v_stage_lo, "");
+
+		args[n++] = LLVMBuildGEP2(b, cg->t_value, env->v_stage, &v_at, 1, "v_staged");
+		args[n++] = lanes[0].v_row_ptr;
+		args[n++] = CgInt64(cg, width);
+	}
+	else
+		for (int32_t k = 0; k < op_width; k++)
+			args[n++] = lanes[k < width ? k : width - 1].v_row_ptr;
+	args[n++] = v_out;
+	v_call = LLVMBuildCall2(b, TreeFunctionType(cg, op_width, staged), fn, args, (unsigned) n, "");
 	LLVMSetInstructionCallConv(v_call, LLVMFastCallConv);
 	for (int32_t k = 0; k < width; k++)
 	{
@@ -506,22 +596,66 @@ CallTreeFunction(CodegenContext *cg, LLVMValueRef fn, LLVMValueRef v_tree, const
 }
 
 /*
+ * Rows per feature of the tile that cache(i) on batch loop op stages for
+ * the bitvector walks of rows below it, or 0 when it does not stage (then
+ * it prefetches): op is the outer loop of a tile of the batch itself (not
+ * a split's copy of one), so
+ * that its iteration's rows are known exactly (a tile of tiles has rows
+ * that the loops inside it fix; RootSpan would give the whole batch), the
+ * tile has at least MIR_MAX_WIDTH rows, and they plus a vector's lanes
+ * past them fit CODEGEN_MAX_STAGE_BYTES
+ */
+int64_t
+CgBitvectorStageStride(CodegenContext *cg, const MirOp *op)
+{
+	const Schedule *s = cg->mir->schedule;
+	const IndexVar *var = &s->vars[op->var];
+	int64_t		num_features = cg->forest->num_features;
+	int64_t		rows = var->param;
+	int64_t		stride;
+	bool		walk = false;
+
+	if (op->kind != MIR_LOOP || op->index_kind != INDEX_BATCH ||
+		var->origin != INDEX_ORIGIN_TILE_OUTER || var->copy_of >= 0 || var->parent < 0 ||
+		s->vars[var->parent].origin != INDEX_ORIGIN_ROOT ||
+		num_features < 1 || num_features > CODEGEN_MAX_STAGE_FEATURES ||
+		rows < MIR_MAX_WIDTH || rows > CODEGEN_MAX_STAGE_BYTES)
+		return 0;
+	for (const MirOp *o = cg->mir->ops; o < cg->mir->ops + cg->mir->num_ops; o++)
+	{
+		const MirOp *up = o->parent;
+
+		while (up != NULL && up != op)
+			up = up->parent;
+		walk = walk || (up == op && o->kind == MIR_WALK && o->strategy == MIR_WALK_CODE &&
+						o->code_form == CODE_WALK_BITVECTOR && o->lanes == MIR_LANES_ROWS);
+	}
+	stride = rows + MIR_MAX_WIDTH;
+	if (!walk || stride * num_features * (int64_t) ForestValueSize(cg->forest) >
+		CODEGEN_MAX_STAGE_BYTES)
+		return 0;
+	return stride;
+}
+
+/*
  * Walk the lanes.  Lanes of one tree (rows) go together in vectors: a
  * tree known at compile time by a direct call to its function (the
  * remainder of an interleaved row loop, too rare to compile for, from the
- * buffers), a tree known at run time through the op's table of tree
- * functions (the remainder passing its rows again).  Lanes of different
- * trees one by one.
+ * buffers, unless the rows are staged), a tree known at run time through
+ * the op's table of tree functions (the remainder passing its rows
+ * again).  Consecutive rows of a staged tile read it (env->v_stage).
+ * Lanes of different trees one by one.
  */
 void
-CgBitvectorEmit(CodegenContext *cg, const MirOp *op, const WalkLane *lanes, int32_t width,
-				LLVMValueRef *v_leaf, LLVMValueRef *v_groups)
+CgBitvectorEmit(CodegenContext *cg, const MirOp *op, const CodegenEnv *env, const WalkLane *lanes,
+				int32_t width, LLVMValueRef *v_leaf, LLVMValueRef *v_groups)
 {
 	const Hir  *hir = cg->mir->hir;
 	int32_t		op_width = op->lanes == MIR_LANES_ROWS && op->width > width ? op->width : width;
 	bool		known = lanes[0].v_tree && LLVMIsAConstantInt(lanes[0].v_tree);
 	int64_t		t0 = known ? LLVMConstIntGetSExtValue(lanes[0].v_tree) : -1;
 	bool		same = true;
+	int64_t		stride;
 	LLVMTypeRef t_table;
 	LLVMValueRef g_table;
 
@@ -530,29 +664,38 @@ CgBitvectorEmit(CodegenContext *cg, const MirOp *op, const WalkLane *lanes, int3
 	if (!same && width > 1)
 	{
 		for (int32_t k = 0; k < width; k++)
-			CgBitvectorEmit(cg, op, &lanes[k], 1, &v_leaf[k], &v_groups[k]);
+			CgBitvectorEmit(cg, op, NULL, &lanes[k], 1, &v_leaf[k], &v_groups[k]);
 		return;
+	}
+	/* a staged tile serves lanes of consecutive rows, lane 0's first */
+	if (env != NULL && env->v_stage != NULL && op->lanes == MIR_LANES_ROWS &&
+		op_width <= MIR_MAX_WIDTH && (width == 1 || CgLaneStride(cg, env) == 1))
+		stride = env->stage_stride;
+	else
+	{
+		stride = 0;
+		env = NULL;
 	}
 	if (known && t0 >= 0 && t0 < hir->num_trees)
 	{
 		/* a known tree's group is a constant: the reduce may keep it in a register */
 		for (int32_t k = 0; k < width; k++)
 			v_groups[k] = CgInt32(cg, hir->trees[t0].group);
-		if (width == op_width)
+		if (width == op_width || stride > 0)
 		{
-			CallTreeFunction(cg, TreeFunction(cg, op, (int32_t) t0, width), lanes[0].v_tree, lanes,
-							 width, width, v_leaf);
+			CallTreeFunction(cg, env, TreeFunction(cg, op, (int32_t) t0, op_width, stride),
+							 lanes[0].v_tree, lanes, width, op_width, v_leaf);
 			return;
 		}
 	}
-	else if (!known && (g_table = TreeTable(cg, op, op_width, &t_table)) != NULL)
+	else if (!known && (g_table = TreeTable(cg, op, op_width, stride, &t_table)) != NULL)
 	{
 		LLVMValueRef idx[2] = {CgInt64(cg, 0), lanes[0].v_tree};
 		LLVMValueRef v_fn = LLVMBuildLoad2(cg->builder, LLVMGetElementType(t_table),
 										   LLVMBuildInBoundsGEP2(cg->builder, t_table, g_table,
 																 idx, 2, ""), "v_tree_fn");
 
-		CallTreeFunction(cg, v_fn, lanes[0].v_tree, lanes, width, op_width, v_leaf);
+		CallTreeFunction(cg, env, v_fn, lanes[0].v_tree, lanes, width, op_width, v_leaf);
 		return;
 	}
 	for (int32_t k = 0; k < width; k++)

@@ -944,7 +944,7 @@ CodeEmit(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 			v_rows[k] = lanes[k].v_row;
 			v_groups[k] = lanes[k].v_group;
 		}
-		CgBitvectorEmit(cg, op, lanes, width, v_leaf, v_groups);
+		CgBitvectorEmit(cg, op, env, lanes, width, v_leaf, v_groups);
 		return;
 	}
 	for (int32_t k = 0; k < width; k++)

@@ -131,24 +131,50 @@ StaticTrees(const Schedule *s, int v, int32_t num_trees, int32_t *lo, int32_t *h
 	return false;
 }
 
-/* Is some variable of the list derived from v (through parents or copies)? */
+/* Is v itself, or a copy of it, on the list? */
 static bool
-StackDerives(const Schedule *s, const int16_t *stack, int n, int v)
+StackHolds(const Schedule *s, const int16_t *stack, int n, int v)
 {
 	for (int i = 0; i < n; i++)
 		for (int w = stack[i], hops = 0; w >= 0 && hops < 4 * SCHEDULE_MAX_VARS; hops++)
 		{
 			if (w == v)
 				return true;
-			w = s->vars[w].copy_of >= 0 ? s->vars[w].copy_of : s->vars[w].parent;
+			w = s->vars[w].copy_of;
 		}
 	return false;
 }
 
 /*
+ * Do the listed loops fix the value of variable v: v itself, both loops of
+ * a tile of it, or either half of a split of it?  (A tile's outer loop
+ * tiled again is fixed only once both of its parts enclose.)
+ */
+static bool
+StackFixes(const Schedule *s, const int16_t *stack, int n, int v, int hops)
+{
+	const IndexVar *var;
+
+	if (v < 0 || hops > 4 * SCHEDULE_MAX_VARS)
+		return false;
+	if (StackHolds(s, stack, n, v))
+		return true;
+	var = &s->vars[v];
+	if (var->children[0] < 0 || var->children[1] < 0)
+		return false;
+	if (s->vars[var->children[0]].origin == INDEX_ORIGIN_TILE_OUTER)
+		return StackFixes(s, stack, n, var->children[0], hops + 1) &&
+			StackFixes(s, stack, n, var->children[1], hops + 1);
+	return StackFixes(s, stack, n, var->children[0], hops + 1) ||
+		StackFixes(s, stack, n, var->children[1], hops + 1);
+}
+
+/*
  * A tile's inner loop needs its outer loop around it: its trip count is
- * what is left of the tile.  Checked for every tile variable an enclosing
- * loop (or v itself) derives from.
+ * what is left of the tile.  An outer loop tiled again needs both of its
+ * parts around it: with only b2 of tile(b0, b2, b3, 4) outside, b0 = b2 *
+ * 4 + b3 is unknown.  Checked for every tile variable an enclosing loop
+ * (or v itself) derives from.
  */
 static bool
 CheckTileNesting(MirBuilder *b, int v)
@@ -168,10 +194,10 @@ CheckTileNesting(MirBuilder *b, int v)
 		{
 			int			outer = s->vars[var->parent].children[0];
 
-			if (!StackDerives(s, b->stack, b->depth, outer))
+			if (!StackFixes(s, b->stack, b->depth, outer, 0))
 				return StatusFail(b->status, SILVAN_ERROR_INVALID, "invalid schedule",
-								  "Loop %s iterates within a tile of %s, so loop %s "
-								  "must enclose it.", s->vars[v].name,
+								  "Loop %s iterates within a tile of %s, so loop %s, or the "
+								  "loops it was tiled into, must enclose it.", s->vars[v].name,
 								  s->vars[var->parent].name, s->vars[outer].name);
 		}
 		w = var->parent;

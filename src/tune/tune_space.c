@@ -357,6 +357,9 @@ PutRowsInner(const TuneShape *shape, const TuneCpuPoint *p, char *text, size_t s
 	}
 	if (ok && IsCodeWalk(p->walk))
 		ok = Put(text, size, used, "specialize(tree)\n");
+	/* bitvectors read the row tile staged feature-major */
+	if (ok && p->walk == TUNE_WALK_CODE_BITVECTOR && p->row_tile > 0)
+		ok = Put(text, size, used, "cache(b0)\n");
 	return ok && PutWalk(shape, p, rows, text, size, used);
 }
 

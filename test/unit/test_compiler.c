@@ -773,7 +773,12 @@ TestScheduleAndExplain(void)
 	CheckBadSchedule(forest, "tile(batch, b0, b1, 64); peelWalk(tree, 33)",
 					 SILVAN_ERROR_INVALID, "peelWalk(tree, 33)");
 	CheckBadSchedule(forest, "tile(batch, b0, b1, 64); reorder(b1, b0)",
-					 SILVAN_ERROR_INVALID, "b0 must enclose it");
+					 SILVAN_ERROR_INVALID, "loop b0, or the loops it was tiled into, must enclose it");
+	/* b1's tile is b2 * 4 + b3: b3 inside b1 left it unknown (wrong margins, once) */
+	CheckBadSchedule(forest, "tile(batch, b0, b1, 32); tile(b0, b2, b3, 4); reorder(b2, tree, b1, b3)",
+					 SILVAN_ERROR_INVALID, "loop b0, or the loops it was tiled into, must enclose it");
+	CheckBadSchedule(forest, "tile(batch, b0, b1, 32); tile(b0, b2, b3, 4); reorder(b2, b1, b3, tree)",
+					 SILVAN_ERROR_INVALID, "Loop b1 iterates within a tile of batch");
 	CheckBadSchedule(forest, "tileTrees(4, probabilistic)",
 					 SILVAN_ERROR_INVALID, "silvan.profile");
 	ScheduleTiled(&schedule, 64, 4, 4, "bitmap");

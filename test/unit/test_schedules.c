@@ -132,6 +132,18 @@ static const TestSchedule schedules[] = {
 	"reorder(b0, tree, b2, b3); parallel(b0); interleave(b3); codeWalk(b3, 63, bitvector)", false},
 	{"bitvector, trees interleaved", "tile(tree, t0, t1, 4); interleave(t1); "
 	"codeWalk(t1, 20, bitvector)", false},
+	/* 44: cache(b0) stages the row tile feature-major: table, known trees, one lane */
+	{"bitvector, staged rows", "tile(batch, b0, b1, 256); tile(b1, b2, b3, 8); "
+	"reorder(b0, tree, b2, b3); parallel(b0); cache(b0); interleave(b3); "
+	"codeWalk(b3, 63, bitvector)", false},
+	{"bitvector, staged rows, known trees", "tile(batch, b0, b1, 64); reorder(b0, tree, b1); "
+	"tile(b1, b2, b3, 8); cache(b0); interleave(b3); specialize(tree); "
+	"codeWalk(b3, 63, bitvector)", false},
+	{"bitvector, staged rows, one lane", "tile(batch, b0, b1, 16); reorder(b0, tree, b1); "
+	"cache(b0); codeWalk(b1, 63, bitvector)", false},
+	/* 47: a tile of tiles, whose rows b3 fixes: prefetched, not staged (staged once: wrong) */
+	{"bitvector, staged tile of tiles", "tile(batch, b0, b1, 8); tile(b0, b2, b3, 8); "
+	"reorder(b2, tree, b3, b1); cache(b2); interleave(b1); codeWalk(b1, 63, bitvector)", false},
 };
 
 #define NUM_SCHEDULES ((int) (sizeof(schedules) / sizeof(schedules[0])))
@@ -640,7 +652,9 @@ TestCategoryTables(void)
 		"interleave(b3); codeWalk(b3, 63, bitvector)",
 		"tile(batch, b0, b1, 4); reorder(b0, tree, b1); specialize(tree); interleave(b1); "
 		"codeWalk(b1, 63, bitvector)",
-		"reorder(batch, tree); codeWalk(tree, 63, bitvector)"
+		"reorder(batch, tree); codeWalk(tree, 63, bitvector)",
+		"tile(batch, b0, b1, 64); tile(b1, b2, b3, 8); reorder(b0, tree, b2, b3); parallel(b0); "
+		"cache(b0); interleave(b3); codeWalk(b3, 63, bitvector)"
 	};
 	const int64_t num_edges = (int64_t) (sizeof(edges) / sizeof(edges[0]));
 
@@ -705,6 +719,19 @@ TestCategoryTables(void)
 					  "narrow sets are read from category tables");
 			CHECK_MSG(text && strstr(text, "%v_word") != NULL,
 					  "the wide sets of feature 0 keep their per-split test");
+			free(text);
+			if (compiled != NULL)
+				CompiledForestFree(compiled);
+			/* cache(b0) stages the tile: tree functions read it, one load a feature */
+			text = NULL;
+			CHECK(ScheduleParse(nests[3], &schedule, &status));
+			compiled = CompileForest(forest, &schedule, NULL, &status);
+			CHECK_MSG(compiled != NULL, "%s: %s", status.message, status.detail);
+			if (compiled != NULL)
+				text = CompiledForestExplain(compiled, true);
+			CHECK_MSG(text && strstr(text, "%v_stage") != NULL &&
+					  strstr(text, "_staged(") != NULL && strstr(text, "load <8 x ") != NULL,
+					  "the staged nest stages the tile and reads it by vectors");
 			free(text);
 			if (compiled != NULL)
 				CompiledForestFree(compiled);

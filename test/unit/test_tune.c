@@ -194,7 +194,7 @@ TestCpuSpace(void)
 		CHECK(TuneCpuValid(&taxi, &bits));
 		CHECK(TuneCpuText(&taxi, &bits, text, sizeof(text)) &&
 			  strstr(text, "tile(batch, b0, b1, 256)\nreorder(b0, tree, b1)\nparallel(b0)\n"
-					 "tile(b1, b2, b3, 8)\ninterleave(b3)\ncodeWalk(b3, 63, bitvector)\n") &&
+					 "tile(b1, b2, b3, 8)\ninterleave(b3)\ncache(b0)\ncodeWalk(b3, 63, bitvector)\n") &&
 			  !strstr(text, "specialize"));
 		for (int i = 0; i < n1; i++)
 			found += points[i].walk == TUNE_WALK_CODE_BITVECTOR;
