@@ -114,22 +114,35 @@ BitsCollect(BitsTree *bt, int32_t h)
 	return BitsCollect(bt, nodes[h].left + 1);
 }
 
+/*
+ * A private constant global named name: the n values of type t_elem, an
+ * array of type *t_table (unnamed_addr unless it must keep its name)
+ */
+static LLVMValueRef
+ConstantTable(CodegenContext *cg, const char *name, LLVMTypeRef t_elem, LLVMValueRef *values,
+			  int32_t n, bool unnamed, LLVMTypeRef *t_table)
+{
+	LLVMValueRef g;
+
+	*t_table = LLVMArrayType(t_elem, (unsigned) n);
+	g = LLVMAddGlobal(cg->module, *t_table, name);
+	LLVMSetInitializer(g, LLVMConstArray(t_elem, values, (unsigned) n));
+	LLVMSetGlobalConstant(g, true);
+	LLVMSetLinkage(g, LLVMPrivateLinkage);
+	if (unnamed)
+		LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+	return g;
+}
+
 /* The constant table of the tree's leaf values, a private global */
 static LLVMValueRef
 LeafTable(CodegenContext *cg, const BitsTree *bt, LLVMTypeRef *t_table)
 {
 	LLVMValueRef values[BITS_MAX_LEAVES];
-	LLVMValueRef g;
 
 	for (int32_t i = 0; i < bt->num_leaves; i++)
 		values[i] = CgValue(cg, bt->leaf_value[i]);
-	*t_table = LLVMArrayType(cg->t_value, (unsigned) bt->num_leaves);
-	g = LLVMAddGlobal(cg->module, *t_table, "silvan_leaves");
-	LLVMSetInitializer(g, LLVMConstArray(cg->t_value, values, (unsigned) bt->num_leaves));
-	LLVMSetGlobalConstant(g, true);
-	LLVMSetLinkage(g, LLVMPrivateLinkage);
-	LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
-	return g;
+	return ConstantTable(cg, "silvan_leaves", cg->t_value, values, bt->num_leaves, true, t_table);
 }
 
 /*
@@ -237,12 +250,7 @@ CategoryTable(CodegenContext *cg, const BitsTree *bt, int32_t f, int32_t num_key
 		}
 		entries[key] = LLVMConstInt(cg->t_i64, bits, false);
 	}
-	*t_table = LLVMArrayType(cg->t_i64, (unsigned) num_keys + 2);
-	g = LLVMAddGlobal(cg->module, *t_table, "silvan_categories");
-	LLVMSetInitializer(g, LLVMConstArray(cg->t_i64, entries, (unsigned) num_keys + 2));
-	LLVMSetGlobalConstant(g, true);
-	LLVMSetLinkage(g, LLVMPrivateLinkage);
-	LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+	g = ConstantTable(cg, "silvan_categories", cg->t_i64, entries, num_keys + 2, true, t_table);
 	free(entries);
 	return g;
 }
@@ -540,10 +548,7 @@ TreeTable(CodegenContext *cg, const MirOp *op, int32_t width, int64_t stride,
 	for (int32_t t = 0; t < n; t++)
 		fns[t] = t >= op->tree_lo && t < op->tree_hi ? TreeFunction(cg, op, t, width, stride) :
 			ColdLanesFunction(cg, width, stride);
-	g = LLVMAddGlobal(cg->module, *t_table, name);
-	LLVMSetInitializer(g, LLVMConstArray(t_ptr, fns, (unsigned) n));
-	LLVMSetGlobalConstant(g, true);
-	LLVMSetLinkage(g, LLVMPrivateLinkage);
+	g = ConstantTable(cg, name, t_ptr, fns, n, false, t_table);
 	free(fns);
 	return g;
 }
