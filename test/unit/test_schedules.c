@@ -662,7 +662,8 @@ TestCategoryTables(void)
 	{
 		ForestSource source = c == 0 ? FOREST_SOURCE_LIGHTGBM : FOREST_SOURCE_XGBOOST;
 		ForestPrecision precision = c == 0 ? FOREST_FLOAT64 : FOREST_FLOAT32;
-		Forest	   *forest = RandomForest(source, precision, 9, 1 + c, 5, true);
+		/* depth 7: trees of 33-64 leaves too, so both i32 and i64 bits */
+		Forest	   *forest = RandomForest(source, precision, 13, 1 + c, 7, true);
 		int64_t		max_rows = 1000;
 		SilvanStatus status;
 		void	   *rows;
@@ -719,6 +720,9 @@ TestCategoryTables(void)
 					  "narrow sets are read from category tables");
 			CHECK_MSG(text && strstr(text, "%v_word") != NULL,
 					  "the wide sets of feature 0 keep their per-split test");
+			CHECK_MSG(text && strstr(text, "@llvm.cttz.v8i32(") != NULL &&
+					  strstr(text, "@llvm.cttz.v8i64(") != NULL,
+					  "trees of at most 32 leaves take i32 bits, larger ones i64");
 			free(text);
 			if (compiled != NULL)
 				CompiledForestFree(compiled);
