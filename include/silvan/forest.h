@@ -269,6 +269,7 @@ extern bool ForestAllocNodes(Forest *forest, int64_t num_nodes, SilvanStatus *st
 extern bool ForestAllocCategoryWords(Forest *forest, int64_t num_words, SilvanStatus *status);
 extern bool ForestAllocBaseMargin(Forest *forest, int32_t num_groups, SilvanStatus *status);
 extern void ForestFree(Forest *forest);
+extern int64_t ForestWidestCategorySpan(const Forest *forest);
 extern const char *ForestSourceName(ForestSource source);
 extern const char *ForestTaskName(ForestTask task);
 extern const char *ForestUncompiledRule(const Forest *forest);

@@ -437,10 +437,11 @@ EmitCache(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *p
 	LLVMBuilderRef b = cg->builder;
 	LLVMValueRef v_lo;
 	LLVMValueRef v_hi;
+	int64_t		stride;
 
 	RootSpan(cg, env, path, op->index_kind, &v_lo, &v_hi);
-	if (op->index_kind == INDEX_BATCH && CgBitvectorStageStride(cg, op) > 0)
-		EmitStage(cg, env, v_lo, v_hi, CgBitvectorStageStride(cg, op));
+	if (op->index_kind == INDEX_BATCH && (stride = CgBitvectorStageStride(cg, op)) > 0)
+		EmitStage(cg, env, v_lo, v_hi, stride);
 	else if (op->index_kind == INDEX_BATCH)
 	{
 		int64_t		row_bytes = (int64_t) cg->forest->num_features *

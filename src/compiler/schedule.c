@@ -67,19 +67,6 @@ HasCategorical(const Forest *forest)
 	return false;
 }
 
-/* The widest span of a categorical set (32 categories a word), 0 if none */
-static int64_t
-WidestCategorySpan(const Forest *forest)
-{
-	int64_t		span = 0;
-
-	for (int64_t i = 0; i < forest->num_nodes; i++)
-		if (forest->nodes[i].kind == FOREST_NODE_CATEGORICAL &&
-			(int64_t) forest->nodes[i].category_words * 32 > span)
-			span = (int64_t) forest->nodes[i].category_words * 32;
-	return span;
-}
-
 /* Add an index variable; returns its number */
 static int
 AddVar(Schedule *s, const char *name, IndexKind kind, IndexOrigin origin,
@@ -360,7 +347,7 @@ ScheduleBitvectorDefault(const Forest *forest, int32_t batch_size, Schedule *sch
 	SilvanStatus status;
 
 	if (forest->source != FOREST_SOURCE_LIGHTGBM || forest->num_trees < 1 ||
-		batch_size < SCHEDULE_BITS_MIN_BATCH || WidestCategorySpan(forest) > CODE_WALK_BITS_MAX_KEYS ||
+		batch_size < SCHEDULE_BITS_MIN_BATCH || ForestWidestCategorySpan(forest) > CODE_WALK_BITS_MAX_KEYS ||
 		CountSplits(forest, &largest) > SCHEDULE_BITS_MAX_SPLITS || largest > 63)
 		return false;
 	return ScheduleParse("tile(batch, b0, b1, 256)\ntile(b1, b2, b3, 8)\n"

@@ -141,6 +141,19 @@ ForestFree(Forest *forest)
 	free(forest);
 }
 
+/* The widest span of a categorical set (32 categories a word); 0 if none */
+int64_t
+ForestWidestCategorySpan(const Forest *forest)
+{
+	int64_t		span = 0;
+
+	for (int64_t i = 0; i < forest->num_nodes; i++)
+		if (forest->nodes[i].kind == FOREST_NODE_CATEGORICAL &&
+			(int64_t) forest->nodes[i].category_words * 32 > span)
+			span = (int64_t) forest->nodes[i].category_words * 32;
+	return span;
+}
+
 /* Name of the training library */
 const char *
 ForestSourceName(ForestSource source)

@@ -80,14 +80,12 @@ TuneShapeOf(const Forest *forest, int32_t batch_size, int32_t max_threads,
 		{
 			splits += forest->nodes[i].kind != FOREST_NODE_LEAF;
 			shape->categorical |= forest->nodes[i].kind == FOREST_NODE_CATEGORICAL;
-			if (forest->nodes[i].kind == FOREST_NODE_CATEGORICAL &&
-				(int64_t) forest->nodes[i].category_words * 32 > shape->widest_category_span)
-				shape->widest_category_span = (int64_t) forest->nodes[i].category_words * 32;
 		}
 		shape->total_splits += splits;
 		if (splits > shape->largest_tree_splits)
 			shape->largest_tree_splits = splits;
 	}
+	shape->widest_category_span = ForestWidestCategorySpan(forest);
 	shape->batch_size = batch_size > 0 ? batch_size : 1;
 	shape->max_threads = max_threads > 0 ? max_threads : 1;
 	shape->exact = exact;
