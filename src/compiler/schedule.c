@@ -326,19 +326,19 @@ ScheduleDeepDefault(const Forest *forest, Schedule *schedule)
  * (codegen_walk_bits.c), eight rows a vector, trees outside the rows of a
  * 256-row tile so that one tree's function runs over the tile, the tile
  * staged feature-major (cache(b0)) so that eight rows' feature is one
- * load (airline 0.59-0.62 us per row against 0.71 from row pointers;
- * mtpl2 as bitvectors 8.9 against 13-21).  Measured (kernel, batch 1024, synthetic rows,
- * 2-core machine, each figure the best of 5 in a noisy spread of about
- * 30%): NYC_taxi 0.58 us per row against 0.80-1.15 for the blocked code
- * walk (lleaves about 1.0), boston 0.46 against 1.13-1.59 (lleaves about
- * 1.5), lleaves' multiclass 0.31 against 0.47 for lock-step (lleaves
- * about 0.37); compiled in 1.6, 1.3 and 0.6 s.  A smaller batch would
- * compute eight lanes for fewer rows.  Categorical splits read a tree's
+ * load.  Measured (kernel, batch 1024, synthetic rows, 2-core machine,
+ * each figure the best of 5 in a noisy spread of about 30%): NYC_taxi
+ * 0.58 us per row against 0.80-1.15 for the blocked code walk (lleaves
+ * about 1.0), boston 0.46 against 1.13-1.59 (lleaves about 1.5), lleaves'
+ * multiclass 0.31 against 0.47 for lock-step (lleaves about 0.37);
+ * compiled in 1.6, 1.3 and 0.6 s.  Categorical splits read a tree's
  * category table per feature: lleaves' airline (sets of up to 288
  * categories) walked at 0.72 us per row against 2.0 for the blocked code
- * walk (lleaves about 2.2), compiled in 1.8 s; tested lane by lane, set by
- * set, it took 2.7 us (7.4 s to compile).  mtpl2 (30,000 splits) keeps the
- * blocked code walk: 17.3 us per row as bitvectors (15 s) against 16.2.
+ * walk (lleaves about 2.2), compiled in 1.8 s; tested lane by lane, set
+ * by set, it took 2.7 us (7.4 s to compile).  Staging took airline to
+ * 0.59-0.62.  A smaller batch would compute eight lanes for fewer rows.
+ * mtpl2 (30,000 splits) keeps the blocked code walk (16.2 us per row, 0.8
+ * s to compile): staged bitvectors walk it at 8.9 but take 11-12 s.
  */
 static bool
 ScheduleBitvectorDefault(const Forest *forest, int32_t batch_size, Schedule *schedule)
