@@ -182,6 +182,8 @@ typedef struct CodegenEnv
 	LLVMValueRef v_stage;		/* T*: feature f of row lo + r at f * stage_stride + r */
 	LLVMValueRef v_stage_lo;	/* i64: row lo */
 	int64_t		stage_stride;
+	/* and, where nothing below outlines or shares the target, its margins */
+	LLVMValueRef v_stage_acc;	/* T*: group g of row lo + r at g * stage_stride + r */
 } CodegenEnv;
 
 #define CODEGEN_ENV_SLOTS	(3 * SCHEDULE_MAX_VARS + 10)
@@ -214,6 +216,7 @@ extern void CgLoadTree(CodegenContext *cg, LLVMValueRef v_tree, LLVMValueRef *v_
 					   LLVMValueRef *v_root, LLVMValueRef *v_depth,
 					   LLVMValueRef *v_fixed, LLVMValueRef *v_group);
 extern LLVMValueRef CgRowPointer(CodegenContext *cg, LLVMValueRef v_row);
+extern bool CgTargetHas(const CodegenContext *cg, const char *name);
 extern void CgBeginHelper(CodegenContext *cg, LLVMValueRef fn, CodegenFunction *saved,
 						  LLVMBasicBlockRef *b_saved);
 extern void CgEndHelper(CodegenContext *cg, const CodegenFunction *saved,
@@ -255,6 +258,7 @@ extern int64_t CgLaneStride(CodegenContext *cg, const CodegenEnv *env);
 extern void CgSetUpLanes(CodegenContext *cg, const MirPath *path, const CodegenEnv *env,
 						 int32_t width, WalkLane *lanes);
 extern LLVMValueRef CgAggregate(CodegenContext *cg, LLVMValueRef v_acc, LLVMValueRef v_new);
+extern LLVMValueRef CgAggregateLeaf(CodegenContext *cg, LLVMValueRef v_acc, LLVMValueRef v_leaf);
 extern void CgEmitReduce(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 						 const LLVMValueRef *v_leaf, const LLVMValueRef *v_rows,
 						 const LLVMValueRef *v_groups);

@@ -386,16 +386,21 @@ EmitPoll(CodegenContext *cg)
  * into a stack buffer of stride rows a feature (CgBitvectorStageStride),
  * so that a vector of consecutive rows' feature is one load.  The
  * MIR_MAX_WIDTH - 1 rows past hi repeat row hi - 1: a remainder's unused
- * lanes read them, never past the buffer or the batch.
+ * lanes read them, never past the buffer or the batch.  margins: the
+ * rows' margins are staged too, group-major (g * stride + r), so that
+ * the walks add a vector of rows' leaves with one load and one store;
+ * EmitUnstageMargins copies them back after the iteration.
  */
 static void
 EmitStage(CodegenContext *cg, CodegenEnv *env, LLVMValueRef v_lo, LLVMValueRef v_hi,
-		  int64_t stride)
+		  int64_t stride, bool margins)
 {
 	LLVMBuilderRef b = cg->builder;
 	int32_t		num_features = cg->forest->num_features;
+	int32_t		num_groups = cg->forest->num_groups;
 	LLVMBasicBlockRef b_here = LLVMGetInsertBlock(b);
 	LLVMValueRef v_stage;
+	LLVMValueRef v_acc = NULL;
 	LLVMValueRef v_count;
 	LLVMValueRef v_last;
 	CodegenLoop loop;
@@ -403,6 +408,12 @@ EmitStage(CodegenContext *cg, CodegenEnv *env, LLVMValueRef v_lo, LLVMValueRef v
 	LLVMPositionBuilderAtEnd(b, cg->fn.b_allocas);
 	v_stage = LLVMBuildArrayAlloca(b, cg->t_value, CgInt64(cg, stride * num_features), "v_stage");
 	LLVMSetAlignment(v_stage, 32);
+	if (margins)
+	{
+		v_acc = LLVMBuildArrayAlloca(b, cg->t_value, CgInt64(cg, stride * num_groups),
+									 "v_stage_acc");
+		LLVMSetAlignment(v_acc, 32);
+	}
 	LLVMPositionBuilderAtEnd(b, b_here);
 	v_count = Min64(cg, LLVMBuildAdd(b, LLVMBuildSub(b, v_hi, v_lo, ""),
 									 CgInt64(cg, MIR_MAX_WIDTH - 1), ""), CgInt64(cg, stride));
@@ -423,15 +434,81 @@ EmitStage(CodegenContext *cg, CodegenEnv *env, LLVMValueRef v_lo, LLVMValueRef v
 									 LLVMBuildGEP2(b, cg->t_value, v_row_ptr, &v_f, 1, ""), "v_x"),
 						   LLVMBuildGEP2(b, cg->t_value, v_stage, &v_to, 1, ""));
 		}
+		for (int32_t g = 0; margins && g < num_groups; g++)
+		{
+			LLVMValueRef v_from = LLVMBuildAdd(b, LLVMBuildMul(b, v_src, CgInt64(cg, num_groups), ""),
+											   CgInt64(cg, g), "");
+			LLVMValueRef v_to = LLVMBuildAdd(b, CgInt64(cg, (int64_t) g * stride), loop.v_iv, "");
+
+			LLVMBuildStore(b, LLVMBuildLoad2(b, cg->t_value,
+											 LLVMBuildGEP2(b, cg->t_value, env->v_target, &v_from, 1, ""),
+											 "v_margin"),
+						   LLVMBuildGEP2(b, cg->t_value, v_acc, &v_to, 1, ""));
+		}
 	}
 	LoopClose(cg, &loop, 1);
 	env->v_stage = v_stage;
 	env->v_stage_lo = v_lo;
 	env->stage_stride = stride;
+	env->v_stage_acc = v_acc;
 }
 
-/* cacheRows / cacheTrees: prefetch what one iteration of the loop reads */
+/* The staged margins of rows [lo, hi) back into the target (EmitStage) */
 static void
+EmitUnstageMargins(CodegenContext *cg, const CodegenEnv *env, LLVMValueRef v_hi)
+{
+	LLVMBuilderRef b = cg->builder;
+	int32_t		num_groups = cg->forest->num_groups;
+	LLVMValueRef v_rows = LLVMBuildSub(b, v_hi, env->v_stage_lo, "");
+	CodegenLoop loop;
+
+	LoopOpen(cg, &loop, "unstage", CgInt64(cg, 0), v_rows);
+	for (int32_t g = 0; g < num_groups; g++)
+	{
+		LLVMValueRef v_from = LLVMBuildAdd(b, CgInt64(cg, (int64_t) g * env->stage_stride),
+										   loop.v_iv, "");
+		LLVMValueRef v_to = LLVMBuildAdd(b,
+										 LLVMBuildMul(b, LLVMBuildAdd(b, env->v_stage_lo, loop.v_iv, ""),
+													  CgInt64(cg, num_groups), ""),
+										 CgInt64(cg, g), "");
+
+		LLVMBuildStore(b, LLVMBuildLoad2(b, cg->t_value,
+										 LLVMBuildGEP2(b, cg->t_value, env->v_stage_acc, &v_from, 1, ""),
+										 "v_margin"),
+					   LLVMBuildGEP2(b, cg->t_value, env->v_target, &v_to, 1, ""));
+	}
+	LoopClose(cg, &loop, 1);
+}
+
+/* Does op add into the target other than by plain adds in this function? */
+static bool
+SharesTarget(const MirOp *op)
+{
+	return (op->kind == MIR_LOOP && (op->parallel || op->specialize)) ||
+		op->kind == MIR_REDUCE_DIM || (op->kind == MIR_REDUCE && op->atomic_add);
+}
+
+/*
+ * Can the stage of cache loop op hold its rows' margins?  Only when every
+ * add below it is a plain one in this function: no loop below is
+ * outlined (parallel, specialized: their functions reduce into the
+ * target itself) and no add is atomic or folds partial slices.
+ */
+static bool
+StagesMargins(const MirOp *op)
+{
+	for (const MirOp *o = op->body; o != NULL; o = o->next)
+		if (SharesTarget(o) || !StagesMargins(o))
+			return false;
+	return true;
+}
+
+/*
+ * cacheRows / cacheTrees: stage or prefetch what one iteration of the loop
+ * reads.  Returns the iteration's last row + 1 when the stage holds its
+ * margins (to be copied back after the body), else NULL.
+ */
+static LLVMValueRef
 EmitCache(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *path)
 {
 	LLVMBuilderRef b = cg->builder;
@@ -441,7 +518,10 @@ EmitCache(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *p
 
 	RootSpan(cg, env, path, op->index_kind, &v_lo, &v_hi);
 	if (op->index_kind == INDEX_BATCH && (stride = CgBitvectorStageStride(cg, op)) > 0)
-		EmitStage(cg, env, v_lo, v_hi, stride);
+	{
+		EmitStage(cg, env, v_lo, v_hi, stride, StagesMargins(op));
+		return env->v_stage_acc != NULL ? v_hi : NULL;
+	}
 	else if (op->index_kind == INDEX_BATCH)
 	{
 		int64_t		row_bytes = (int64_t) cg->forest->num_features *
@@ -462,12 +542,18 @@ EmitCache(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *p
 		cg->repr->cache_tree(cg, v_rec);
 		LoopClose(cg, &loop, 1);
 	}
+	return NULL;
 }
 
-/* The start of one iteration: fix the tree and row when no loop below varies them */
+/*
+ * One iteration: fix the tree and row when no loop below varies them,
+ * stage or prefetch (cache), the body, and the staged margins back
+ */
 static void
 EmitLoopBody(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *path)
 {
+	LLVMValueRef v_unstage = NULL;
+
 	if (op->fixes_tree && env->v_tree == NULL)
 	{
 		env->v_tree = CgVarValue(cg, env, path, CgRootVar(cg, INDEX_TREE));
@@ -482,8 +568,10 @@ EmitLoopBody(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath
 			env->v_row_ptr = CgRowPointer(cg, env->v_row);
 	}
 	if (op->cache)
-		EmitCache(cg, op, env, path);
+		v_unstage = EmitCache(cg, op, env, path);
 	EmitOps(cg, op->body, env);
+	if (v_unstage != NULL)
+		EmitUnstageMargins(cg, env, v_unstage);
 }
 
 /*
@@ -1047,6 +1135,23 @@ EmitSpecializedLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const 
 	return true;
 }
 
+/* Does the target have feature name ("avx2": "+avx2" in its features)? */
+bool
+CgTargetHas(const CodegenContext *cg, const char *name)
+{
+	size_t		len = strlen(name);
+	const char *f = cg->features;
+
+	while (f != NULL && *f != '\0')
+	{
+		if (f[0] == '+' && strncmp(f + 1, name, len) == 0 && (f[1 + len] == ',' || f[1 + len] == '\0'))
+			return true;
+		if ((f = strchr(f, ',')) != NULL)
+			f++;
+	}
+	return false;
+}
+
 /* A loop op: its range, then a serial or a parallel loop */
 static void
 EmitLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
@@ -1178,15 +1283,17 @@ EmitOps(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
 				break;
 			case MIR_WALK:
 				{
-					LLVMValueRef v_leaf[MIR_MAX_WIDTH];
+					LLVMValueRef v_leaf[MIR_MAX_WIDTH] = {NULL};
 					LLVMValueRef v_rows[MIR_MAX_WIDTH];
 					LLVMValueRef v_groups[MIR_MAX_WIDTH];
 
+					/* a walk that added its leaves itself leaves v_leaf[0] NULL */
 					CgWalkStrategy(op->strategy)->emit(cg, op, env, v_leaf, v_rows, v_groups);
 					if (op->next && op->next->kind == MIR_REDUCE)
 					{
 						op = op->next;
-						CgEmitReduce(cg, op, env, v_leaf, v_rows, v_groups);
+						if (v_leaf[0] != NULL)
+							CgEmitReduce(cg, op, env, v_leaf, v_rows, v_groups);
 					}
 				}
 				break;

@@ -21,7 +21,8 @@
  *
  * The reduce adds each lane's leaf into target[row][group], lane by lane:
  * for tree lanes that is tree order, so serial schedules keep the
- * interpreter's order of sums.  Inside a specialized tree loop over one
+ * interpreter's order of sums.  Below a stage that holds its rows'
+ * margins (cache(i), EmitStage) the target is the stage's copy.  Inside a specialized tree loop over one
  * row the targets are the loop's own allocas (CodegenEnv.v_local), which
  * mem2reg keeps in registers across the trees; the adds are the same.
  * atomicReduce makes the add an atomic read-modify-write (LLVM expands it
@@ -292,7 +293,7 @@ CgAggregate(CodegenContext *cg, LLVMValueRef v_acc, LLVMValueRef v_new)
  * -0 leaf into "acc < -0 ? acc : -0", which takes -0 over a +0 it should
  * keep.
  */
-static LLVMValueRef
+LLVMValueRef
 CgAggregateLeaf(CodegenContext *cg, LLVMValueRef v_acc, LLVMValueRef v_leaf)
 {
 	LLVMBuilderRef b = cg->builder;
@@ -341,6 +342,28 @@ AtomicAggregate(CodegenContext *cg, LLVMValueRef v_ptr, LLVMValueRef v_leaf)
 	LLVMPositionBuilderAtEnd(b, b_done);
 }
 
+/*
+ * Where lane k adds its leaf: target[row][group], or where a stage holds
+ * the margins of its rows (EmitStage), there (group-major)
+ */
+static LLVMValueRef
+ReduceTarget(CodegenContext *cg, const CodegenEnv *env, LLVMValueRef v_row, LLVMValueRef v_group)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMValueRef v_group64 = LLVMBuildSExt(b, v_group, cg->t_i64, "");
+	LLVMValueRef v_slot;
+
+	if (env->v_stage_acc != NULL)
+	{
+		v_slot = LLVMBuildAdd(b, LLVMBuildMul(b, v_group64, CgInt64(cg, env->stage_stride), ""),
+							  LLVMBuildSub(b, v_row, env->v_stage_lo, ""), "");
+		return LLVMBuildGEP2(b, cg->t_value, env->v_stage_acc, &v_slot, 1, "v_acc_ptr");
+	}
+	v_slot = LLVMBuildAdd(b, LLVMBuildMul(b, v_row, CgInt64(cg, cg->forest->num_groups), ""),
+						  v_group64, "");
+	return LLVMBuildGEP2(b, cg->t_value, env->v_target, &v_slot, 1, "v_acc_ptr");
+}
+
 /* target[row][group] += leaf (or MIN / MAX), lane by lane */
 void
 CgEmitReduce(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
@@ -349,7 +372,6 @@ CgEmitReduce(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 {
 	LLVMBuilderRef b = cg->builder;
 	int32_t		width = env->width > 0 ? env->width : 1;
-	LLVMValueRef v_num_groups = CgInt64(cg, cg->forest->num_groups);
 
 	bool		row_lanes = width > 1 && env->v_row == NULL;
 	int64_t		stride = row_lanes ? LaneStride(cg->mir->schedule, env->lane_var) : 0;
@@ -373,18 +395,13 @@ CgEmitReduce(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 		if (row_lanes && k > 0)
 		{
 			/* one tree, rows a constant apart: constant offsets from lane 0 */
-			LLVMValueRef v_off = CgInt64(cg, k * stride * cg->forest->num_groups);
+			LLVMValueRef v_off = CgInt64(cg, k * stride *
+										 (env->v_stage_acc != NULL ? 1 : cg->forest->num_groups));
 
 			v_ptr = LLVMBuildGEP2(b, cg->t_value, v_first, &v_off, 1, "v_acc_ptr");
 		}
 		else
-		{
-			LLVMValueRef v_slot = LLVMBuildAdd(b, LLVMBuildMul(b, v_rows[k], v_num_groups, ""),
-											   LLVMBuildSExt(b, v_groups[k], cg->t_i64, ""), "");
-
-			v_ptr = LLVMBuildGEP2(b, cg->t_value, env->v_target, &v_slot, 1, "v_acc_ptr");
-			v_first = v_ptr;
-		}
+			v_ptr = v_first = ReduceTarget(cg, env, v_rows[k], v_groups[k]);
 		if (op->atomic_add && cg->forest->aggregate != FOREST_AGGREGATE_SUM)
 			AtomicAggregate(cg, v_ptr, v_leaf[k]);
 		else if (op->atomic_add)

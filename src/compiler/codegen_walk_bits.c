@@ -23,8 +23,18 @@
  * trees of at most 32 leaves (LightGBM's default is 31), else i64.  Rows of one tree
  * walk as lanes of one vector (an interleaved row loop of width W gives
  * <W x double> compares on W rows at once), which no branchy walk can do.
- * The leaf values sit in a constant table per tree, read at the index
- * that cttz gives (clamped, so the read stays in the table whatever).
+ * The lowest bit's index comes from a float conversion (LowestBit: AVX2
+ * has no vector tzcnt), clamped so that the read stays in the table
+ * whatever.  The leaf values sit in a constant table per tree, read once
+ * per lane, or, for trees of at most 16 leaves on AVX2, permuted out of
+ * registers (PermutedLeaves).
+ *
+ * Where cache(i) stages the rows of a tile (CgBitvectorStageStride), a
+ * tree function reads eight rows' feature with one load; where the stage
+ * holds the rows' margins too (EmitStage), it adds its leaves into them
+ * itself, one vector load, add and store for all lanes, instead of
+ * handing eight leaves back through memory for eight scalar adds.  The
+ * adds per row and their order are the same as the reduce's.
  *
  * Trees with more than 64 leaves, or more splits than the directive's
  * budget (or past the module's, CODEGEN_MAX_CODE_NODES), are walked from
@@ -48,6 +58,8 @@
 #include "silvan/codegen.h"
 
 #define BITS_MAX_LEAVES	64
+#define PERMUTE_MAX_LEAVES	16	/* PermutedLeaves; at 32, nyc_taxi and airline were
+									 * 7% slower than by loads */
 
 /* A tree's splits with the masks of their left subtrees, leaves in order */
 typedef struct BitsTree
@@ -286,6 +298,35 @@ LanesCategoryMask(CodegenContext *cg, const BitsTree *bt, int32_t f, int32_t num
 	return v_mask;
 }
 
+/* The smaller of two int32 */
+static int32_t
+Min32(int32_t a, int32_t b)
+{
+	return a < b ? a : b;
+}
+
+/* c in each of width lanes of i32 */
+static LLVMValueRef
+SplatLike32(CodegenContext *cg, int32_t c, int32_t width)
+{
+	LLVMValueRef lanes[MIR_MAX_WIDTH];
+
+	for (int32_t k = 0; k < width; k++)
+		lanes[k] = CgInt32(cg, c);
+	return LLVMConstVector(lanes, (unsigned) width);
+}
+
+/* c in each of width lanes of i64 */
+static LLVMValueRef
+SplatLike64(CodegenContext *cg, int64_t c, int32_t width)
+{
+	LLVMValueRef lanes[MIR_MAX_WIDTH];
+
+	for (int32_t k = 0; k < width; k++)
+		lanes[k] = CgInt64(cg, c);
+	return LLVMConstVector(lanes, (unsigned) width);
+}
+
 /* A mask of tree bt's type, splat to width lanes when width > 1 */
 static LLVMValueRef
 Mask(const BitsTree *bt, uint64_t bits, int32_t width)
@@ -300,29 +341,162 @@ Mask(const BitsTree *bt, uint64_t bits, int32_t width)
 	return LLVMConstVector(lanes, (unsigned) width);
 }
 
+/* llvm.cttz of v (an integer or a vector of them), defined at zero */
+static LLVMValueRef
+CountTrailingZeros(CodegenContext *cg, LLVMValueRef v)
+{
+	LLVMTypeRef t = LLVMTypeOf(v);
+	bool		vector = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+	LLVMTypeRef t_elem = vector ? LLVMGetElementType(t) : t;
+	LLVMTypeRef params[2] = {t, cg->t_i1};
+	LLVMTypeRef t_fn = LLVMFunctionType(t, params, 2, false);
+	LLVMValueRef args[2] = {v, LLVMConstInt(cg->t_i1, 0, false)};
+	LLVMValueRef fn;
+	char		name[32];
+
+	if (vector)
+		snprintf(name, sizeof(name), "llvm.cttz.v%di%d", (int) LLVMGetVectorSize(t),
+				 (int) LLVMGetIntTypeWidth(t_elem));
+	else
+		snprintf(name, sizeof(name), "llvm.cttz.i%d", (int) LLVMGetIntTypeWidth(t_elem));
+	if ((fn = LLVMGetNamedFunction(cg->module, name)) == NULL)
+		fn = LLVMAddFunction(cg->module, name, t_fn);
+	return LLVMBuildCall2(cg->builder, t_fn, fn, args, 2, "v_leaf_bit");
+}
+
 /*
- * The body of a tree's function: each lane's leaf value of tree bt (all
- * lanes walk it), stored to out[k]
+ * Each lane's lowest set bit of v_bits (never 0: no split clears the last
+ * leaf), i32 lanes.  One lane: cttz (tzcnt).  A vector: x86 before
+ * AVX-512 has no vector tzcnt, and LLVM expands one into a popcount of
+ * byte lookups (some twenty instructions), so the lowest bit is isolated
+ * (x & -x) and converted to float, whose exponent is its index: exact,
+ * since a power of two is a float, and 2^31 (negative as i32) keeps its
+ * exponent under the sign.  i64 lanes: the low half's, else the high
+ * half's plus 32.
  */
-static void
-EmitBitsTree(CodegenContext *cg, const BitsTree *bt, const BitsRows *rows, int32_t width,
-			 LLVMValueRef v_out)
+static LLVMValueRef
+LowestBit(CodegenContext *cg, LLVMValueRef v_bits, int32_t width)
 {
 	LLVMBuilderRef b = cg->builder;
-	LLVMTypeRef t_bits = width > 1 ? LLVMVectorType(bt->t_mask, (unsigned) width) : bt->t_mask;
+	LLVMTypeRef t_i32s = LLVMVectorType(cg->t_i32, (unsigned) width);
+	LLVMValueRef v_low;
+	LLVMValueRef v_high;
+	LLVMValueRef v_exponent;
+	LLVMValueRef v_index;
+
+	if (width == 1)
+		return LLVMBuildTrunc(b, CountTrailingZeros(cg, v_bits), cg->t_i32, "");
+	if (LLVMGetElementType(LLVMTypeOf(v_bits)) != cg->t_i32)
+	{
+		LLVMValueRef v_low_bits = LLVMBuildTrunc(b, v_bits, t_i32s, "");
+		LLVMValueRef v_high_bits = LLVMBuildTrunc(b, LLVMBuildLShr(b, v_bits, SplatLike64(cg, 32, width), ""),
+												  t_i32s, "");
+
+		v_low = LowestBit(cg, v_low_bits, width);
+		v_high = LLVMBuildAdd(b, LowestBit(cg, v_high_bits, width), SplatLike32(cg, 32, width), "");
+		return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntNE, v_low_bits, LLVMConstNull(t_i32s), ""),
+							   v_low, v_high, "v_leaf_bit");
+	}
+	v_low = LLVMBuildAnd(b, v_bits, LLVMBuildNeg(b, v_bits, ""), "v_lowest");
+	v_exponent = LLVMBuildBitCast(b, LLVMBuildSIToFP(b, v_low,
+													 LLVMVectorType(LLVMFloatTypeInContext(cg->context),
+																	(unsigned) width), ""),
+								  t_i32s, "");
+	v_index = LLVMBuildAnd(b, LLVMBuildLShr(b, v_exponent, SplatLike32(cg, 23, width), ""),
+						   SplatLike32(cg, 255, width), "");
+	return LLVMBuildSub(b, v_index, SplatLike32(cg, 127, width), "v_leaf_bit");
+}
+
+/*
+ * The leaf values of a tree of at most PERMUTE_MAX_LEAVES leaves at 8
+ * lanes' indexes, in registers: the table as vectors of 8 entries, from
+ * which AVX2's vpermd picks each lane's entry (of a double, its two
+ * halves, put back together after), the vector of index / 8 chosen by
+ * selects.  The generic lookup extracts every index and loads once per
+ * lane.
+ */
+static LLVMValueRef
+PermutedLeaves(CodegenContext *cg, const BitsTree *bt, LLVMValueRef v_index)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMTypeRef t_i32x8 = LLVMVectorType(cg->t_i32, 8);
+	LLVMTypeRef params[2] = {t_i32x8, t_i32x8};
+	LLVMTypeRef t_permd = LLVMFunctionType(t_i32x8, params, 2, false);
+	LLVMValueRef fn_permd = LLVMGetNamedFunction(cg->module, "llvm.x86.avx2.permd");
+	bool		is_double = ForestValueSize(cg->forest) == 8;
+	int32_t		num_blocks = (bt->num_leaves + 7) / 8;
+	LLVMValueRef v_block = LLVMBuildLShr(b, v_index, SplatLike32(cg, 3, 8), "");
+	LLVMValueRef v_parts[2];
+
+	if (fn_permd == NULL)
+		fn_permd = LLVMAddFunction(cg->module, "llvm.x86.avx2.permd", t_permd);
+	for (int half = 0; half < (is_double ? 2 : 1); half++)
+	{
+		v_parts[half] = NULL;
+		for (int32_t block = num_blocks - 1; block >= 0; block--)
+		{
+			LLVMValueRef words[8];
+			LLVMValueRef args[2];
+			LLVMValueRef v_words;
+
+			for (int32_t i = 0; i < 8; i++)
+			{
+				int32_t		leaf = Min32(block * 8 + i, bt->num_leaves - 1);
+				double		value = bt->leaf_value[leaf];
+				float		value_float = (float) value;
+				uint64_t	bits;
+				uint32_t	word;
+
+				if (is_double)
+				{
+					memcpy(&bits, &value, sizeof(bits));
+					word = (uint32_t) (half == 0 ? bits : bits >> 32);
+				}
+				else
+					memcpy(&word, &value_float, sizeof(word));
+				words[i] = LLVMConstInt(cg->t_i32, word, false);
+			}
+			args[0] = LLVMConstVector(words, 8);
+			args[1] = v_index;
+			v_words = LLVMBuildCall2(b, t_permd, fn_permd, args, 2, "v_leaf_words");
+			v_parts[half] = v_parts[half] == NULL ? v_words :
+				LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, v_block, SplatLike32(cg, block, 8), ""),
+								v_words, v_parts[half], "");
+		}
+	}
+	if (!is_double)
+		return LLVMBuildBitCast(b, v_parts[0], LLVMVectorType(cg->t_value, 8), "v_leaves");
+	{
+		/* interleave the low and high words: lane k's double from both */
+		LLVMValueRef order[16];
+
+		for (int32_t i = 0; i < 16; i++)
+			order[i] = CgInt32(cg, i % 2 == 0 ? i / 2 : 8 + i / 2);
+		return LLVMBuildBitCast(b, LLVMBuildShuffleVector(b, v_parts[0], v_parts[1],
+														  LLVMConstVector(order, 16), ""),
+								LLVMVectorType(cg->t_value, 8), "v_leaves");
+	}
+}
+
+/*
+ * The body of a tree's function: each lane's leaf value of tree bt (all
+ * lanes walk it), a vector (a scalar for one lane)
+ */
+static LLVMValueRef
+EmitBitsTree(CodegenContext *cg, const BitsTree *bt, const BitsRows *rows, int32_t width)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMValueRef v_leaves = width > 1 ? LLVMGetUndef(LLVMVectorType(cg->t_value, (unsigned) width)) : NULL;
+	LLVMValueRef v_leaf;
+	LLVMValueRef v_last;
 	LLVMValueRef *cache = calloc((size_t) cg->forest->num_features, sizeof(LLVMValueRef));
 	LLVMValueRef v_bits = Mask(bt, ~UINT64_C(0), width);
 	LLVMValueRef v_all = v_bits;
 	LLVMValueRef v_index;
-	LLVMValueRef cttz_args[2];
-	LLVMValueRef fn_cttz;
-	LLVMTypeRef t_cttz;
 	LLVMTypeRef t_table;
 	LLVMValueRef g_table = LeafTable(cg, bt, &t_table);
-	LLVMTypeRef params[2] = {t_bits, cg->t_i1};
 	LLVMValueRef terms[BITS_MAX_LEAVES];
 	int32_t		n = bt->num_splits;
-	char		name[32];
 
 	int32_t		num_terms = 0;
 	int32_t		tabled[BITS_MAX_LEAVES];	/* features read through a table */
@@ -356,35 +530,78 @@ EmitBitsTree(CodegenContext *cg, const BitsTree *bt, const BitsRows *rows, int32
 		terms[0] = LLVMBuildAnd(b, terms[0], terms[i], "v_bits");
 	if (num_terms > 0)
 		v_bits = terms[0];
-	if (width > 1)
-		snprintf(name, sizeof(name), "llvm.cttz.v%di%d", (int) width,
-				 (int) LLVMGetIntTypeWidth(bt->t_mask));
-	else
-		snprintf(name, sizeof(name), "llvm.cttz.i%d", (int) LLVMGetIntTypeWidth(bt->t_mask));
-	t_cttz = LLVMFunctionType(t_bits, params, 2, false);
-	if ((fn_cttz = LLVMGetNamedFunction(cg->module, name)) == NULL)
-		fn_cttz = LLVMAddFunction(cg->module, name, t_cttz);
-	cttz_args[0] = v_bits;
-	cttz_args[1] = LLVMConstInt(cg->t_i1, 0, false);
-	v_index = LLVMBuildCall2(b, t_cttz, fn_cttz, cttz_args, 2, "v_leaf_bit");
+	v_index = LowestBit(cg, v_bits, width);
+	/* in the table whatever the bits say */
+	v_last = width > 1 ? SplatLike32(cg, bt->num_leaves - 1, width) : CgInt32(cg, bt->num_leaves - 1);
+	v_index = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, v_index, v_last, ""), v_index, v_last,
+							  "v_leaf_index");
+	if (width == 8 && bt->num_leaves <= PERMUTE_MAX_LEAVES && CgTargetHas(cg, "avx2"))
+		return PermutedLeaves(cg, bt, v_index);
 	for (int32_t k = 0; k < width; k++)
 	{
-		LLVMValueRef v_k = LLVMBuildZExt(b, width > 1 ?
-										 LLVMBuildExtractElement(b, v_index, CgInt32(cg, k), "") :
-										 v_index, cg->t_i64, "");
-		LLVMValueRef v_last = CgInt64(cg, bt->num_leaves - 1);
-		LLVMValueRef v_pos = CgInt64(cg, k);
 		LLVMValueRef idx[2];
 
-		/* in the table whatever the bits say */
-		v_k = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, v_k, v_last, ""), v_k, v_last, "");
 		idx[0] = CgInt64(cg, 0);
-		idx[1] = v_k;
-		LLVMBuildStore(b, LLVMBuildLoad2(b, cg->t_value,
-										 LLVMBuildInBoundsGEP2(b, t_table, g_table, idx, 2, ""),
-										 "v_leaf"),
-					   LLVMBuildGEP2(b, cg->t_value, v_out, &v_pos, 1, ""));
+		idx[1] = LLVMBuildZExt(b, width > 1 ? LLVMBuildExtractElement(b, v_index, CgInt32(cg, k), "") :
+							   v_index, cg->t_i64, "");
+		v_leaf = LLVMBuildLoad2(b, cg->t_value, LLVMBuildInBoundsGEP2(b, t_table, g_table, idx, 2, ""),
+								"v_leaf");
+		v_leaves = width > 1 ? LLVMBuildInsertElement(b, v_leaves, v_leaf, CgInt32(cg, k), "") : v_leaf;
 	}
+	return v_leaves;
+}
+
+/* Each lane's leaf (v_leaves: a vector, or a scalar for one lane) to out[k] */
+static void
+StoreLeaves(CodegenContext *cg, LLVMValueRef v_leaves, LLVMValueRef v_out)
+{
+	LLVMValueRef v_store = LLVMBuildStore(cg->builder, v_leaves,
+										  LLVMBuildBitCast(cg->builder, v_out,
+														   LLVMPointerType(LLVMTypeOf(v_leaves), 0), ""));
+
+	LLVMSetAlignment(v_store, (unsigned) ForestValueSize(cg->forest));
+}
+
+/*
+ * Each of the first v_lanes lanes' leaf into its row's staged margin (lane
+ * k's at v_acc[v_offset + k]): one vector load, add and store; the lanes
+ * past v_lanes store back what they loaded (rows that other calls add
+ * to, or rows past the tile's end)
+ */
+static void
+AddLeavesToStage(CodegenContext *cg, LLVMValueRef v_leaves, int32_t width,
+				 LLVMValueRef v_acc, LLVMValueRef v_offset, LLVMValueRef v_lanes)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMTypeRef t_vec = LLVMVectorType(cg->t_value, (unsigned) width);
+	LLVMValueRef v_ptr = LLVMBuildGEP2(b, cg->t_value, v_acc, &v_offset, 1, "v_acc_ptr");
+	LLVMValueRef lane_ids[MIR_MAX_WIDTH];
+	LLVMValueRef v_old;
+	LLVMValueRef v_new;
+	LLVMValueRef v_live;
+	LLVMValueRef v_store;
+
+	if (width == 1)
+	{
+		/* one lane: the call's only row is real */
+		LLVMBuildStore(b, CgAggregateLeaf(cg, LLVMBuildLoad2(b, cg->t_value, v_ptr, "v_margin"),
+										  v_leaves), v_ptr);
+		return;
+	}
+	for (int32_t k = 0; k < width; k++)
+		lane_ids[k] = LLVMConstInt(cg->t_i64, (unsigned long long) k, false);
+	v_ptr = LLVMBuildBitCast(b, v_ptr, LLVMPointerType(t_vec, 0), "");
+	v_old = LLVMBuildLoad2(b, t_vec, v_ptr, "v_margins");
+	LLVMSetAlignment(v_old, (unsigned) ForestValueSize(cg->forest));
+	v_new = CgAggregateLeaf(cg, v_old, v_leaves);
+	v_lanes = LLVMBuildInsertElement(b, LLVMGetUndef(LLVMVectorType(cg->t_i64, (unsigned) width)),
+									 v_lanes, CgInt32(cg, 0), "");
+	v_lanes = LLVMBuildShuffleVector(b, v_lanes, LLVMGetUndef(LLVMTypeOf(v_lanes)),
+									 LLVMConstNull(LLVMVectorType(cg->t_i32, (unsigned) width)), "");
+	v_live = LLVMBuildICmp(b, LLVMIntULT, LLVMConstVector(lane_ids, (unsigned) width), v_lanes,
+						   "v_live");
+	v_store = LLVMBuildStore(b, LLVMBuildSelect(b, v_live, v_new, v_old, ""), v_ptr);
+	LLVMSetAlignment(v_store, (unsigned) ForestValueSize(cg->forest));
 }
 
 /*
@@ -414,11 +631,39 @@ TreeFunctionType(CodegenContext *cg, int32_t width, bool staged)
 	return LLVMFunctionType(LLVMVoidTypeInContext(cg->context), params, (unsigned) n, false);
 }
 
-/* The out parameter of a tree function */
+/*
+ * The out parameter of a tree function: where its leaves go, or, adding
+ * into staged margins, lane 0's margin of group 0 (group g's at g * stride)
+ */
 static LLVMValueRef
 TreeFunctionOut(LLVMValueRef fn)
 {
 	return LLVMGetParam(fn, LLVMCountParams(fn) - 1);
+}
+
+/* A tree function's name suffix: row pointers, a staged tile, staged margins too */
+static const char *
+KindSuffix(int64_t stride, bool acc)
+{
+	return stride <= 0 ? "" : acc ? "_staged_acc" : "_staged";
+}
+
+/*
+ * The end of a tree function: its lanes' leaves (of a tree of group
+ * v_group) stored to out, or added into the staged margins
+ */
+static void
+FinishTreeFunction(CodegenContext *cg, LLVMValueRef fn, LLVMValueRef v_leaves,
+				   int32_t width, int64_t stride, bool acc, LLVMValueRef v_group)
+{
+	if (acc)
+		AddLeavesToStage(cg, v_leaves, width, TreeFunctionOut(fn),
+						 LLVMBuildMul(cg->builder, LLVMBuildSExt(cg->builder, v_group, cg->t_i64, ""),
+									  CgInt64(cg, stride), ""),
+						 LLVMGetParam(fn, 4));
+	else
+		StoreLeaves(cg, v_leaves, TreeFunctionOut(fn));
+	LLVMBuildRetVoid(cg->builder);
 }
 
 /*
@@ -467,7 +712,7 @@ BeginTreeFunction(CodegenContext *cg, const char *name, int32_t width, bool stag
  * the buffers from the tree's root (one per module, width and kind)
  */
 static LLVMValueRef
-ColdLanesFunction(CodegenContext *cg, int32_t width, int64_t stride)
+ColdLanesFunction(CodegenContext *cg, int32_t width, int64_t stride, bool acc)
 {
 	WalkLane	lanes[MIR_MAX_WIDTH];
 	BitsRows	rows;
@@ -475,21 +720,24 @@ ColdLanesFunction(CodegenContext *cg, int32_t width, int64_t stride)
 	LLVMBasicBlockRef b_saved;
 	LLVMValueRef fn;
 	LLVMValueRef v_rec, v_root, v_depth, v_fixed, v_group;
+	LLVMValueRef v_leaves = NULL;
 	char		name[256];
 
-	snprintf(name, sizeof(name), "%s_cold%s_w%d", cg->fn_name, stride > 0 ? "_staged" : "", width);
+	snprintf(name, sizeof(name), "%s_cold%s_w%d", cg->fn_name, KindSuffix(stride, acc), width);
 	if ((fn = LLVMGetNamedFunction(cg->module, name)) != NULL)
 		return fn;
 	fn = BeginTreeFunction(cg, name, width, stride > 0, lanes, &rows, &saved, &b_saved);
 	CgLoadTree(cg, LLVMGetParam(fn, 1), &v_rec, &v_root, &v_depth, &v_fixed, &v_group);
+	if (width > 1)
+		v_leaves = LLVMGetUndef(LLVMVectorType(cg->t_value, (unsigned) width));
 	for (int32_t k = 0; k < width; k++)
 	{
-		LLVMValueRef v_k = CgInt64(cg, k);
+		LLVMValueRef v_leaf = CgColdLeaf(cg, lanes[k].v_row_ptr, v_root, CgInt32(cg, 0));
 
-		LLVMBuildStore(cg->builder, CgColdLeaf(cg, lanes[k].v_row_ptr, v_root, CgInt32(cg, 0)),
-					   LLVMBuildGEP2(cg->builder, cg->t_value, TreeFunctionOut(fn), &v_k, 1, ""));
+		v_leaves = width > 1 ? LLVMBuildInsertElement(cg->builder, v_leaves, v_leaf, CgInt32(cg, k), "") :
+			v_leaf;
 	}
-	LLVMBuildRetVoid(cg->builder);
+	FinishTreeFunction(cg, fn, v_leaves, width, stride, acc, v_group);
 	CgEndHelper(cg, &saved, b_saved);
 	return fn;
 }
@@ -500,11 +748,13 @@ ColdLanesFunction(CodegenContext *cg, int32_t width, int64_t stride)
  * module's budget), else the cold one.  A function per tree keeps LLVM's
  * work linear in the splits (one straight-line block; no loop around it
  * to hoist the masks out of and spill), and its features are read once.
- * stride > 0: it reads a tile staged with that stride.  Made once per walk
+ * stride > 0: it reads a tile staged with that stride; acc: it adds into
+ * the staged margins instead of returning its leaves.  Made once per walk
  * op, tree, width and kind; later calls find it by name.
  */
 static LLVMValueRef
-TreeFunction(CodegenContext *cg, const MirOp *op, int32_t t, int32_t width, int64_t stride)
+TreeFunction(CodegenContext *cg, const MirOp *op, int32_t t, int32_t width, int64_t stride,
+			 bool acc)
 {
 	const Hir  *hir = cg->mir->hir;
 	BitsTree	bt = {.hir = hir, .tree = &hir->trees[t], .forest = cg->forest};
@@ -516,19 +766,19 @@ TreeFunction(CodegenContext *cg, const MirOp *op, int32_t t, int32_t width, int6
 	char		name[256];
 
 	snprintf(name, sizeof(name), "%s_op%d_bits%d_w%d%s", cg->fn_name, (int) (op - cg->mir->ops),
-			 t, width, stride > 0 ? "_staged" : "");
+			 t, width, KindSuffix(stride, acc));
 	if ((fn = LLVMGetNamedFunction(cg->module, name)) != NULL)
 		return fn;
 	if (!BitsCollect(&bt, 0) || bt.num_splits > op->code_nodes ||
 		bt.num_splits > cg->code_nodes_left)
-		return ColdLanesFunction(cg, width, stride);
+		return ColdLanesFunction(cg, width, stride, acc);
 	cg->code_nodes_left -= bt.num_splits;
 	/* half the vector registers: measured as fast, 20-30% less to compile */
 	bt.t_mask = bt.num_leaves <= 32 ? cg->t_i32 : cg->t_i64;
 	fn = BeginTreeFunction(cg, name, width, stride > 0, lanes, &rows, &saved, &b_saved);
 	rows.stride = stride;
-	EmitBitsTree(cg, &bt, &rows, width, TreeFunctionOut(fn));
-	LLVMBuildRetVoid(cg->builder);
+	FinishTreeFunction(cg, fn, EmitBitsTree(cg, &bt, &rows, width), width, stride, acc,
+					   CgInt32(cg, bt.tree->group));
 	CgEndHelper(cg, &saved, b_saved);
 	return fn;
 }
@@ -538,7 +788,7 @@ TreeFunction(CodegenContext *cg, const MirOp *op, int32_t t, int32_t width, int6
  * table indexed by HIR position (trees outside the op's range: cold)
  */
 static LLVMValueRef
-TreeTable(CodegenContext *cg, const MirOp *op, int32_t width, int64_t stride,
+TreeTable(CodegenContext *cg, const MirOp *op, int32_t width, int64_t stride, bool acc,
 		  LLVMTypeRef *t_table)
 {
 	int32_t		n = cg->mir->hir->num_trees;
@@ -549,14 +799,14 @@ TreeTable(CodegenContext *cg, const MirOp *op, int32_t width, int64_t stride,
 
 	*t_table = LLVMArrayType(t_ptr, (unsigned) n);
 	snprintf(name, sizeof(name), "%s_op%d_bits_w%d%s", cg->fn_name, (int) (op - cg->mir->ops),
-			 width, stride > 0 ? "_staged" : "");
+			 width, KindSuffix(stride, acc));
 	if ((g = LLVMGetNamedGlobal(cg->module, name)) != NULL)
 		return g;
 	if ((fns = malloc(sizeof(LLVMValueRef) * (size_t) n)) == NULL)
 		return NULL;
 	for (int32_t t = 0; t < n; t++)
-		fns[t] = t >= op->tree_lo && t < op->tree_hi ? TreeFunction(cg, op, t, width, stride) :
-			ColdLanesFunction(cg, width, stride);
+		fns[t] = t >= op->tree_lo && t < op->tree_hi ? TreeFunction(cg, op, t, width, stride, acc) :
+			ColdLanesFunction(cg, width, stride, acc);
 	g = ConstantTable(cg, name, t_ptr, fns, n, false, t_table);
 	free(fns);
 	return g;
@@ -567,7 +817,8 @@ TreeTable(CodegenContext *cg, const MirOp *op, int32_t width, int64_t stride,
  * lanes.  From row pointers, fewer lanes pass their last row again for
  * the missing ones; from a staged tile (env->v_stage), the call passes
  * lane 0's place in it, and the lanes past width read the rows staged
- * after it.
+ * after it.  When the stage holds the margins too (env->v_stage_acc), fn
+ * adds the leaves there itself, and v_leaf[0] is NULL.
  */
 static void
 CallTreeFunction(CodegenContext *cg, const CodegenEnv *env, LLVMValueRef fn, LLVMValueRef v_tree,
@@ -575,15 +826,19 @@ CallTreeFunction(CodegenContext *cg, const CodegenEnv *env, LLVMValueRef fn, LLV
 {
 	LLVMBuilderRef b = cg->builder;
 	bool		staged = env != NULL && env->v_stage != NULL;
+	bool		acc = staged && env->v_stage_acc != NULL;
 	LLVMValueRef args[MIR_MAX_WIDTH + 3];
 	int32_t		n = 0;
 	LLVMValueRef v_out;
 	LLVMValueRef v_call;
 	LLVMBasicBlockRef b_here = LLVMGetInsertBlock(b);
 
-	LLVMPositionBuilderAtEnd(b, cg->fn.b_allocas);
-	v_out = LLVMBuildArrayAlloca(b, cg->t_value, CgInt32(cg, op_width), "v_leaves");
-	LLVMPositionBuilderAtEnd(b, b_here);
+	if (!acc)
+	{
+		LLVMPositionBuilderAtEnd(b, cg->fn.b_allocas);
+		v_out = LLVMBuildArrayAlloca(b, cg->t_value, CgInt32(cg, op_width), "v_leaves");
+		LLVMPositionBuilderAtEnd(b, b_here);
+	}
 	args[n++] = cg->fn.v_args;
 	args[n++] = v_tree;
 	if (staged)
@@ -593,6 +848,8 @@ CallTreeFunction(CodegenContext *cg, const CodegenEnv *env, LLVMValueRef fn, LLV
 		args[n++] = LLVMBuildGEP2(b, cg->t_value, env->v_stage, &v_at, 1, "v_staged");
 		args[n++] = lanes[0].v_row_ptr;
 		args[n++] = CgInt64(cg, width);
+		if (acc)
+			v_out = LLVMBuildGEP2(b, cg->t_value, env->v_stage_acc, &v_at, 1, "v_staged_acc");
 	}
 	else
 		for (int32_t k = 0; k < op_width; k++)
@@ -600,6 +857,11 @@ CallTreeFunction(CodegenContext *cg, const CodegenEnv *env, LLVMValueRef fn, LLV
 	args[n++] = v_out;
 	v_call = LLVMBuildCall2(b, TreeFunctionType(cg, op_width, staged), fn, args, (unsigned) n, "");
 	LLVMSetInstructionCallConv(v_call, LLVMFastCallConv);
+	if (acc)
+	{
+		v_leaf[0] = NULL;
+		return;
+	}
 	for (int32_t k = 0; k < width; k++)
 	{
 		LLVMValueRef v_k = CgInt64(cg, k);
@@ -670,6 +932,7 @@ CgBitvectorEmit(CodegenContext *cg, const MirOp *op, const CodegenEnv *env, cons
 	int64_t		t0 = known ? LLVMConstIntGetSExtValue(lanes[0].v_tree) : -1;
 	bool		same = true;
 	int64_t		stride;
+	bool		acc;
 	LLVMTypeRef t_table;
 	LLVMValueRef g_table;
 
@@ -690,6 +953,7 @@ CgBitvectorEmit(CodegenContext *cg, const MirOp *op, const CodegenEnv *env, cons
 		stride = 0;
 		env = NULL;
 	}
+	acc = env != NULL && env->v_stage_acc != NULL;
 	if (known && t0 >= 0 && t0 < hir->num_trees)
 	{
 		/* a known tree's group is a constant: the reduce may keep it in a register */
@@ -697,12 +961,12 @@ CgBitvectorEmit(CodegenContext *cg, const MirOp *op, const CodegenEnv *env, cons
 			v_groups[k] = CgInt32(cg, hir->trees[t0].group);
 		if (width == op_width || stride > 0)
 		{
-			CallTreeFunction(cg, env, TreeFunction(cg, op, (int32_t) t0, op_width, stride),
+			CallTreeFunction(cg, env, TreeFunction(cg, op, (int32_t) t0, op_width, stride, acc),
 							 lanes[0].v_tree, lanes, width, op_width, v_leaf);
 			return;
 		}
 	}
-	else if (!known && (g_table = TreeTable(cg, op, op_width, stride, &t_table)) != NULL)
+	else if (!known && (g_table = TreeTable(cg, op, op_width, stride, acc, &t_table)) != NULL)
 	{
 		LLVMValueRef idx[2] = {CgInt64(cg, 0), lanes[0].v_tree};
 		LLVMValueRef v_fn = LLVMBuildLoad2(cg->builder, LLVMGetElementType(t_table),
