@@ -305,33 +305,10 @@ Min32(int32_t a, int32_t b)
 	return a < b ? a : b;
 }
 
-/* c in each of width lanes of i32 */
+/* Constant c in each of width lanes (c itself for one lane) */
 static LLVMValueRef
-SplatLike32(CodegenContext *cg, int32_t c, int32_t width)
+ConstSplat(LLVMValueRef c, int32_t width)
 {
-	LLVMValueRef lanes[MIR_MAX_WIDTH];
-
-	for (int32_t k = 0; k < width; k++)
-		lanes[k] = CgInt32(cg, c);
-	return LLVMConstVector(lanes, (unsigned) width);
-}
-
-/* c in each of width lanes of i64 */
-static LLVMValueRef
-SplatLike64(CodegenContext *cg, int64_t c, int32_t width)
-{
-	LLVMValueRef lanes[MIR_MAX_WIDTH];
-
-	for (int32_t k = 0; k < width; k++)
-		lanes[k] = CgInt64(cg, c);
-	return LLVMConstVector(lanes, (unsigned) width);
-}
-
-/* A mask of tree bt's type, splat to width lanes when width > 1 */
-static LLVMValueRef
-Mask(const BitsTree *bt, uint64_t bits, int32_t width)
-{
-	LLVMValueRef c = LLVMConstInt(bt->t_mask, bits, false);
 	LLVMValueRef lanes[MIR_MAX_WIDTH];
 
 	if (width == 1)
@@ -339,6 +316,13 @@ Mask(const BitsTree *bt, uint64_t bits, int32_t width)
 	for (int32_t k = 0; k < width; k++)
 		lanes[k] = c;
 	return LLVMConstVector(lanes, (unsigned) width);
+}
+
+/* A mask of tree bt's type, splat to width lanes when width > 1 */
+static LLVMValueRef
+Mask(const BitsTree *bt, uint64_t bits, int32_t width)
+{
+	return ConstSplat(LLVMConstInt(bt->t_mask, bits, false), width);
 }
 
 /* llvm.cttz of v (an integer or a vector of them), defined at zero */
@@ -389,11 +373,13 @@ LowestBit(CodegenContext *cg, LLVMValueRef v_bits, int32_t width)
 	if (LLVMGetElementType(LLVMTypeOf(v_bits)) != cg->t_i32)
 	{
 		LLVMValueRef v_low_bits = LLVMBuildTrunc(b, v_bits, t_i32s, "");
-		LLVMValueRef v_high_bits = LLVMBuildTrunc(b, LLVMBuildLShr(b, v_bits, SplatLike64(cg, 32, width), ""),
+		LLVMValueRef v_high_bits = LLVMBuildTrunc(b, LLVMBuildLShr(b, v_bits,
+																	 ConstSplat(CgInt64(cg, 32), width), ""),
 												  t_i32s, "");
 
 		v_low = LowestBit(cg, v_low_bits, width);
-		v_high = LLVMBuildAdd(b, LowestBit(cg, v_high_bits, width), SplatLike32(cg, 32, width), "");
+		v_high = LLVMBuildAdd(b, LowestBit(cg, v_high_bits, width),
+							  ConstSplat(CgInt32(cg, 32), width), "");
 		return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntNE, v_low_bits, LLVMConstNull(t_i32s), ""),
 							   v_low, v_high, "v_leaf_bit");
 	}
@@ -402,9 +388,9 @@ LowestBit(CodegenContext *cg, LLVMValueRef v_bits, int32_t width)
 													 LLVMVectorType(LLVMFloatTypeInContext(cg->context),
 																	(unsigned) width), ""),
 								  t_i32s, "");
-	v_index = LLVMBuildAnd(b, LLVMBuildLShr(b, v_exponent, SplatLike32(cg, 23, width), ""),
-						   SplatLike32(cg, 255, width), "");
-	return LLVMBuildSub(b, v_index, SplatLike32(cg, 127, width), "v_leaf_bit");
+	v_index = LLVMBuildAnd(b, LLVMBuildLShr(b, v_exponent, ConstSplat(CgInt32(cg, 23), width), ""),
+						   ConstSplat(CgInt32(cg, 255), width), "");
+	return LLVMBuildSub(b, v_index, ConstSplat(CgInt32(cg, 127), width), "v_leaf_bit");
 }
 
 /*
@@ -425,7 +411,7 @@ PermutedLeaves(CodegenContext *cg, const BitsTree *bt, LLVMValueRef v_index)
 	LLVMValueRef fn_permd = LLVMGetNamedFunction(cg->module, "llvm.x86.avx2.permd");
 	bool		is_double = ForestValueSize(cg->forest) == 8;
 	int32_t		num_blocks = (bt->num_leaves + 7) / 8;
-	LLVMValueRef v_block = LLVMBuildLShr(b, v_index, SplatLike32(cg, 3, 8), "");
+	LLVMValueRef v_block = LLVMBuildLShr(b, v_index, ConstSplat(CgInt32(cg, 3), 8), "");
 	LLVMValueRef v_parts[2];
 
 	if (fn_permd == NULL)
@@ -460,7 +446,7 @@ PermutedLeaves(CodegenContext *cg, const BitsTree *bt, LLVMValueRef v_index)
 			args[1] = v_index;
 			v_words = LLVMBuildCall2(b, t_permd, fn_permd, args, 2, "v_leaf_words");
 			v_parts[half] = v_parts[half] == NULL ? v_words :
-				LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, v_block, SplatLike32(cg, block, 8), ""),
+				LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, v_block, ConstSplat(CgInt32(cg, block), 8), ""),
 								v_words, v_parts[half], "");
 		}
 	}
@@ -532,7 +518,7 @@ EmitBitsTree(CodegenContext *cg, const BitsTree *bt, const BitsRows *rows, int32
 		v_bits = terms[0];
 	v_index = LowestBit(cg, v_bits, width);
 	/* in the table whatever the bits say */
-	v_last = width > 1 ? SplatLike32(cg, bt->num_leaves - 1, width) : CgInt32(cg, bt->num_leaves - 1);
+	v_last = ConstSplat(CgInt32(cg, bt->num_leaves - 1), width);
 	v_index = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, v_index, v_last, ""), v_index, v_last,
 							  "v_leaf_index");
 	if (width == 8 && bt->num_leaves <= PERMUTE_MAX_LEAVES && CgTargetHas(cg, "avx2"))
