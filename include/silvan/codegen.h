@@ -186,7 +186,7 @@ typedef struct CodegenEnv
 	LLVMValueRef v_stage_acc;	/* T*: group g of row lo + r at g * stage_stride + r */
 } CodegenEnv;
 
-#define CODEGEN_ENV_SLOTS	(3 * SCHEDULE_MAX_VARS + 10)
+#define CODEGEN_ENV_SLOTS	(3 * SCHEDULE_MAX_VARS + 13)
 
 /* What CodegenForest emitted, for the choice of code generation level */
 typedef struct CodegenStats

@@ -484,15 +484,16 @@ EmitUnstageMargins(CodegenContext *cg, const CodegenEnv *env, LLVMValueRef v_hi)
 static bool
 SharesTarget(const MirOp *op)
 {
-	return (op->kind == MIR_LOOP && (op->parallel || op->specialize)) ||
+	return (op->kind == MIR_LOOP && op->parallel) ||
 		op->kind == MIR_REDUCE_DIM || (op->kind == MIR_REDUCE && op->atomic_add);
 }
 
 /*
  * Can the stage of cache loop op hold its rows' margins?  Only when every
- * add below it is a plain one in this function: no loop below is
- * outlined (parallel, specialized: their functions reduce into the
- * target itself) and no add is atomic or folds partial slices.
+ * add below it is a plain one by this thread: no parallel loop below
+ * (its chunks run on other threads and may reduce into partial slices),
+ * no atomic add, no fold of partial slices.  Specialized loops may be
+ * outlined: their functions get the stage (EnvSlots).
  */
 static bool
 StagesMargins(const MirOp *op)
@@ -714,7 +715,12 @@ FinishFunction(CodegenContext *cg, LLVMBasicBlockRef b_body)
 	LLVMBuildBr(cg->builder, b_body);
 }
 
-/* Pointers to every capturable slot of an environment */
+/*
+ * Pointers to every capturable slot of an environment.  A stage (and its
+ * margins) is captured too: an outlined function runs while its caller
+ * waits, so the caller's stack buffer is there; StagesMargins keeps the
+ * margins out of a stage that other threads' functions would add to.
+ */
 static int
 EnvSlots(CodegenEnv *env, LLVMValueRef **slots)
 {
@@ -735,6 +741,9 @@ EnvSlots(CodegenEnv *env, LLVMValueRef **slots)
 	slots[n++] = &env->v_group;
 	slots[n++] = &env->v_row;
 	slots[n++] = &env->v_row_ptr;
+	slots[n++] = &env->v_stage;
+	slots[n++] = &env->v_stage_lo;
+	slots[n++] = &env->v_stage_acc;
 	return n;
 }
 
@@ -835,6 +844,7 @@ UnpackEnv(CodegenContext *cg, CodegenEnv *outer, const CgCapture *cap,
 										  ""),
 								   LLVMPointerType(cg->t_args, 0), "args"));
 	memset(inner, 0, sizeof(*inner));
+	inner->stage_stride = outer->stage_stride;
 	EnvSlots(inner, slots);
 	for (int i = 0; i < cap->num; i++)
 		*slots[cap->slots[i]] =
@@ -1079,7 +1089,8 @@ EmitSpecializedLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const 
 {
 	LLVMBuilderRef b = cg->builder;
 	int32_t		groups = cg->forest->num_groups;
-	bool		local = env->v_row != NULL && op->body != NULL && op->body->kind == MIR_WALK &&
+	bool		local = env->v_row != NULL && env->v_stage_acc == NULL &&
+		op->body != NULL && op->body->kind == MIR_WALK &&
 		op->body->next != NULL && !op->body->next->atomic_add &&
 		op->body->strategy == MIR_WALK_CODE && cg->buffers->record_of != NULL &&
 		groups <= CODEGEN_MAX_LOCAL_GROUPS;

@@ -809,16 +809,17 @@ TestBitvectorDefault(void)
 		const char *path;
 		int32_t		batch;
 		bool		bits;
+		bool		specialized;	/* trees of at most 8 leaves */
 	}			cases[] = {
-		{"siboehm_lleaves/tests--models--NYC_taxi--model.txt", 1024, true},
-		{"siboehm_lleaves/tests--models--NYC_taxi--model.txt", 64, true},
-		{"siboehm_lleaves/tests--models--NYC_taxi--model.txt", 63, false},
-		{"siboehm_lleaves/tests--models--NYC_taxi--model.txt", 1, false},
-		{"siboehm_lleaves/tests--models--multiclass--model.txt", 1024, true},
-		{"siboehm_lleaves/tests--models--boston_housing--model.txt", 256, true},
-		{"siboehm_lleaves/tests--models--airline--model.txt", 1024, true},	/* sets of <= 288 */
-		{"siboehm_lleaves/tests--models--mtpl2--model.txt", 1024, false},	/* 30,000 splits */
-		{"asprasad_treebeard/xgb_models--higgs_xgb_model_save.json", 1024, false},
+		{"siboehm_lleaves/tests--models--NYC_taxi--model.txt", 1024, true, false},
+		{"siboehm_lleaves/tests--models--NYC_taxi--model.txt", 64, true, false},
+		{"siboehm_lleaves/tests--models--NYC_taxi--model.txt", 63, false, false},
+		{"siboehm_lleaves/tests--models--NYC_taxi--model.txt", 1, false, false},
+		{"siboehm_lleaves/tests--models--multiclass--model.txt", 1024, true, true},	/* 4-6 leaves */
+		{"siboehm_lleaves/tests--models--boston_housing--model.txt", 256, true, false},
+		{"siboehm_lleaves/tests--models--airline--model.txt", 1024, true, false},	/* sets of <= 288 */
+		{"siboehm_lleaves/tests--models--mtpl2--model.txt", 1024, false, false},	/* 30,000 splits */
+		{"asprasad_treebeard/xgb_models--higgs_xgb_model_save.json", 1024, false, false},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -833,6 +834,8 @@ TestBitvectorDefault(void)
 		ScheduleDefault(forest, cases[i].batch, &schedule);
 		text = ScheduleToText(&schedule);
 		CHECK_MSG(text != NULL && (strstr(text, "bitvector") != NULL) == cases[i].bits,
+				  "%s at batch %d: %s", cases[i].path, cases[i].batch, text ? text : "(none)");
+		CHECK_MSG(text != NULL && (strstr(text, "specialize(tree)") != NULL) == cases[i].specialized,
 				  "%s at batch %d: %s", cases[i].path, cases[i].batch, text ? text : "(none)");
 		free(text);
 		ForestFree(forest);
