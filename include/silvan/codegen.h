@@ -282,6 +282,7 @@ extern LLVMValueRef CgColdLeaf(CodegenContext *cg, LLVMValueRef v_row_ptr, LLVMV
 
 /* codegen_walk_bits.c: codeWalk's bitvector form */
 #define CODEGEN_MAX_STAGE_BYTES	(64 * 1024)	/* a staged tile, on the stack */
+#define CODEGEN_MAX_STAGE_GROUPS	16	/* staged margins: classes */
 #define CODEGEN_MAX_STAGE_FEATURES 64
 extern int64_t CgBitvectorStageStride(CodegenContext *cg, const MirOp *op);
 extern void CgBitvectorEmit(CodegenContext *cg, const MirOp *op, const CodegenEnv *env,

@@ -505,6 +505,21 @@ StagesMargins(const MirOp *op)
 }
 
 /*
+ * Do a stage's margins fit: at most CODEGEN_MAX_STAGE_GROUPS classes (the
+ * copies in and out are unrolled over them) in CODEGEN_MAX_STAGE_BYTES?
+ * A 65,536-class model once made a 142 MB stack buffer and an IR copy
+ * loop LLVM did not finish compiling.
+ */
+static bool
+MarginsFitStage(const CodegenContext *cg, int64_t stride)
+{
+	int64_t		groups = cg->forest->num_groups;
+
+	return groups <= CODEGEN_MAX_STAGE_GROUPS &&
+		stride * groups * (int64_t) ForestValueSize(cg->forest) <= CODEGEN_MAX_STAGE_BYTES;
+}
+
+/*
  * cacheRows / cacheTrees: stage or prefetch what one iteration of the loop
  * reads.  Returns the iteration's last row + 1 when the stage holds its
  * margins (to be copied back after the body), else NULL.
@@ -520,7 +535,7 @@ EmitCache(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *p
 	RootSpan(cg, env, path, op->index_kind, &v_lo, &v_hi);
 	if (op->index_kind == INDEX_BATCH && (stride = CgBitvectorStageStride(cg, op)) > 0)
 	{
-		EmitStage(cg, env, v_lo, v_hi, stride, StagesMargins(op));
+		EmitStage(cg, env, v_lo, v_hi, stride, StagesMargins(op) && MarginsFitStage(cg, stride));
 		return env->v_stage_acc != NULL ? v_hi : NULL;
 	}
 	else if (op->index_kind == INDEX_BATCH)

@@ -867,6 +867,61 @@ TestBitvectorDefault(void)
 	}
 }
 
+/*
+ * A 65,536-class LightGBM model (three trees of one split) under the
+ * staged bitvector default: its margins stay out of the stage, which
+ * would take 142 MB of stack and an unrolled copy of 65,536 classes per
+ * row (LLVM never finished compiling it); the code still agrees with the
+ * interpreter
+ */
+static void
+TestManyClassesStage(void)
+{
+	size_t		len;
+	char	   *text = ReadFile("test/fixtures/many_classes.txt", &len);
+	SilvanStatus status;
+	Forest	   *forest = text ? ParseModel(text, len, MODEL_FORMAT_AUTO, NULL, &status) : NULL;
+	Schedule	schedule;
+	CompiledForest *compiled;
+	double		rows[2 * 300];
+	char	   *explain = NULL;
+
+	free(text);
+	CHECK_MSG(forest != NULL && forest->num_groups == 65536, "many_classes.txt loads");
+	if (forest == NULL)
+		return;
+	ScheduleDefault(forest, 1024, &schedule);
+	compiled = CompileForest(forest, &schedule, NULL, &status);
+	CHECK_MSG(compiled != NULL, "%s: %s", status.message, status.detail);
+	if (compiled != NULL)
+		explain = CompiledForestExplain(compiled, true);
+	CHECK_MSG(explain && strstr(explain, "bitvector") != NULL && strstr(explain, "%v_stage") != NULL &&
+			  strstr(explain, "%v_stage_acc") == NULL,
+			  "the rows are staged, the 65,536 classes' margins are not");
+	free(explain);
+	for (int r = 0; r < 300; r++)
+	{
+		rows[2 * r] = (r % 7) / 7.0;
+		rows[2 * r + 1] = 0.0;
+	}
+	if (compiled != NULL)
+	{
+		double	   *want = malloc(sizeof(double) * 300 * 65536);
+		double	   *got = malloc(sizeof(double) * 300 * 65536);
+
+		ForestMarginsInit(forest, want, 300);
+		ForestInterpretAccumulate(forest, rows, 300, want);
+		ForestMarginsInit(forest, got, 300);
+		CompiledForestAccumulate(compiled, rows, 300, got);
+		CHECK_MSG(memcmp(want, got, sizeof(double) * 300 * 65536) == 0,
+				  "the margins are the interpreter's");
+		free(want);
+		free(got);
+		CompiledForestFree(compiled);
+	}
+	ForestFree(forest);
+}
+
 static void
 TestRealModels(void)
 {
@@ -937,6 +992,7 @@ main(void)
 	TestScheduleAndExplain();
 	TestGenerated();
 	TestBitvectorDefault();
+	TestManyClassesStage();
 	TestRealModels();
 	UNIT_DONE();
 }
