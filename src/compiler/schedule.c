@@ -46,6 +46,7 @@
 #define SCHEDULE_BITS_MAX_SPLITS	4096
 #define SCHEDULE_BITS_MIN_BATCH		64
 #define SCHEDULE_BITS_SPECIALIZE_SPLITS	7	/* trees of at most 8 leaves */
+#define SCHEDULE_BITS_SPECIALIZE_TREES	256 /* a function each: about 12 ms to compile */
 
 /* Largest power of two not above n (n >= 1) */
 static int32_t
@@ -348,7 +349,8 @@ ScheduleDeepDefault(const Forest *forest, Schedule *schedule)
  * leaves): 0.19 against 0.26 us per row (medians of 3 interleaved runs),
  * compiled in 1.4-1.8 s against 0.6-0.7; on trees of 18-31 leaves
  * (nyc_taxi, airline, boston) it was within noise and took 40-60% longer
- * to compile.
+ * to compile.  Each tree is a function of its own (about 12 ms to
+ * compile), so only forests of at most SCHEDULE_BITS_SPECIALIZE_TREES.
  */
 static bool
 ScheduleBitvectorDefault(const Forest *forest, int32_t batch_size, Schedule *schedule)
@@ -360,7 +362,8 @@ ScheduleBitvectorDefault(const Forest *forest, int32_t batch_size, Schedule *sch
 		batch_size < SCHEDULE_BITS_MIN_BATCH || ForestWidestCategorySpan(forest) > CODE_WALK_BITS_MAX_KEYS ||
 		CountSplits(forest, &largest) > SCHEDULE_BITS_MAX_SPLITS || largest > 63)
 		return false;
-	return ScheduleParse(largest <= SCHEDULE_BITS_SPECIALIZE_SPLITS ?
+	return ScheduleParse(largest <= SCHEDULE_BITS_SPECIALIZE_SPLITS &&
+						 forest->num_trees <= SCHEDULE_BITS_SPECIALIZE_TREES ?
 						 "tile(batch, b0, b1, 256)\ntile(b1, b2, b3, 8)\n"
 						 "reorder(b0, tree, b2, b3)\nparallel(b0)\ncache(b0)\nspecialize(tree)\n"
 						 "interleave(b3)\ncodeWalk(b3, 63, bitvector)\n" :
