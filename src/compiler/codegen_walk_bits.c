@@ -269,33 +269,44 @@ CategoryTable(CodegenContext *cg, const BitsTree *bt, int32_t f, int32_t num_key
 	return g;
 }
 
+/*
+ * Each lane's entry (of type t_elem) of constant table g_table (of type
+ * t_table) at its index in v_index (a vector of i32, or one i32 for one
+ * lane): one load per lane
+ */
+static LLVMValueRef
+LanesTableLookup(CodegenContext *cg, LLVMValueRef g_table, LLVMTypeRef t_table, LLVMTypeRef t_elem,
+				 LLVMValueRef v_index, int32_t width, const char *name)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMValueRef v_out = width > 1 ? LLVMGetUndef(LLVMVectorType(t_elem, (unsigned) width)) : NULL;
+
+	for (int32_t k = 0; k < width; k++)
+	{
+		LLVMValueRef idx[2] = {CgInt64(cg, 0), NULL};
+		LLVMValueRef v_entry;
+
+		idx[1] = LLVMBuildZExt(b, width > 1 ? LLVMBuildExtractElement(b, v_index, CgInt32(cg, k), "") :
+							   v_index, cg->t_i64, "");
+		v_entry = LLVMBuildLoad2(b, t_elem, LLVMBuildInBoundsGEP2(b, t_table, g_table, idx, 2, ""), name);
+		v_out = width > 1 ? LLVMBuildInsertElement(b, v_out, v_entry, CgInt32(cg, k), "") : v_entry;
+	}
+	return v_out;
+}
+
 /* Each lane's mask from feature f's category table: one load per lane */
 static LLVMValueRef
 LanesCategoryMask(CodegenContext *cg, const BitsTree *bt, int32_t f, int32_t num_keys,
 				  const BitsRows *rows, int32_t width, LLVMValueRef *cache)
 {
-	LLVMBuilderRef b = cg->builder;
 	LLVMTypeRef t_table;
 	LLVMValueRef g_table = CategoryTable(cg, bt, f, num_keys, &t_table);
 	LLVMValueRef v_key;
-	LLVMValueRef v_mask;
 
 	if (g_table == NULL)
 		return NULL;
 	v_key = CgCategoryKey(cg, LaneFeatures(cg, rows, width, f, cache), num_keys);
-	v_mask = width > 1 ? LLVMGetUndef(LLVMVectorType(bt->t_mask, (unsigned) width)) : NULL;
-	for (int32_t k = 0; k < width; k++)
-	{
-		LLVMValueRef idx[2] = {CgInt64(cg, 0), NULL};
-		LLVMValueRef v_bits;
-
-		idx[1] = LLVMBuildZExt(b, width > 1 ? LLVMBuildExtractElement(b, v_key, CgInt32(cg, k), "") :
-							   v_key, cg->t_i64, "");
-		v_bits = LLVMBuildLoad2(b, bt->t_mask, LLVMBuildInBoundsGEP2(b, t_table, g_table, idx, 2, ""),
-								"v_category_bits");
-		v_mask = width > 1 ? LLVMBuildInsertElement(b, v_mask, v_bits, CgInt32(cg, k), "") : v_bits;
-	}
-	return v_mask;
+	return LanesTableLookup(cg, g_table, t_table, bt->t_mask, v_key, width, "v_category_bits");
 }
 
 /* The smaller of two int32 */
@@ -472,8 +483,6 @@ static LLVMValueRef
 EmitBitsTree(CodegenContext *cg, const BitsTree *bt, const BitsRows *rows, int32_t width)
 {
 	LLVMBuilderRef b = cg->builder;
-	LLVMValueRef v_leaves = width > 1 ? LLVMGetUndef(LLVMVectorType(cg->t_value, (unsigned) width)) : NULL;
-	LLVMValueRef v_leaf;
 	LLVMValueRef v_last;
 	LLVMValueRef *cache = calloc((size_t) cg->forest->num_features, sizeof(LLVMValueRef));
 	LLVMValueRef v_bits = Mask(bt, ~UINT64_C(0), width);
@@ -523,18 +532,7 @@ EmitBitsTree(CodegenContext *cg, const BitsTree *bt, const BitsRows *rows, int32
 							  "v_leaf_index");
 	if (width == 8 && bt->num_leaves <= PERMUTE_MAX_LEAVES && CgTargetHas(cg, "avx2"))
 		return PermutedLeaves(cg, bt, v_index);
-	for (int32_t k = 0; k < width; k++)
-	{
-		LLVMValueRef idx[2];
-
-		idx[0] = CgInt64(cg, 0);
-		idx[1] = LLVMBuildZExt(b, width > 1 ? LLVMBuildExtractElement(b, v_index, CgInt32(cg, k), "") :
-							   v_index, cg->t_i64, "");
-		v_leaf = LLVMBuildLoad2(b, cg->t_value, LLVMBuildInBoundsGEP2(b, t_table, g_table, idx, 2, ""),
-								"v_leaf");
-		v_leaves = width > 1 ? LLVMBuildInsertElement(b, v_leaves, v_leaf, CgInt32(cg, k), "") : v_leaf;
-	}
-	return v_leaves;
+	return LanesTableLookup(cg, g_table, t_table, cg->t_value, v_index, width, "v_leaf");
 }
 
 /* Each lane's leaf (v_leaves: a vector, or a scalar for one lane) to out[k] */
