@@ -63,6 +63,11 @@ test/unit/bin/%: test/unit/%.c test/unit/unit.h $(CORE_OBJS)
 	@mkdir -p test/unit/bin
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_OBJS) $(LLVM_LIBS) -lstdc++ -ljson-c -lprotobuf-c -lm -lpthread
 
+# GPU timing on a CUDA device (run by ../shared/device/run-gpu.sh on a lent machine)
+test/bench/build/bench_gpu: test/bench/bench_gpu.c $(CORE_OBJS)
+	@mkdir -p test/bench/build
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_OBJS) $(LLVM_LIBS) -lstdc++ -ljson-c -lprotobuf-c -lm -lpthread
+
 .PHONY: unittest bench fixtures onnx-proto
 unittest: $(UNIT_BINS)
 	@fail=0; for t in $(UNIT_BINS); do echo "== $$t"; $$t || fail=1; done; exit $$fail

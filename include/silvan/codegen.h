@@ -21,6 +21,7 @@
 #include "silvan/mir.h"
 #include "silvan/repr.h"
 #include "silvan/runtime.h"
+#include "silvan/target.h"
 
 /*
  * What one call of a compiled forest gets.  CodegenKernelArgsType builds
@@ -90,6 +91,7 @@ struct CodegenContext
 	const Representation *repr;
 	const ReprBuffers *buffers;
 	const char *fn_name;
+	const Target *target;		/* where the code runs (target.h) */
 	const char *cpu;			/* target-cpu and target-features */
 	const char *features;
 	int			num_outlined;
@@ -143,6 +145,9 @@ struct CodegenContext
 	LLVMValueRef code_cache_out;
 	LLVMValueRef code_cache_row;
 };
+
+/* Parameters a target's kernel takes after the arguments (Target.kernel_params) */
+#define CODEGEN_MAX_KERNEL_PARAMS	4
 
 /* Margins a specialized tree loop keeps in registers (more stay in memory) */
 #define CODEGEN_MAX_LOCAL_GROUPS	16
@@ -201,7 +206,7 @@ extern LLVMTypeRef CodegenTreeType(LLVMContextRef context);
 extern LLVMTypeRef CodegenCategorySetType(LLVMContextRef context);
 extern bool CodegenForest(const Mir *mir, const Representation *repr,
 						  const ReprBuffers *buffers, LLVMModuleRef module,
-						  const char *fn_name, const char *cpu,
+						  const char *fn_name, const Target *target, const char *cpu,
 						  const char *features, CodegenStats *stats,
 						  SilvanStatus *status);
 extern LLVMBasicBlockRef CgNewBlock(CodegenContext *cg, const char *name);

@@ -39,18 +39,36 @@
 
 #include "silvan/forest.h"
 #include "silvan/schedule.h"
+#include "silvan/target.h"
 
 typedef struct CompiledForest CompiledForest;
+typedef struct ReprBuffers ReprBuffers;
 
 /* Pick the default schedule for a forest and a typical batch size */
 extern void ScheduleDefault(const Forest *forest, int32_t batch_size,
 							Schedule *schedule);
 
-/* Compile a validated forest; NULL and a status on failure */
+/* Pick the default schedule of a gpu target (schedule.c) */
+extern void ScheduleGpuDefault(const Forest *forest, int32_t batch_size,
+							   Schedule *schedule);
+
+/* Compile a validated forest for the host cpu; NULL and a status on failure */
 extern CompiledForest *CompileForest(const Forest *forest,
 									 const Schedule *schedule,
 									 const ForestProfile *profile,
 									 SilvanStatus *status);
+
+/*
+ * The same for a target (target.h; NULL: the host cpu).  A gpu target's
+ * loops map to grid and block dimensions (mir.h).  gpu_emulated code runs
+ * through CompiledForestRun like the cpu's, one thread at a time; cuda
+ * code is PTX that GpuForestRun (gpu_run.c) loads and launches on a device.
+ * Only cpu code goes through the code cache.
+ */
+extern CompiledForest *CompileForestFor(const Forest *forest, const Schedule *schedule,
+										const ForestProfile *profile,
+										const CompileTarget *target,
+										SilvanStatus *status);
 
 /*
  * The code cache's answer alone, for a forest whose trees may not have
@@ -95,5 +113,14 @@ extern double CompiledForestCompileMillis(const CompiledForest *compiled);
 
 /* Release code and buffers */
 extern void CompiledForestFree(CompiledForest *compiled);
+
+/* What a gpu runner needs of a compiled forest */
+extern const Target *CompiledForestTarget(const CompiledForest *compiled);
+extern const char *CompiledForestDeviceCode(const CompiledForest *compiled, size_t *len);
+extern const ReprBuffers *CompiledForestBuffers(const CompiledForest *compiled);
+extern void CompiledForestShape(const CompiledForest *compiled, int32_t *num_features,
+								int32_t *num_groups, size_t *value_size);
+extern void CompiledForestLaunch(const CompiledForest *compiled, int64_t num_rows,
+								 uint32_t grid[3], uint32_t block[3]);
 
 #endif							/* SILVAN_COMPILER_H */

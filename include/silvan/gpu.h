@@ -43,6 +43,9 @@ typedef struct GpuDeviceInfo
 	uint64_t	memory;			/* bytes of device memory */
 } GpuDeviceInfo;
 
+/* An address in a device's memory */
+typedef uint64_t GpuPointer;
+
 /*
  * A vendor.  load resolves the vendor's functions in an opened library
  * and initializes the driver, returning the vendor's own state (its
@@ -61,6 +64,37 @@ typedef struct GpuDriver
 	bool		(*device_count) (void *api, int *count, SilvanStatus *status);
 	bool		(*device_info) (void *api, int ordinal, GpuDeviceInfo *info,
 								SilvanStatus *status);
+
+	/*
+	 * Running code.  open makes device ordinal's context current on the
+	 * calling thread (CUDA: the primary context, retained) and creates a
+	 * stream; it returns the vendor's state for the device ("ctx" below).
+	 * Copies and launches are queued on that stream; wait blocks until
+	 * the stream has drained and reports the first error of what ran.
+	 * load_module loads a PTX text (NUL-terminated, len counts the NUL)
+	 * or an HSA code object and finds kernel in it, with the JIT's error
+	 * log in the status when the driver refuses the image.  Every
+	 * function but close, unload_module and free reports failure by a
+	 * status naming the driver call and its error; those three never fail
+	 * visibly (they run on error paths).
+	 */
+	void	   *(*open) (void *api, int ordinal, SilvanStatus *status);
+	void		(*close) (void *api, void *ctx);
+	bool		(*load_module) (void *api, void *ctx, const void *image, size_t len,
+								const char *kernel, void **module, void **function,
+								SilvanStatus *status);
+	void		(*unload_module) (void *api, void *ctx, void *module);
+	bool		(*alloc) (void *api, void *ctx, size_t bytes, GpuPointer *ptr,
+						  SilvanStatus *status);
+	void		(*free) (void *api, void *ctx, GpuPointer ptr);
+	bool		(*to_device) (void *api, void *ctx, GpuPointer dst, const void *src,
+							  size_t bytes, SilvanStatus *status);
+	bool		(*to_host) (void *api, void *ctx, void *dst, GpuPointer src, size_t bytes,
+							SilvanStatus *status);
+	bool		(*launch) (void *api, void *ctx, void *function, const uint32_t grid[3],
+						   const uint32_t block[3], uint32_t shared_bytes, void **params,
+						   SilvanStatus *status);
+	bool		(*wait) (void *api, void *ctx, SilvanStatus *status);
 } GpuDriver;
 
 /* A loaded, initialized driver with at least one device */
@@ -71,6 +105,22 @@ typedef struct GpuLibrary
 	void	   *api;			/* the vendor's state */
 	int			device_count;
 } GpuLibrary;
+
+/* A device opened for running code: its driver and the vendor's context */
+typedef struct GpuDevice
+{
+	GpuLibrary *lib;
+	int			ordinal;
+	void	   *ctx;
+} GpuDevice;
+
+/* A kernel loaded on a device */
+typedef struct GpuModule
+{
+	GpuDevice  *device;
+	void	   *module;
+	void	   *function;
+} GpuModule;
 
 extern const GpuDriver GpuDriverCuda;
 extern const GpuDriver GpuDriverHip;
@@ -84,6 +134,22 @@ extern bool GpuDeviceInfoGet(GpuLibrary *lib, int ordinal, GpuDeviceInfo *info,
 extern int	GpuDevices(GpuDeviceInfo **devices, char *reasons, size_t reasons_size);
 extern bool GpuResolve(void *handle, const char *library, const char *symbol, void *slot,
 					   SilvanStatus *status);
+
+/* gpu.c: running code, through the device's driver (see GpuDriver) */
+extern GpuDevice *GpuDeviceOpen(GpuLibrary *lib, int ordinal, SilvanStatus *status);
+extern void GpuDeviceClose(GpuDevice *device);
+extern bool GpuModuleLoad(GpuDevice *device, const void *image, size_t len, const char *kernel,
+						  GpuModule *module, SilvanStatus *status);
+extern void GpuModuleUnload(GpuModule *module);
+extern bool GpuAlloc(GpuDevice *device, size_t bytes, GpuPointer *ptr, SilvanStatus *status);
+extern void GpuFree(GpuDevice *device, GpuPointer ptr);
+extern bool GpuToDevice(GpuDevice *device, GpuPointer dst, const void *src, size_t bytes,
+						SilvanStatus *status);
+extern bool GpuToHost(GpuDevice *device, void *dst, GpuPointer src, size_t bytes,
+					  SilvanStatus *status);
+extern bool GpuLaunch(const GpuModule *module, const uint32_t grid[3], const uint32_t block[3],
+					  uint32_t shared_bytes, void **params, SilvanStatus *status);
+extern bool GpuWait(GpuDevice *device, SilvanStatus *status);
 
 /* gpu_emit.c */
 extern const char *GpuPtxTarget(int major, int minor);

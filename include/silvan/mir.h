@@ -101,6 +101,7 @@ typedef struct MirOp
 	bool		fixes_tree;		/* no tree loop below: tree known in body */
 	bool		fixes_row;		/* no batch loop below: row known in body */
 	bool		specialize;		/* tree loop: body emitted once per tree */
+	GpuDim		gpu_dim;		/* gpu: one iteration per thread or block index */
 	int64_t		extent;			/* most iterations; -1 when unbounded */
 
 	/* walks and reduces */
@@ -134,6 +135,8 @@ typedef struct Mir
 	int32_t		num_ops;
 	bool		needs_partials; /* some loop privatizes */
 	bool		parallel;		/* some loop is parallel */
+	bool		gpu;			/* built for a gpu target (MirBuildTarget) */
+	uint8_t		gpu_dims;		/* gpu: dimensions mapped, bit d - 1 for GpuDim d */
 	int32_t		max_pad;		/* deepest padding any walk asks for */
 	int32_t		max_unroll;		/* deepest unrollWalk (tiles: pad depth) */
 	int32_t		num_notes;
@@ -150,6 +153,10 @@ extern void ScheduleTiled(Schedule *schedule, int32_t batch_tile, int32_t interl
 /* mir.c */
 extern bool MirBuild(const Schedule *schedule, int32_t num_trees, int32_t num_groups,
 					 Mir *mir, SilvanStatus *status);
+extern bool MirBuildTarget(const Schedule *schedule, int32_t num_trees, int32_t num_groups,
+						   bool gpu, Mir *mir, SilvanStatus *status);
+extern void MirGpuLaunch(const Mir *mir, int64_t num_rows, uint32_t grid[3],
+						 uint32_t block[3]);
 extern void MirPadLevels(const Mir *mir, const int32_t *depths, int32_t *pad_to);
 extern void MirFinish(Mir *mir, const Hir *hir, const ReprTreeShape *trees);
 extern char *MirDump(const Mir *mir);

@@ -1003,6 +1003,7 @@ FusableTile(CodegenContext *cg, const MirOp *op)
 	const IndexVar *ivar;
 
 	if (outer->origin != INDEX_ORIGIN_TILE_OUTER || op->parallel || op->cache ||
+		op->gpu_dim != GPU_DIM_NONE || (inner != NULL && inner->gpu_dim != GPU_DIM_NONE) ||
 		op->specialize || (inner != NULL && inner->specialize) ||
 		op->poll || inner == NULL || inner->next != NULL || inner->kind != MIR_LOOP ||
 		inner->parallel || inner->cache || inner->body == NULL ||
@@ -1055,7 +1056,7 @@ IsCodeWalk(const MirOp *op)
 static bool
 OutlinesIterations(const CodegenContext *cg, const MirOp *op)
 {
-	return cg->code_inline_left < 0 && SubtreeHas(op->body, IsSerialLoop) &&
+	return !cg->target->gpu && cg->code_inline_left < 0 && SubtreeHas(op->body, IsSerialLoop) &&
 		SubtreeHas(op->body, IsCodeWalk) && !SubtreeHas(op->body, IsParallelLoop);
 }
 
@@ -1178,6 +1179,31 @@ CgTargetHas(const CodegenContext *cg, const char *name)
 	return false;
 }
 
+/*
+ * A loop mapped to a gpu dimension: the running thread's index k in it is
+ * iteration lo + k, if that is below hi; one lane
+ */
+static void
+EmitGpuLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *path,
+			LLVMValueRef v_lo, LLVMValueRef v_hi)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMValueRef v_iv = LLVMBuildAdd(b, v_lo, cg->target->grid_index(cg, op->gpu_dim),
+									 "gpu_iv");
+	LLVMBasicBlockRef b_body = CgNewBlock(cg, "gpu_body");
+	LLVMBasicBlockRef b_after = CgNewBlock(cg, "gpu_after");
+	CodegenEnv	inner = *env;
+
+	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, v_iv, v_hi, ""), b_body, b_after);
+	LLVMPositionBuilderAtEnd(b, b_body);
+	inner.v_val[op->var] = v_iv;
+	inner.width = 1;
+	inner.lane_var = op->var;
+	EmitLoopBody(cg, op, &inner, path);
+	LLVMBuildBr(b, b_after);
+	LLVMPositionBuilderAtEnd(b, b_after);
+}
+
 /* A loop op: its range, then a serial or a parallel loop */
 static void
 EmitLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
@@ -1205,7 +1231,9 @@ EmitLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
 		/* MirBuild guarantees computable ranges; emit nothing rather than crash */
 		return;
 	}
-	if (op->parallel)
+	if (op->gpu_dim != GPU_DIM_NONE)
+		EmitGpuLoop(cg, op, &outer, &path, v_lo, v_hi);
+	else if (op->parallel)
 		EmitParallelLoop(cg, op, &outer, &path, v_lo, v_hi);
 	else if (!op->specialize || !EmitSpecializedLoop(cg, op, &outer, &path, v_lo, v_hi))
 		EmitSerialLoop(cg, op, &outer, &path, v_lo, v_hi, op->var);
@@ -1400,12 +1428,14 @@ InitTypes(CodegenContext *cg)
 /* Emit the forest's kernel (and its outlined loop bodies) into module */
 bool
 CodegenForest(const Mir *mir, const Representation *repr, const ReprBuffers *buffers,
-			  LLVMModuleRef module, const char *fn_name, const char *cpu,
-			  const char *features, CodegenStats *stats, SilvanStatus *status)
+			  LLVMModuleRef module, const char *fn_name, const Target *target,
+			  const char *cpu, const char *features, CodegenStats *stats,
+			  SilvanStatus *status)
 {
 	CodegenContext *cg = calloc(1, sizeof(CodegenContext));
 	CodegenEnv	env;
-	LLVMTypeRef t_args_ptr;
+	LLVMTypeRef params[1 + CODEGEN_MAX_KERNEL_PARAMS];
+	int			num_params;
 	LLVMValueRef fn;
 	LLVMBasicBlockRef b_body;
 	char	   *error = NULL;
@@ -1417,6 +1447,7 @@ CodegenForest(const Mir *mir, const Representation *repr, const ReprBuffers *buf
 	cg->repr = repr;
 	cg->buffers = buffers;
 	cg->fn_name = fn_name;
+	cg->target = target;
 	cg->cpu = cpu;
 	cg->features = features;
 	cg->module = module;
@@ -1425,9 +1456,12 @@ CodegenForest(const Mir *mir, const Representation *repr, const ReprBuffers *buf
 	cg->specialized_hi = -1;
 	cg->code_inline_left = -1;
 	InitTypes(cg);
-	t_args_ptr = LLVMPointerType(cg->t_args, 0);
+	params[0] = LLVMPointerType(cg->t_args, 0);
+	num_params = 1 + target->kernel_params(cg, params + 1);
 	fn = LLVMAddFunction(module, fn_name,
-						 LLVMFunctionType(LLVMVoidTypeInContext(cg->context), &t_args_ptr, 1, false));
+						 LLVMFunctionType(LLVMVoidTypeInContext(cg->context), params,
+										  (unsigned) num_params, false));
+	target->mark_kernel(cg, fn);
 	cg->builder = LLVMCreateBuilderInContext(cg->context);
 	BeginFunction(cg, fn);
 	AddAttribute(cg, fn, 1, "nocapture");

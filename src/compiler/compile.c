@@ -48,6 +48,7 @@
 #include "silvan/codegen.h"
 #include "silvan/compile_image.h"
 #include "silvan/compiler.h"
+#include "silvan/gpu.h"
 #include "silvan/jit.h"
 #include "silvan/llvm_errors.h"
 #include "silvan/sha256.h"
@@ -55,12 +56,18 @@
 
 struct CompiledForest
 {
+	const Target *target;		/* where the code runs (target.h) */
+	char		arch[32];		/* the processor it was made for ("" cpu: the host's) */
+	Mir		   *mir;			/* gpu targets: the loop nest, for launches */
+	char	   *device_code;	/* PTX: what the driver loads (NUL-terminated) */
+	char	   *device_ir;		/* PTX: the module's LLVM IR, for explain */
 	Schedule	schedule;
 	const Representation *repr;
 	ReprBuffers buffers;
 	JitCode    *code;
 	SilvanBatchFn fn;
 	int32_t		num_groups;
+	int32_t		num_features;
 	size_t		value_size;
 	uint8_t		aggregate;		/* ForestAggregate: how partials start */
 	bool		needs_partials;
@@ -177,6 +184,45 @@ StoreImage(const CompiledForest *compiled, const char *source, size_t source_len
 	}
 }
 
+/* The kernel's LLVM IR, as text (malloc'd), for explain */
+static char *
+ModuleText(LLVMModuleRef module)
+{
+	char	   *llvm_text = LLVMPrintModuleToString(module);
+	char	   *text = strdup(llvm_text);
+
+	LLVMDisposeMessage(llvm_text);
+	return text;
+}
+
+/*
+ * Generate the kernel for a device and emit what its driver loads: an
+ * NVPTX module (the target's triple and data layout), optimized and turned
+ * into PTX by gpu_emit.c
+ */
+static bool
+CompileDeviceCode(CompiledForest *compiled, const Mir *mir, const Representation *repr,
+				  SilvanStatus *status)
+{
+	const char *name = "silvan_forest_kernel";
+	LLVMContextRef context = LLVMContextCreate();
+	LLVMModuleRef module = LLVMModuleCreateWithNameInContext(name, context);
+	CodegenStats stats = {0};
+	bool		ok;
+
+	LLVMSetTarget(module, compiled->target->triple);
+	LLVMSetDataLayout(module, compiled->target->data_layout);
+	ok = CodegenForest(mir, repr, &compiled->buffers, module, name, compiled->target,
+					   compiled->arch, "", &stats, status);
+	if (ok && (compiled->device_ir = ModuleText(module)) == NULL)
+		ok = StatusNoMemory(status, "the kernel's LLVM IR");
+	if (ok)
+		ok = (compiled->device_code = GpuEmitPtx(module, compiled->arch, status)) != NULL;
+	LLVMDisposeModule(module);
+	LLVMContextDispose(context);
+	return ok;
+}
+
 /* Generate, optimize and JIT the batch function, unless the code cache has it */
 static bool
 CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr,
@@ -186,8 +232,21 @@ CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr
 	const char *name = "silvan_forest_batch";
 	CodegenStats stats = {0};
 	void	   *address = NULL;
-	char	   *source = compiled->forest_digest[0] ? CodeSource(compiled, mir->profile) : NULL;
-	size_t		source_len = source ? strlen(source) : 0;
+	char	   *source = NULL;
+	size_t		source_len;
+
+	if (compiled->target->output == TARGET_OUTPUT_PTX)
+	{
+		bool		ok = CompileDeviceCode(compiled, mir, repr, status);
+
+		free(compiled->buffers.record_of);
+		compiled->buffers.record_of = NULL;
+		return ok;
+	}
+	/* the code cache keeps cpu code; an emulated grid's kernel is compiled each time */
+	if (compiled->forest_digest[0] && !compiled->target->gpu)
+		source = CodeSource(compiled, mir->profile);
+	source_len = source ? strlen(source) : 0;
 
 	if (source != NULL &&
 		(compiled->code = JitFindBySource(source, source_len, &address,
@@ -195,7 +254,7 @@ CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr
 		goto done;
 	if (!JitModuleCreate(name, &jm, status))
 		goto done;
-	if (!CodegenForest(mir, repr, &compiled->buffers, jm.module, name,
+	if (!CodegenForest(mir, repr, &compiled->buffers, jm.module, name, compiled->target,
 					   JitHostCpuName(), JitHostCpuFeatures(), &stats, status))
 	{
 		JitModuleDispose(&jm);
@@ -353,7 +412,7 @@ CompileFromMir(CompiledForest *compiled, Mir *mir, const Hir *hir, SilvanStatus 
 	const Representation *repr = ReprLookup(compiled->schedule.representation);
 
 	compiled->repr = repr;
-	compiled->buffers.gather = HostHasFastGathers();
+	compiled->buffers.gather = !compiled->target->gpu && HostHasFastGathers();
 	if (!repr->build(hir, &compiled->buffers, status))
 		return false;
 	MirFinish(mir, hir, compiled->buffers.trees);
@@ -388,6 +447,7 @@ CompiledForestStart(const Forest *forest, const char *forest_digest, const Sched
 		StatusNoMemory(status, "the compiled model");
 		return NULL;
 	}
+	compiled->target = &TargetCpu;
 	if (schedule)
 		compiled->schedule = *schedule;
 	else
@@ -395,6 +455,7 @@ CompiledForestStart(const Forest *forest, const char *forest_digest, const Sched
 	compiled->schedule.representation[sizeof(compiled->schedule.representation) - 1] = '\0';
 	snprintf(compiled->forest_digest, sizeof(compiled->forest_digest), "%s", forest_digest);
 	compiled->num_groups = forest->num_groups;
+	compiled->num_features = forest->num_features;
 	compiled->value_size = ForestValueSize(forest);
 	compiled->aggregate = forest->aggregate;
 	return compiled;
@@ -472,7 +533,8 @@ CompileFromCache(const Forest *forest, const char *forest_digest, const Schedule
 /* CompileForest inside its bracket; forest_digest is "" if unknown */
 static CompiledForest *
 CompileBracketed(const Forest *forest, const char *forest_digest, const Schedule *schedule,
-				 const ForestProfile *profile, SilvanStatus *status)
+				 const ForestProfile *profile, const CompileTarget *target,
+				 SilvanStatus *status)
 {
 	double		start = NowMillis();
 	CompiledForest *compiled = CompiledForestStart(forest, forest_digest, schedule, status);
@@ -489,8 +551,18 @@ CompileBracketed(const Forest *forest, const char *forest_digest, const Schedule
 			StatusNoMemory(status, "the compiled model");
 		return NULL;
 	}
+	if (target != NULL && target->target != NULL && target->target != &TargetCpu)
+	{
+		compiled->target = target->target;
+		snprintf(compiled->arch, sizeof(compiled->arch), "%s",
+				 target->arch ? target->arch : target->target->default_arch ?
+				 target->target->default_arch : "");
+		if (schedule == NULL && target->target->gpu)
+			ScheduleGpuDefault(forest, 0, &compiled->schedule);
+	}
 	ok = CheckLayout(forest, &compiled->schedule, profile, status) &&
-		MirBuild(&compiled->schedule, forest->num_trees, forest->num_groups, mir, status);
+		MirBuildTarget(&compiled->schedule, forest->num_trees, forest->num_groups,
+					   compiled->target->gpu, mir, status);
 	if (ok)
 	{
 		mir->profile = profile;
@@ -504,7 +576,14 @@ CompileBracketed(const Forest *forest, const char *forest_digest, const Schedule
 	}
 	HirFree(hir);
 	TiledForestFree(tiled);
-	free(mir);
+	if (ok && compiled->target->gpu)
+	{
+		mir->hir = NULL;		/* freed; launches read the loops only */
+		mir->profile = NULL;
+		compiled->mir = mir;
+	}
+	else
+		free(mir);
 	if (!ok)
 	{
 		CompiledForestFree(compiled);
@@ -535,27 +614,40 @@ ForestDigest(const Forest *forest, char *digest)
 	}
 }
 
-/* Compile a validated forest; NULL and a status on failure */
+/* Compile a validated forest for the host cpu; NULL and a status on failure */
 CompiledForest *
 CompileForest(const Forest *forest, const Schedule *schedule,
 			  const ForestProfile *profile, SilvanStatus *status)
 {
+	return CompileForestFor(forest, schedule, profile, NULL, status);
+}
+
+/* Compile a validated forest for a target (NULL: the host cpu) */
+CompiledForest *
+CompileForestFor(const Forest *forest, const Schedule *schedule, const ForestProfile *profile,
+				 const CompileTarget *target, SilvanStatus *status)
+{
 	CompiledForest *compiled;
 	Forest	   *normalized;
 	char		digest[2 * SHA256_DIGEST_LEN + 1];
+	bool		cpu = target == NULL || target->target == NULL || target->target == &TargetCpu;
 
 	if (!CompileSupported(forest, status))
 		return NULL;
 	ForestDigest(forest, digest);
-	LlvmErrorsEnter();
-	compiled = CompileFromCache(forest, digest, schedule, profile);
-	LlvmErrorsLeave();
-	if (compiled != NULL)
-		return compiled;
+	if (cpu)
+	{
+		LlvmErrorsEnter();
+		compiled = CompileFromCache(forest, digest, schedule, profile);
+		LlvmErrorsLeave();
+		if (compiled != NULL)
+			return compiled;
+	}
 	if (!HirNormalizeCompares(forest, &normalized, status))
 		return NULL;
 	LlvmErrorsEnter();
-	compiled = CompileBracketed(normalized ? normalized : forest, digest, schedule, profile, status);
+	compiled = CompileBracketed(normalized ? normalized : forest, digest, schedule, profile,
+								target, status);
 	LlvmErrorsLeave();
 	HirFreeNormalized(normalized);
 	return compiled;
@@ -657,6 +749,29 @@ PartialsEmpty(void *partials, size_t n, size_t value_size)
  * get one empty slice per thread beyond the first (zeros, or NaN for MIN
  * and MAX); without memory for them the call runs them in one chunk.
  */
+/*
+ * An emulated grid: the kernel once per thread of the launch, block by
+ * block, thread by thread (target_emulated.c); stops between blocks
+ */
+static void
+RunEmulatedGrid(const CompiledForest *compiled, const SilvanKernelArgs *args,
+				volatile sig_atomic_t *stop)
+{
+	SilvanEmulatedKernelFn fn = (SilvanEmulatedKernelFn) (void *) compiled->fn;
+	uint32_t	grid[3];
+	uint32_t	block[3];
+	uint32_t	ids[6];
+
+	MirGpuLaunch(compiled->mir, args->num_rows, grid, block);
+	for (ids[2] = 0; ids[2] < grid[2]; ids[2]++)
+		for (ids[1] = 0; ids[1] < grid[1]; ids[1]++)
+			for (ids[0] = 0; ids[0] < grid[0] && *stop == 0; ids[0]++)
+				for (ids[5] = 0; ids[5] < block[2]; ids[5]++)
+					for (ids[4] = 0; ids[4] < block[1]; ids[4]++)
+						for (ids[3] = 0; ids[3] < block[0]; ids[3]++)
+							fn(args, ids);
+}
+
 bool
 CompiledForestRun(const CompiledForest *compiled, const void *rows,
 				  int64_t num_rows, void *acc, volatile sig_atomic_t *stop)
@@ -666,6 +781,8 @@ CompiledForestRun(const CompiledForest *compiled, const void *rows,
 
 	if (num_rows <= 0)
 		return *stop == 0;
+	if (compiled->fn == NULL)
+		return false;			/* device code: GpuForestRun runs it */
 	args.rows = rows;
 	args.num_rows = num_rows;
 	args.acc = acc;
@@ -691,7 +808,10 @@ CompiledForestRun(const CompiledForest *compiled, const void *rows,
 		if (args.partials != NULL)
 			args.max_chunks = chunks;
 	}
-	compiled->fn(&args);
+	if (compiled->target->gpu)
+		RunEmulatedGrid(compiled, &args, stop);
+	else
+		compiled->fn(&args);
 	free(args.partials);
 	return *stop == 0;
 }
@@ -711,6 +831,9 @@ CompiledForestExplain(const CompiledForest *compiled, bool with_llvm_ir)
 	TextBuf		buf = {0};
 	const ReprBuffers *b = &compiled->buffers;
 
+	if (compiled->target != &TargetCpu)
+		TextAppend(&buf, "target: %s%s%s\n", compiled->target->name,
+				   compiled->arch[0] ? " " : "", compiled->arch);
 	TextAppend(&buf, "schedule: %s\n", compiled->schedule_text);
 	TextAppend(&buf, "%s", compiled->hir_text);
 	TextAppend(&buf, "representation: %s (%s), %lld nodes of %zu bytes",
@@ -725,7 +848,9 @@ CompiledForestExplain(const CompiledForest *compiled, bool with_llvm_ir)
 	if (compiled->from_image)
 		TextAppend(&buf, "passes: none ran; the buffers and the text above are the code "
 				   "cache's image of the compile that made this code\n");
-	if (with_llvm_ir && compiled->llvm_ir.bitcode != NULL)
+	if (with_llvm_ir && compiled->device_code != NULL)
+		TextAppend(&buf, "llvm ir:\n%sptx:\n%s", compiled->device_ir, compiled->device_code);
+	else if (with_llvm_ir && compiled->llvm_ir.bitcode != NULL)
 	{
 		char	   *ir;
 
@@ -779,5 +904,48 @@ CompiledForestFree(CompiledForest *compiled)
 	free(compiled->hir_text);
 	free(compiled->mir_text);
 	free(compiled->llvm_ir.bitcode);
+	free(compiled->mir);
+	free(compiled->device_code);
+	free(compiled->device_ir);
 	free(compiled);
+}
+
+/* The target the forest was compiled for */
+const Target *
+CompiledForestTarget(const CompiledForest *compiled)
+{
+	return compiled->target;
+}
+
+/* Device code (PTX, NUL-terminated) and its length with the NUL; NULL for host code */
+const char *
+CompiledForestDeviceCode(const CompiledForest *compiled, size_t *len)
+{
+	*len = compiled->device_code ? strlen(compiled->device_code) + 1 : 0;
+	return compiled->device_code;
+}
+
+/* The buffers the kernel reads */
+const ReprBuffers *
+CompiledForestBuffers(const CompiledForest *compiled)
+{
+	return &compiled->buffers;
+}
+
+/* Features per row, groups (classes) per row, bytes per value of rows and margins */
+void
+CompiledForestShape(const CompiledForest *compiled, int32_t *num_features, int32_t *num_groups,
+					size_t *value_size)
+{
+	*num_features = compiled->num_features;
+	*num_groups = compiled->num_groups;
+	*value_size = compiled->value_size;
+}
+
+/* Grid and block of a gpu kernel's launch over num_rows rows */
+void
+CompiledForestLaunch(const CompiledForest *compiled, int64_t num_rows, uint32_t grid[3],
+					 uint32_t block[3])
+{
+	MirGpuLaunch(compiled->mir, num_rows, grid, block);
 }

@@ -31,6 +31,11 @@
 #include "silvan/mir.h"
 #include "silvan/repr.h"
 
+/* GpuDim d's name at d - 1 */
+static const char *const gpu_dim_names[] = {
+	"grid.x", "grid.y", "grid.z", "block.x", "block.y", "block.z"
+};
+
 /* State of one MirBuild */
 typedef struct MirBuilder
 {
@@ -72,16 +77,16 @@ MirNote(Mir *mir, const char *fmt,...)
 	va_end(args);
 }
 
-/* Most iterations of variable v; -1 when it grows with the batch */
+/* Most iterations of variable v for num_rows rows; -1 when unbounded (num_rows -1) */
 static int64_t
-StaticExtent(const Schedule *s, int v, int32_t num_trees)
+Extent(const Schedule *s, int v, int32_t num_trees, int64_t num_rows)
 {
 	const IndexVar *var = &s->vars[v];
 	int64_t		p;
 
 	if (var->origin == INDEX_ORIGIN_ROOT)
-		return var->kind == INDEX_TREE ? num_trees : -1;
-	p = StaticExtent(s, var->parent, num_trees);
+		return var->kind == INDEX_TREE ? num_trees : num_rows;
+	p = Extent(s, var->parent, num_trees, num_rows);
 	switch (var->origin)
 	{
 		case INDEX_ORIGIN_TILE_OUTER:
@@ -95,6 +100,13 @@ StaticExtent(const Schedule *s, int v, int32_t num_trees)
 		default:
 			return -1;
 	}
+}
+
+/* Most iterations of variable v; -1 when it grows with the batch */
+static int64_t
+StaticExtent(const Schedule *s, int v, int32_t num_trees)
+{
+	return Extent(s, v, num_trees, -1);
 }
 
 /*
@@ -296,10 +308,13 @@ MirAddWalk(MirBuilder *b, MirOp *loop)
 		}
 	walk->tree_lo = lo;
 	walk->tree_hi = hi > lo ? hi : lo;
+	if (loop->gpu_dim != GPU_DIM_NONE)
+		walk->width = 1;		/* one iteration per thread */
 	reduce->lanes = walk->lanes;
 	reduce->width = walk->width;
 	for (MirOp *p = loop; p != NULL; p = p->parent)
-		if (p->kind == MIR_LOOP && p->index_kind == INDEX_TREE && p->parallel)
+		if (p->kind == MIR_LOOP && p->index_kind == INDEX_TREE &&
+			(p->parallel || p->gpu_dim != GPU_DIM_NONE))
 		{
 			reduce->atomic_add |= p->atomic;
 			reduce->to_partial |= p->privatize;
@@ -309,6 +324,47 @@ MirAddWalk(MirBuilder *b, MirOp *loop)
 	return true;
 }
 
+/*
+ * On a gpu: map the loop to its dimension, make a mapped tree loop's adds
+ * atomic, and drop what only a CPU does
+ */
+static void
+MirLegalizeGpu(MirBuilder *b, MirOp *op, const IndexVar *var)
+{
+	Mir		   *mir = b->mir;
+
+	if (var->parallel)
+		MirNote(mir, "parallel(%s) ignored on a gpu: gpuDimension maps loops to threads",
+				var->name);
+	if (var->cache)
+		MirNote(mir, "cache(%s) ignored on a gpu: staging in shared memory is not lowered yet",
+				var->name);
+	if (var->specialize && var->kind == INDEX_BATCH)
+		MirNote(mir, "specialize(%s) ignored: rows are not known at compile time", var->name);
+	op->parallel = false;
+	op->cache = false;
+	op->poll = false;
+	op->specialize = var->specialize && var->kind == INDEX_TREE;
+	op->gpu_dim = var->gpu_dim;
+	if (op->gpu_dim != GPU_DIM_NONE)
+		mir->gpu_dims |= (uint8_t) (1 << (op->gpu_dim - 1));
+	if (var->kind != INDEX_TREE || op->gpu_dim == GPU_DIM_NONE)
+	{
+		if (var->reduce != REDUCE_DEFAULT)
+			MirNote(mir, "%s(%s) ignored: %s is not a tree loop mapped to a gpu dimension",
+					var->reduce == REDUCE_ATOMIC ? "atomicReduce" :
+					var->reduce == REDUCE_SHARED ? "sharedReduce" : "vectorReduce",
+					var->name, var->name);
+		return;
+	}
+	if (var->reduce != REDUCE_ATOMIC)
+		MirNote(mir, "%s(%s): atomic adds instead (shared-memory reduction is not lowered yet)",
+				var->reduce == REDUCE_SHARED ? "sharedReduce" :
+				var->reduce == REDUCE_VECTOR ? "vectorReduce" : "no reduction given for",
+				var->name);
+	op->atomic = true;
+}
+
 /* Decide how a parallel loop's reductions are legalized; note odd directives */
 static void
 MirLegalize(MirBuilder *b, MirOp *op, const IndexVar *var)
@@ -316,6 +372,11 @@ MirLegalize(MirBuilder *b, MirOp *op, const IndexVar *var)
 	Mir		   *mir = b->mir;
 	bool		conflicting = op->parallel && var->kind == INDEX_TREE;
 
+	if (mir->gpu)
+	{
+		MirLegalizeGpu(b, op, var);
+		return;
+	}
 	if (var->gpu_dim != GPU_DIM_NONE)
 		MirNote(mir, "gpuDimension(%s) ignored: the target is the cpu", var->name);
 	if (var->specialize && var->kind == INDEX_BATCH)
@@ -370,9 +431,9 @@ MirBuildLoop(MirBuilder *b, int l, MirOp *parent)
 	op->cache = var->cache;
 	op->poll = parent == NULL;
 	op->extent = StaticExtent(s, loop->var, b->mir->num_trees);
+	MirLegalize(b, op, var);
 	if (op->parallel)
 		b->mir->parallel = true;
-	MirLegalize(b, op, var);
 	b->stack[b->depth++] = loop->var;
 	if (loop->first_child < 0)
 	{
@@ -428,14 +489,61 @@ MirBuildLoops(MirBuilder *b, int l, MirOp *parent, MirOp **first)
 	return true;
 }
 
-/* Build the MIR of a schedule for a forest of num_trees trees */
+/* The gpu dimensions mapped on the path from the root to op */
+static uint8_t
+PathGpuDims(const MirOp *op)
+{
+	uint8_t		dims = 0;
+
+	for (; op != NULL; op = op->parent)
+		if (op->kind == MIR_LOOP && op->gpu_dim != GPU_DIM_NONE)
+			dims |= (uint8_t) (1 << (op->gpu_dim - 1));
+	return dims;
+}
+
+/*
+ * Every path maps the same gpu dimensions: a thread whose index in a
+ * dimension no loop of its path reads would run that path's iterations
+ * again, once per index
+ */
+static bool
+CheckGpuPaths(const Mir *mir, SilvanStatus *status)
+{
+	for (int i = 0; i < mir->num_ops; i++)
+	{
+		const MirOp *walk = &mir->ops[i];
+		uint8_t		missing;
+
+		if (walk->kind != MIR_WALK)
+			continue;
+		missing = (uint8_t) (mir->gpu_dims & ~PathGpuDims(walk));
+		for (int d = 0; d < 6; d++)
+			if (missing & (1 << d))
+				return StatusFail(status, SILVAN_ERROR_INVALID, "invalid schedule for a gpu",
+								  "The path to loop %s maps no loop to %s, which another path "
+								  "maps: every path must map the same gpu dimensions.",
+								  mir->schedule->vars[walk->parent->var].name, gpu_dim_names[d]);
+	}
+	return true;
+}
+
+/* Build the MIR of a schedule for a forest of num_trees trees, for the cpu */
 bool
 MirBuild(const Schedule *schedule, int32_t num_trees, int32_t num_groups,
 		 Mir *mir, SilvanStatus *status)
 {
+	return MirBuildTarget(schedule, num_trees, num_groups, false, mir, status);
+}
+
+/* Build the MIR of a schedule for a cpu or a gpu target */
+bool
+MirBuildTarget(const Schedule *schedule, int32_t num_trees, int32_t num_groups, bool gpu,
+			   Mir *mir, SilvanStatus *status)
+{
 	MirBuilder	b = {.s = schedule, .mir = mir, .status = status};
 
 	memset(mir, 0, sizeof(Mir));
+	mir->gpu = gpu;
 	mir->schedule = schedule;
 	mir->num_trees = num_trees;
 	mir->num_groups = num_groups;
@@ -443,6 +551,8 @@ MirBuild(const Schedule *schedule, int32_t num_trees, int32_t num_groups,
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid schedule",
 						  "The loop nest has no loops over rows and trees.");
 	if (!MirBuildLoops(&b, schedule->root_loop, NULL, &mir->root))
+		return false;
+	if (gpu && !CheckGpuPaths(mir, status))
 		return false;
 	for (int i = 0; i < mir->num_ops; i++)
 		if (mir->ops[i].kind == MIR_WALK)
@@ -601,6 +711,8 @@ MirDumpOps(TextBuf *buf, const Mir *mir, const MirOp *op, int indent)
 				DumpRange(buf, mir, op);
 				if (op->specialize)
 					TextAppend(buf, " specialized: body once per tree");
+				if (op->gpu_dim != GPU_DIM_NONE)
+					TextAppend(buf, " one per %s index", gpu_dim_names[op->gpu_dim - 1]);
 				if (op->body && op->body->kind == MIR_WALK && op->body->width > 1)
 					TextAppend(buf, " step %d (remainder %s)", op->body->width,
 							   op->body->width > MIR_REMAINDER_STEP ? "4, 1" : "1");
@@ -663,13 +775,39 @@ MirDumpOps(TextBuf *buf, const Mir *mir, const MirOp *op, int indent)
 	}
 }
 
+/*
+ * Grid and block of a gpu launch over num_rows rows: each dimension as
+ * large as the most iterations of a loop mapped to it, 1 where none is
+ */
+void
+MirGpuLaunch(const Mir *mir, int64_t num_rows, uint32_t grid[3], uint32_t block[3])
+{
+	for (int d = 0; d < 3; d++)
+		grid[d] = block[d] = 1;
+	for (int i = 0; i < mir->num_ops; i++)
+	{
+		const MirOp *op = &mir->ops[i];
+		int64_t		n;
+		uint32_t   *slot;
+
+		if (op->kind != MIR_LOOP || op->gpu_dim == GPU_DIM_NONE)
+			continue;
+		n = Extent(mir->schedule, op->var, mir->num_trees, num_rows);
+		slot = op->gpu_dim <= GPU_DIM_GRID_Z ? &grid[op->gpu_dim - GPU_DIM_GRID_X] :
+			&block[op->gpu_dim - GPU_DIM_BLOCK_X];
+		if (n > *slot)
+			*slot = n > UINT32_MAX ? UINT32_MAX : (uint32_t) n;
+	}
+}
+
 /* The MIR loop nest as text (malloc'd) */
 char *
 MirDump(const Mir *mir)
 {
 	TextBuf		buf = {0};
 
-	TextAppend(&buf, "mir:\n");
+	TextAppend(&buf, "mir:%s\n", mir->gpu ? " (gpu: each mapped loop runs one iteration per "
+			   "thread or block index)" : "");
 	if (mir->needs_partials)
 		TextAppend(&buf, "  partial = zeroed [chunks - 1][num_rows][%d]; chunk 0 uses acc\n",
 				   mir->num_groups);

@@ -42,6 +42,8 @@
 /* Deep LightGBM forests: code walks, this many splits of all trees in code */
 #define SCHEDULE_DEEP_DEPTH			10
 #define SCHEDULE_CODE_WALK_SPLITS	8192
+/* gpu default: rows per block (one thread each) */
+#define SCHEDULE_GPU_BLOCK_ROWS		64
 #define SCHEDULE_CODE_ROW_TILE		256
 #define SCHEDULE_BITS_MAX_SPLITS	4096
 #define SCHEDULE_BITS_MIN_BATCH		64
@@ -410,4 +412,24 @@ ScheduleDefault(const Forest *forest, int32_t batch_size, Schedule *schedule)
 		tile = 0;
 	if (!ScheduleParseTiled(schedule, tile, interleave, unroll, tile > 0 ? TreeBlock(forest) : 0))
 		ScheduleTiled(schedule, tile, interleave, unroll, "array");
+}
+
+/*
+ * The default schedule of a gpu target: blocks of SCHEDULE_GPU_BLOCK_ROWS
+ * rows over the grid, one thread per row, each thread adding its row's
+ * trees in model order, so the sums are the cpu's bit for bit.  (Tree
+ * threads, shared-memory staging and Algorithm 1's search come with the
+ * tuner's gpu timing; see TuneGpuText.)
+ */
+void
+ScheduleGpuDefault(const Forest *forest, int32_t batch_size, Schedule *schedule)
+{
+	SilvanStatus ignored;
+	char		text[160];
+
+	snprintf(text, sizeof(text),
+			 "tile(batch, b0, b1, %d)\ngpuDimension(b0, grid.x)\ngpuDimension(b1, block.x)\n",
+			 SCHEDULE_GPU_BLOCK_ROWS);
+	if (!ScheduleParse(text, schedule, &ignored))
+		ScheduleInitDefault(schedule);
 }

@@ -1,6 +1,6 @@
 /*
  * gpu.c
- *		The list of GPU vendors, and loading one's driver.
+ *		The list of GPU vendors, loading one's driver, and running code with it.
  *
  * A vendor is a GpuDriver table (gpu_cuda.c, gpu_hip.c); adding one is a
  * new file and a line in gpu_drivers below.  Loading opens the vendor's
@@ -10,6 +10,12 @@
  * device is a failure, so a GpuLibrary always has one.  Each step's
  * failure is a status naming what failed: the library and dlerror's text,
  * the first missing symbol, or the driver's own error name and string.
+ *
+ * Running code goes through the same table: GpuDeviceOpen wraps the
+ * vendor's state for one device in a GpuDevice, and the functions after
+ * it check their arguments (a NULL device, an ordinal out of range, a
+ * module not loaded are clean statuses), treat zero bytes as nothing to
+ * do, and dispatch to the device's driver.
  *
  * Libraries are opened with RTLD_NODELETE: an initialized driver runs
  * threads of its own, and unmapping its code under them would crash the
@@ -138,14 +144,23 @@ GpuDriverUnload(GpuLibrary *lib)
 	free(lib);
 }
 
-/* Describe one device of a loaded driver */
-bool
-GpuDeviceInfoGet(GpuLibrary *lib, int ordinal, GpuDeviceInfo *info, SilvanStatus *status)
+/* Whether ordinal names a device of a loaded driver; false and a status if not */
+static bool
+GpuCheckOrdinal(const GpuLibrary *lib, int ordinal, SilvanStatus *status)
 {
 	if (ordinal < 0 || ordinal >= lib->device_count)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "no such GPU device",
 						  "The %s device number %d is not below the device count %d.",
 						  lib->driver->name, ordinal, lib->device_count);
+	return true;
+}
+
+/* Describe one device of a loaded driver */
+bool
+GpuDeviceInfoGet(GpuLibrary *lib, int ordinal, GpuDeviceInfo *info, SilvanStatus *status)
+{
+	if (!GpuCheckOrdinal(lib, ordinal, status))
+		return false;
 	return lib->driver->device_info(lib->api, ordinal, info, status);
 }
 
@@ -207,4 +222,167 @@ GpuDevices(GpuDeviceInfo **devices, char *reasons, size_t reasons_size)
 		*devices = NULL;
 	}
 	return count;
+}
+
+/* Fail a call that was given no open device */
+static bool
+GpuNoDevice(SilvanStatus *status, const char *call)
+{
+	return StatusFail(status, SILVAN_ERROR_INVALID, "no open GPU device",
+					  "%s was given no open GPU device.", call);
+}
+
+/* Open device ordinal of a loaded driver for running code; NULL and a status on failure */
+GpuDevice *
+GpuDeviceOpen(GpuLibrary *lib, int ordinal, SilvanStatus *status)
+{
+	GpuDevice  *device;
+
+	if (lib == NULL)
+	{
+		StatusFail(status, SILVAN_ERROR_INVALID, "no GPU driver",
+				   "GpuDeviceOpen was given no loaded GPU driver.");
+		return NULL;
+	}
+	if (!GpuCheckOrdinal(lib, ordinal, status))
+		return NULL;
+	if ((device = calloc(1, sizeof(GpuDevice))) == NULL)
+	{
+		StatusNoMemory(status, "a GPU device handle");
+		return NULL;
+	}
+	device->lib = lib;
+	device->ordinal = ordinal;
+	if ((device->ctx = lib->driver->open(lib->api, ordinal, status)) == NULL)
+	{
+		free(device);
+		return NULL;
+	}
+	return device;
+}
+
+/* Close an opened device (NULL is a no-op); what was loaded on it must be released first */
+void
+GpuDeviceClose(GpuDevice *device)
+{
+	if (device == NULL)
+		return;
+	device->lib->driver->close(device->lib->api, device->ctx);
+	free(device);
+}
+
+/* Load an image (PTX text with its NUL, or an HSA code object) and find kernel in it */
+bool
+GpuModuleLoad(GpuDevice *device, const void *image, size_t len, const char *kernel,
+			  GpuModule *module, SilvanStatus *status)
+{
+	memset(module, 0, sizeof(GpuModule));
+	if (device == NULL)
+		return GpuNoDevice(status, "GpuModuleLoad");
+	if (image == NULL || len == 0 || kernel == NULL || kernel[0] == '\0')
+		return StatusFail(status, SILVAN_ERROR_INVALID, "no GPU code to load",
+						  "GpuModuleLoad was given %s.",
+						  image == NULL || len == 0 ? "an empty image" : "no kernel name");
+	if (!device->lib->driver->load_module(device->lib->api, device->ctx, image, len, kernel,
+										  &module->module, &module->function, status))
+		return false;
+	module->device = device;
+	return true;
+}
+
+/* Unload a module and zero it (a zeroed module is a no-op) */
+void
+GpuModuleUnload(GpuModule *module)
+{
+	GpuDevice  *device;
+
+	if (module == NULL || module->device == NULL)
+		return;
+	device = module->device;
+	device->lib->driver->unload_module(device->lib->api, device->ctx, module->module);
+	memset(module, 0, sizeof(GpuModule));
+}
+
+/* Allocate bytes of device memory into *ptr; zero bytes gives the null address */
+bool
+GpuAlloc(GpuDevice *device, size_t bytes, GpuPointer *ptr, SilvanStatus *status)
+{
+	*ptr = 0;
+	if (device == NULL)
+		return GpuNoDevice(status, "GpuAlloc");
+	if (bytes == 0)
+		return true;
+	return device->lib->driver->alloc(device->lib->api, device->ctx, bytes, ptr, status);
+}
+
+/* Free device memory (the null address is a no-op) */
+void
+GpuFree(GpuDevice *device, GpuPointer ptr)
+{
+	if (device == NULL || ptr == 0)
+		return;
+	device->lib->driver->free(device->lib->api, device->ctx, ptr);
+}
+
+/* Queue a copy of bytes from host memory to device memory; zero bytes is a no-op */
+bool
+GpuToDevice(GpuDevice *device, GpuPointer dst, const void *src, size_t bytes,
+			SilvanStatus *status)
+{
+	if (device == NULL)
+		return GpuNoDevice(status, "GpuToDevice");
+	if (bytes == 0)
+		return true;
+	if (dst == 0 || src == NULL)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "could not copy to a GPU device",
+						  "GpuToDevice was given a null %s address.", dst == 0 ? "device" : "host");
+	return device->lib->driver->to_device(device->lib->api, device->ctx, dst, src, bytes,
+										  status);
+}
+
+/* Queue a copy of bytes from device memory to host memory; zero bytes is a no-op */
+bool
+GpuToHost(GpuDevice *device, void *dst, GpuPointer src, size_t bytes, SilvanStatus *status)
+{
+	if (device == NULL)
+		return GpuNoDevice(status, "GpuToHost");
+	if (bytes == 0)
+		return true;
+	if (dst == NULL || src == 0)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "could not copy from a GPU device",
+						  "GpuToHost was given a null %s address.", src == 0 ? "device" : "host");
+	return device->lib->driver->to_host(device->lib->api, device->ctx, dst, src, bytes,
+										status);
+}
+
+/*
+ * Queue a loaded kernel on its device with grid blocks of block threads;
+ * params points to each argument's value.  An empty grid runs nothing.
+ */
+bool
+GpuLaunch(const GpuModule *module, const uint32_t grid[3], const uint32_t block[3],
+		  uint32_t shared_bytes, void **params, SilvanStatus *status)
+{
+	GpuDevice  *device = module ? module->device : NULL;
+
+	if (device == NULL || module->function == NULL)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "no GPU kernel loaded",
+						  "GpuLaunch was given a module that is not loaded.");
+	if (block[0] == 0 || block[1] == 0 || block[2] == 0)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "could not launch a GPU kernel",
+						  "The block of %u x %u x %u threads is empty.", block[0], block[1],
+						  block[2]);
+	if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
+		return true;
+	return device->lib->driver->launch(device->lib->api, device->ctx, module->function, grid,
+									   block, shared_bytes, params, status);
+}
+
+/* Wait until everything queued on a device has run; the first error of what ran */
+bool
+GpuWait(GpuDevice *device, SilvanStatus *status)
+{
+	if (device == NULL)
+		return GpuNoDevice(status, "GpuWait");
+	return device->lib->driver->wait(device->lib->api, device->ctx, status);
 }

@@ -22,7 +22,16 @@
  * Loading initializes the driver (cuInit) and counts devices.  Every
  * driver error becomes a status carrying cuGetErrorName's and
  * cuGetErrorString's text.  Kernels are compiled by the driver from PTX
- * (cuModuleLoadDataEx), so no CUDA toolkit is needed where silvan runs.
+ * (cuModuleLoadDataEx), so no CUDA toolkit is needed where silvan runs;
+ * when the JIT refuses a PTX text, the lines of its error log (ptxas's
+ * "line 12; error : ...") follow the error in the status.
+ *
+ * Running code uses the device's primary context, the one the CUDA
+ * runtime and other libraries in the process share, retained on open and
+ * released on close, and one stream of our own on which every copy and
+ * launch is queued.  A context is current per thread, and a backend may
+ * call us from a thread other than the one that opened the device, so
+ * every call that needs the context first makes it current.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +51,10 @@ typedef struct CUstream_st *CuStream;
 #define CUDA_OK 0
 #define CUDA_ATTR_CC_MAJOR 75	/* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR */
 #define CUDA_ATTR_CC_MINOR 76	/* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR */
+#define CUDA_JIT_ERROR_LOG 5	/* CU_JIT_ERROR_LOG_BUFFER */
+#define CUDA_JIT_ERROR_LOG_SIZE 6	/* CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES */
+#define CUDA_STREAM_NON_BLOCKING 1	/* CU_STREAM_NON_BLOCKING */
+#define CUDA_JIT_LOG_LEN 4096	/* bytes of JIT error log we ask for */
 
 /* The functions we use: exported name, return type, parameters */
 #define CUDA_FUNCTIONS(X) \
@@ -84,6 +97,9 @@ typedef struct CUstream_st *CuStream;
 CUDA_FUNCTIONS(CUDA_CHECK_TYPE)
 _Static_assert(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR == CUDA_ATTR_CC_MAJOR, "major");
 _Static_assert(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR == CUDA_ATTR_CC_MINOR, "minor");
+_Static_assert(CU_JIT_ERROR_LOG_BUFFER == CUDA_JIT_ERROR_LOG, "error log");
+_Static_assert(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES == CUDA_JIT_ERROR_LOG_SIZE, "error log size");
+_Static_assert(CU_STREAM_NON_BLOCKING == CUDA_STREAM_NON_BLOCKING, "non-blocking stream");
 _Static_assert(CUDA_SUCCESS == CUDA_OK, "success");
 _Static_assert(sizeof(CUdeviceptr) == sizeof(CuDevicePtr), "CUdeviceptr");
 #endif
@@ -94,6 +110,14 @@ typedef struct CudaApi
 #define CUDA_FIELD(name, ret, args) ret (*name) args;
 	CUDA_FUNCTIONS(CUDA_FIELD)
 } CudaApi;
+
+/* An opened device: its primary context (retained) and our stream */
+typedef struct CudaDevice
+{
+	CuDevice	dev;
+	CuContext	context;
+	CuStream	stream;
+} CudaDevice;
 
 /* What load requires, in the order it looks them up */
 static const char *const cuda_symbols[] = {
@@ -213,6 +237,260 @@ CudaDeviceInfo(void *arg, int ordinal, GpuDeviceInfo *info, SilvanStatus *status
 	return CudaFail(api, status, "could not describe a CUDA device", call, result);
 }
 
+/* Make an opened device's primary context current on this thread */
+static bool
+CudaEnter(const CudaApi *api, CudaDevice *device, const char *message, SilvanStatus *status)
+{
+	CuResult	result = api->cuCtxSetCurrent(device->context);
+
+	if (result != CUDA_OK)
+		return CudaFail(api, status, message, "cuCtxSetCurrent", result);
+	return true;
+}
+
+/* Destroy our stream and release the primary context; errors are ignored */
+static void
+CudaClose(void *arg, void *ctx)
+{
+	CudaApi    *api = arg;
+	CudaDevice *device = ctx;
+
+	if (device == NULL)
+		return;
+	if (device->context != NULL)
+	{
+		if (device->stream != NULL && api->cuCtxSetCurrent(device->context) == CUDA_OK)
+			api->cuStreamDestroy_v2(device->stream);
+		api->cuDevicePrimaryCtxRelease_v2(device->dev);
+	}
+	free(device);
+}
+
+/* Retain device ordinal's primary context, make it current and create our stream */
+static bool
+CudaOpenSteps(const CudaApi *api, CudaDevice *device, int ordinal, SilvanStatus *status)
+{
+	const char *message = "could not open a CUDA device";
+	CuResult	result;
+
+	if ((result = api->cuDeviceGet(&device->dev, ordinal)) != CUDA_OK)
+		return CudaFail(api, status, message, "cuDeviceGet", result);
+	if ((result = api->cuDevicePrimaryCtxRetain(&device->context, device->dev)) != CUDA_OK)
+	{
+		device->context = NULL;
+		return CudaFail(api, status, message, "cuDevicePrimaryCtxRetain", result);
+	}
+	if (!CudaEnter(api, device, message, status))
+		return false;
+	if ((result = api->cuStreamCreate(&device->stream, CUDA_STREAM_NON_BLOCKING)) != CUDA_OK)
+	{
+		device->stream = NULL;
+		return CudaFail(api, status, message, "cuStreamCreate", result);
+	}
+	return true;
+}
+
+/* Open device ordinal for running code; its CudaDevice or NULL */
+static void *
+CudaOpen(void *arg, int ordinal, SilvanStatus *status)
+{
+	CudaApi    *api = arg;
+	CudaDevice *device = calloc(1, sizeof(CudaDevice));
+
+	if (device == NULL)
+	{
+		StatusNoMemory(status, "a CUDA device handle");
+		return NULL;
+	}
+	if (!CudaOpenSteps(api, device, ordinal, status))
+	{
+		CudaClose(api, device);
+		return NULL;
+	}
+	return device;
+}
+
+/* Append the JIT's error log to a status's detail, its lines joined by " / " */
+static void
+CudaAppendLog(SilvanStatus *status, const char *log)
+{
+	size_t		size = sizeof(status->detail);
+	size_t		used = strlen(status->detail);
+	const char *separator = " JIT log: ";
+
+	while (*log != '\0' && used + 1 < size)
+	{
+		int			len = (int) strcspn(log, "\r\n");
+
+		if (len > 0)
+		{
+			snprintf(status->detail + used, size - used, "%s%.*s", separator, len, log);
+			used = strlen(status->detail);
+			separator = " / ";
+		}
+		log += len;
+		log += strspn(log, "\r\n");
+	}
+}
+
+/* Compile a PTX text (NUL-terminated) with the driver's JIT; the JIT's log on failure */
+static bool
+CudaLoadPtx(const CudaApi *api, const void *image, size_t len, CuModule *module,
+			SilvanStatus *status)
+{
+	char		log[CUDA_JIT_LOG_LEN] = {0};
+	CuEnum		options[] = {CUDA_JIT_ERROR_LOG, CUDA_JIT_ERROR_LOG_SIZE};
+	void	   *values[] = {log, (void *) (uintptr_t) (sizeof(log) - 1)};
+	CuResult	result;
+
+	if (len == 0 || ((const char *) image)[len - 1] != '\0')
+		return StatusFail(status, SILVAN_ERROR_INVALID, "could not load a CUDA module",
+						  "The PTX text of %zu bytes does not end with a NUL.", len);
+	result = api->cuModuleLoadDataEx(module, image, 2, options, values);
+	if (result == CUDA_OK)
+		return true;
+	*module = NULL;
+	log[sizeof(log) - 1] = '\0';
+	CudaFail(api, status, "could not load a CUDA module", "cuModuleLoadDataEx", result);
+	CudaAppendLog(status, log);
+	return false;
+}
+
+/* Load a PTX text on the device and find kernel in it */
+static bool
+CudaLoadModule(void *arg, void *ctx, const void *image, size_t len, const char *kernel,
+			   void **module, void **function, SilvanStatus *status)
+{
+	CudaApi    *api = arg;
+	CuModule	mod;
+	CuFunction	fn;
+	CuResult	result;
+	char		message[SILVAN_MESSAGE_LEN];
+
+	if (!CudaEnter(api, ctx, "could not load a CUDA module", status) ||
+		!CudaLoadPtx(api, image, len, &mod, status))
+		return false;
+	if ((result = api->cuModuleGetFunction(&fn, mod, kernel)) != CUDA_OK)
+	{
+		snprintf(message, sizeof(message), "CUDA module has no kernel \"%s\"", kernel);
+		CudaFail(api, status, message, "cuModuleGetFunction", result);
+		api->cuModuleUnload(mod);
+		return false;
+	}
+	*module = mod;
+	*function = fn;
+	return true;
+}
+
+/* Unload a module; errors are ignored */
+static void
+CudaUnloadModule(void *arg, void *ctx, void *module)
+{
+	CudaApi    *api = arg;
+	CudaDevice *device = ctx;
+
+	if (api->cuCtxSetCurrent(device->context) == CUDA_OK)
+		api->cuModuleUnload(module);
+}
+
+/* Allocate device memory */
+static bool
+CudaAlloc(void *arg, void *ctx, size_t bytes, GpuPointer *ptr, SilvanStatus *status)
+{
+	CudaApi    *api = arg;
+	CuDevicePtr dptr = 0;
+	CuResult	result;
+
+	if (!CudaEnter(api, ctx, "could not allocate CUDA memory", status))
+		return false;
+	if ((result = api->cuMemAlloc_v2(&dptr, bytes)) != CUDA_OK)
+		return CudaFail(api, status, "could not allocate CUDA memory", "cuMemAlloc_v2",
+						result);
+	*ptr = dptr;
+	return true;
+}
+
+/* Free device memory; errors are ignored */
+static void
+CudaFree(void *arg, void *ctx, GpuPointer ptr)
+{
+	CudaApi    *api = arg;
+	CudaDevice *device = ctx;
+
+	if (api->cuCtxSetCurrent(device->context) == CUDA_OK)
+		api->cuMemFree_v2(ptr);
+}
+
+/* Queue a copy from host to device memory on our stream */
+static bool
+CudaToDevice(void *arg, void *ctx, GpuPointer dst, const void *src, size_t bytes,
+			 SilvanStatus *status)
+{
+	CudaApi    *api = arg;
+	CudaDevice *device = ctx;
+	CuResult	result;
+
+	if (!CudaEnter(api, device, "could not copy to a CUDA device", status))
+		return false;
+	if ((result = api->cuMemcpyHtoDAsync_v2(dst, src, bytes, device->stream)) != CUDA_OK)
+		return CudaFail(api, status, "could not copy to a CUDA device",
+						"cuMemcpyHtoDAsync_v2", result);
+	return true;
+}
+
+/* Queue a copy from device to host memory on our stream */
+static bool
+CudaToHost(void *arg, void *ctx, void *dst, GpuPointer src, size_t bytes,
+		   SilvanStatus *status)
+{
+	CudaApi    *api = arg;
+	CudaDevice *device = ctx;
+	CuResult	result;
+
+	if (!CudaEnter(api, device, "could not copy from a CUDA device", status))
+		return false;
+	if ((result = api->cuMemcpyDtoHAsync_v2(dst, src, bytes, device->stream)) != CUDA_OK)
+		return CudaFail(api, status, "could not copy from a CUDA device",
+						"cuMemcpyDtoHAsync_v2", result);
+	return true;
+}
+
+/* Queue a kernel on our stream */
+static bool
+CudaLaunch(void *arg, void *ctx, void *function, const uint32_t grid[3],
+		   const uint32_t block[3], uint32_t shared_bytes, void **params,
+		   SilvanStatus *status)
+{
+	CudaApi    *api = arg;
+	CudaDevice *device = ctx;
+	CuResult	result;
+
+	if (!CudaEnter(api, device, "could not launch a CUDA kernel", status))
+		return false;
+	result = api->cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1],
+								 block[2], shared_bytes, device->stream, params, NULL);
+	if (result != CUDA_OK)
+		return CudaFail(api, status, "could not launch a CUDA kernel", "cuLaunchKernel",
+						result);
+	return true;
+}
+
+/* Wait for our stream to drain; the first error of what ran */
+static bool
+CudaWait(void *arg, void *ctx, SilvanStatus *status)
+{
+	CudaApi    *api = arg;
+	CudaDevice *device = ctx;
+	CuResult	result;
+
+	if (!CudaEnter(api, device, "could not run on a CUDA device", status))
+		return false;
+	if ((result = api->cuStreamSynchronize(device->stream)) != CUDA_OK)
+		return CudaFail(api, status, "could not run on a CUDA device", "cuStreamSynchronize",
+						result);
+	return true;
+}
+
 const GpuDriver GpuDriverCuda = {
 	.kind = GPU_CUDA,
 	.name = "CUDA",
@@ -223,4 +501,14 @@ const GpuDriver GpuDriverCuda = {
 	.unload = CudaUnload,
 	.device_count = CudaDeviceCount,
 	.device_info = CudaDeviceInfo,
+	.open = CudaOpen,
+	.close = CudaClose,
+	.load_module = CudaLoadModule,
+	.unload_module = CudaUnloadModule,
+	.alloc = CudaAlloc,
+	.free = CudaFree,
+	.to_device = CudaToDevice,
+	.to_host = CudaToHost,
+	.launch = CudaLaunch,
+	.wait = CudaWait,
 };

@@ -50,6 +50,9 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/InstCombine.h>
+#include <llvm-c/Transforms/Scalar.h>
+#include <llvm-c/Transforms/Utils.h>
 
 #include "silvan/gpu.h"
 #include "silvan/llvm_errors.h"
@@ -205,7 +208,35 @@ GpuTargetMachine(const char *triple, const char *cpu, SilvanStatus *status)
 	return tm;
 }
 
-/* Verify the clone and run code generation; the output buffer or NULL */
+/*
+ * The IR passes that jit.c runs on host code (promotion of allocas, CSE,
+ * instruction combining, loop-invariant motion), with the device's own
+ * cost model; code generation then runs the target's (for NVPTX, address
+ * space inference among them).  Only on a module that verifies.
+ */
+static void
+GpuOptimize(LLVMModuleRef clone, LLVMTargetMachineRef tm)
+{
+	LLVMPassManagerRef fpm = LLVMCreateFunctionPassManagerForModule(clone);
+
+	LLVMAddAnalysisPasses(tm, fpm);
+	LLVMAddPromoteMemoryToRegisterPass(fpm);
+	LLVMAddEarlyCSEPass(fpm);
+	LLVMAddInstructionCombiningPass(fpm);
+	LLVMAddLoopRotatePass(fpm);
+	LLVMAddLICMPass(fpm);
+	LLVMAddIndVarSimplifyPass(fpm);
+	LLVMAddInstructionCombiningPass(fpm);
+	LLVMAddCFGSimplificationPass(fpm);
+	LLVMInitializeFunctionPassManager(fpm);
+	for (LLVMValueRef fn = LLVMGetFirstFunction(clone); fn; fn = LLVMGetNextFunction(fn))
+		if (!LLVMIsDeclaration(fn))
+			LLVMRunFunctionPassManager(fpm, fn);
+	LLVMFinalizeFunctionPassManager(fpm);
+	LLVMDisposePassManager(fpm);
+}
+
+/* Verify the clone, optimize it and run code generation; the output buffer or NULL */
 static LLVMMemoryBufferRef
 GpuCodegen(LLVMModuleRef clone, LLVMTargetMachineRef tm, LLVMCodeGenFileType type,
 		   SilvanStatus *status)
@@ -225,6 +256,7 @@ GpuCodegen(LLVMModuleRef clone, LLVMTargetMachineRef tm, LLVMCodeGenFileType typ
 	}
 	LLVMDisposeMessage(message);
 	message = NULL;
+	GpuOptimize(clone, tm);
 	if (LLVMTargetMachineEmitToMemoryBuffer(tm, clone, type, &message, &out) ||
 		gpu_diagnosed[0] != '\0')
 	{

@@ -17,6 +17,14 @@
  * know.  The name and memory come from hipDeviceGetName and
  * hipDeviceTotalMem, which are stable.  Every error carries
  * hipGetErrorName's and hipGetErrorString's text.
+ *
+ * Running code: HIP has no context to retain; the current device is per
+ * thread, so open and every later call that touches the device first
+ * select it with hipSetDevice (a backend may call us from a thread other
+ * than the one that opened it).  Copies and launches are queued on one
+ * stream of our own.  HIP's device pointers are void *; GpuPointer holds
+ * them as integers.  A code object is already compiled, so a refused one
+ * has no JIT log: the status carries the runtime's error alone.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +49,7 @@ typedef struct ihipStream_t *HipStream;
 	X(hipDeviceGetName, HipError, (char *name, int len, int device)) \
 	X(hipDeviceTotalMem, HipError, (size_t *bytes, int device)) \
 	X(hipGetDevicePropertiesR0600, HipError, (void *props, int device)) \
+	X(hipSetDevice, HipError, (int device)) \
 	X(hipModuleLoadData, HipError, (HipModule *module, const void *image)) \
 	X(hipModuleGetFunction, HipError, (HipFunction *function, HipModule module, \
 		const char *name)) \
@@ -67,6 +76,13 @@ typedef struct HipApi
 #define HIP_FIELD(name, ret, args) ret (*name) args;
 	HIP_FUNCTIONS(HIP_FIELD)
 } HipApi;
+
+/* An opened device: its number and our stream */
+typedef struct HipDevice
+{
+	int			ordinal;
+	HipStream	stream;
+} HipDevice;
 
 /* What load requires, in the order it looks them up */
 static const char *const hip_symbols[] = {
@@ -199,6 +215,199 @@ HipDeviceInfo(void *arg, int ordinal, GpuDeviceInfo *info, SilvanStatus *status)
 	return true;
 }
 
+/* Make an opened device the calling thread's current one */
+static bool
+HipEnter(const HipApi *api, HipDevice *device, const char *message, SilvanStatus *status)
+{
+	HipError	result = api->hipSetDevice(device->ordinal);
+
+	if (result != HIP_OK)
+		return HipFail(api, status, message, "hipSetDevice", result);
+	return true;
+}
+
+/* Destroy our stream; errors are ignored */
+static void
+HipClose(void *arg, void *ctx)
+{
+	HipApi	   *api = arg;
+	HipDevice  *device = ctx;
+
+	if (device == NULL)
+		return;
+	if (device->stream != NULL && api->hipSetDevice(device->ordinal) == HIP_OK)
+		api->hipStreamDestroy(device->stream);
+	free(device);
+}
+
+/* Open device ordinal for running code: make it current and create our stream */
+static void *
+HipOpen(void *arg, int ordinal, SilvanStatus *status)
+{
+	HipApi	   *api = arg;
+	HipDevice  *device = calloc(1, sizeof(HipDevice));
+	HipError	result;
+
+	if (device == NULL)
+	{
+		StatusNoMemory(status, "a HIP device handle");
+		return NULL;
+	}
+	device->ordinal = ordinal;
+	if (!HipEnter(api, device, "could not open a HIP device", status))
+	{
+		free(device);
+		return NULL;
+	}
+	if ((result = api->hipStreamCreate(&device->stream)) != HIP_OK)
+	{
+		HipFail(api, status, "could not open a HIP device", "hipStreamCreate", result);
+		free(device);
+		return NULL;
+	}
+	return device;
+}
+
+/* Load a code object on the device and find kernel in it */
+static bool
+HipLoadModule(void *arg, void *ctx, const void *image, size_t len, const char *kernel,
+			  void **module, void **function, SilvanStatus *status)
+{
+	HipApi	   *api = arg;
+	HipModule	mod;
+	HipFunction fn;
+	HipError	result;
+	char		message[SILVAN_MESSAGE_LEN];
+
+	(void) len;					/* a code object's ELF headers give its size */
+	if (!HipEnter(api, ctx, "could not load a HIP module", status))
+		return false;
+	if ((result = api->hipModuleLoadData(&mod, image)) != HIP_OK)
+		return HipFail(api, status, "could not load a HIP module", "hipModuleLoadData",
+					   result);
+	if ((result = api->hipModuleGetFunction(&fn, mod, kernel)) != HIP_OK)
+	{
+		snprintf(message, sizeof(message), "HIP module has no kernel \"%s\"", kernel);
+		HipFail(api, status, message, "hipModuleGetFunction", result);
+		api->hipModuleUnload(mod);
+		return false;
+	}
+	*module = mod;
+	*function = fn;
+	return true;
+}
+
+/* Unload a module; errors are ignored */
+static void
+HipUnloadModule(void *arg, void *ctx, void *module)
+{
+	HipApi	   *api = arg;
+	HipDevice  *device = ctx;
+
+	if (api->hipSetDevice(device->ordinal) == HIP_OK)
+		api->hipModuleUnload(module);
+}
+
+/* Allocate device memory */
+static bool
+HipAlloc(void *arg, void *ctx, size_t bytes, GpuPointer *ptr, SilvanStatus *status)
+{
+	HipApi	   *api = arg;
+	void	   *p = NULL;
+	HipError	result;
+
+	if (!HipEnter(api, ctx, "could not allocate HIP memory", status))
+		return false;
+	if ((result = api->hipMalloc(&p, bytes)) != HIP_OK)
+		return HipFail(api, status, "could not allocate HIP memory", "hipMalloc", result);
+	*ptr = (GpuPointer) (uintptr_t) p;
+	return true;
+}
+
+/* Free device memory; errors are ignored */
+static void
+HipFree(void *arg, void *ctx, GpuPointer ptr)
+{
+	HipApi	   *api = arg;
+	HipDevice  *device = ctx;
+
+	if (api->hipSetDevice(device->ordinal) == HIP_OK)
+		api->hipFree((void *) (uintptr_t) ptr);
+}
+
+/* Queue a copy from host to device memory on our stream */
+static bool
+HipToDevice(void *arg, void *ctx, GpuPointer dst, const void *src, size_t bytes,
+			SilvanStatus *status)
+{
+	HipApi	   *api = arg;
+	HipDevice  *device = ctx;
+	HipError	result;
+
+	if (!HipEnter(api, device, "could not copy to a HIP device", status))
+		return false;
+	/* hip_runtime_api.h declares src without const; the runtime only reads it */
+	result = api->hipMemcpyHtoDAsync((void *) (uintptr_t) dst, (void *) src, bytes,
+									 device->stream);
+	if (result != HIP_OK)
+		return HipFail(api, status, "could not copy to a HIP device", "hipMemcpyHtoDAsync",
+					   result);
+	return true;
+}
+
+/* Queue a copy from device to host memory on our stream */
+static bool
+HipToHost(void *arg, void *ctx, void *dst, GpuPointer src, size_t bytes, SilvanStatus *status)
+{
+	HipApi	   *api = arg;
+	HipDevice  *device = ctx;
+	HipError	result;
+
+	if (!HipEnter(api, device, "could not copy from a HIP device", status))
+		return false;
+	result = api->hipMemcpyDtoHAsync(dst, (void *) (uintptr_t) src, bytes, device->stream);
+	if (result != HIP_OK)
+		return HipFail(api, status, "could not copy from a HIP device", "hipMemcpyDtoHAsync",
+					   result);
+	return true;
+}
+
+/* Queue a kernel on our stream */
+static bool
+HipLaunch(void *arg, void *ctx, void *function, const uint32_t grid[3],
+		  const uint32_t block[3], uint32_t shared_bytes, void **params, SilvanStatus *status)
+{
+	HipApi	   *api = arg;
+	HipDevice  *device = ctx;
+	HipError	result;
+
+	if (!HipEnter(api, device, "could not launch a HIP kernel", status))
+		return false;
+	result = api->hipModuleLaunchKernel(function, grid[0], grid[1], grid[2], block[0],
+										block[1], block[2], shared_bytes, device->stream,
+										params, NULL);
+	if (result != HIP_OK)
+		return HipFail(api, status, "could not launch a HIP kernel", "hipModuleLaunchKernel",
+					   result);
+	return true;
+}
+
+/* Wait for our stream to drain; the first error of what ran */
+static bool
+HipWait(void *arg, void *ctx, SilvanStatus *status)
+{
+	HipApi	   *api = arg;
+	HipDevice  *device = ctx;
+	HipError	result;
+
+	if (!HipEnter(api, device, "could not run on a HIP device", status))
+		return false;
+	if ((result = api->hipStreamSynchronize(device->stream)) != HIP_OK)
+		return HipFail(api, status, "could not run on a HIP device", "hipStreamSynchronize",
+					   result);
+	return true;
+}
+
 const GpuDriver GpuDriverHip = {
 	.kind = GPU_HIP,
 	.name = "HIP",
@@ -209,4 +418,14 @@ const GpuDriver GpuDriverHip = {
 	.unload = HipUnload,
 	.device_count = HipDeviceCount,
 	.device_info = HipDeviceInfo,
+	.open = HipOpen,
+	.close = HipClose,
+	.load_module = HipLoadModule,
+	.unload_module = HipUnloadModule,
+	.alloc = HipAlloc,
+	.free = HipFree,
+	.to_device = HipToDevice,
+	.to_host = HipToHost,
+	.launch = HipLaunch,
+	.wait = HipWait,
 };

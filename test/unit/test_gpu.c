@@ -18,6 +18,24 @@
  * gcnArchName at its ROCm 6 offset, stripped of features, and refused
  * when it is not a gfx name).  Fakes stand in only for a driver that
  * cannot run here; what they prove is the loader's side of the contract.
+ *
+ * Running code.  The complete fakes also implement the running hooks,
+ * with device memory as host memory, copies as memcpy and the "kernel" a
+ * host function computing y = 2x + 1, and keep the driver's per-thread
+ * current context (CUDA) or device (HIP): a call that does not make it
+ * current first fails.  Through each vendor's fake: a round trip (open,
+ * load, allocate, copy in, launch, copy back and wait on a second thread,
+ * free, unload, close) must bring the bytes back and leave no block,
+ * module, stream or retained context behind; fakes told by -DFAKE_* to
+ * fail must give statuses naming the call and the error (the refused PTX
+ * with ptxas's log lines, a missing kernel, allocation, launch, wait,
+ * stream creation, after which the context must be released); an
+ * ordinal out of range, a NULL device, a module not loaded, a null
+ * address, an empty block and a PTX text without its NUL give clean
+ * statuses, and zero bytes and an empty grid succeed doing nothing.
+ * Where a real CUDA driver and device exist, the scale kernel's PTX is
+ * compiled by the driver and run on a million values, and a bad PTX, a
+ * missing kernel and an oversized block are refused by the driver.
  * Where cuda.h is installed, gpu_cuda.c is compiled against it with
  * -DSILVAN_CHECK_CUDA_H, which asserts that every declaration matches the
  * header; a copy with one parameter type changed must fail that check.
@@ -35,6 +53,8 @@
  * give a clean status.  A tool that is absent is reported as "skip: ...".
  */
 #include <ctype.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -88,33 +108,157 @@ WriteTemp(const char *name, const void *bytes, size_t len, char *path, size_t si
 
 /* ---- drivers ---- */
 
-/* The CUDA fake's functions with behaviour; FAKE_* come from -D */
+/*
+ * What both fakes share: the FAKE_* defaults for running code (0: the call
+ * succeeds, else the error it returns), memory as host memory with a count
+ * of live blocks, and the scale kernel (params: x, y, n) run on the host
+ */
+static const char *fake_common =
+"#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+"#include <string.h>\n"
+"#ifndef FAKE_JIT\n#define FAKE_JIT 0\n#endif\n"
+"#ifndef FAKE_ALLOC\n#define FAKE_ALLOC 0\n#endif\n"
+"#ifndef FAKE_LAUNCH\n#define FAKE_LAUNCH 0\n#endif\n"
+"#ifndef FAKE_SYNC\n#define FAKE_SYNC 0\n#endif\n"
+"#ifndef FAKE_STREAM\n#define FAKE_STREAM 0\n#endif\n"
+"int fake_blocks, fake_modules, fake_streams, fake_retained;\n"
+"typedef struct { int code; const char *name, *text; } FakeError;\n"
+"static const char *fake_log = \"ptxas application ptx input, line 3; error   : Unknown \"\n"
+"  \"directive '.bogus'\\nptxas fatal   : Ptx assembly aborted due to errors\\n\";\n"
+"static void fake_scale(void **p, unsigned threads) {\n"
+"  float *x = (float *) (uintptr_t) *(uint64_t *) p[0];\n"
+"  float *y = (float *) (uintptr_t) *(uint64_t *) p[1];\n"
+"  int n = *(int *) p[2];\n"
+"  for (unsigned i = 0; i < threads && (int) i < n; i++) y[i] = x[i] * 2 + 1; }\n"
+"static const FakeError *fake_error(const FakeError *f, int e) {\n"
+"  for (; f->name; f++) if (f->code == e) return f;\n"
+"  return NULL; }\n";
+
+/*
+ * The CUDA fake's functions with behaviour; FAKE_* come from -D.  The
+ * context is current per thread, as in the real driver: every call that
+ * needs it fails with CUDA_ERROR_INVALID_CONTEXT on a thread that has not
+ * made it current, and copies and launches must come on the stream it made
+ */
 static const char *fake_cuda_special =
-"#include <stddef.h>\n#include <string.h>\n"
+"static int fake_ctx;\nstatic __thread void *fake_current;\n"
+"#define FAKE_CURRENT if (fake_current != &fake_ctx) return 201\n"
+"static const FakeError fake_errors[] = {\n"
+"  {100, \"CUDA_ERROR_NO_DEVICE\", \"no CUDA-capable device is detected\"},\n"
+"  {999, \"CUDA_ERROR_UNKNOWN\", \"unknown error\"},\n"
+"  {2, \"CUDA_ERROR_OUT_OF_MEMORY\", \"out of memory\"},\n"
+"  {201, \"CUDA_ERROR_INVALID_CONTEXT\", \"invalid device context\"},\n"
+"  {218, \"CUDA_ERROR_INVALID_PTX\", \"a PTX JIT compilation failed\"},\n"
+"  {400, \"CUDA_ERROR_INVALID_HANDLE\", \"invalid resource handle\"},\n"
+"  {500, \"CUDA_ERROR_NOT_FOUND\", \"named symbol not found\"},\n"
+"  {700, \"CUDA_ERROR_ILLEGAL_ADDRESS\", \"an illegal memory access was encountered\"},\n"
+"  {701, \"CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES\", \"too many resources requested for launch\"},\n"
+"  {0, NULL, NULL}};\n"
 "int cuInit(unsigned f) { return FAKE_INIT; }\n"
 "int cuDeviceGetCount(int *n) { *n = FAKE_COUNT; return FAKE_COUNT_RESULT; }\n"
 "int cuDeviceGet(int *d, int o) { *d = o; return 0; }\n"
 "int cuDeviceGetName(char *s, int len, int d) { strncpy(s, \"Fake H100\", len); return 0; }\n"
 "int cuDeviceGetAttribute(int *v, unsigned a, int d) { *v = a == 75 ? 9 : a == 76 ? 0 : -1; return 0; }\n"
 "int cuDeviceTotalMem_v2(size_t *b, int d) { *b = (size_t) 80 << 30; return 0; }\n"
+"int cuDevicePrimaryCtxRetain(void **c, int d) { *c = &fake_ctx; fake_retained++; return 0; }\n"
+"int cuDevicePrimaryCtxRelease_v2(int d) { fake_retained--; return 0; }\n"
+"int cuCtxSetCurrent(void *c) { fake_current = c; return 0; }\n"
+"int cuStreamCreate(void **s, unsigned f) {\n"
+"  FAKE_CURRENT; if (FAKE_STREAM) return FAKE_STREAM;\n"
+"  *s = &fake_streams; fake_streams++; return 0; }\n"
+"int cuStreamDestroy_v2(void *s) { FAKE_CURRENT; fake_streams--; return 0; }\n"
+"int cuStreamSynchronize(void *s) { FAKE_CURRENT; return s == &fake_streams ? FAKE_SYNC : 400; }\n"
+"int cuModuleLoadDataEx(void **m, const void *image, unsigned n, unsigned *o, void **v) {\n"
+"  char *log = NULL; size_t size = 0;\n"
+"  FAKE_CURRENT;\n"
+"  for (unsigned i = 0; i < n; i++) {\n"
+"    if (o[i] == 5) log = v[i];\n"
+"    if (o[i] == 6) size = (uintptr_t) v[i]; }\n"
+"  if (FAKE_JIT && log && size) snprintf(log, size, \"%s\", fake_log);\n"
+"  if (FAKE_JIT) return FAKE_JIT;\n"
+"  *m = &fake_modules; fake_modules++; return 0; }\n"
+"int cuModuleGetFunction(void **f, void *m, const char *name) {\n"
+"  FAKE_CURRENT; if (strcmp(name, \"silvan_scale\") != 0) return 500;\n"
+"  *f = (void *) fake_scale; return 0; }\n"
+"int cuModuleUnload(void *m) { FAKE_CURRENT; fake_modules--; return 0; }\n"
+"int cuMemAlloc_v2(uint64_t *p, size_t n) {\n"
+"  FAKE_CURRENT; if (FAKE_ALLOC) return FAKE_ALLOC;\n"
+"  *p = (uintptr_t) malloc(n); fake_blocks++; return 0; }\n"
+"int cuMemFree_v2(uint64_t p) { FAKE_CURRENT; free((void *) (uintptr_t) p); fake_blocks--; return 0; }\n"
+"int cuMemcpyHtoDAsync_v2(uint64_t d, const void *s, size_t n, void *st) {\n"
+"  FAKE_CURRENT; if (st != &fake_streams) return 400;\n"
+"  memcpy((void *) (uintptr_t) d, s, n); return 0; }\n"
+"int cuMemcpyDtoHAsync_v2(void *d, uint64_t s, size_t n, void *st) {\n"
+"  FAKE_CURRENT; if (st != &fake_streams) return 400;\n"
+"  memcpy(d, (void *) (uintptr_t) s, n); return 0; }\n"
+"int cuLaunchKernel(void (*f) (void **, unsigned), unsigned gx, unsigned gy, unsigned gz,\n"
+"  unsigned bx, unsigned by, unsigned bz, unsigned sh, void *st, void **p, void **e) {\n"
+"  FAKE_CURRENT; if (FAKE_LAUNCH) return FAKE_LAUNCH;\n"
+"  if (st != &fake_streams || e != NULL) return 400;\n"
+"  f(p, gx * gy * gz * bx * by * bz); return 0; }\n"
 "int cuGetErrorName(unsigned e, const char **s) {\n"
-"  *s = e == 100 ? \"CUDA_ERROR_NO_DEVICE\" : e == 999 ? \"CUDA_ERROR_UNKNOWN\" : NULL;\n"
-"  return *s ? 0 : 1; }\n"
+"  const FakeError *f = fake_error(fake_errors, (int) e);\n"
+"  *s = f ? f->name : NULL; return f ? 0 : 1; }\n"
 "int cuGetErrorString(unsigned e, const char **s) {\n"
-"  *s = e == 100 ? \"no CUDA-capable device is detected\" : e == 999 ? \"unknown error\" : NULL;\n"
-"  return *s ? 0 : 1; }\n";
+"  const FakeError *f = fake_error(fake_errors, (int) e);\n"
+"  *s = f ? f->text : NULL; return f ? 0 : 1; }\n";
 
-/* The HIP fake's functions with behaviour; FAKE_* come from -D */
+/*
+ * The HIP fake's functions with behaviour; FAKE_* come from -D.  The
+ * current device is per thread and none at first here (HIP's is 0): every
+ * call that touches the device fails with hipErrorInvalidDevice on a
+ * thread that has not selected it with hipSetDevice
+ */
 static const char *fake_hip_special =
-"#include <stddef.h>\n#include <string.h>\n"
+"static __thread int fake_device = -1;\n"
+"#define FAKE_CURRENT if (fake_device != 0) return 101\n"
+"static const FakeError fake_errors[] = {\n"
+"  {100, \"hipErrorNoDevice\", \"no ROCm-capable device is detected\"},\n"
+"  {2, \"hipErrorOutOfMemory\", \"out of memory\"},\n"
+"  {101, \"hipErrorInvalidDevice\", \"invalid device ordinal\"},\n"
+"  {200, \"hipErrorInvalidImage\", \"device kernel image is invalid\"},\n"
+"  {400, \"hipErrorInvalidHandle\", \"invalid resource handle\"},\n"
+"  {500, \"hipErrorNotFound\", \"named symbol not found\"},\n"
+"  {700, \"hipErrorIllegalAddress\", \"an illegal memory access was encountered\"},\n"
+"  {701, \"hipErrorLaunchOutOfResources\", \"too many resources requested for launch\"},\n"
+"  {0, NULL, NULL}};\n"
 "int hipInit(unsigned f) { return FAKE_INIT; }\n"
 "int hipGetDeviceCount(int *n) { *n = FAKE_COUNT; return FAKE_COUNT_RESULT; }\n"
 "int hipDeviceGetName(char *s, int len, int d) { strncpy(s, \"Fake MI210\", len); return 0; }\n"
 "int hipDeviceTotalMem(size_t *b, int d) { *b = (size_t) 64 << 30; return 0; }\n"
 "int hipGetDevicePropertiesR0600(char *p, int d) {\n"
 "  strcpy(p, \"AMD Instinct MI210\"); strcpy(p + 1160, FAKE_ARCH); return 0; }\n"
-"const char *hipGetErrorName(int e) { return e == 100 ? \"hipErrorNoDevice\" : \"hipErrorUnknown\"; }\n"
-"const char *hipGetErrorString(int e) { return e == 100 ? \"no ROCm-capable device is detected\" : \"unknown error\"; }\n";
+"int hipSetDevice(int d) { if (d < 0 || d >= FAKE_COUNT) return 101; fake_device = d; return 0; }\n"
+"int hipStreamCreate(void **s) {\n"
+"  FAKE_CURRENT; if (FAKE_STREAM) return FAKE_STREAM;\n"
+"  *s = &fake_streams; fake_streams++; return 0; }\n"
+"int hipStreamDestroy(void *s) { FAKE_CURRENT; fake_streams--; return 0; }\n"
+"int hipStreamSynchronize(void *s) { FAKE_CURRENT; return s == &fake_streams ? FAKE_SYNC : 400; }\n"
+"int hipModuleLoadData(void **m, const void *image) {\n"
+"  FAKE_CURRENT; if (FAKE_JIT) return FAKE_JIT;\n"
+"  *m = &fake_modules; fake_modules++; return 0; }\n"
+"int hipModuleGetFunction(void **f, void *m, const char *name) {\n"
+"  FAKE_CURRENT; if (strcmp(name, \"silvan_scale\") != 0) return 500;\n"
+"  *f = (void *) fake_scale; return 0; }\n"
+"int hipModuleUnload(void *m) { FAKE_CURRENT; fake_modules--; return 0; }\n"
+"int hipMalloc(void **p, size_t n) {\n"
+"  FAKE_CURRENT; if (FAKE_ALLOC) return FAKE_ALLOC;\n"
+"  *p = malloc(n); fake_blocks++; return 0; }\n"
+"int hipFree(void *p) { FAKE_CURRENT; free(p); fake_blocks--; return 0; }\n"
+"int hipMemcpyHtoDAsync(void *d, void *s, size_t n, void *st) {\n"
+"  FAKE_CURRENT; if (st != &fake_streams) return 400; memcpy(d, s, n); return 0; }\n"
+"int hipMemcpyDtoHAsync(void *d, void *s, size_t n, void *st) {\n"
+"  FAKE_CURRENT; if (st != &fake_streams) return 400; memcpy(d, s, n); return 0; }\n"
+"int hipModuleLaunchKernel(void (*f) (void **, unsigned), unsigned gx, unsigned gy,\n"
+"  unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh, void *st, void **p,\n"
+"  void **e) {\n"
+"  FAKE_CURRENT; if (FAKE_LAUNCH) return FAKE_LAUNCH;\n"
+"  if (st != &fake_streams || e != NULL) return 400;\n"
+"  f(p, gx * gy * gz * bx * by * bz); return 0; }\n"
+"const char *hipGetErrorName(int e) {\n"
+"  const FakeError *f = fake_error(fake_errors, e); return f ? f->name : \"hipErrorUnknown\"; }\n"
+"const char *hipGetErrorString(int e) {\n"
+"  const FakeError *f = fake_error(fake_errors, e); return f ? f->text : \"unknown error\"; }\n";
 
 /* Whether name is defined in the special text */
 static bool
@@ -151,7 +295,10 @@ BuildFake(const GpuDriver *driver, int k, const char *defines, const char *name,
 	if ((f = fopen(src, "w")) == NULL)
 		return false;
 	if (k < 0)
+	{
+		fputs(fake_common, f);
 		fputs(special, f);
+	}
 	for (int i = 0; driver->symbols[i] != NULL && (k < 0 || i < k); i++)
 		if (k >= 0 || !IsSpecial(special, driver->symbols[i]))
 			fprintf(f, "int %s(void) { return 0; }\n", driver->symbols[i]);
@@ -198,7 +345,7 @@ TestDevicesNone(void)
 	if (n > 0)
 	{
 		for (int i = 0; i < n; i++)
-			printf("  device %d: %s %s %s, %llu MiB\n", i, devices[i].vendor, devices[i].name,
+			printf("  device %d: %s (%s, %s), %llu MiB\n", i, devices[i].name, devices[i].vendor,
 				   devices[i].arch, (unsigned long long) (devices[i].memory >> 20));
 		printf("  skip: this machine has GPU devices; the no-device reasons are not tested\n");
 		free(devices);
@@ -349,6 +496,377 @@ TestHipFakes(void)
 	}
 }
 
+/* The value of a counter a fake exports (live blocks, modules, streams, retains) */
+static int
+FakeCounter(GpuLibrary *lib, const char *name)
+{
+	int		   *counter = dlsym(lib->handle, name);
+
+	return counter != NULL ? *counter : -1;
+}
+
+/* A copy back and a wait, done on a thread that did not open the device */
+typedef struct CopyBack
+{
+	GpuDevice  *device;
+	float	   *y;
+	GpuPointer	dy;
+	size_t		bytes;
+	bool		ok;
+	SilvanStatus status;
+} CopyBack;
+
+/* Copy y back and wait for the device's stream */
+static void *
+CopyBackThread(void *arg)
+{
+	CopyBack   *c = arg;
+
+	c->ok = GpuToHost(c->device, c->y, c->dy, c->bytes, &c->status) &&
+		GpuWait(c->device, &c->status);
+	return NULL;
+}
+
+/* Copy bytes from dy to y and wait, on a second thread; false and its status on failure */
+static bool
+CopyBackOnThread(GpuDevice *device, float *y, GpuPointer dy, size_t bytes, SilvanStatus *status)
+{
+	CopyBack	c = {device, y, dy, bytes, false, {0}};
+	pthread_t	thread;
+
+	if (pthread_create(&thread, NULL, CopyBackThread, &c) != 0)
+		return StatusFail(status, SILVAN_ERROR_INTERNAL, "no thread", "No thread.");
+	pthread_join(thread, NULL);
+	if (!c.ok)
+		*status = c.status;
+	return c.ok;
+}
+
+/*
+ * Run the scale kernel on n values in blocks of 256 threads, y copied back
+ * on a second thread, and check that y = 2x + 1; false and a status if a
+ * call failed
+ */
+static bool
+RunScale(GpuDevice *device, const GpuModule *module, int n, SilvanStatus *status)
+{
+	size_t		bytes = (size_t) n * sizeof(float);
+	float	   *x = malloc(bytes);
+	float	   *y = calloc(n, sizeof(float));
+	GpuPointer	dx = 0;
+	GpuPointer	dy = 0;
+	void	   *params[] = {&dx, &dy, &n};
+	uint32_t	grid[3] = {(uint32_t) (n + 255) / 256, 1, 1};
+	uint32_t	block[3] = {256, 1, 1};
+	int			wrong = 0;
+	bool		ok;
+
+	for (int i = 0; i < n; i++)
+		x[i] = (float) i * 0.25f - 7.0f;
+	ok = GpuAlloc(device, bytes, &dx, status) && GpuAlloc(device, bytes, &dy, status) &&
+		GpuToDevice(device, dx, x, bytes, status) &&
+		GpuLaunch(module, grid, block, 0, params, status) &&
+		CopyBackOnThread(device, y, dy, bytes, status);
+	for (int i = 0; ok && i < n; i++)
+		wrong += y[i] != x[i] * 2.0f + 1.0f;
+	CHECK_MSG(wrong == 0, "%d of %d values wrong", wrong, n);
+	GpuFree(device, dx);
+	GpuFree(device, dy);
+	free(x);
+	free(y);
+	return ok;
+}
+
+/* What a vendor's fake reports when told to fail */
+typedef struct FakeFailures
+{
+	const GpuDriver *driver;
+	const char *one;			/* defines for a fake with one device */
+	const char *jit_alloc;		/* defines: the image refused, allocation fails */
+	const char *load;			/* the detail of the refused image */
+	const char *alloc;			/* the detail of the failed allocation */
+	const char *kernel;			/* the detail of a kernel not in the module */
+	const char *launch;			/* the detail of the failed launch (FAKE_LAUNCH=701) */
+	const char *wait;			/* the detail of the failed wait (FAKE_SYNC=700) */
+	const char *stream;			/* the detail of the failed open (FAKE_STREAM=2) */
+} FakeFailures;
+
+static const FakeFailures cuda_failures = {
+	&GpuDriverCuda,
+	"-DFAKE_INIT=0 -DFAKE_COUNT=1 -DFAKE_COUNT_RESULT=0",
+	"-DFAKE_JIT=218 -DFAKE_ALLOC=2",
+	"cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_PTX (a PTX JIT compilation failed). JIT "
+	"log: ptxas application ptx input, line 3; error   : Unknown directive '.bogus' / ptxas "
+	"fatal   : Ptx assembly aborted due to errors",
+	"cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory).",
+	"cuModuleGetFunction failed: CUDA_ERROR_NOT_FOUND (named symbol not found).",
+	"cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (too many resources requested "
+	"for launch).",
+	"cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was "
+	"encountered).",
+	"cuStreamCreate failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory).",
+};
+
+static const FakeFailures hip_failures = {
+	&GpuDriverHip,
+	"-DFAKE_INIT=0 -DFAKE_COUNT=1 -DFAKE_COUNT_RESULT=0 -DFAKE_ARCH='\"gfx90a\"'",
+	"-DFAKE_JIT=200 -DFAKE_ALLOC=2",
+	"hipModuleLoadData failed: hipErrorInvalidImage (device kernel image is invalid).",
+	"hipMalloc failed: hipErrorOutOfMemory (out of memory).",
+	"hipModuleGetFunction failed: hipErrorNotFound (named symbol not found).",
+	"hipModuleLaunchKernel failed: hipErrorLaunchOutOfResources (too many resources requested "
+	"for launch).",
+	"hipStreamSynchronize failed: hipErrorIllegalAddress (an illegal memory access was "
+	"encountered).",
+	"hipStreamCreate failed: hipErrorOutOfMemory (out of memory).",
+};
+
+/* The image given to fakes: a PTX text with its NUL (the HIP fake reads nothing) */
+static const char fake_image[] = "//\n// fake PTX\n//\n.version 7.0\n";
+
+/* Check a failure's message, detail and kind */
+static void
+CheckFailure(const SilvanStatus *status, const char *message, const char *detail,
+			 SilvanErrorKind kind)
+{
+	CHECK_MSG(strcmp(status->message, message) == 0, "message \"%s\", not \"%s\"",
+			  status->message, message);
+	CHECK_MSG(strcmp(status->detail, detail) == 0, "detail \"%s\", not \"%s\"", status->detail,
+			  detail);
+	CHECK_MSG(status->kind == kind, "kind %d, not %d", (int) status->kind, (int) kind);
+}
+
+/*
+ * Open device 0 of a fake built with e's one-device defines and more,
+ * named <vendor>_what (a library stays mapped, so names must differ);
+ * NULL if it fails
+ */
+static GpuDevice *
+OpenFake(const FakeFailures *e, const char *more, const char *what, GpuLibrary **lib)
+{
+	SilvanStatus status;
+	char		defines[512];
+	char		name[64];
+	GpuDevice  *device;
+
+	snprintf(defines, sizeof(defines), "%s %s", e->one, more);
+	snprintf(name, sizeof(name), "%s_%s", e->driver->name, what);
+	*lib = LoadFake(e->driver, defines, name, &status);
+	CHECK_MSG(*lib != NULL, "%s: %s: %s", name, status.message, status.detail);
+	if (*lib == NULL)
+		return NULL;
+	device = GpuDeviceOpen(*lib, 0, &status);
+	CHECK_MSG(device != NULL, "%s: %s: %s", name, status.message, status.detail);
+	return device;
+}
+
+/* Calls given a device, an ordinal, a module, an address or a block that is not there */
+static void
+TestBadArguments(GpuLibrary *lib, GpuDevice *device)
+{
+	SilvanStatus status;
+	GpuModule	none = {0};
+	GpuPointer	ptr = 1;
+	uint32_t	one[3] = {1, 1, 1};
+	char		want[128];
+	float		buf[1];
+
+	snprintf(want, sizeof(want), "The %s device number 1 is not below the device count 1.",
+			 lib->driver->name);
+	CHECK(GpuDeviceOpen(lib, 1, &status) == NULL);
+	CheckFailure(&status, "no such GPU device", want, SILVAN_ERROR_INVALID);
+	CHECK(GpuDeviceOpen(lib, -1, &status) == NULL && status.kind == SILVAN_ERROR_INVALID);
+	CHECK(GpuDeviceOpen(NULL, 0, &status) == NULL);
+	CheckFailure(&status, "no GPU driver", "GpuDeviceOpen was given no loaded GPU driver.",
+				 SILVAN_ERROR_INVALID);
+	CHECK(!GpuAlloc(NULL, 4, &ptr, &status) && ptr == 0);
+	CheckFailure(&status, "no open GPU device", "GpuAlloc was given no open GPU device.",
+				 SILVAN_ERROR_INVALID);
+	CHECK(!GpuToHost(NULL, buf, 1, 4, &status) && !GpuWait(NULL, &status) &&
+		  !GpuToDevice(NULL, 1, buf, 4, &status) && status.kind == SILVAN_ERROR_INVALID);
+	CHECK(GpuAlloc(device, 0, &ptr, &status) && ptr == 0);
+	CHECK(GpuToDevice(device, 0, NULL, 0, &status) && GpuToHost(device, NULL, 0, 0, &status));
+	CHECK(!GpuToHost(device, buf, 0, 4, &status));
+	CheckFailure(&status, "could not copy from a GPU device",
+				 "GpuToHost was given a null device address.", SILVAN_ERROR_INVALID);
+	CHECK(!GpuModuleLoad(device, NULL, 0, "silvan_scale", &none, &status));
+	CheckFailure(&status, "no GPU code to load", "GpuModuleLoad was given an empty image.",
+				 SILVAN_ERROR_INVALID);
+	CHECK(!GpuLaunch(&none, one, one, 0, NULL, &status));
+	CheckFailure(&status, "no GPU kernel loaded",
+				 "GpuLaunch was given a module that is not loaded.", SILVAN_ERROR_INVALID);
+	CHECK(FakeCounter(lib, "fake_blocks") == 0);
+	GpuFree(device, 0);
+	GpuFree(NULL, 1);
+	GpuModuleUnload(&none);
+	GpuModuleUnload(NULL);
+	GpuDeviceClose(NULL);
+}
+
+/* Launches with an empty block (refused) and an empty grid (nothing runs) */
+static void
+TestEmptyLaunch(const GpuModule *module)
+{
+	SilvanStatus status;
+	uint32_t	one[3] = {1, 1, 1};
+	uint32_t	empty[3] = {1, 0, 1};
+
+	CHECK(!GpuLaunch(module, one, empty, 0, NULL, &status));
+	CheckFailure(&status, "could not launch a GPU kernel",
+				 "The block of 1 x 0 x 1 threads is empty.", SILVAN_ERROR_INVALID);
+	CHECK(GpuLaunch(module, empty, one, 0, NULL, &status));
+}
+
+/*
+ * A full round trip through a vendor's fake: open, load, allocate, copy
+ * in, launch, copy back and wait (on another thread), free, unload, close;
+ * the bytes must come back, and the fake must hold nothing afterwards
+ */
+static void
+TestFakeRoundTrip(const FakeFailures *e)
+{
+	SilvanStatus status;
+	GpuLibrary *lib;
+	GpuModule	module;
+	GpuDevice  *device;
+
+	if ((device = OpenFake(e, "", "round_trip", &lib)) == NULL)
+	{
+		GpuDriverUnload(lib);
+		return;
+	}
+	CHECK(device->lib == lib && device->ordinal == 0 && FakeCounter(lib, "fake_streams") == 1);
+	CHECK_MSG(GpuModuleLoad(device, fake_image, sizeof(fake_image), "silvan_scale", &module,
+							&status), "%s: %s", status.message, status.detail);
+	CHECK(module.device == device && module.function != NULL);
+	CHECK(FakeCounter(lib, "fake_modules") == 1);
+	CHECK_MSG(RunScale(device, &module, 1000, &status), "%s: %s: %s", e->driver->name,
+			  status.message, status.detail);
+	CHECK(FakeCounter(lib, "fake_blocks") == 0);
+	TestBadArguments(lib, device);
+	TestEmptyLaunch(&module);
+	GpuModuleUnload(&module);
+	CHECK(module.device == NULL && module.module == NULL && module.function == NULL);
+	CHECK(FakeCounter(lib, "fake_modules") == 0);
+	GpuDeviceClose(device);
+	CHECK(FakeCounter(lib, "fake_streams") == 0 && FakeCounter(lib, "fake_retained") == 0);
+	GpuDriverUnload(lib);
+}
+
+/* A refused image (with the JIT's log for CUDA), a kernel not there, a failed allocation */
+static void
+TestFakeLoadFailures(const FakeFailures *e)
+{
+	SilvanStatus status;
+	GpuLibrary *lib;
+	GpuModule	module;
+	GpuPointer	ptr = 1;
+	GpuDevice  *device;
+	char		message[128];
+
+	if ((device = OpenFake(e, e->jit_alloc, "load_fails", &lib)) == NULL)
+	{
+		GpuDriverUnload(lib);
+		return;
+	}
+	snprintf(message, sizeof(message), "could not load a %s module", e->driver->name);
+	CHECK(!GpuModuleLoad(device, fake_image, sizeof(fake_image), "silvan_scale", &module,
+						 &status));
+	CheckFailure(&status, message, e->load, SILVAN_ERROR_INTERNAL);
+	CHECK(module.device == NULL && FakeCounter(lib, "fake_modules") == 0);
+	snprintf(message, sizeof(message), "could not allocate %s memory", e->driver->name);
+	CHECK(!GpuAlloc(device, 64, &ptr, &status) && ptr == 0);
+	CheckFailure(&status, message, e->alloc, SILVAN_ERROR_INTERNAL);
+	GpuDeviceClose(device);
+	GpuDriverUnload(lib);
+}
+
+/* A kernel not in the module, a failed launch and a failed wait */
+static void
+TestFakeRunFailures(const FakeFailures *e)
+{
+	SilvanStatus status;
+	GpuLibrary *lib;
+	GpuModule	module;
+	GpuDevice  *device;
+	uint32_t	one[3] = {1, 1, 1};
+	char		message[128];
+
+	if ((device = OpenFake(e, "-DFAKE_LAUNCH=701 -DFAKE_SYNC=700", "run_fails", &lib)) == NULL)
+	{
+		GpuDriverUnload(lib);
+		return;
+	}
+	snprintf(message, sizeof(message), "%s module has no kernel \"nope\"", e->driver->name);
+	CHECK(!GpuModuleLoad(device, fake_image, sizeof(fake_image), "nope", &module, &status));
+	CheckFailure(&status, message, e->kernel, SILVAN_ERROR_INTERNAL);
+	CHECK(FakeCounter(lib, "fake_modules") == 0);
+	CHECK(GpuModuleLoad(device, fake_image, sizeof(fake_image), "silvan_scale", &module,
+						&status));
+	snprintf(message, sizeof(message), "could not launch a %s kernel", e->driver->name);
+	CHECK(!GpuLaunch(&module, one, one, 0, NULL, &status));
+	CheckFailure(&status, message, e->launch, SILVAN_ERROR_INTERNAL);
+	snprintf(message, sizeof(message), "could not run on a %s device", e->driver->name);
+	CHECK(!GpuWait(device, &status));
+	CheckFailure(&status, message, e->wait, SILVAN_ERROR_INTERNAL);
+	GpuModuleUnload(&module);
+	GpuDeviceClose(device);
+	GpuDriverUnload(lib);
+}
+
+/* A stream that cannot be made: open fails, and (CUDA) the primary context is released */
+static void
+TestFakeOpenFails(const FakeFailures *e)
+{
+	SilvanStatus status;
+	GpuLibrary *lib;
+	char		defines[512];
+	char		name[64];
+	char		message[128];
+
+	snprintf(defines, sizeof(defines), "%s -DFAKE_STREAM=2", e->one);
+	snprintf(name, sizeof(name), "%s_stream_fails", e->driver->name);
+	lib = LoadFake(e->driver, defines, name, &status);
+	CHECK_MSG(lib != NULL, "%s: %s", status.message, status.detail);
+	if (lib == NULL)
+		return;
+	snprintf(message, sizeof(message), "could not open a %s device", e->driver->name);
+	CHECK(GpuDeviceOpen(lib, 0, &status) == NULL);
+	CheckFailure(&status, message, e->stream, SILVAN_ERROR_INTERNAL);
+	CHECK(FakeCounter(lib, "fake_retained") == 0 && FakeCounter(lib, "fake_streams") == 0);
+	GpuDriverUnload(lib);
+}
+
+/* Running code through a vendor's fakes */
+static void
+TestFakeRunning(const FakeFailures *e)
+{
+	TestFakeRoundTrip(e);
+	TestFakeLoadFailures(e);
+	TestFakeRunFailures(e);
+	TestFakeOpenFails(e);
+}
+
+/* A PTX text without its NUL is refused before the driver sees it */
+static void
+TestCudaUnterminated(void)
+{
+	SilvanStatus status;
+	GpuLibrary *lib;
+	GpuModule	module;
+	GpuDevice  *device = OpenFake(&cuda_failures, "", "unterminated", &lib);
+
+	if (device != NULL)
+	{
+		CHECK(!GpuModuleLoad(device, fake_image, strlen(fake_image), "silvan_scale", &module,
+							 &status));
+		CheckFailure(&status, "could not load a CUDA module",
+					 "The PTX text of 31 bytes does not end with a NUL.", SILVAN_ERROR_INVALID);
+		GpuDeviceClose(device);
+	}
+	GpuDriverUnload(lib);
+}
+
 /* gpu_cuda.c's declarations against cuda.h, and a broken copy against it */
 static void
 TestCudaHeader(void)
@@ -365,6 +883,12 @@ TestCudaHeader(void)
 	if (access("src/runtime/gpu_cuda.c", R_OK) != 0)
 	{
 		printf("  skip: not run from the source tree; declarations not checked\n");
+		return;
+	}
+	if (Run("echo '#include <llvm-c/Core.h>' | cc %s -x c - 2>/dev/null", flags) != 0)
+	{
+		/* a machine that runs the tests without building (a lent GPU machine) */
+		printf("  skip: no C compiler with LLVM 14's headers; declarations not checked\n");
 		return;
 	}
 	CHECK_MSG(Run("cc %s src/runtime/gpu_cuda.c 2>%s/cuda_h.err", flags, tmpdir) == 0,
@@ -676,6 +1200,69 @@ TestAmdgpu(LLVMContextRef ctx)
 	LLVMDisposeModule(m);
 }
 
+/* Refusals from a real CUDA driver: a bad PTX (with ptxas's log), a missing kernel, a huge block */
+static void
+CheckCudaRefusals(GpuDevice *device, const GpuModule *module)
+{
+	static const char bad[] = ".version 7.0\n.target sm_80\n.address_size 64\n.bogus\n";
+	SilvanStatus status;
+	GpuModule	none;
+	uint32_t	one[3] = {1, 1, 1};
+	uint32_t	huge[3] = {4096, 1, 1};
+
+	CHECK(!GpuModuleLoad(device, bad, sizeof(bad), "silvan_scale", &none, &status));
+	CHECK_MSG(strstr(status.detail, "cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_PTX") ==
+			  status.detail && strstr(status.detail, " JIT log: ptxas") != NULL, "%s",
+			  status.detail);
+	printf("  refused PTX: %s\n", status.detail);
+	CHECK(!GpuLaunch(module, one, huge, 0, NULL, &status));
+	CHECK_MSG(strstr(status.detail, "cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE") ==
+			  status.detail, "%s", status.detail);
+}
+
+/*
+ * Where a CUDA driver with a device is installed: the scale kernel's PTX,
+ * compiled by the driver, run on a million values (copied back on another
+ * thread), then the driver's refusals
+ */
+static void
+TestCudaDevice(LLVMContextRef ctx)
+{
+	SilvanStatus status;
+	GpuLibrary *lib = GpuDriverLoad(GPU_CUDA, NULL, &status);
+	GpuDeviceInfo info;
+	GpuDevice  *device = NULL;
+	GpuModule	module = {0};
+	LLVMModuleRef m = NULL;
+	char	   *ptx = NULL;
+	int			cc;
+
+	if (lib == NULL)
+	{
+		printf("  skip: no CUDA device (%s); no kernel run\n", status.message);
+		return;
+	}
+	CHECK(GpuDeviceInfoGet(lib, 0, &info, &status));
+	cc = atoi(info.arch + 3);
+	m = BuildNvptxModule(ctx);
+	ptx = GpuEmitPtx(m, GpuPtxTarget(cc / 10, cc % 10), &status);
+	CHECK_MSG(ptx != NULL, "%s: %s", status.message, status.detail);
+	if (ptx != NULL && (device = GpuDeviceOpen(lib, 0, &status)) != NULL &&
+		GpuModuleLoad(device, ptx, strlen(ptx) + 1, "silvan_scale", &module, &status) &&
+		RunScale(device, &module, 1 << 20, &status))
+	{
+		printf("  %s (%s): scale kernel run on %d values\n", info.name, info.arch, 1 << 20);
+		CheckCudaRefusals(device, &module);
+	}
+	else
+		CHECK_MSG(false, "%s: %s", status.message, status.detail);
+	GpuModuleUnload(&module);
+	GpuDeviceClose(device);
+	free(ptx);
+	LLVMDisposeModule(m);
+	GpuDriverUnload(lib);
+}
+
 /* The sm emitted for each compute capability */
 static void
 TestPtxTarget(void)
@@ -724,9 +1311,13 @@ main(void)
 		TestMissingSymbol(&GpuDriverCuda, 23, "cuGetErrorString");
 		TestMissingSymbol(&GpuDriverHip, 0, "hipInit");
 		TestMissingSymbol(&GpuDriverHip, 4, "hipGetDevicePropertiesR0600");
-		TestMissingSymbol(&GpuDriverHip, 19, "hipGetErrorString");
+		TestMissingSymbol(&GpuDriverHip, 5, "hipSetDevice");
+		TestMissingSymbol(&GpuDriverHip, 20, "hipGetErrorString");
 		TestCudaFakes();
 		TestHipFakes();
+		TestFakeRunning(&cuda_failures);
+		TestFakeRunning(&hip_failures);
+		TestCudaUnterminated();
 		TestCudaHeader();
 	}
 	else
@@ -736,6 +1327,7 @@ main(void)
 	TestPtx(ctx);
 	TestInvalidIr(ctx);
 	TestAmdgpu(ctx);
+	TestCudaDevice(ctx);
 	LLVMContextDispose(ctx);
 
 	if (getenv("SILVAN_GPU_KEEP") == NULL)

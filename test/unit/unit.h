@@ -78,7 +78,8 @@ ReadFile(const char *path, size_t *len)
 }
 
 /*
- * Parse ../shared/models/<relpath>; NULL when the file is absent (no
+ * Parse ../shared/models/<relpath> ($SILVAN_MODELS instead where set);
+ * NULL when the file is absent (no
  * ../shared) or does not parse, which is printed as a skip
  */
 static inline Forest *
@@ -90,7 +91,8 @@ LoadSharedModel(const char *relpath)
 	SilvanStatus status;
 	Forest	   *forest;
 
-	snprintf(path, sizeof(path), "../shared/models/%s", relpath);
+	snprintf(path, sizeof(path), "%s/%s",
+			 getenv("SILVAN_MODELS") ? getenv("SILVAN_MODELS") : "../shared/models", relpath);
 	text = ReadFile(path, &len);
 	if (text == NULL)
 		return NULL;

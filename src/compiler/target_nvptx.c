@@ -1,0 +1,65 @@
+/*
+ * target_nvptx.c
+ *		NVIDIA GPUs: an NVPTX module, emitted as PTX for the CUDA driver.
+ *
+ * The kernel is marked in the module's nvvm.annotations and reads its
+ * indices from PTX's special registers (%ctaid for the block in the grid,
+ * %tid for the thread in the block).  Pointers in SilvanKernelArgs are
+ * generic addresses of device memory; nvptx64 has 64-bit pointers, so the
+ * struct's layout is the host's and the runtime (gpu_forest.c) copies it
+ * to the device as is.  gpu_emit.c picks the sm for a device (GpuPtxTarget);
+ * without one, code is emitted for sm_80.
+ */
+#include "silvan/codegen.h"
+#include "silvan/target.h"
+
+/* The kernel takes nothing after the arguments */
+static int
+NvptxKernelParams(CodegenContext *cg, LLVMTypeRef *types)
+{
+	return 0;
+}
+
+/* !nvvm.annotations = !{..., !{fn, !"kernel", i32 1}} */
+static void
+NvptxMarkKernel(CodegenContext *cg, LLVMValueRef fn)
+{
+	LLVMValueRef md[3];
+
+	md[0] = fn;
+	md[1] = LLVMMDStringInContext(cg->context, "kernel", 6);
+	md[2] = CgInt32(cg, 1);
+	LLVMAddNamedMetadataOperand(cg->module, "nvvm.annotations",
+								LLVMMDNodeInContext(cg->context, md, 3));
+}
+
+/* %ctaid.{x,y,z} or %tid.{x,y,z}, widened to i64 */
+static LLVMValueRef
+NvptxGridIndex(CodegenContext *cg, GpuDim dim)
+{
+	static const char *const registers[] = {
+		"llvm.nvvm.read.ptx.sreg.ctaid.x", "llvm.nvvm.read.ptx.sreg.ctaid.y",
+		"llvm.nvvm.read.ptx.sreg.ctaid.z", "llvm.nvvm.read.ptx.sreg.tid.x",
+		"llvm.nvvm.read.ptx.sreg.tid.y", "llvm.nvvm.read.ptx.sreg.tid.z"
+	};
+	const char *name = registers[dim - GPU_DIM_GRID_X];
+	LLVMTypeRef t_fn = LLVMFunctionType(cg->t_i32, NULL, 0, false);
+	LLVMValueRef fn = LLVMGetNamedFunction(cg->module, name);
+
+	if (fn == NULL)
+		fn = LLVMAddFunction(cg->module, name, t_fn);
+	return LLVMBuildZExt(cg->builder, LLVMBuildCall2(cg->builder, t_fn, fn, NULL, 0, ""),
+						 cg->t_i64, "gpu_index");
+}
+
+const Target TargetCuda = {
+	.name = "cuda",
+	.gpu = true,
+	.output = TARGET_OUTPUT_PTX,
+	.triple = "nvptx64-nvidia-cuda",
+	.data_layout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64",
+	.default_arch = "sm_80",
+	.kernel_params = NvptxKernelParams,
+	.mark_kernel = NvptxMarkKernel,
+	.grid_index = NvptxGridIndex,
+};

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# On a lent GPU machine, from the project's root, after test/device/pack.sh here: the GPU unit
+# tests (driver round trips, every Table 5 schedule on the device against the interpreter) and
+# the GPU benchmark (silvan's kernel against Hummingbird's strategies in torch, same rows).
+# Logs go to $OUT.  SILVAN_DEVICE_STEPS picks steps (default "tests bench"),
+# SILVAN_DEVICE_ROWS the benchmark's rows, SILVAN_DEVICE_MODELS its XGBoost models.
+set -uo pipefail
+OUT=${OUT:-/tmp/silvan-device-out}
+dir=$PWD/.device-gpu
+root=/opt/silvan-gpu
+mkdir -p "$OUT" $root
+steps=${SILVAN_DEVICE_STEPS:-tests bench}
+rows=${SILVAN_DEVICE_ROWS:-262144}
+for f in "$dir"/debs/*.deb; do dpkg-deb -x "$f" $root; done
+export LD_LIBRARY_PATH=$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+missing=$(ldd "$dir"/bin/* | grep 'not found' | sort -u)
+[ -z "$missing" ] || echo "run.sh: missing shared libraries: $missing"
+mkdir -p $root/models && tar -C $root/models -xJf "$dir/models.tar.xz"
+export SILVAN_MODELS=$root/models
+nvidia-smi -L
+if [[ " $steps " == *" tests "* ]]; then
+	for t in test_gpu test_gpu_targets; do
+		"$dir/bin/$t" > "$OUT/$t.log" 2>&1
+		echo "== $t: rc $? $(tail -1 "$OUT/$t.log")"
+		grep -E "device|skip|check failed|runs" "$OUT/$t.log" | head -20
+	done
+fi
+if [[ " $steps " == *" bench "* ]]; then
+	for m in ${SILVAN_DEVICE_MODELS:-higgs airline year_prediction_msd bosch}; do
+		model=$root/models/asprasad_treebeard/xgb_models--${m}_xgb_model_save.json
+		features=$(python3 -c "import json; print(json.load(open('$model'))['learner']['learner_model_param']['num_feature'])")
+		"$dir/bin/bench_gpu" "$model" "$rows" /tmp/rows.bin 4096 65536 "$rows" \
+			| sed "s|^[^\t]*/|$m\t|" >> "$OUT/bench.tsv" 2>> "$OUT/bench.err"
+		python3 test/bench/gpu_peer.py "$model" /tmp/rows.bin "$features" /tmp/rows.bin.margins \
+			4096 65536 "$rows" | sed "s|^|$m\t|" >> "$OUT/bench.tsv" 2>> "$OUT/bench.err"
+		echo "== bench $m done"
+	done
+	tail -5 "$OUT/bench.err"
+fi
