@@ -139,18 +139,17 @@ ModelVersionUnpin(ModelVersion *version)
 }
 
 /*
- * What identifies a model's state besides its revision: its cpu schedules
- * and the profile stored for this revision.  Any change makes a new version.
+ * What identifies a model's state besides its revision: its schedules (of
+ * every target) and the profile stored for this revision.  Any change makes a new version.
  * Like every statement on the catalog, these run under a locked search_path
  * with every name qualified (catalog_sql.c).
  */
 static const char *const fetch_sql =
 "SELECT m.id, m.revision, pg_catalog.concat("
-" (SELECT pg_catalog.string_agg(pg_catalog.concat(s.batch_size, ':', pg_catalog.md5(s.schedule),"
-"                                                 '@', s.created), ','"
-"                               ORDER BY s.batch_size NULLS FIRST)"
-"    FROM silvan.schedule s WHERE s.model_id OPERATOR(pg_catalog.=) m.id"
-"     AND s.target OPERATOR(pg_catalog.=) 'cpu'::pg_catalog.text),"
+" (SELECT pg_catalog.string_agg(pg_catalog.concat(s.target, s.batch_size, ':',"
+"                                                 pg_catalog.md5(s.schedule), '@', s.created), ','"
+"                               ORDER BY s.target, s.batch_size NULLS FIRST)"
+"    FROM silvan.schedule s WHERE s.model_id OPERATOR(pg_catalog.=) m.id),"
 " '/',"
 " (SELECT pg_catalog.concat(p.num_rows, '@', p.created) FROM silvan.profile p"
 "   WHERE p.model_id OPERATOR(pg_catalog.=) m.id AND p.revision OPERATOR(pg_catalog.=) m.revision))"
@@ -272,7 +271,7 @@ CacheLoadForest(const CatalogSql *sql, ModelVersion *version)
 						  features_null);
 }
 
-/* A model's cpu schedules, with what the tuner measured for tuned ones, in words */
+/* A model's schedules, with what the tuner measured for tuned ones, in words */
 static const char *const schedules_sql =
 "SELECT COALESCE(batch_size, 0), schedule,"
 " origin OPERATOR(pg_catalog.=) 'tuned'::pg_catalog.text,"
@@ -286,12 +285,11 @@ static const char *const schedules_sql =
 "  provenance OPERATOR(pg_catalog.->>) 'tuned_at',"
 "  provenance OPERATOR(pg_catalog.->>) 'rows',"
 "  provenance OPERATOR(pg_catalog.->>) 'rows_from',"
-"  provenance OPERATOR(pg_catalog.->>) 'threads')"
+"  provenance OPERATOR(pg_catalog.->>) 'threads'), target"
 " FROM silvan.schedule"
-" WHERE model_id OPERATOR(pg_catalog.=) $1"
-" AND target OPERATOR(pg_catalog.=) 'cpu'::pg_catalog.text ORDER BY 1";
+" WHERE model_id OPERATOR(pg_catalog.=) $1 ORDER BY target, 1";
 
-/* Load the cpu schedules stored for a version's model */
+/* Load the schedules stored for a version's model */
 static void
 CacheLoadSchedules(const CatalogSql *sql, ModelVersion *version)
 {
@@ -300,9 +298,9 @@ CacheLoadSchedules(const CatalogSql *sql, ModelVersion *version)
 
 	/* a catalog before 0.3.0 (the library updated first) has no origin */
 	if (get_attnum(SilvanCatalogRelid("schedule"), "origin") == InvalidAttrNumber)
-		CacheQuery(sql, "SELECT COALESCE(batch_size, 0), schedule, false, NULL::pg_catalog.text"
-				   " FROM silvan.schedule WHERE model_id OPERATOR(pg_catalog.=) $1"
-				   " AND target OPERATOR(pg_catalog.=) 'cpu'::pg_catalog.text ORDER BY 1",
+		CacheQuery(sql, "SELECT COALESCE(batch_size, 0), schedule, false, NULL::pg_catalog.text,"
+				   " target FROM silvan.schedule WHERE model_id OPERATOR(pg_catalog.=) $1"
+				   " ORDER BY target, 1",
 				   INT8OID, Int64GetDatum(version->id));
 	else
 		CacheQuery(sql, schedules_sql, INT8OID, Int64GetDatum(version->id));
@@ -313,7 +311,8 @@ CacheLoadSchedules(const CatalogSql *sql, ModelVersion *version)
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 
 		provenance = SPI_getvalue(tuple, desc, 4);
-		ModelVersionSetSchedule(version, i, DatumGetInt32(SPI_getbinval(tuple, desc, 1, &isnull)),
+		ModelVersionSetSchedule(version, i, SPI_getvalue(tuple, desc, 5),
+								DatumGetInt32(SPI_getbinval(tuple, desc, 1, &isnull)),
 								SPI_getvalue(tuple, desc, 2),
 								DatumGetBool(SPI_getbinval(tuple, desc, 3, &isnull)), provenance);
 	}
@@ -327,13 +326,14 @@ ModelVersionAllocSchedules(ModelVersion *version, uint64 n)
 	version->schedules = MemoryContextAllocZero(version->cxt, sizeof(StoredSchedule) * (n + 1));
 }
 
-/* Set schedule i of a version (provenance: what the tuner measured, kept for tuned ones) */
+/* Set schedule i of a version, for a target (provenance: what the tuner measured, kept for tuned ones) */
 void
-ModelVersionSetSchedule(ModelVersion *version, uint64 i, int32 batch_size, const char *text,
-						bool tuned, const char *provenance)
+ModelVersionSetSchedule(ModelVersion *version, uint64 i, const char *target, int32 batch_size,
+						const char *text, bool tuned, const char *provenance)
 {
 	StoredSchedule *s = &version->schedules[i];
 
+	strlcpy(s->target, target, sizeof(s->target));
 	s->batch_size = batch_size;
 	s->text = MemoryContextStrdup(version->cxt, text);
 	s->tuned = tuned;

@@ -590,19 +590,23 @@ CatalogBatchSize(FunctionCallInfo fcinfo, int argno)
  * never stored; the model must still be at revision
  */
 static void
-CatalogCheckSchedule(const char *name, const char *schedule_text, int64 revision)
+CatalogCheckSchedule(const char *name, const char *schedule_text, const char *target,
+					 int64 revision)
 {
 	SilvanStatus status;
 	Schedule	schedule;
 	ModelVersion *version;
 	CompiledForest *code;
+	CompileTarget ct = {SilvanTargetFor(target, false), NULL};
 
 	if (!ScheduleParse(schedule_text, &schedule, &status))
 		SilvanReportStatus(ERROR, &status);
 	version = ModelCacheLookup(name);
 	if (version->revision != revision)
 		ReportConcurrentChange(name);
-	code = CompileForest(ModelVersionForest(version), &schedule, version->profile, &status);
+	/* a cuda schedule is checked by emitting its PTX (for sm_80): no device needed */
+	code = CompileForestFor(ModelVersionForest(version), &schedule, version->profile, &ct,
+							&status);
 	if (code == NULL)
 		SilvanReportStatus(ERROR, &status);
 	CompiledForestFree(code);
@@ -618,7 +622,7 @@ Datum
 silvan_set_schedule(PG_FUNCTION_ARGS)
 {
 	char	   *name;
-	char	   *target;
+	const char *target;
 	int32		batch_size = CatalogBatchSize(fcinfo, 3);
 	CatalogSql	sql;
 	CatalogModel model;
@@ -630,15 +634,11 @@ silvan_set_schedule(PG_FUNCTION_ARGS)
 
 	RequireArgument(fcinfo, 0, "model");
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	target = PG_ARGISNULL(2) ? "cpu" : text_to_cstring(PG_GETARG_TEXT_PP(2));
-	if (strcmp(target, "cpu") != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("unsupported target \"%s\"", target),
-				 errdetail("Argument \"target\" must be \"cpu\"; GPU targets are not built yet.")));
+	target = SilvanCheckTarget(PG_ARGISNULL(2) ? "cpu" : text_to_cstring(PG_GETARG_TEXT_PP(2)),
+							   "target", false);
 	revision = CatalogCheckOwned(name);
 	if (!PG_ARGISNULL(1))
-		CatalogCheckSchedule(name, text_to_cstring(PG_GETARG_TEXT_PP(1)), revision);
+		CatalogCheckSchedule(name, text_to_cstring(PG_GETARG_TEXT_PP(1)), target, revision);
 
 	CatalogSqlBegin(&sql);
 	CatalogTakeModel(&sql, name, &model);

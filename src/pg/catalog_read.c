@@ -54,9 +54,10 @@ typedef struct CatalogTable
 	AttrNumber	key;			/* the key column */
 } CatalogTable;
 
-/* A row of silvan.schedule for the cpu target, copied out of the scan */
+/* A row of silvan.schedule, copied out of the scan */
 typedef struct ScheduleRow
 {
+	char		target[8];
 	int32		batch_size;
 	char	   *text;
 	bool		tuned;
@@ -198,16 +199,18 @@ ProvenanceText(Jsonb *provenance)
 					JsonbFieldText(provenance, "threads"));
 }
 
-/* One schedule row, if it is for the cpu target; false otherwise */
+/* One schedule row, if its target is one the catalog allows; false otherwise */
 static bool
 ScheduleRowRead(HeapTuple tuple, Relation rel, ScheduleRow *row, StringInfo fingerprint)
 {
 	bool		isnull;
 	Datum		value = ColumnValue(tuple, rel, "target", &isnull);
 	Datum		created;
+	char	   *target = isnull ? "" : TextDatumGetCString(value);
 
-	if (isnull || strcmp(TextDatumGetCString(value), "cpu") != 0)
+	if (strcmp(target, "cpu") != 0 && strcmp(target, "cuda") != 0 && strcmp(target, "rocm") != 0)
 		return false;
+	strlcpy(row->target, target, sizeof(row->target));
 	value = ColumnValue(tuple, rel, "batch_size", &isnull);
 	row->batch_size = isnull ? 0 : DatumGetInt32(value);
 	row->text = TextDatumGetCString(ColumnValue(tuple, rel, "schedule", &isnull));
@@ -216,23 +219,24 @@ ScheduleRowRead(HeapTuple tuple, Relation rel, ScheduleRow *row, StringInfo fing
 	value = ColumnValue(tuple, rel, "provenance", &isnull);
 	row->provenance = row->tuned ? ProvenanceText(isnull ? NULL : DatumGetJsonbP(value)) : NULL;
 	created = ColumnValue(tuple, rel, "created", &isnull);
-	appendStringInfo(fingerprint, "%d@%lld:%zu:%s,", row->batch_size,
+	appendStringInfo(fingerprint, "%s%d@%lld:%zu:%s,", row->target, row->batch_size,
 					 isnull ? 0LL : (long long) DatumGetTimestampTz(created),
 					 strlen(row->text), row->text);
 	return true;
 }
 
-/* Order schedules by batch size, all-sizes (0) first, as cache.c's query does */
+/* Order schedules by target, then batch size, all-sizes (0) first, as cache.c's query does */
 static int
 ScheduleRowCompare(const void *a, const void *b)
 {
-	int32		x = ((const ScheduleRow *) a)->batch_size;
-	int32		y = ((const ScheduleRow *) b)->batch_size;
+	const ScheduleRow *p = (const ScheduleRow *) a;
+	const ScheduleRow *q = (const ScheduleRow *) b;
+	int			c = strcmp(p->target, q->target);
 
-	return (x > y) - (x < y);
+	return c != 0 ? c : (p->batch_size > q->batch_size) - (p->batch_size < q->batch_size);
 }
 
-/* The model's cpu schedules, in order, added to the fingerprint */
+/* The model's schedules, in order, added to the fingerprint */
 static ScheduleRow *
 SchedulesRead(const CatalogTable *table, int64 id, int *count, StringInfo fingerprint)
 {
@@ -321,7 +325,8 @@ VersionFromRows(const char *name, const CatalogTable *tables, HeapTuple model,
 							  features_null);
 		ModelVersionAllocSchedules(version, num_schedules);
 		for (int i = 0; i < num_schedules; i++)
-			ModelVersionSetSchedule(version, i, schedules[i].batch_size, schedules[i].text,
+			ModelVersionSetSchedule(version, i, schedules[i].target, schedules[i].batch_size,
+									schedules[i].text,
 									schedules[i].tuned, schedules[i].provenance);
 		if (profile != NULL)
 			ModelVersionSetProfile(version,

@@ -5,7 +5,10 @@
  * Used by the scalar functions (batches of one row) and by the batched
  * scans.  With silvan.jit on the model is compiled on first use and the
  * code is kept with its ModelVersion; with it off the reference
- * interpreter runs.  Both add the same values in the same order.
+ * interpreter runs.  Both add the same values in the same order.  A batch
+ * runs on the target silvan.target picks for its size (devices.c): on a
+ * cuda device it runs in the backend, synchronously, since the driver's
+ * calls return statuses that only this process may turn into errors.
  */
 #include "silvan_pg.h"
 
@@ -31,11 +34,18 @@ ScoreBatch(ModelVersion *version, int32 batch_size, const void *rows,
 		   int64 num_rows, void *acc, double *margins)
 {
 	Forest	   *forest = version->header;
-	CompiledForest *code = silvan_jit ? ModelVersionVariant(version, batch_size)->code : NULL;
+	CompiledVariant *variant = silvan_jit ?
+		ModelVersionVariantFor(version, batch_size, SilvanBatchTarget(batch_size)) : NULL;
+	CompiledForest *code = variant ? variant->code : NULL;
 
 	for (;;)
 	{
 		ForestMarginsInit(forest, acc, num_rows);
+		if (code != NULL && variant->target == &TargetCuda)
+		{
+			SilvanRunOnDevice(variant, rows, num_rows, acc);
+			break;
+		}
 		if (code == NULL)
 		{
 			ForestInterpretAccumulate(ModelVersionForest(version), rows, num_rows, acc);
@@ -95,7 +105,9 @@ ScoreBatchStart(ScoreTask *task, ModelVersion *version, int32 batch_size,
 				const void *rows, int64 num_rows, void *acc, double *margins,
 				const ScoreGather *gather)
 {
-	CompiledForest *code = silvan_jit ? ModelVersionVariant(version, batch_size)->code : NULL;
+	CompiledVariant *variant = silvan_jit ?
+		ModelVersionVariantFor(version, batch_size, SilvanBatchTarget(batch_size)) : NULL;
+	CompiledForest *code = variant && variant->target != &TargetCuda ? variant->code : NULL;
 
 	*task = (ScoreTask) {
 		.version = version, .batch_size = batch_size, .code = code,

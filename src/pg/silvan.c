@@ -143,6 +143,7 @@ _PG_init(void)
 							 "Measured again against the default after the search; 0 stores the best whatever it is.",
 							 &silvan_tune_min_speedup, 1.05, 0, 100,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	SilvanDefineDeviceGucs();
 	MarkGUCPrefixReserved("silvan");
 	SilvanSetCodeCache(silvan_code_cache, silvan_code_cache_entries);
 	SilvanSetThreads(silvan_max_threads, silvan_max_threads_limit);
@@ -208,31 +209,16 @@ silvan_catalog_changed(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(silvan_explain);
 
-/* Error unless target names the cpu */
-static void
-CheckCpuTarget(FunctionCallInfo fcinfo, int argno)
-{
-	char	   *target;
-
-	if (PG_ARGISNULL(argno))
-		return;
-	target = text_to_cstring(PG_GETARG_TEXT_PP(argno));
-	if (strcmp(target, "cpu") != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("unsupported target \"%s\"", target),
-				 errdetail("Argument \"target\" must be \"cpu\"; GPU targets are not built yet.")));
-}
-
 /*
  * Which schedule a batch size runs with and why: stored (tuned, with what
  * the tuner measured, or set by hand) for that size, for the nearest size
  * within a factor of 2, for every size; or the default
  */
 static void
-ExplainScheduleSource(StringInfo out, const ModelVersion *version, int32 batch_size)
+ExplainScheduleSource(StringInfo out, const ModelVersion *version, int32 batch_size,
+					  const char *target)
 {
-	const StoredSchedule *s = ModelVersionStoredSchedule(version, batch_size);
+	const StoredSchedule *s = ModelVersionStoredSchedule(version, batch_size, target);
 	const char *origin = s == NULL ? "" : s->tuned ? " (tuned)" : " (set by hand)";
 
 	if (s == NULL)
@@ -262,6 +248,7 @@ silvan_explain(PG_FUNCTION_ARGS)
 	StringInfoData out;
 	char	   *dump;
 	int32		batch_size;
+	const char *target;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
@@ -270,11 +257,12 @@ silvan_explain(PG_FUNCTION_ARGS)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("batch size must be positive"),
 						errdetail("Argument \"batch_size\" is %d.", batch_size)));
-	CheckCpuTarget(fcinfo, 2);
+	target = SilvanCheckTarget(PG_ARGISNULL(2) ? "cpu" : text_to_cstring(PG_GETARG_TEXT_PP(2)),
+							   "target", false);
 	version = ModelCacheLookup(text_to_cstring(PG_GETARG_TEXT_PP(0)));
-	variant = ModelVersionVariant(version, batch_size);
+	variant = ModelVersionVariantFor(version, batch_size, target);
 	initStringInfo(&out);
-	ExplainScheduleSource(&out, version, batch_size);
+	ExplainScheduleSource(&out, version, batch_size, target);
 	dump = ForestDump(ModelVersionForest(version), false);
 	appendStringInfoString(&out, dump ? dump : "");
 	free(dump);

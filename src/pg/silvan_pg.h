@@ -20,6 +20,7 @@
 
 #include "silvan/compiler.h"
 #include "silvan/forest.h"
+#include "silvan/gpu_run.h"
 #include "silvan/status.h"
 
 /* GUCs */
@@ -39,20 +40,23 @@ typedef enum ScoreOutput
 	SCORE_SAMPLE				/* nothing: keep the rows (silvan.tune's sample) */
 } ScoreOutput;
 
-/* A schedule stored in silvan.schedule for the cpu target */
+/* A schedule stored in silvan.schedule */
 typedef struct StoredSchedule
 {
+	char		target[8];		/* "cpu", "cuda", "rocm" */
 	int32		batch_size;		/* 0: all batch sizes */
 	char	   *text;
 	bool		tuned;			/* origin 'tuned', else set by hand */
 	char	   *provenance;		/* tuned: what was measured, in words */
 } StoredSchedule;
 
-/* Compiled code for one schedule of a model version */
+/* Compiled code for one schedule of a model version, on one target */
 typedef struct CompiledVariant
 {
+	const Target *target;		/* what it was compiled for (device.c) */
 	char	   *schedule_text;	/* the schedule it was compiled with */
 	CompiledForest *code;		/* NULL when the compiler declined */
+	GpuForest  *gpu;			/* cuda: its kernel and buffers on the device */
 } CompiledVariant;
 
 #define MODEL_MAX_VARIANTS 8
@@ -111,7 +115,8 @@ extern void ModelVersionSetForest(ModelVersion *version, Datum form, const Datum
 								  const bool *features_null);
 extern Forest *ModelVersionForest(ModelVersion *version);
 extern void ModelVersionAllocSchedules(ModelVersion *version, uint64 n);
-extern void ModelVersionSetSchedule(ModelVersion *version, uint64 i, int32 batch_size,
+extern void ModelVersionSetSchedule(ModelVersion *version, uint64 i, const char *target,
+									int32 batch_size,
 									const char *text, bool tuned, const char *provenance);
 extern void ModelVersionSetProfile(ModelVersion *version, int64 num_rows, Datum node_hits);
 
@@ -201,9 +206,24 @@ extern bool TuneWorkerProgress(int64 job, int32 batch_size, const char *phase, i
 
 /* variant.c */
 extern CompiledVariant *ModelVersionVariant(ModelVersion *version, int32 batch_size);
+extern CompiledVariant *ModelVersionVariantFor(ModelVersion *version, int32 batch_size,
+											   const char *target);
 extern const StoredSchedule *ModelVersionStoredSchedule(const ModelVersion *version,
-														int32 batch_size);
+														int32 batch_size, const char *target);
 extern void ModelVersionFreeVariants(ModelVersion *version);
+
+/* device.c: GPU targets from SQL */
+extern int	silvan_target;
+extern int	silvan_gpu_min_batch;
+extern bool silvan_gpu_emulation;
+extern void SilvanDefineDeviceGucs(void);
+extern const char *SilvanBatchTarget(int32 batch_size);
+extern const char *SilvanCheckTarget(const char *target, const char *argument, bool to_run);
+extern const Target *SilvanTargetFor(const char *target, bool to_run);
+extern const char *SilvanTargetArch(const Target *target);
+extern GpuDevice *SilvanDevice(bool missing_ok);
+extern void SilvanRunOnDevice(CompiledVariant *variant, const void *rows, int64 num_rows,
+							  void *acc);
 
 /*
  * A batch scored on the pipeline thread while the backend goes on

@@ -128,7 +128,8 @@ TuneCheckTarget(const char *target)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("target \"%s\" is not available", target),
-				 errdetail("Argument \"target\" names a GPU target; GPU code generation is not built yet, so only \"cpu\" can be tuned.")));
+				 errdetail("Argument \"target\" names a GPU target; the GPU search (Algorithm 1) times candidates on a device and is not wired to tune() yet, so only \"cpu\" can be tuned."),
+				 errhint("Set a GPU schedule with silvan.set_schedule(model, schedule, target => 'cuda').")));
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("unknown target \"%s\"", target),

@@ -13,6 +13,13 @@
  * schedule text and kept with the version (a few variants at most; the
  * oldest goes first).  The last batch size asked is remembered, so a
  * scalar predict() per row costs no lookup at all.
+ *
+ * Targets: schedules are stored per target, and a variant is code for one
+ * target (cpu, cuda, or the emulated grid standing in for cuda; see
+ * devices.c).  A batch for a target uses that target's stored schedules,
+ * else its default (ScheduleDefault, ScheduleGpuDefault).  Only cpu code
+ * goes through the code cache; a cuda variant keeps its kernel and buffers
+ * on the backend's device and frees them with the variant.
  */
 #include "silvan_pg.h"
 
@@ -23,9 +30,9 @@
 /* How far a stored batch size may be from the asked one, as a ratio */
 #define VARIANT_NEAR_RATIO 2.0
 
-/* The stored schedule for a batch size (see above), or NULL when none applies */
+/* The stored schedule of a target for a batch size (see above), or NULL when none applies */
 const StoredSchedule *
-ModelVersionStoredSchedule(const ModelVersion *version, int32 batch_size)
+ModelVersionStoredSchedule(const ModelVersion *version, int32 batch_size, const char *target)
 {
 	const StoredSchedule *all_sizes = NULL;
 	const StoredSchedule *closest = NULL;
@@ -36,6 +43,8 @@ ModelVersionStoredSchedule(const ModelVersion *version, int32 batch_size)
 		const StoredSchedule *s = &version->schedules[i];
 		double		distance;
 
+		if (strcmp(s->target, target) != 0)
+			continue;
 		if (s->batch_size == batch_size)
 			return s;
 		if (s->batch_size == 0)
@@ -54,13 +63,23 @@ ModelVersionStoredSchedule(const ModelVersion *version, int32 batch_size)
 	return closest ? closest : all_sizes;
 }
 
+/* Free a variant's code, and its kernel and buffers on the device */
+static void
+VariantFree(CompiledVariant *variant)
+{
+	GpuForestFree(variant->gpu);
+	variant->gpu = NULL;
+	if (variant->code)
+		CompiledForestFree(variant->code);
+	variant->code = NULL;
+}
+
 /* Free every compiled variant of a version */
 void
 ModelVersionFreeVariants(ModelVersion *version)
 {
 	for (int i = 0; i < version->num_variants; i++)
-		if (version->variants[i].code)
-			CompiledForestFree(version->variants[i].code);
+		VariantFree(&version->variants[i]);
 	version->num_variants = 0;
 	version->last_variant = -1;
 }
@@ -77,8 +96,7 @@ VariantSlot(ModelVersion *version)
 		int			victim = version->variants[0].code != NULL &&
 			version->variants[0].code == version->busy_code ? 1 : 0;
 
-		if (version->variants[victim].code)
-			CompiledForestFree(version->variants[victim].code);
+		VariantFree(&version->variants[victim]);
 		pfree(version->variants[victim].schedule_text);
 		memmove(&version->variants[victim], &version->variants[victim + 1],
 				sizeof(CompiledVariant) * (MODEL_MAX_VARIANTS - 1 - victim));
@@ -88,18 +106,23 @@ VariantSlot(ModelVersion *version)
 }
 
 /*
- * Compile a schedule's code: the code cache's whole answer if it has one
- * (the trees are then never read), else a compile of the whole forest;
- * NULL (interpret) when the compiler declines the model
+ * Compile a schedule's code for a target: for the cpu the code cache's
+ * whole answer if it has one (the trees are then never read), else a
+ * compile of the whole forest; NULL (interpret) when the compiler
+ * declines the model
  */
 static CompiledForest *
-VariantCompile(ModelVersion *version, const Schedule *schedule, const char *origin)
+VariantCompile(ModelVersion *version, const Schedule *schedule, const Target *target,
+			   const char *origin)
 {
 	SilvanStatus status;
-	CompiledForest *code = CompileForestFromCache(version->header, schedule, version->profile);
+	CompileTarget ct = {target, SilvanTargetArch(target)};
+	CompiledForest *code = target == &TargetCpu ?
+		CompileForestFromCache(version->header, schedule, version->profile) : NULL;
 
 	if (code == NULL)
-		code = CompileForest(ModelVersionForest(version), schedule, version->profile, &status);
+		code = CompileForestFor(ModelVersionForest(version), schedule, version->profile, &ct,
+								&status);
 	if (code == NULL && status.kind == SILVAN_ERROR_UNSUPPORTED)
 		ereport(NOTICE,
 				(errmsg("model is interpreted instead of compiled"),
@@ -116,24 +139,26 @@ VariantCompile(ModelVersion *version, const Schedule *schedule, const char *orig
 	return code;
 }
 
-/* The schedule (parsed) and its text for a batch size */
+/* The schedule (parsed) and its text for a batch size on a target */
 static const char *
-VariantSchedule(ModelVersion *version, int32 batch_size, Schedule *schedule,
-				const StoredSchedule **stored)
+VariantSchedule(ModelVersion *version, int32 batch_size, const char *target,
+				Schedule *schedule, const StoredSchedule **stored)
 {
 	SilvanStatus status;
 	char	   *text;
 	char	   *copy;
 
-	*stored = ModelVersionStoredSchedule(version, batch_size);
+	*stored = ModelVersionStoredSchedule(version, batch_size, target);
 	if (*stored != NULL)
 	{
 		if (!ScheduleParse((*stored)->text, schedule, &status))
 			SilvanReportStatus(ERROR, &status);
 		return (*stored)->text;
 	}
+	if (strcmp(target, "cpu") != 0)
+		ScheduleGpuDefault(version->header, batch_size, schedule);
 	/* the default is a function of the trees: the code cache remembers it by the forest's digest */
-	if (!ScheduleDefaultFromCache(version->header, batch_size, schedule))
+	else if (!ScheduleDefaultFromCache(version->header, batch_size, schedule))
 	{
 		ScheduleDefault(ModelVersionForest(version), batch_size, schedule);
 		ScheduleDefaultRemember(version->header, batch_size, schedule);
@@ -146,20 +171,33 @@ VariantSchedule(ModelVersion *version, int32 batch_size, Schedule *schedule,
 	return copy;
 }
 
-/* The compiled variant a batch of nominal size batch_size runs with */
+/* The compiled variant a batch of nominal size batch_size runs with on the cpu */
 CompiledVariant *
 ModelVersionVariant(ModelVersion *version, int32 batch_size)
 {
+	return ModelVersionVariantFor(version, batch_size, "cpu");
+}
+
+/*
+ * The compiled variant a batch of nominal size batch_size runs with on a
+ * target ("cpu" or "cuda": SilvanCheckTarget's names)
+ */
+CompiledVariant *
+ModelVersionVariantFor(ModelVersion *version, int32 batch_size, const char *target_name)
+{
+	const Target *target = SilvanTargetFor(target_name, true);
 	const StoredSchedule *stored;
 	CompiledVariant *variant;
 	Schedule	schedule;
 	const char *text;
 
-	if (version->last_variant >= 0 && version->last_batch_size == batch_size)
+	if (version->last_variant >= 0 && version->last_batch_size == batch_size &&
+		version->variants[version->last_variant].target == target)
 		return &version->variants[version->last_variant];
-	text = VariantSchedule(version, batch_size, &schedule, &stored);
+	text = VariantSchedule(version, batch_size, target_name, &schedule, &stored);
 	for (int i = 0; i < version->num_variants; i++)
-		if (strcmp(version->variants[i].schedule_text, text) == 0)
+		if (version->variants[i].target == target &&
+			strcmp(version->variants[i].schedule_text, text) == 0)
 		{
 			version->last_batch_size = batch_size;
 			version->last_variant = i;
@@ -167,7 +205,8 @@ ModelVersionVariant(ModelVersion *version, int32 batch_size)
 		}
 	variant = VariantSlot(version);
 	memset(variant, 0, sizeof(CompiledVariant));
-	variant->code = VariantCompile(version, &schedule,
+	variant->target = target;
+	variant->code = VariantCompile(version, &schedule, target,
 								   stored ? "the stored schedule" : "the default schedule");
 	variant->schedule_text = MemoryContextStrdup(version->cxt, text);
 	version->last_batch_size = batch_size;

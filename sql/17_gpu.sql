@@ -1,0 +1,88 @@
+-- GPU targets from SQL on a machine without a GPU: cuda schedules are
+-- stored and explained (PTX for sm_80), asking to run on cuda says what is
+-- missing, auto falls back to the cpu quietly, and under
+-- silvan.gpu_emulation (superusers) the very kernels a GPU would run score
+-- on an emulated grid, equal to XGBoost's own outputs
+\set fx binary_logistic
+\i sql/fixture.psql
+
+-- a cuda schedule: blocks of 32 rows, one thread per row
+SELECT silvan.set_schedule('binary_logistic',
+       E'tile(batch, b0, b1, 32)\ngpuDimension(b0, grid.x)\ngpuDimension(b1, block.x)',
+       target => 'cuda');
+SELECT model, target, batch_size FROM silvan.schedules WHERE model = 'binary_logistic';
+-- explain shows the kernel's schedule, MIR and PTX (sm_80 without a device)
+SELECT line FROM regexp_split_to_table(silvan.explain('binary_logistic', 1024, 'cuda'), E'\n') AS line
+ WHERE line ~ '^(schedule source|target|schedule:|mir|  for b)';
+SELECT e ~ '\.entry silvan_forest_kernel' AS has_kernel, e ~ '\.target sm_80' AS sm_80,
+       e ~ 'llvm\.nvvm\.read\.ptx\.sreg\.ctaid\.x' AS reads_block_index
+  FROM silvan.explain('binary_logistic', 1024, 'cuda', llvm_ir => true) AS e;
+-- a schedule a gpu cannot run as written, and targets not built
+SELECT silvan.set_schedule('binary_logistic',
+       E'split(batch, b0, b1, 100)\ngpuDimension(b0, block.x)', target => 'cuda');
+SELECT silvan.set_schedule('binary_logistic', 'representation(array)', target => 'rocm');
+SELECT silvan.set_schedule('binary_logistic', 'representation(array)', target => 'tpu');
+SELECT silvan.explain('binary_logistic', 1024, 'rocm');
+
+-- running on cuda without a driver: a clean error naming what is missing
+\set VERBOSITY terse
+SET silvan.target = cuda;
+SELECT count(*) FROM silvan.predict_table('binary_logistic', 'fx_in', 'id');
+\set VERBOSITY default
+-- auto: no GPU here, so the cpu, quietly
+SET silvan.target = auto;
+SET silvan.gpu_min_batch = 1;
+SELECT count(*) AS rows, count(*) FILTER (WHERE t.prediction::real <> x.e[1]::real) AS diff
+  FROM silvan.predict_table('binary_logistic', 'fx_in', 'id') AS t
+  JOIN fx_exp AS x ON x.id = t.key;
+
+-- the emulated grid: the stored cuda schedule, then the gpu default
+SET silvan.gpu_emulation = on;
+SET silvan.target = cuda;
+SELECT b, count(*) AS rows, count(*) FILTER (WHERE t.prediction::real <> x.e[1]::real) AS diff
+  FROM generate_series(1, 3) AS b,
+       silvan.predict_table('binary_logistic', 'fx_in', 'id', batch_size => b * 45 - 44) AS t
+  JOIN fx_exp AS x ON x.id = t.key
+ GROUP BY b ORDER BY b;
+SELECT line FROM regexp_split_to_table(silvan.explain('binary_logistic', 1024, 'cuda'), E'\n') AS line
+ WHERE line ~ '^target';
+SELECT silvan.set_schedule('binary_logistic', NULL, target => 'cuda');
+SELECT count(*) AS rows, count(*) FILTER (WHERE silvan.predict('binary_logistic', i.f)::real
+                                            <> x.e[1]::real) AS scalar_diff
+  FROM fx_in AS i JOIN fx_exp AS x USING (id);
+
+-- deep trees, categorical splits, and classes, against XGBoost's outputs
+\set fx deep_tree
+\i sql/fixture.psql
+SELECT count(*) AS rows, count(*) FILTER (WHERE t.prediction::real <> x.e[1]::real) AS diff
+  FROM silvan.predict_table('deep_tree', 'fx_in', 'id') AS t JOIN fx_exp AS x ON x.id = t.key;
+\set fx categorical
+\i sql/fixture.psql
+SELECT count(*) AS rows, count(*) FILTER (WHERE t.prediction::real <> x.e[1]::real) AS diff
+  FROM silvan.predict_table('categorical', 'fx_in', 'id') AS t JOIN fx_exp AS x ON x.id = t.key;
+\set fx multi_softprob
+\i sql/fixture.psql
+-- tree threads add atomically (any order on a GPU; in order on the emulated grid)
+SELECT silvan.set_schedule('multi_softprob',
+       E'tile(batch, b0, b1, 16)\ntile(tree, t0, t1, 4)\nreorder(b0, b1, t0, t1)\n'
+       'gpuDimension(b0, grid.x)\ngpuDimension(b1, block.x)\ngpuDimension(t0, block.y)',
+       target => 'cuda');
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE q.margins::real[] <> x.e[2:1 + :g]::real[]) AS raw_diff
+  FROM silvan.predict_raw_query('multi_softprob', 'SELECT id, f FROM fx_in')
+       AS q(key bigint, margins float8[])
+  JOIN fx_exp AS x ON x.id = q.key;
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE t.probabilities::real[] <> x.e[2 + :g:1 + :g + :np]::real[]) AS proba_diff
+  FROM silvan.predict_proba_table('multi_softprob', 'fx_in', 'id') AS t
+  JOIN fx_exp AS x ON x.id = t.key;
+RESET silvan.target;
+RESET silvan.gpu_emulation;
+RESET silvan.gpu_min_batch;
+
+-- only superusers may emulate a GPU
+CREATE ROLE gpu_user;
+SET ROLE gpu_user;
+SET silvan.gpu_emulation = on;
+RESET ROLE;
+DROP ROLE gpu_user;
