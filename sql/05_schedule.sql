@@ -60,7 +60,7 @@ SELECT silvan.set_schedule('binary_logistic', 'unrollWalk(batch, 2)');
 SELECT silvan.set_schedule('binary_logistic', 'tile(batch b0, b1, 4)');
 SELECT silvan.set_schedule('binary_logistic', 'Tile(batch, b0, b1, 4)');
 SELECT silvan.set_schedule('binary_logistic', 'representation(bitmap)');
-SELECT silvan.set_schedule('binary_logistic', 'reorder(tree, batch)', target => 'rocm');
+SELECT silvan.set_schedule('binary_logistic', 'reorder(tree, batch)', target => 'tpu');
 SELECT silvan.set_schedule('binary_logistic', 'reorder(tree, batch)', batch_size => 0);
 SELECT silvan.set_schedule('no_such_model', 'reorder(tree, batch)');
 SELECT count(*) AS stored FROM silvan.schedule;

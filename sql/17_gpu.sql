@@ -17,16 +17,23 @@ SELECT line FROM regexp_split_to_table(silvan.explain('binary_logistic', 1024, '
 SELECT e ~ '\.entry silvan_forest_kernel' AS has_kernel, e ~ '\.target sm_80' AS sm_80,
        e ~ 'llvm\.nvvm\.read\.ptx\.sreg\.ctaid\.x' AS reads_block_index
   FROM silvan.explain('binary_logistic', 1024, 'cuda', llvm_ir => true) AS e;
--- a schedule a gpu cannot run as written, and targets not built
+-- a schedule a gpu cannot run as written, and a target that does not exist
 SELECT silvan.set_schedule('binary_logistic',
        E'split(batch, b0, b1, 100)\ngpuDimension(b0, block.x)', target => 'cuda');
-SELECT silvan.set_schedule('binary_logistic', 'representation(array)', target => 'rocm');
 SELECT silvan.set_schedule('binary_logistic', 'representation(array)', target => 'tpu');
-SELECT silvan.explain('binary_logistic', 1024, 'rocm');
+-- AMD: an HSA code object for gfx90a, linked by ld.lld (the gpu default schedule)
+SELECT line FROM regexp_split_to_table(silvan.explain('binary_logistic', 1024, 'rocm'), E'\n') AS line
+ WHERE line ~ '^(schedule source|target|schedule:)';
+SELECT e ~ 'define amdgpu_kernel void @silvan_forest_kernel' AS amdgpu_kernel,
+       e ~ 'llvm\.amdgcn\.workitem\.id\.x' AS reads_thread_index,
+       e ~ 'code object: [0-9]+ bytes for gfx90a \(HSA, linked by ld\.lld\)' AS code_object
+  FROM silvan.explain('binary_logistic', 1024, 'rocm', llvm_ir => true) AS e;
 
--- running on cuda without a driver: a clean error naming what is missing
+-- running on a GPU without a driver: a clean error naming what is missing
 \set VERBOSITY terse
 SET silvan.target = cuda;
+SELECT count(*) FROM silvan.predict_table('binary_logistic', 'fx_in', 'id');
+SET silvan.target = rocm;
 SELECT count(*) FROM silvan.predict_table('binary_logistic', 'fx_in', 'id');
 \set VERBOSITY default
 -- auto: no GPU here, so the cpu, quietly
@@ -47,6 +54,12 @@ SELECT b, count(*) AS rows, count(*) FILTER (WHERE t.prediction::real <> x.e[1]:
 SELECT line FROM regexp_split_to_table(silvan.explain('binary_logistic', 1024, 'cuda'), E'\n') AS line
  WHERE line ~ '^target';
 SELECT silvan.set_schedule('binary_logistic', NULL, target => 'cuda');
+-- rocm's batches run on the same emulated grid
+SET silvan.target = rocm;
+SELECT count(*) AS rows, count(*) FILTER (WHERE t.prediction::real <> x.e[1]::real) AS diff
+  FROM silvan.predict_table('binary_logistic', 'fx_in', 'id', batch_size => 7) AS t
+  JOIN fx_exp AS x ON x.id = t.key;
+SET silvan.target = cuda;
 SELECT count(*) AS rows, count(*) FILTER (WHERE silvan.predict('binary_logistic', i.f)::real
                                             <> x.e[1]::real) AS scalar_diff
   FROM fx_in AS i JOIN fx_exp AS x USING (id);

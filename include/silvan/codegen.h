@@ -212,6 +212,8 @@ extern bool CodegenForest(const Mir *mir, const Representation *repr,
 extern LLVMBasicBlockRef CgNewBlock(CodegenContext *cg, const char *name);
 extern LLVMValueRef CgLoad(CodegenContext *cg, LLVMTypeRef type, LLVMValueRef v_ptr,
 						   const char *name);
+extern LLVMValueRef CgAlloca(CodegenContext *cg, LLVMTypeRef type, LLVMValueRef v_count,
+							 const char *name);
 extern LLVMValueRef CgVarValue(CodegenContext *cg, CodegenEnv *env, const MirPath *path,
 							   int var);
 extern int	CgRootVar(CodegenContext *cg, IndexKind kind);

@@ -20,6 +20,12 @@
  *            machine code from this process or the disk cache, keyed by the
  *            bitcode before optimization
  *
+ * For a gpu target (target.h) the same passes run with loops mapped to
+ * grid and block indices (MirBuildTarget), no code cache, and codegen's
+ * module is the device's: runtime/gpu_emit.c turns it into PTX (cuda) or
+ * an HSA code object (rocm), which gpu_run.c loads through the driver;
+ * gpu_emulated JIT-compiles the kernel for the host instead.
+ *
  * The compiled function adds every tree's leaf value into a margin
  * accumulator prepared by ForestMarginsInit, in the same order and
  * precision as the reference interpreter, so results are identical.
@@ -61,8 +67,9 @@ extern CompiledForest *CompileForest(const Forest *forest,
 /*
  * The same for a target (target.h; NULL: the host cpu).  A gpu target's
  * loops map to grid and block dimensions (mir.h).  gpu_emulated code runs
- * through CompiledForestRun like the cpu's, one thread at a time; cuda
- * code is PTX that GpuForestRun (gpu_run.c) loads and launches on a device.
+ * through CompiledForestRun like the cpu's, one thread at a time; cuda and
+ * rocm code is device code that GpuForestRun (gpu_run.c) loads and
+ * launches on a device.
  * Only cpu code goes through the code cache.
  */
 extern CompiledForest *CompileForestFor(const Forest *forest, const Schedule *schedule,

@@ -10,7 +10,7 @@
 
 typedef struct GpuForest GpuForest;
 
-/* Load a cuda-compiled forest's kernel and buffers on a device; NULL and a status */
+/* Load a gpu-compiled forest's kernel and buffers on a device; NULL and a status */
 extern GpuForest *GpuForestLoad(const CompiledForest *compiled, GpuDevice *device,
 								SilvanStatus *status);
 

@@ -52,6 +52,8 @@ extern const char *JitHostCpuName(void);
 extern const char *JitHostCpuFeatures(void);
 extern unsigned long JitNextId(void);
 extern bool JitOptimizeModule(JitModule *jm, SilvanStatus *status);
+/* The function passes JitOptimizeModule runs on kernels (gpu_emit.c runs them too) */
+extern void JitAddKernelPasses(LLVMPassManagerRef fpm);
 extern JitCode *JitAddModule(JitModule *jm, const char *symbol, void **address,
 							 SilvanStatus *status);
 extern JitCode *JitFindBySource(const char *source, size_t source_len, void **address,

@@ -1,7 +1,7 @@
 /*
  * target.h
- *		Where compiled code runs: the host CPU, an NVIDIA GPU, or a GPU
- *		grid emulated on the CPU for tests.
+ *		Where compiled code runs: the host CPU, an NVIDIA or AMD GPU, or a
+ *		GPU grid emulated on the CPU for tests.
  *
  * A target is one Target entry (src/compiler/target_<name>.c) and one line
  * of target.c's table.  It says what the code generator cannot decide from
@@ -9,8 +9,9 @@
  * grid and block dimensions (MirBuildTarget), the kernel's ABI (its
  * parameters after the SilvanKernelArgs pointer, how it is marked a
  * kernel, how a thread reads its index in a dimension), and how the
- * module becomes code: JIT-compiled into this process (cpu, emulated) or
- * emitted as PTX for the CUDA driver (gpu_emit.c).  The loop-nest lowering
+ * module becomes code: JIT-compiled into this process (cpu, emulated),
+ * emitted as PTX for the CUDA driver, or as an HSA code object for HIP
+ * (gpu_emit.c).  The loop-nest lowering
  * and the representations ask the target through these hooks only.
  */
 #ifndef SILVAN_TARGET_H
@@ -26,16 +27,17 @@ typedef struct CodegenContext CodegenContext;
 typedef enum TargetOutput
 {
 	TARGET_OUTPUT_JIT,			/* machine code in this process (ORC) */
-	TARGET_OUTPUT_PTX			/* PTX text for the CUDA driver */
+	TARGET_OUTPUT_PTX,			/* PTX text for the CUDA driver */
+	TARGET_OUTPUT_HSACO			/* an HSA code object for HIP */
 } TargetOutput;
 
 typedef struct Target
 {
-	const char *name;			/* "cpu", "cuda", "gpu_emulated" */
+	const char *name;			/* "cpu", "cuda", "rocm", "gpu_emulated" */
 	bool		gpu;			/* loops map to grid and block dimensions */
 	TargetOutput output;
 	const char *triple;			/* NULL: the host's */
-	const char *data_layout;	/* NULL: the host's */
+	/* a device's data layout is its target machine's (GpuDataLayout) */
 	const char *default_arch;	/* NULL: the host's cpu */
 
 	/* the kernel's parameters after the SilvanKernelArgs pointer */
@@ -58,6 +60,7 @@ typedef void (*SilvanEmulatedKernelFn) (const void *args, const uint32_t *ids);
 
 extern const Target TargetCpu;
 extern const Target TargetCuda;
+extern const Target TargetRocm;
 extern const Target TargetGpuEmulated;
 
 /* target.c: the target of that name, NULL if none */

@@ -77,6 +77,28 @@ CgNewBlock(CodegenContext *cg, const char *name)
 	return LLVMAppendBasicBlockInContext(cg->context, cg->fn.function, name);
 }
 
+/*
+ * n values of type (n NULL: one) on the stack of the function being
+ * emitted, as a pointer of address space 0: where a target keeps its stack
+ * elsewhere (AMDGPU: address space 5) the alloca is cast to a flat pointer,
+ * so the code that takes the address, and the functions it is passed to,
+ * are the same on every target.  The builder stays where it was.
+ */
+LLVMValueRef
+CgAlloca(CodegenContext *cg, LLVMTypeRef type, LLVMValueRef v_count, const char *name)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMBasicBlockRef b_here = LLVMGetInsertBlock(b);
+	LLVMValueRef v;
+
+	LLVMPositionBuilderAtEnd(b, cg->fn.b_allocas);
+	v = v_count ? LLVMBuildArrayAlloca(b, type, v_count, name) : LLVMBuildAlloca(b, type, name);
+	if (LLVMGetPointerAddressSpace(LLVMTypeOf(v)) != 0)
+		v = LLVMBuildAddrSpaceCast(b, v, LLVMPointerType(type, 0), name);
+	LLVMPositionBuilderAtEnd(b, b_here);
+	return v;
+}
+
 /* A load of model data or rows: invariant for the whole call */
 LLVMValueRef
 CgLoad(CodegenContext *cg, LLVMTypeRef type, LLVMValueRef v_ptr, const char *name)
@@ -1118,14 +1140,11 @@ EmitSpecializedLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const 
 	body.num_local = 0;
 	for (int32_t g = 0; local && g < groups; g++)
 	{
-		LLVMBasicBlockRef b_here = LLVMGetInsertBlock(b);
 		LLVMValueRef v_slot = LLVMBuildAdd(b, LLVMBuildMul(b, env->v_row, CgInt64(cg, groups), ""),
 										   CgInt64(cg, g), "");
 
 		v_ptrs[g] = LLVMBuildGEP2(b, cg->t_value, env->v_target, &v_slot, 1, "v_acc_ptr");
-		LLVMPositionBuilderAtEnd(b, cg->fn.b_allocas);
-		body.v_local[g] = LLVMBuildAlloca(b, cg->t_value, "v_margin");
-		LLVMPositionBuilderAtEnd(b, b_here);
+		body.v_local[g] = CgAlloca(cg, cg->t_value, NULL, "v_margin");
 		LLVMBuildStore(b, LLVMBuildLoad2(b, cg->t_value, v_ptrs[g], ""), body.v_local[g]);
 		body.num_local = g + 1;
 	}

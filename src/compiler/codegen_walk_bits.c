@@ -815,14 +815,9 @@ CallTreeFunction(CodegenContext *cg, const CodegenEnv *env, LLVMValueRef fn, LLV
 	int32_t		n = 0;
 	LLVMValueRef v_out;
 	LLVMValueRef v_call;
-	LLVMBasicBlockRef b_here = LLVMGetInsertBlock(b);
 
 	if (!acc)
-	{
-		LLVMPositionBuilderAtEnd(b, cg->fn.b_allocas);
-		v_out = LLVMBuildArrayAlloca(b, cg->t_value, CgInt32(cg, op_width), "v_leaves");
-		LLVMPositionBuilderAtEnd(b, b_here);
-	}
+		v_out = CgAlloca(cg, cg->t_value, CgInt32(cg, op_width), "v_leaves");
 	args[n++] = cg->fn.v_args;
 	args[n++] = v_tree;
 	if (staged)

@@ -876,7 +876,6 @@ CodeLeaf(CodegenContext *cg, const MirOp *op, int32_t t, LLVMValueRef v_row_ptr)
 	LLVMValueRef args[3];
 	LLVMValueRef v_call;
 	LLVMValueRef v_i;
-	LLVMBasicBlockRef b_here = LLVMGetInsertBlock(b);
 
 	if (cg->code_cache_count > 0 && cg->code_cache_row == v_row_ptr &&
 		t >= cg->code_cache_first && t < cg->code_cache_first + cg->code_cache_count)
@@ -903,9 +902,7 @@ CodeLeaf(CodegenContext *cg, const MirOp *op, int32_t t, LLVMValueRef v_row_ptr)
 			n = cg->mir->hir->num_trees - t;
 	}
 	fn = GroupFunction(cg, op, t, n, t_fn);
-	LLVMPositionBuilderAtEnd(b, cg->fn.b_allocas);
-	args[2] = LLVMBuildArrayAlloca(b, cg->t_value, CgInt32(cg, n), "v_leaves");
-	LLVMPositionBuilderAtEnd(b, b_here);
+	args[2] = CgAlloca(cg, cg->t_value, CgInt32(cg, n), "v_leaves");
 	args[0] = cg->fn.v_args;
 	args[1] = v_row_ptr;
 	v_call = LLVMBuildCall2(b, t_fn, fn, args, 3, "");

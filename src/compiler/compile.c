@@ -25,6 +25,9 @@
  *   jit.c      LLVM IR -> short pass list -> machine code, under its own
  *              resource tracker (or the code cache's object, by IR key);
  *              the image of the buffers and text is stored beside it
+ *   gpu_emit.c (gpu targets, instead of the code cache and jit.c) the
+ *              device's module -> the same pass list -> PTX, or an AMDGPU
+ *              object linked into an HSA code object
  *
  * The compiled forest keeps the buffers, the machine code and the text of
  * every level for explain; the Forest itself is not referenced afterwards.
@@ -59,8 +62,9 @@ struct CompiledForest
 	const Target *target;		/* where the code runs (target.h) */
 	char		arch[32];		/* the processor it was made for ("" cpu: the host's) */
 	Mir		   *mir;			/* gpu targets: the loop nest, for launches */
-	char	   *device_code;	/* PTX: what the driver loads (NUL-terminated) */
-	char	   *device_ir;		/* PTX: the module's LLVM IR, for explain */
+	char	   *device_code;	/* PTX or HSA code object: what the driver loads */
+	size_t		device_code_len;	/* its bytes (PTX: with the NUL) */
+	char	   *device_ir;		/* the kernel's LLVM IR, for explain */
 	Schedule	schedule;
 	const Representation *repr;
 	ReprBuffers buffers;
@@ -195,29 +199,57 @@ ModuleText(LLVMModuleRef module)
 	return text;
 }
 
+/* Emit what the device's driver loads: PTX text, or a linked HSA code object */
+static bool
+EmitDeviceCode(CompiledForest *compiled, LLVMModuleRef module, SilvanStatus *status)
+{
+	void	   *object;
+	size_t		len;
+	bool		ok;
+
+	if (compiled->target->output == TARGET_OUTPUT_PTX)
+	{
+		compiled->device_code = GpuEmitPtx(module, compiled->arch, status);
+		compiled->device_code_len = compiled->device_code ? strlen(compiled->device_code) + 1 : 0;
+		return compiled->device_code != NULL;
+	}
+	if (!GpuEmitAmdgpuObject(module, compiled->arch, &object, &len, status))
+		return false;
+	ok = GpuLinkHsaco(object, len, NULL, (void **) &compiled->device_code,
+					  &compiled->device_code_len, status);
+	free(object);
+	return ok;
+}
+
 /*
- * Generate the kernel for a device and emit what its driver loads: an
- * NVPTX module (the target's triple and data layout), optimized and turned
- * into PTX by gpu_emit.c
+ * Generate the kernel for a device and emit what its driver loads: a
+ * module with the target's triple and its target machine's data layout,
+ * optimized and turned into PTX or a code object by gpu_emit.c
  */
 static bool
 CompileDeviceCode(CompiledForest *compiled, const Mir *mir, const Representation *repr,
 				  SilvanStatus *status)
 {
 	const char *name = "silvan_forest_kernel";
-	LLVMContextRef context = LLVMContextCreate();
-	LLVMModuleRef module = LLVMModuleCreateWithNameInContext(name, context);
+	char	   *layout = GpuDataLayout(compiled->target->triple, compiled->arch, status);
+	LLVMContextRef context;
+	LLVMModuleRef module;
 	CodegenStats stats = {0};
 	bool		ok;
 
+	if (layout == NULL)
+		return false;
+	context = LLVMContextCreate();
+	module = LLVMModuleCreateWithNameInContext(name, context);
 	LLVMSetTarget(module, compiled->target->triple);
-	LLVMSetDataLayout(module, compiled->target->data_layout);
+	LLVMSetDataLayout(module, layout);
+	free(layout);
 	ok = CodegenForest(mir, repr, &compiled->buffers, module, name, compiled->target,
 					   compiled->arch, "", &stats, status);
 	if (ok && (compiled->device_ir = ModuleText(module)) == NULL)
 		ok = StatusNoMemory(status, "the kernel's LLVM IR");
 	if (ok)
-		ok = (compiled->device_code = GpuEmitPtx(module, compiled->arch, status)) != NULL;
+		ok = EmitDeviceCode(compiled, module, status);
 	LLVMDisposeModule(module);
 	LLVMContextDispose(context);
 	return ok;
@@ -235,7 +267,7 @@ CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr
 	char	   *source = NULL;
 	size_t		source_len;
 
-	if (compiled->target->output == TARGET_OUTPUT_PTX)
+	if (compiled->target->output != TARGET_OUTPUT_JIT)
 	{
 		bool		ok = CompileDeviceCode(compiled, mir, repr, status);
 
@@ -848,8 +880,12 @@ CompiledForestExplain(const CompiledForest *compiled, bool with_llvm_ir)
 	if (compiled->from_image)
 		TextAppend(&buf, "passes: none ran; the buffers and the text above are the code "
 				   "cache's image of the compile that made this code\n");
-	if (with_llvm_ir && compiled->device_code != NULL)
+	if (with_llvm_ir && compiled->device_code != NULL &&
+		compiled->target->output == TARGET_OUTPUT_PTX)
 		TextAppend(&buf, "llvm ir:\n%sptx:\n%s", compiled->device_ir, compiled->device_code);
+	else if (with_llvm_ir && compiled->device_code != NULL)
+		TextAppend(&buf, "llvm ir:\n%scode object: %zu bytes for %s (HSA, linked by ld.lld)\n",
+				   compiled->device_ir, compiled->device_code_len, compiled->arch);
 	else if (with_llvm_ir && compiled->llvm_ir.bitcode != NULL)
 	{
 		char	   *ir;
@@ -917,11 +953,11 @@ CompiledForestTarget(const CompiledForest *compiled)
 	return compiled->target;
 }
 
-/* Device code (PTX, NUL-terminated) and its length with the NUL; NULL for host code */
+/* Device code (PTX with its NUL, or an HSA code object) and its length; NULL for host code */
 const char *
 CompiledForestDeviceCode(const CompiledForest *compiled, size_t *len)
 {
-	*len = compiled->device_code ? strlen(compiled->device_code) + 1 : 0;
+	*len = compiled->device_code_len;
 	return compiled->device_code;
 }
 

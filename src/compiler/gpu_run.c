@@ -1,15 +1,16 @@
 /*
  * gpu_run.c
- *		Running a forest compiled for a GPU (cuda) on a device.
+ *		Running a forest compiled for a GPU (cuda, rocm) on a device.
  *
- * GpuForestLoad hands the kernel's PTX to the device's driver and copies
+ * GpuForestLoad hands the kernel (PTX, or an HSA code object) to the
+ * device's driver (gpu.c: CUDA or HIP, whichever opened the device) and copies
  * the model's buffers to device memory once; GpuForestRun then copies a
  * batch of rows and its margins (prepared by ForestMarginsInit, since the
  * kernel adds into them) to the device, launches the grid that the
  * schedule's mapped loops ask for (CompiledForestLaunch), and copies the
  * margins back.  The kernel reads a SilvanKernelArgs in device memory
- * whose pointers are device addresses: nvptx64 lays the struct out as the
- * host does.  Rows and margins live in buffers that grow with the largest
+ * whose pointers are device addresses: nvptx64 and amdgcn lay the struct
+ * out as the host does (64-bit pointers, the same alignments).  Rows and margins live in buffers that grow with the largest
  * batch seen and are kept for the next one.  Nothing here raises: every
  * driver failure is a status with the driver's own error name (gpu.c).
  */
@@ -60,15 +61,15 @@ UploadModel(GpuForest *gf, SilvanStatus *status)
 	return GpuAlloc(gf->device, sizeof(SilvanKernelArgs), &gf->args, status);
 }
 
-/* Load a cuda-compiled forest's kernel and buffers on a device; NULL and a status */
+/* Load a gpu-compiled forest's kernel and buffers on a device; NULL and a status */
 GpuForest *
 GpuForestLoad(const CompiledForest *compiled, GpuDevice *device, SilvanStatus *status)
 {
 	GpuForest  *gf;
 	size_t		len;
-	const char *ptx = CompiledForestDeviceCode(compiled, &len);
+	const char *image = CompiledForestDeviceCode(compiled, &len);
 
-	if (ptx == NULL)
+	if (image == NULL)
 	{
 		StatusFail(status, SILVAN_ERROR_INVALID, "model not compiled for a gpu",
 				   "The forest was compiled for target %s, which has no device code.",
@@ -82,7 +83,7 @@ GpuForestLoad(const CompiledForest *compiled, GpuDevice *device, SilvanStatus *s
 	}
 	gf->compiled = compiled;
 	gf->device = device;
-	if (!GpuModuleLoad(device, ptx, len, "silvan_forest_kernel", &gf->module, status) ||
+	if (!GpuModuleLoad(device, image, len, "silvan_forest_kernel", &gf->module, status) ||
 		!UploadModel(gf, status))
 	{
 		GpuForestFree(gf);

@@ -36,6 +36,7 @@ const Target TargetCpu = {
 static const Target *const targets[] = {
 	&TargetCpu,
 	&TargetCuda,
+	&TargetRocm,
 	&TargetGpuEmulated,
 };
 
@@ -53,5 +54,5 @@ TargetLookup(const char *name)
 const char *
 TargetNames(void)
 {
-	return "cpu, cuda, gpu_emulated";
+	return "cpu, cuda, rocm, gpu_emulated";
 }

@@ -57,7 +57,6 @@ const Target TargetCuda = {
 	.gpu = true,
 	.output = TARGET_OUTPUT_PTX,
 	.triple = "nvptx64-nvidia-cuda",
-	.data_layout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64",
 	.default_arch = "sm_80",
 	.kernel_params = NvptxKernelParams,
 	.mark_kernel = NvptxMarkKernel,

@@ -7,21 +7,20 @@
  * vendor (the library is missing, or the driver found no device), so
  * that "why is my GPU not used" has an answer in SQL.
  *
- * silvan.target says where batches run: cpu (the default), cuda, or auto
- * (an NVIDIA GPU for batches of at least silvan.gpu_min_batch rows where
- * one is present, else the cpu, quietly).  A backend opens its device on
- * the first batch that needs it (the driver's primary context and a
- * stream) and keeps it until it exits; each model variant compiled for
- * cuda keeps its kernel and buffers there (gpu_run.c) and frees them with
- * the variant.  Asking for cuda where there is no driver or device is an
- * error that names what is missing ("libcuda.so.1 not found", "no CUDA
- * device"), with a hint.  silvan.gpu_emulation (superusers only) runs cuda
- * batches on the emulated grid instead (target_emulated.c): the same
- * lowering, compiled for the host and run one GPU thread at a time, slow,
- * for tests on machines without a GPU.  rocm is refused: AMDGPU code
- * objects are emitted and linked (gpu_emit.c), but forest kernels are
- * lowered for NVPTX only.  Driver calls return statuses; only this file
- * turns them into errors, after the call.
+ * silvan.target says where batches run: cpu (the default), cuda (NVIDIA),
+ * rocm (AMD), or auto (a GPU for batches of at least silvan.gpu_min_batch
+ * rows where one is present, NVIDIA first, else the cpu, quietly).  A
+ * backend opens a vendor's device on the first batch that needs it (CUDA:
+ * the primary context; a stream) and keeps it until it exits; each model
+ * variant compiled for a GPU keeps its kernel and buffers there
+ * (gpu_run.c) and frees them with the variant.  Asking for a GPU where
+ * there is no driver or device is an error that names what is missing
+ * ("libcuda.so.1 not found", "no CUDA device"), with a hint.
+ * silvan.gpu_emulation (superusers only) runs GPU batches on the emulated
+ * grid instead (target_emulated.c): the same lowering, compiled for the
+ * host and run one GPU thread at a time, slow, for tests on machines
+ * without a GPU.  Driver calls return statuses; only this file turns them
+ * into errors, after the call.
  */
 #include "silvan_pg.h"
 
@@ -36,12 +35,14 @@ typedef enum SilvanTargetSetting
 {
 	SILVAN_TARGET_CPU,
 	SILVAN_TARGET_CUDA,
+	SILVAN_TARGET_ROCM,
 	SILVAN_TARGET_AUTO
 } SilvanTargetSetting;
 
 static const struct config_enum_entry target_options[] = {
 	{"cpu", SILVAN_TARGET_CPU, false},
 	{"cuda", SILVAN_TARGET_CUDA, false},
+	{"rocm", SILVAN_TARGET_ROCM, false},
 	{"auto", SILVAN_TARGET_AUTO, false},
 	{NULL, 0, false}
 };
@@ -50,19 +51,24 @@ int			silvan_target = SILVAN_TARGET_CPU;
 int			silvan_gpu_min_batch = 4096;
 bool		silvan_gpu_emulation = false;
 
-/* The backend's CUDA device: opened once, on first need */
-static GpuLibrary *device_library;
-static GpuDevice *device;
-static bool device_tried;
-static SilvanStatus device_failure;
+/* The backend's device of each vendor: opened once, on first need */
+typedef struct BackendDevice
+{
+	GpuLibrary *library;
+	GpuDevice  *device;
+	bool		tried;
+	SilvanStatus failure;
+} BackendDevice;
+
+static BackendDevice devices[GPU_KIND_COUNT];
 
 /* Define silvan.target, silvan.gpu_min_batch and silvan.gpu_emulation */
 void
 SilvanDefineDeviceGucs(void)
 {
 	DefineCustomEnumVariable("silvan.target",
-							 "Where batches run: cpu, cuda, or auto (a GPU for large batches where one is present).",
-							 "auto runs batches of at least silvan.gpu_min_batch rows on an NVIDIA GPU when the driver and a device are there, else on the cpu.",
+							 "Where batches run: cpu, cuda, rocm, or auto (a GPU for large batches where one is present).",
+							 "auto runs batches of at least silvan.gpu_min_batch rows on a GPU when a driver and a device are there (NVIDIA first), else on the cpu.",
 							 &silvan_target, SILVAN_TARGET_CPU, target_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("silvan.gpu_min_batch",
@@ -70,42 +76,53 @@ SilvanDefineDeviceGucs(void)
 							NULL, &silvan_gpu_min_batch, 4096, 1, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("silvan.gpu_emulation",
-							 "Run cuda batches on an emulated GPU grid on the cpu (slow; for tests).",
+							 "Run GPU batches on an emulated GPU grid on the cpu (slow; for tests).",
 							 "The kernel lowered for a GPU runs one thread at a time on the host; results are a GPU's.",
 							 &silvan_gpu_emulation, false, PGC_SUSET, 0,
 							 NULL, NULL, NULL);
 }
 
-/*
- * The backend's CUDA device, opened on first need; NULL when there is
- * none and missing_ok, else an error naming what is missing
- */
-GpuDevice *
-SilvanDevice(bool missing_ok)
+/* The vendor a GPU target runs on */
+static GpuKind
+TargetKind(const Target *target)
 {
-	if (!device_tried)
-	{
-		device_tried = true;
-		device_library = GpuDriverLoad(GPU_CUDA, NULL, &device_failure);
-		if (device_library != NULL &&
-			(device = GpuDeviceOpen(device_library, 0, &device_failure)) == NULL)
-		{
-			GpuDriverUnload(device_library);
-			device_library = NULL;
-		}
-	}
-	if (device == NULL && !missing_ok)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s", device_failure.message),
-				 errdetail("%s", device_failure.detail),
-				 errhint("Target cuda needs NVIDIA's driver (libcuda.so.1) and a device; set silvan.target to auto to use a GPU only where there is one.")));
-	return device;
+	return target == &TargetRocm ? GPU_HIP : GPU_CUDA;
 }
 
 /*
- * The target a batch of nominal size batch_size runs on: "cpu" or "cuda"
- * (silvan.target; auto picks cuda for large batches where a GPU is)
+ * The backend's device of a vendor, opened on first need; NULL when
+ * there is none and missing_ok, else an error naming what is missing
+ */
+GpuDevice *
+SilvanDevice(GpuKind kind, bool missing_ok)
+{
+	BackendDevice *d = &devices[kind];
+
+	if (!d->tried)
+	{
+		d->tried = true;
+		d->library = GpuDriverLoad(kind, NULL, &d->failure);
+		if (d->library != NULL && (d->device = GpuDeviceOpen(d->library, 0, &d->failure)) == NULL)
+		{
+			GpuDriverUnload(d->library);
+			d->library = NULL;
+		}
+	}
+	if (d->device == NULL && !missing_ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s", d->failure.message),
+				 errdetail("%s", d->failure.detail),
+				 errhint("Target %s needs %s and a device; set silvan.target to auto to use a GPU only where there is one.",
+						 kind == GPU_HIP ? "rocm" : "cuda",
+						 kind == GPU_HIP ? "AMD's HIP runtime (libamdhip64.so)" :
+						 "NVIDIA's driver (libcuda.so.1)")));
+	return d->device;
+}
+
+/*
+ * The target a batch of nominal size batch_size runs on: "cpu", "cuda" or
+ * "rocm" (silvan.target; auto picks a GPU for large batches where one is)
  */
 const char *
 SilvanBatchTarget(int32 batch_size)
@@ -114,30 +131,28 @@ SilvanBatchTarget(int32 batch_size)
 	{
 		case SILVAN_TARGET_CUDA:
 			return "cuda";
+		case SILVAN_TARGET_ROCM:
+			return "rocm";
 		case SILVAN_TARGET_AUTO:
-			if (batch_size >= silvan_gpu_min_batch &&
-				(silvan_gpu_emulation || SilvanDevice(true) != NULL))
+			if (batch_size < silvan_gpu_min_batch)
+				return "cpu";
+			if (silvan_gpu_emulation || SilvanDevice(GPU_CUDA, true) != NULL)
 				return "cuda";
+			if (SilvanDevice(GPU_HIP, true) != NULL)
+				return "rocm";
 			return "cpu";
 		default:
 			return "cpu";
 	}
 }
 
-/*
- * Check a target named by an SQL argument: cpu and cuda pass; rocm and
- * anything else is an error naming the argument
- */
+/* Check a target named by an SQL argument: cpu, cuda and rocm pass */
 const char *
 SilvanCheckTarget(const char *target, const char *argument, bool to_run)
 {
-	if (strcmp(target, "cpu") == 0 || strcmp(target, "cuda") == 0)
+	if (strcmp(target, "cpu") == 0 || strcmp(target, "cuda") == 0 ||
+		strcmp(target, "rocm") == 0)
 		return target;
-	if (strcmp(target, "rocm") == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("target \"rocm\" is not built yet"),
-				 errdetail("Argument \"%s\" names AMD GPUs; forest kernels are lowered for NVIDIA GPUs (cuda) only so far.", argument)));
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("unknown target \"%s\"", target),
@@ -146,35 +161,51 @@ SilvanCheckTarget(const char *target, const char *argument, bool to_run)
 }
 
 /*
- * The compiler's target for a target name: cuda is the emulated grid
+ * The compiler's target for a target name: a GPU's is the emulated grid
  * when a batch is to run (to_run) under silvan.gpu_emulation
  */
 const Target *
 SilvanTargetFor(const char *target, bool to_run)
 {
-	if (strcmp(target, "cuda") == 0)
-		return to_run && silvan_gpu_emulation ? &TargetGpuEmulated : &TargetCuda;
-	return &TargetCpu;
+	bool		cuda = strcmp(target, "cuda") == 0;
+
+	if (!cuda && strcmp(target, "rocm") != 0)
+		return &TargetCpu;
+	if (to_run && silvan_gpu_emulation)
+		return &TargetGpuEmulated;
+	return cuda ? &TargetCuda : &TargetRocm;
 }
 
-/* The processor to compile for: the device's sm (GpuPtxTarget) where there is one */
+/*
+ * The processor to compile for: the device's where there is one (PTX: the
+ * sm GpuPtxTarget picks), else the target's default (sm_80, gfx90a)
+ */
 const char *
 SilvanTargetArch(const Target *target)
 {
-	static char sm[16];
+	static char arch[32];
 	GpuDeviceInfo info;
 	SilvanStatus ignored;
+	GpuKind		kind = TargetKind(target);
 	int			major;
 	int			minor;
 
-	if (target != &TargetCuda)
+	if (target != &TargetCuda && target != &TargetRocm)
 		return NULL;
-	if (SilvanDevice(true) == NULL ||
-		!GpuDeviceInfoGet(device_library, 0, &info, &ignored) ||
-		sscanf(info.arch, "sm_%1d%d", &major, &minor) != 2)
-		return "sm_80";
-	strlcpy(sm, GpuPtxTarget(major, minor), sizeof(sm));
-	return sm;
+	if (SilvanDevice(kind, true) == NULL ||
+		!GpuDeviceInfoGet(devices[kind].library, 0, &info, &ignored))
+		return target->default_arch;
+	if (kind == GPU_HIP)
+	{
+		if (!GpuAmdgpuKnown(info.arch))
+			return target->default_arch;
+		strlcpy(arch, info.arch, sizeof(arch));
+		return arch;
+	}
+	if (sscanf(info.arch, "sm_%1d%d", &major, &minor) != 2)
+		return target->default_arch;
+	strlcpy(arch, GpuPtxTarget(major, minor), sizeof(arch));
+	return arch;
 }
 
 /*
@@ -187,7 +218,9 @@ SilvanRunOnDevice(CompiledVariant *variant, const void *rows, int64 num_rows, vo
 	SilvanStatus status;
 
 	if (variant->gpu == NULL &&
-		(variant->gpu = GpuForestLoad(variant->code, SilvanDevice(false), &status)) == NULL)
+		(variant->gpu = GpuForestLoad(variant->code,
+									  SilvanDevice(TargetKind(variant->target), false),
+									  &status)) == NULL)
 		SilvanReportStatus(ERROR, &status);
 	if (!GpuForestRun(variant->gpu, rows, num_rows, acc, &status))
 		SilvanReportStatus(ERROR, &status);

@@ -9,6 +9,8 @@
  * runs on the target silvan.target picks for its size (devices.c): on a
  * cuda device it runs in the backend, synchronously, since the driver's
  * calls return statuses that only this process may turn into errors.
+ * (On a GPU the code is not host code: a pipelined scan scores such a
+ * batch in the backend.)
  */
 #include "silvan_pg.h"
 
@@ -41,7 +43,7 @@ ScoreBatch(ModelVersion *version, int32 batch_size, const void *rows,
 	for (;;)
 	{
 		ForestMarginsInit(forest, acc, num_rows);
-		if (code != NULL && variant->target == &TargetCuda)
+		if (code != NULL && variant->target->output != TARGET_OUTPUT_JIT)
 		{
 			SilvanRunOnDevice(variant, rows, num_rows, acc);
 			break;
@@ -107,7 +109,8 @@ ScoreBatchStart(ScoreTask *task, ModelVersion *version, int32 batch_size,
 {
 	CompiledVariant *variant = silvan_jit ?
 		ModelVersionVariantFor(version, batch_size, SilvanBatchTarget(batch_size)) : NULL;
-	CompiledForest *code = variant && variant->target != &TargetCuda ? variant->code : NULL;
+	CompiledForest *code = variant && variant->target->output == TARGET_OUTPUT_JIT ?
+		variant->code : NULL;
 
 	*task = (ScoreTask) {
 		.version = version, .batch_size = batch_size, .code = code,

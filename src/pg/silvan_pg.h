@@ -221,7 +221,7 @@ extern const char *SilvanBatchTarget(int32 batch_size);
 extern const char *SilvanCheckTarget(const char *target, const char *argument, bool to_run);
 extern const Target *SilvanTargetFor(const char *target, bool to_run);
 extern const char *SilvanTargetArch(const Target *target);
-extern GpuDevice *SilvanDevice(bool missing_ok);
+extern GpuDevice *SilvanDevice(GpuKind kind, bool missing_ok);
 extern void SilvanRunOnDevice(CompiledVariant *variant, const void *rows, int64 num_rows,
 							  void *acc);
 

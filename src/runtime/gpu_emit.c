@@ -50,11 +50,9 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
-#include <llvm-c/Transforms/InstCombine.h>
-#include <llvm-c/Transforms/Scalar.h>
-#include <llvm-c/Transforms/Utils.h>
 
 #include "silvan/gpu.h"
+#include "silvan/jit.h"
 #include "silvan/llvm_errors.h"
 
 extern char **environ;
@@ -220,14 +218,7 @@ GpuOptimize(LLVMModuleRef clone, LLVMTargetMachineRef tm)
 	LLVMPassManagerRef fpm = LLVMCreateFunctionPassManagerForModule(clone);
 
 	LLVMAddAnalysisPasses(tm, fpm);
-	LLVMAddPromoteMemoryToRegisterPass(fpm);
-	LLVMAddEarlyCSEPass(fpm);
-	LLVMAddInstructionCombiningPass(fpm);
-	LLVMAddLoopRotatePass(fpm);
-	LLVMAddLICMPass(fpm);
-	LLVMAddIndVarSimplifyPass(fpm);
-	LLVMAddInstructionCombiningPass(fpm);
-	LLVMAddCFGSimplificationPass(fpm);
+	JitAddKernelPasses(fpm);
 	LLVMInitializeFunctionPassManager(fpm);
 	for (LLVMValueRef fn = LLVMGetFirstFunction(clone); fn; fn = LLVMGetNextFunction(fn))
 		if (!LLVMIsDeclaration(fn))
@@ -341,6 +332,54 @@ GpuEmitPtx(LLVMModuleRef module, const char *sm, SilvanStatus *status)
 	}
 	LLVMDisposeMemoryBuffer(out);
 	return ptx;
+}
+
+/*
+ * The data layout (malloc'd) of triple's target machine for cpu, which a
+ * module must have while it is built: AMDGPU's puts allocas in address
+ * space 5, and the IR builder asks the module where to put them.  NULL
+ * and a status when LLVM has no such target or processor.
+ */
+char *
+GpuDataLayout(const char *triple, const char *cpu, SilvanStatus *status)
+{
+	LLVMTargetMachineRef tm;
+	LLVMTargetDataRef layout;
+	char	   *text;
+	char	   *copy;
+
+	if (strcmp(triple, AMDGPU_TRIPLE) == 0 && !GpuAmdgpuKnown(cpu))
+	{
+		StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "could not emit GPU code",
+				   "LLVM 14 has no AMDGPU processor \"%s\".", cpu ? cpu : "");
+		return NULL;
+	}
+	if (strcmp(triple, NVPTX_TRIPLE) == 0 && !GpuPtxKnown(cpu))
+	{
+		StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "could not emit GPU code",
+				   "LLVM 14 has no NVPTX processor \"%s\" (sm_30 to sm_86; see GpuPtxTarget).",
+				   cpu ? cpu : "");
+		return NULL;
+	}
+	if (!GpuEnter(status))
+		return NULL;
+	pthread_once(strcmp(triple, AMDGPU_TRIPLE) == 0 ? &amdgpu_once : &nvptx_once,
+				 strcmp(triple, AMDGPU_TRIPLE) == 0 ? GpuInitAmdgpu : GpuInitNvptx);
+	if ((tm = GpuTargetMachine(triple, cpu, status)) == NULL)
+	{
+		LlvmErrorsLeave();
+		return NULL;
+	}
+	layout = LLVMCreateTargetDataLayout(tm);
+	text = LLVMCopyStringRepOfTargetData(layout);
+	copy = strdup(text);
+	LLVMDisposeMessage(text);
+	LLVMDisposeTargetData(layout);
+	LLVMDisposeTargetMachine(tm);
+	LlvmErrorsLeave();
+	if (copy == NULL)
+		StatusNoMemory(status, "a data layout");
+	return copy;
 }
 
 /*

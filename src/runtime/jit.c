@@ -311,6 +311,20 @@ JitTargetMachine(LLVMCodeGenOptLevel level, SilvanStatus *status)
  * once) and CFG simplification pay; the rest took half of mtpl2's compile
  * for no measurable speed.
  */
+void
+JitAddKernelPasses(LLVMPassManagerRef fpm)
+{
+	LLVMAddPromoteMemoryToRegisterPass(fpm);	/* margins a specialized loop keeps */
+	LLVMAddEarlyCSEPass(fpm);
+	LLVMAddInstructionCombiningPass(fpm);
+	LLVMAddLoopRotatePass(fpm);
+	LLVMAddLICMPass(fpm);
+	LLVMAddIndVarSimplifyPass(fpm);
+	LLVMAddInstructionCombiningPass(fpm);
+	LLVMAddCFGSimplificationPass(fpm);
+}
+
+/* Optimize a module for the host (see above) */
 bool
 JitOptimizeModule(JitModule *jm, SilvanStatus *status)
 {
@@ -322,14 +336,7 @@ JitOptimizeModule(JitModule *jm, SilvanStatus *status)
 		return false;
 	fpm = LLVMCreateFunctionPassManagerForModule(jm->module);
 	LLVMAddAnalysisPasses(tm, fpm);
-	LLVMAddPromoteMemoryToRegisterPass(fpm);	/* margins a specialized loop keeps */
-	LLVMAddEarlyCSEPass(fpm);
-	LLVMAddInstructionCombiningPass(fpm);
-	LLVMAddLoopRotatePass(fpm);
-	LLVMAddLICMPass(fpm);
-	LLVMAddIndVarSimplifyPass(fpm);
-	LLVMAddInstructionCombiningPass(fpm);
-	LLVMAddCFGSimplificationPass(fpm);
+	JitAddKernelPasses(fpm);
 	light = LLVMCreateFunctionPassManagerForModule(jm->module);
 	LLVMAddAnalysisPasses(tm, light);
 	LLVMAddPromoteMemoryToRegisterPass(light);

@@ -21,6 +21,10 @@
  *   - cuda: PTX for sm_80 is emitted, and ptxas (where /usr/local/cuda has
  *     it) assembles it for sm_80 and sm_90 without a single line of output
  *     (no warning), and ptxas -v reports the registers used.
+ *   - rocm: an HSA code object for gfx90a or gfx1030 (alternately) is
+ *     emitted, linked by ld.lld-14, and llvm-readelf-14 --notes shows the
+ *     kernel in its amdhsa metadata for that processor.  No AMD GPU has run
+ *     one: the HIP path is tested through fake drivers only (test_gpu.c).
  *   - on a device (libcuda.so.1 loads and has a device; else "skip"): the
  *     PTX for the device's sm runs on the same batches; margins equal the
  *     interpreter's bit for bit where each row's trees are added by one
@@ -71,6 +75,8 @@ static GpuDevice *device;
 static char device_sm[16];
 static int	device_runs;
 static int	ptxas_runs;
+static int	hsaco_checks;
+static bool have_lld;
 
 /* Deterministic pseudo-random numbers */
 static uint64_t rand_state = 0x9e3779b97f4a7c15ULL;
@@ -297,6 +303,52 @@ CheckCuda(const Forest *forest, const Schedule *schedule, const void *rows, bool
 	CompiledForestFree(compiled);
 }
 
+/*
+ * Emit an HSA code object for gfx and check it with llvm-readelf-14: the
+ * kernel and the processor in its amdhsa metadata
+ */
+static void
+CheckRocm(const Forest *forest, const Schedule *schedule, const char *gfx, const char *what,
+		  const char *tmpdir)
+{
+	CompileTarget target = {&TargetRocm, gfx};
+	SilvanStatus status;
+	CompiledForest *compiled = CompileForestFor(forest, schedule, NULL, &target, &status);
+	size_t		len;
+	const char *hsaco;
+	char		path[256];
+	char		command[512];
+	char		line[512];
+	bool		kernel = false;
+	bool		processor = false;
+	FILE	   *f;
+
+	CHECK_MSG(compiled != NULL, "%s: rocm %s: %s: %s", what, gfx, status.message, status.detail);
+	if (compiled == NULL)
+		return;
+	hsaco = CompiledForestDeviceCode(compiled, &len);
+	snprintf(path, sizeof(path), "%s/kernel.hsaco", tmpdir);
+	if (hsaco != NULL && (f = fopen(path, "wb")) != NULL)
+	{
+		fwrite(hsaco, 1, len, f);
+		fclose(f);
+		snprintf(command, sizeof(command), "llvm-readelf-14 --notes %s 2>&1", path);
+		f = popen(command, "r");
+		while (f && fgets(line, sizeof(line), f))
+		{
+			kernel |= strstr(line, ".name:") && strstr(line, "silvan_forest_kernel");
+			processor |= strstr(line, "amdgcn-amd-amdhsa--") && strstr(line, gfx);
+		}
+		if (f)
+			pclose(f);
+		unlink(path);
+	}
+	CHECK_MSG(kernel && processor, "%s: %s code object: kernel %d, processor %d", what, gfx,
+			  kernel, processor);
+	hsaco_checks++;
+	CompiledForestFree(compiled);
+}
+
 /* Every schedule on one model */
 static void
 CheckModel(const char *path, const char *tmpdir)
@@ -332,6 +384,8 @@ CheckModel(const char *path, const char *tmpdir)
 				*c = ';';
 		CheckEmulated(forest, &schedule, rows, what);
 		CheckCuda(forest, &schedule, rows, exact, what, tmpdir);
+		if (have_lld)
+			CheckRocm(forest, &schedule, p % 2 ? "gfx90a" : "gfx1030", what, tmpdir);
 	}
 	printf("  %s: %d trees, %d classes checked\n", path, forest->num_trees, forest->num_groups);
 	free(rows);
@@ -427,11 +481,18 @@ main(void)
 		return 1;
 	if (access(PTXAS, X_OK) != 0)
 		printf("  skip ptxas: %s not found\n", PTXAS);
+	have_lld = system("command -v ld.lld-14 >/dev/null && command -v llvm-readelf-14 >/dev/null") == 0 ||
+		(access("/usr/lib/llvm-14/bin/ld.lld", X_OK) == 0 &&
+		 access("/usr/lib/llvm-14/bin/llvm-readelf", X_OK) == 0 &&
+		 system("command -v llvm-readelf-14 >/dev/null") == 0);
+	if (!have_lld)
+		printf("  skip AMDGPU code objects: ld.lld-14 or llvm-readelf-14 not found (package lld-14)\n");
 	OpenDevice();
 	TestMirDump();
 	for (size_t m = 0; m < lengthof(models); m++)
 		CheckModel(models[m], tmpdir);
-	printf("  ptxas runs %d, device runs %d\n", ptxas_runs, device_runs);
+	printf("  ptxas runs %d, code objects checked %d, device runs %d\n", ptxas_runs,
+		   hsaco_checks, device_runs);
 	if (device)
 		GpuDeviceClose(device);
 	if (cuda)
