@@ -55,6 +55,8 @@
 #define MIR_REMAINDER_STEP		4
 #define MIR_MAX_OPS				(4 * SCHEDULE_MAX_VARS + 8)
 #define MIR_MAX_NOTES			8
+/* Threads of one gpu block, at most (CUDA's and HIP's limit) */
+#define MIR_GPU_MAX_BLOCK		1024
 
 typedef enum MirOpKind
 {

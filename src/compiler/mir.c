@@ -527,6 +527,46 @@ CheckGpuPaths(const Mir *mir, SilvanStatus *status)
 	return true;
 }
 
+/*
+ * A block's threads are a fixed number, within what CUDA and HIP launch:
+ * every loop mapped to a block dimension has a static extent, at most
+ * MIR_GPU_MAX_BLOCK in x and y and 64 in z, MIR_GPU_MAX_BLOCK in all
+ */
+static bool
+CheckGpuBlock(const Mir *mir, SilvanStatus *status)
+{
+	int64_t		dims[3] = {1, 1, 1};
+	const int64_t limits[3] = {MIR_GPU_MAX_BLOCK, MIR_GPU_MAX_BLOCK, 64};
+
+	for (int i = 0; i < mir->num_ops; i++)
+	{
+		const MirOp *op = &mir->ops[i];
+		int			d = op->gpu_dim - GPU_DIM_BLOCK_X;
+
+		if (op->kind != MIR_LOOP || op->gpu_dim < GPU_DIM_BLOCK_X)
+			continue;
+		if (op->extent < 0)
+			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid schedule for a gpu",
+							  "gpuDimension(%s, %s): the loop's trip count grows with the batch, "
+							  "and a block's threads are a fixed number; map the inner loop of "
+							  "a tile instead.", mir->schedule->vars[op->var].name,
+							  gpu_dim_names[op->gpu_dim - 1]);
+		if (op->extent > dims[d])
+			dims[d] = op->extent;
+	}
+	for (int d = 0; d < 3; d++)
+		if (dims[d] > limits[d])
+			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid schedule for a gpu",
+							  "A block would have %lld threads in %s; at most %lld.",
+							  (long long) dims[d], gpu_dim_names[3 + d], (long long) limits[d]);
+	if (dims[0] * dims[1] * dims[2] > MIR_GPU_MAX_BLOCK)
+		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid schedule for a gpu",
+						  "A block would have %lld x %lld x %lld = %lld threads; at most %d.",
+						  (long long) dims[0], (long long) dims[1], (long long) dims[2],
+						  (long long) (dims[0] * dims[1] * dims[2]), MIR_GPU_MAX_BLOCK);
+	return true;
+}
+
 /* Build the MIR of a schedule for a forest of num_trees trees, for the cpu */
 bool
 MirBuild(const Schedule *schedule, int32_t num_trees, int32_t num_groups,
@@ -552,7 +592,7 @@ MirBuildTarget(const Schedule *schedule, int32_t num_trees, int32_t num_groups, 
 						  "The loop nest has no loops over rows and trees.");
 	if (!MirBuildLoops(&b, schedule->root_loop, NULL, &mir->root))
 		return false;
-	if (gpu && !CheckGpuPaths(mir, status))
+	if (gpu && (!CheckGpuPaths(mir, status) || !CheckGpuBlock(mir, status)))
 		return false;
 	for (int i = 0; i < mir->num_ops; i++)
 		if (mir->ops[i].kind == MIR_WALK)

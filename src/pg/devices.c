@@ -25,6 +25,7 @@
 #include "silvan_pg.h"
 
 #include "funcapi.h"
+#include "storage/ipc.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 
@@ -82,6 +83,25 @@ SilvanDefineDeviceGucs(void)
 							 NULL, NULL, NULL);
 }
 
+/*
+ * At backend exit: close every device this backend opened (stream,
+ * context) and unload the drivers; the device's memory goes with the
+ * context
+ */
+static void
+DevicesRelease(int code, Datum arg)
+{
+	for (int k = 0; k < GPU_KIND_COUNT; k++)
+	{
+		if (devices[k].device != NULL)
+			GpuDeviceClose(devices[k].device);
+		if (devices[k].library != NULL)
+			GpuDriverUnload(devices[k].library);
+		devices[k].device = NULL;
+		devices[k].library = NULL;
+	}
+}
+
 /* The vendor a GPU target runs on */
 static GpuKind
 TargetKind(const Target *target)
@@ -100,7 +120,12 @@ SilvanDevice(GpuKind kind, bool missing_ok)
 
 	if (!d->tried)
 	{
+		static bool release_registered = false;
+
 		d->tried = true;
+		if (!release_registered)
+			on_proc_exit(DevicesRelease, (Datum) 0);
+		release_registered = true;
 		d->library = GpuDriverLoad(kind, NULL, &d->failure);
 		if (d->library != NULL && (d->device = GpuDeviceOpen(d->library, 0, &d->failure)) == NULL)
 		{

@@ -3,7 +3,8 @@
 # tests (driver round trips, every Table 5 schedule on the device against the interpreter) and
 # the GPU benchmark (silvan's kernel against Hummingbird's strategies in torch, same rows).
 # Logs go to $OUT.  SILVAN_DEVICE_STEPS picks steps (default "tests bench"),
-# SILVAN_DEVICE_ROWS the benchmark's rows, SILVAN_DEVICE_MODELS its XGBoost models.
+# SILVAN_DEVICE_ROWS the benchmark's rows, SILVAN_DEVICE_MODELS its XGBoost models,
+# SILVAN_DEVICE_BATCHES its batch sizes (default 4096, 65536 and all rows).
 set -uo pipefail
 OUT=${OUT:-/tmp/silvan-device-out}
 dir=$PWD/.device-gpu
@@ -11,6 +12,7 @@ root=/opt/silvan-gpu
 mkdir -p "$OUT" $root
 steps=${SILVAN_DEVICE_STEPS:-tests bench}
 rows=${SILVAN_DEVICE_ROWS:-262144}
+batches=${SILVAN_DEVICE_BATCHES:-4096 65536 $rows}
 for f in "$dir"/debs/*.deb; do dpkg-deb -x "$f" $root; done
 export LD_LIBRARY_PATH=$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 missing=$(ldd "$dir"/bin/* | grep 'not found' | sort -u)
@@ -29,10 +31,10 @@ if [[ " $steps " == *" bench "* ]]; then
 	for m in ${SILVAN_DEVICE_MODELS:-higgs airline year_prediction_msd bosch}; do
 		model=$root/models/asprasad_treebeard/xgb_models--${m}_xgb_model_save.json
 		features=$(python3 -c "import json; print(json.load(open('$model'))['learner']['learner_model_param']['num_feature'])")
-		"$dir/bin/bench_gpu" "$model" "$rows" /tmp/rows.bin 4096 65536 "$rows" \
+		"$dir/bin/bench_gpu" "$model" "$rows" /tmp/rows.bin $batches \
 			| sed "s|^[^\t]*/|$m\t|" >> "$OUT/bench.tsv" 2>> "$OUT/bench.err"
 		python3 test/bench/gpu_peer.py "$model" /tmp/rows.bin "$features" /tmp/rows.bin.margins \
-			4096 65536 "$rows" | sed "s|^|$m\t|" >> "$OUT/bench.tsv" 2>> "$OUT/bench.err"
+			$batches | sed "s|^|$m\t|" >> "$OUT/bench.tsv" 2>> "$OUT/bench.err"
 		echo "== bench $m done"
 	done
 	tail -5 "$OUT/bench.err"

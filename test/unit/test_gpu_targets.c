@@ -432,6 +432,25 @@ TestMirDump(void)
 	CHECK_MSG(compiled == NULL && strstr(status.detail, "maps no loop to block.x") != NULL,
 			  "%s", status.detail);
 	CompiledForestFree(compiled);
+	/*
+	 * a block of more threads than CUDA and HIP launch (on the H100,
+	 * Algorithm 1's 32 rows x 50 tree threads for bosch failed at launch
+	 * with CUDA_ERROR_INVALID_VALUE), and a block that grows with the batch
+	 */
+	CHECK(ScheduleParse("tile(batch, b0, b1, 32)\ntile(tree, t0, t1, 2)\n"
+						"reorder(b0, b1, t0, t1)\ngpuDimension(b0, grid.x)\n"
+						"gpuDimension(b1, block.x)\ngpuDimension(t0, block.y)\n", &schedule, &status));
+	compiled = CompileForestFor(forest, &schedule, NULL, &target, &status);
+	CHECK_MSG(compiled == NULL && strstr(status.detail, "32 x 50 x 1 = 1600 threads; at most 1024"),
+			  "%s", compiled ? "compiled" : status.detail);
+	CompiledForestFree(compiled);
+	CHECK(ScheduleParse("gpuDimension(batch, block.x)\n", &schedule, &status));
+	compiled = CompileForestFor(forest, &schedule, NULL, &target, &status);
+	CHECK_MSG(compiled == NULL && strstr(status.detail, "grows with the batch"), "%s",
+			  compiled ? "compiled" : status.detail);
+	CompiledForestFree(compiled);
+	CHECK(ScheduleParse("split(batch, b0, b1, 100)\ngpuDimension(b0, block.x)\n",
+						&schedule, &status));
 	/* the cpu ignores gpuDimension, with a note */
 	compiled = CompileForest(forest, &schedule, NULL, &status);
 	CHECK_MSG(compiled != NULL, "%s: %s", status.message, status.detail);
