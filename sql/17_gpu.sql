@@ -53,6 +53,17 @@ SELECT b, count(*) AS rows, count(*) FILTER (WHERE t.prediction::real <> x.e[1]:
  GROUP BY b ORDER BY b;
 SELECT line FROM regexp_split_to_table(silvan.explain('binary_logistic', 1024, 'cuda'), E'\n') AS line
  WHERE line ~ '^target';
+-- rows staged in shared memory: every thread copies a share, a barrier, then the walks
+SELECT silvan.set_schedule('binary_logistic',
+       E'tile(batch, b0, b1, 16)\ngpuDimension(b0, grid.x)\ngpuDimension(b1, block.x)\ncache(b0)',
+       target => 'cuda');
+SELECT line FROM regexp_split_to_table(silvan.explain('binary_logistic', 1024, 'cuda'), E'\n') AS line
+ WHERE line ~ 'cacheRows';
+SELECT b, count(*) AS rows, count(*) FILTER (WHERE t.prediction::real <> x.e[1]::real) AS diff
+  FROM generate_series(1, 2) AS b,
+       silvan.predict_table('binary_logistic', 'fx_in', 'id', batch_size => b * 13) AS t
+  JOIN fx_exp AS x ON x.id = t.key
+ GROUP BY b ORDER BY b;
 SELECT silvan.set_schedule('binary_logistic', NULL, target => 'cuda');
 -- rocm's batches run on the same emulated grid
 SET silvan.target = rocm;

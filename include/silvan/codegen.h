@@ -140,6 +140,9 @@ struct CodegenContext
 	 */
 	int64_t		code_inline_left;
 	int64_t		code_categorical;	/* categorical splits put into code */
+	/* a gpu block's rows staged in shared memory (cache), and its first row */
+	LLVMValueRef v_gpu_stage;
+	LLVMValueRef v_gpu_stage_lo;
 	int32_t		code_cache_first;
 	int32_t		code_cache_count;
 	LLVMValueRef code_cache_out;

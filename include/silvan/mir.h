@@ -42,6 +42,21 @@
  * privatization by atomic adds; vectorReduce vectorizes the
  * reduce-dimension op.  A nested parallel loop runs as one chunk inside the
  * enclosing one, so it needs no slices of its own.
+ *
+ * On a gpu target (MirBuildTarget) a loop with gpuDimension(i, d) runs one
+ * iteration per index of d: the thread (block.*) or block (grid.*) with
+ * index k runs iteration k, if the loop has that many in its current
+ * range.  Every path of the nest maps the same dimensions, so each
+ * iteration of the nest runs on exactly one thread; loops mapped to block
+ * dimensions have static trip counts whose product is at most
+ * MIR_GPU_MAX_BLOCK threads.  A tree loop mapped to a dimension is a
+ * conflicting loop whose adds are atomic (sums in another order: equal
+ * within rounding, not bit for bit).  cache() on the outermost loop, a
+ * tile of the batch mapped to grid.x, stages the block's rows in shared
+ * memory: every thread of the block copies a share of them (consecutive
+ * threads, consecutive values), a barrier, then the nest reads its rows
+ * there.  parallel, other cache() and the interrupt check are CPU notions,
+ * noted and dropped.
  */
 #ifndef SILVAN_MIR_H
 #define SILVAN_MIR_H
@@ -57,6 +72,8 @@
 #define MIR_MAX_NOTES			8
 /* Threads of one gpu block, at most (CUDA's and HIP's limit) */
 #define MIR_GPU_MAX_BLOCK		1024
+/* Static shared memory of one gpu block, at most (CUDA's without opting in) */
+#define MIR_GPU_MAX_SHARED		(48 * 1024)
 
 typedef enum MirOpKind
 {
@@ -139,6 +156,8 @@ typedef struct Mir
 	bool		parallel;		/* some loop is parallel */
 	bool		gpu;			/* built for a gpu target (MirBuildTarget) */
 	uint8_t		gpu_dims;		/* gpu: dimensions mapped, bit d - 1 for GpuDim d */
+	int64_t		gpu_stage_rows; /* gpu: rows a block stages (cache), else 0 */
+	int64_t		gpu_stage_bytes;	/* their bytes of shared memory (MirGpuStage) */
 	int32_t		max_pad;		/* deepest padding any walk asks for */
 	int32_t		max_unroll;		/* deepest unrollWalk (tiles: pad depth) */
 	int32_t		num_notes;
@@ -159,6 +178,8 @@ extern bool MirBuildTarget(const Schedule *schedule, int32_t num_trees, int32_t 
 						   bool gpu, Mir *mir, SilvanStatus *status);
 extern void MirGpuLaunch(const Mir *mir, int64_t num_rows, uint32_t grid[3],
 						 uint32_t block[3]);
+extern void MirGpuStage(Mir *mir, int32_t num_features, size_t value_size);
+extern void MirGpuBlockDims(const Mir *mir, int64_t dims[3]);
 extern void MirPadLevels(const Mir *mir, const int32_t *depths, int32_t *pad_to);
 extern void MirFinish(Mir *mir, const Hir *hir, const ReprTreeShape *trees);
 extern char *MirDump(const Mir *mir);

@@ -46,6 +46,17 @@ typedef struct Target
 	void		(*mark_kernel) (CodegenContext *cg, LLVMValueRef fn);
 	/* the running thread's index in dimension dim (i64); gpu targets only */
 	LLVMValueRef (*grid_index) (CodegenContext *cg, GpuDim dim);
+
+	/*
+	 * A barrier of a block's threads, gpu targets only: whether the code
+	 * before it runs (i1: on a device always; on the emulated grid in
+	 * phase 0), then the barrier itself, ending in a branch to b_after (the
+	 * emulated grid ends phase 0 there instead)
+	 */
+	LLVMValueRef (*before_barrier) (CodegenContext *cg);
+	void		(*barrier) (CodegenContext *cg, LLVMBasicBlockRef b_after);
+	/* count values of type in the block's shared memory, as a flat pointer */
+	LLVMValueRef (*shared_buffer) (CodegenContext *cg, LLVMTypeRef type, int64_t count);
 } Target;
 
 /* What one compile targets: the target and its processor (NULL: default) */
@@ -55,13 +66,26 @@ typedef struct CompileTarget
 	const char *arch;			/* "sm_80"; NULL: target->default_arch */
 } CompileTarget;
 
-/* A gpu_emulated kernel: args, then {block.x, .y, .z, thread.x, .y, .z} */
-typedef void (*SilvanEmulatedKernelFn) (const void *args, const uint32_t *ids);
+/*
+ * A gpu_emulated kernel: args, {block.x, .y, .z, thread.x, .y, .z}, the
+ * block's shared memory, and the phase: a kernel with a barrier is called
+ * for every thread of a block with phase 0 (up to the barrier), then for
+ * every thread with phase 1 (after it)
+ */
+typedef void (*SilvanEmulatedKernelFn) (const void *args, const uint32_t *ids, void *shared,
+										int32_t phase);
 
 extern const Target TargetCpu;
 extern const Target TargetCuda;
 extern const Target TargetRocm;
 extern const Target TargetGpuEmulated;
+
+/* target.c: barriers and shared memory of the device targets (NVPTX, AMDGPU) */
+extern LLVMValueRef TargetDeviceBeforeBarrier(CodegenContext *cg);
+extern void TargetDeviceBarrier(CodegenContext *cg, const char *intrinsic, bool fences,
+								LLVMBasicBlockRef b_after);
+extern LLVMValueRef TargetDeviceSharedBuffer(CodegenContext *cg, LLVMTypeRef type,
+											 int64_t count);
 
 /* target.c: the target of that name, NULL if none */
 extern const Target *TargetLookup(const char *name);

@@ -382,10 +382,17 @@ CgLoadTree(CodegenContext *cg, LLVMValueRef v_tree, LLVMValueRef *v_rec,
 LLVMValueRef
 CgRowPointer(CodegenContext *cg, LLVMValueRef v_row)
 {
-	LLVMValueRef v_off = LLVMBuildMul(cg->builder, v_row,
-									  CgInt64(cg, cg->forest->num_features), "");
+	LLVMValueRef v_base = cg->fn.v_rows;
+	LLVMValueRef v_off;
 
-	return LLVMBuildGEP2(cg->builder, cg->t_value, cg->fn.v_rows, &v_off, 1, "v_row_ptr");
+	if (cg->v_gpu_stage != NULL)
+	{
+		/* a gpu block's rows, staged in shared memory (EmitGpuStage) */
+		v_base = cg->v_gpu_stage;
+		v_row = LLVMBuildSub(cg->builder, v_row, cg->v_gpu_stage_lo, "");
+	}
+	v_off = LLVMBuildMul(cg->builder, v_row, CgInt64(cg, cg->forest->num_features), "");
+	return LLVMBuildGEP2(cg->builder, cg->t_value, v_base, &v_off, 1, "v_row_ptr");
 }
 
 /* Branch to the function's return if the interrupt flag is set */
@@ -605,7 +612,7 @@ EmitLoopBody(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath
 		if (env->v_row)
 			env->v_row_ptr = CgRowPointer(cg, env->v_row);
 	}
-	if (op->cache)
+	if (op->cache && !cg->target->gpu)
 		v_unstage = EmitCache(cg, op, env, path);
 	EmitOps(cg, op->body, env);
 	if (v_unstage != NULL)
@@ -1199,6 +1206,56 @@ CgTargetHas(const CodegenContext *cg, const char *name)
 }
 
 /*
+ * cache() on a gpu: block k's rows [k * size, min(k * size + size, n))
+ * copied into shared memory by all the block's threads, thread t taking
+ * values t, t + threads, ... (consecutive threads read consecutive values:
+ * coalesced), then a barrier; rows are then read there (CgRowPointer).
+ * Runs in every thread of a block that has rows: the loop is outermost
+ * and mapped to grid.x, so the whole block takes the same branch.
+ */
+static void
+EmitGpuStage(CodegenContext *cg, LLVMValueRef v_block)
+{
+	LLVMBuilderRef b = cg->builder;
+	const Target *target = cg->target;
+	int64_t		rows = cg->mir->gpu_stage_rows;
+	int64_t		features = cg->forest->num_features;
+	int64_t		dims[3];
+	LLVMValueRef v_stage = target->shared_buffer(cg, cg->t_value, rows * features);
+	LLVMValueRef v_row_lo = LLVMBuildMul(b, v_block, CgInt64(cg, rows), "stage_row_lo");
+	LLVMValueRef v_count = LLVMBuildMul(b, Min64(cg, CgInt64(cg, rows),
+												 LLVMBuildSub(b, cg->fn.v_num_rows, v_row_lo, "")),
+										CgInt64(cg, features), "stage_values");
+	LLVMValueRef v_from = LLVMBuildGEP2(b, cg->t_value, cg->fn.v_rows,
+										(LLVMValueRef[]) {LLVMBuildMul(b, v_row_lo,
+																	   CgInt64(cg, features), "")},
+										1, "");
+	LLVMValueRef v_tid;
+	LLVMBasicBlockRef b_copy = CgNewBlock(cg, "gpu_stage");
+	LLVMBasicBlockRef b_after = CgNewBlock(cg, "gpu_staged");
+	CodegenLoop loop;
+
+	MirGpuBlockDims(cg->mir, dims);
+	v_tid = LLVMBuildAdd(b, target->grid_index(cg, GPU_DIM_BLOCK_X),
+						 LLVMBuildMul(b, CgInt64(cg, dims[0]),
+									  LLVMBuildAdd(b, target->grid_index(cg, GPU_DIM_BLOCK_Y),
+												   LLVMBuildMul(b, CgInt64(cg, dims[1]),
+																target->grid_index(cg, GPU_DIM_BLOCK_Z), ""),
+												   ""), ""), "tid");
+	LLVMBuildCondBr(b, target->before_barrier(cg), b_copy, b_after);
+	LLVMPositionBuilderAtEnd(b, b_copy);
+	LoopOpen(cg, &loop, "gpu_stage_copy", v_tid, v_count);
+	LLVMBuildStore(b, CgLoad(cg, cg->t_value, LLVMBuildGEP2(b, cg->t_value, v_from, &loop.v_iv, 1, ""),
+							 ""),
+				   LLVMBuildGEP2(b, cg->t_value, v_stage, &loop.v_iv, 1, ""));
+	LoopClose(cg, &loop, dims[0] * dims[1] * dims[2]);
+	target->barrier(cg, b_after);
+	LLVMPositionBuilderAtEnd(b, b_after);
+	cg->v_gpu_stage = v_stage;
+	cg->v_gpu_stage_lo = v_row_lo;
+}
+
+/*
  * A loop mapped to a gpu dimension: the running thread's index k in it is
  * iteration lo + k, if that is below hi; one lane
  */
@@ -1215,10 +1272,13 @@ EmitGpuLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath 
 
 	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, v_iv, v_hi, ""), b_body, b_after);
 	LLVMPositionBuilderAtEnd(b, b_body);
+	if (op->cache)
+		EmitGpuStage(cg, v_iv);
 	inner.v_val[op->var] = v_iv;
 	inner.width = 1;
 	inner.lane_var = op->var;
 	EmitLoopBody(cg, op, &inner, path);
+	cg->v_gpu_stage = NULL;
 	LLVMBuildBr(b, b_after);
 	LLVMPositionBuilderAtEnd(b, b_after);
 }

@@ -65,6 +65,7 @@ struct CompiledForest
 	char	   *device_code;	/* PTX or HSA code object: what the driver loads */
 	size_t		device_code_len;	/* its bytes (PTX: with the NUL) */
 	char	   *device_ir;		/* the kernel's LLVM IR, for explain */
+	void	   *emulated_shared;	/* gpu_emulated: a block's shared memory */
 	Schedule	schedule;
 	const Representation *repr;
 	ReprBuffers buffers;
@@ -595,6 +596,13 @@ CompileBracketed(const Forest *forest, const char *forest_digest, const Schedule
 	ok = CheckLayout(forest, &compiled->schedule, profile, status) &&
 		MirBuildTarget(&compiled->schedule, forest->num_trees, forest->num_groups,
 					   compiled->target->gpu, mir, status);
+	if (ok && compiled->target->gpu)
+	{
+		MirGpuStage(mir, forest->num_features, ForestValueSize(forest));
+		if (compiled->target == &TargetGpuEmulated && mir->gpu_stage_bytes > 0 &&
+			(compiled->emulated_shared = malloc((size_t) mir->gpu_stage_bytes)) == NULL)
+			ok = StatusNoMemory(status, "the emulated grid's shared memory");
+	}
 	if (ok)
 	{
 		mir->profile = profile;
@@ -790,6 +798,8 @@ RunEmulatedGrid(const CompiledForest *compiled, const SilvanKernelArgs *args,
 				volatile sig_atomic_t *stop)
 {
 	SilvanEmulatedKernelFn fn = (SilvanEmulatedKernelFn) (void *) compiled->fn;
+	int			phases = compiled->emulated_shared != NULL ? 2 : 1;
+	void	   *shared = compiled->emulated_shared;
 	uint32_t	grid[3];
 	uint32_t	block[3];
 	uint32_t	ids[6];
@@ -798,10 +808,11 @@ RunEmulatedGrid(const CompiledForest *compiled, const SilvanKernelArgs *args,
 	for (ids[2] = 0; ids[2] < grid[2]; ids[2]++)
 		for (ids[1] = 0; ids[1] < grid[1]; ids[1]++)
 			for (ids[0] = 0; ids[0] < grid[0] && *stop == 0; ids[0]++)
-				for (ids[5] = 0; ids[5] < block[2]; ids[5]++)
-					for (ids[4] = 0; ids[4] < block[1]; ids[4]++)
-						for (ids[3] = 0; ids[3] < block[0]; ids[3]++)
-							fn(args, ids);
+				for (int phase = 2 - phases; phase < 2; phase++)
+					for (ids[5] = 0; ids[5] < block[2]; ids[5]++)
+						for (ids[4] = 0; ids[4] < block[1]; ids[4]++)
+							for (ids[3] = 0; ids[3] < block[0]; ids[3]++)
+								fn(args, ids, shared, phase);
 }
 
 bool
@@ -943,6 +954,7 @@ CompiledForestFree(CompiledForest *compiled)
 	free(compiled->mir);
 	free(compiled->device_code);
 	free(compiled->device_ir);
+	free(compiled->emulated_shared);
 	free(compiled);
 }
 

@@ -325,8 +325,22 @@ MirAddWalk(MirBuilder *b, MirOp *loop)
 }
 
 /*
+ * Does cache(i) on this loop stage a block's rows in shared memory?  Only
+ * on the outermost loop, a tile of the root batch mapped to grid.x: then
+ * block k scores rows [k * size, k * size + size) and nothing else, and
+ * the loop runs before any loop whose threads could leave the barrier out.
+ */
+static bool
+StagesBlockRows(MirBuilder *b, const MirOp *op, const IndexVar *var)
+{
+	return op->parent == NULL && var->kind == INDEX_BATCH && var->gpu_dim == GPU_DIM_GRID_X &&
+		var->origin == INDEX_ORIGIN_TILE_OUTER && b->s->vars[var->parent].origin == INDEX_ORIGIN_ROOT;
+}
+
+/*
  * On a gpu: map the loop to its dimension, make a mapped tree loop's adds
- * atomic, and drop what only a CPU does
+ * atomic, stage a block's rows where cache() asks, and drop what only a
+ * CPU does
  */
 static void
 MirLegalizeGpu(MirBuilder *b, MirOp *op, const IndexVar *var)
@@ -336,13 +350,15 @@ MirLegalizeGpu(MirBuilder *b, MirOp *op, const IndexVar *var)
 	if (var->parallel)
 		MirNote(mir, "parallel(%s) ignored on a gpu: gpuDimension maps loops to threads",
 				var->name);
-	if (var->cache)
-		MirNote(mir, "cache(%s) ignored on a gpu: staging in shared memory is not lowered yet",
-				var->name);
+	if (var->cache && !StagesBlockRows(b, op, var))
+		MirNote(mir, "cache(%s) ignored on a gpu: only the outermost loop, a tile of the batch "
+				"mapped to grid.x, stages its rows in shared memory", var->name);
 	if (var->specialize && var->kind == INDEX_BATCH)
 		MirNote(mir, "specialize(%s) ignored: rows are not known at compile time", var->name);
 	op->parallel = false;
-	op->cache = false;
+	op->cache = var->cache && StagesBlockRows(b, op, var);
+	if (op->cache)
+		mir->gpu_stage_rows = var->param;
 	op->poll = false;
 	op->specialize = var->specialize && var->kind == INDEX_TREE;
 	op->gpu_dim = var->gpu_dim;
@@ -765,7 +781,11 @@ MirDumpOps(TextBuf *buf, const Mir *mir, const MirOp *op, int indent)
 					TextAppend(buf, "%s interrupt check per iteration",
 							   op->privatize || op->atomic ? ";" : "  #");
 				TextAppend(buf, "\n");
-				if (op->cache)
+				if (op->cache && mir->gpu)
+					TextAppend(buf, "%*scacheRows(%s): the block's %lld rows to shared memory "
+							   "(coalesced, all threads), then a barrier\n", indent * 2 + 2, "",
+							   VarName(mir, op->var), (long long) mir->gpu_stage_rows);
+				else if (op->cache)
 					TextAppend(buf, "%*s%s(%s)\n", indent * 2 + 2, "",
 							   op->index_kind == INDEX_TREE ? "cacheTrees" : "cacheRows",
 							   VarName(mir, op->var));
@@ -816,25 +836,73 @@ MirDumpOps(TextBuf *buf, const Mir *mir, const MirOp *op, int indent)
 }
 
 /*
- * Grid and block of a gpu launch over num_rows rows: each dimension as
- * large as the most iterations of a loop mapped to it, 1 where none is
+ * Size the shared memory a gpu block stages its rows in (cache() on the
+ * outermost loop): rows of num_features values of value_size bytes; over
+ * MIR_GPU_MAX_SHARED bytes the rows are read from global memory instead,
+ * with a note
+ */
+void
+MirGpuStage(Mir *mir, int32_t num_features, size_t value_size)
+{
+	int64_t		bytes = mir->gpu_stage_rows * (int64_t) num_features * (int64_t) value_size;
+
+	if (mir->gpu_stage_rows == 0)
+		return;
+	if (bytes <= MIR_GPU_MAX_SHARED && bytes > 0)
+	{
+		mir->gpu_stage_bytes = bytes;
+		return;
+	}
+	MirNote(mir, "cache(%s) ignored: %lld rows of %d features take %lld bytes of shared memory, "
+			"more than %d", mir->schedule->vars[mir->root->var].name,
+			(long long) mir->gpu_stage_rows, num_features, (long long) bytes, MIR_GPU_MAX_SHARED);
+	mir->root->cache = false;
+	mir->gpu_stage_rows = 0;
+}
+
+/* The threads of a gpu block in each dimension (static; CheckGpuBlock holds) */
+void
+MirGpuBlockDims(const Mir *mir, int64_t dims[3])
+{
+	dims[0] = dims[1] = dims[2] = 1;
+	for (int i = 0; i < mir->num_ops; i++)
+	{
+		const MirOp *op = &mir->ops[i];
+
+		if (op->kind == MIR_LOOP && op->gpu_dim >= GPU_DIM_BLOCK_X &&
+			op->extent > dims[op->gpu_dim - GPU_DIM_BLOCK_X])
+			dims[op->gpu_dim - GPU_DIM_BLOCK_X] = op->extent;
+	}
+}
+
+/*
+ * Grid and block of a gpu launch over num_rows rows: a grid dimension as
+ * large as the most iterations of a loop mapped to it for num_rows rows,
+ * a block dimension as large as its loops' static trip count (the same
+ * whatever the batch: a block's threads share staged rows by their index),
+ * 1 where no loop is mapped
  */
 void
 MirGpuLaunch(const Mir *mir, int64_t num_rows, uint32_t grid[3], uint32_t block[3])
 {
+	int64_t		dims[3];
+
+	MirGpuBlockDims(mir, dims);
 	for (int d = 0; d < 3; d++)
-		grid[d] = block[d] = 1;
+	{
+		grid[d] = 1;
+		block[d] = (uint32_t) dims[d];
+	}
 	for (int i = 0; i < mir->num_ops; i++)
 	{
 		const MirOp *op = &mir->ops[i];
 		int64_t		n;
 		uint32_t   *slot;
 
-		if (op->kind != MIR_LOOP || op->gpu_dim == GPU_DIM_NONE)
+		if (op->kind != MIR_LOOP || op->gpu_dim == GPU_DIM_NONE || op->gpu_dim > GPU_DIM_GRID_Z)
 			continue;
 		n = Extent(mir->schedule, op->var, mir->num_trees, num_rows);
-		slot = op->gpu_dim <= GPU_DIM_GRID_Z ? &grid[op->gpu_dim - GPU_DIM_GRID_X] :
-			&block[op->gpu_dim - GPU_DIM_BLOCK_X];
+		slot = &grid[op->gpu_dim - GPU_DIM_GRID_X];
 		if (n > *slot)
 			*slot = n > UINT32_MAX ? UINT32_MAX : (uint32_t) n;
 	}

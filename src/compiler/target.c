@@ -23,6 +23,55 @@ CpuMarkKernel(CodegenContext *cg, LLVMValueRef fn)
 {
 }
 
+/* On a device the code before a barrier always runs */
+LLVMValueRef
+TargetDeviceBeforeBarrier(CodegenContext *cg)
+{
+	return LLVMConstInt(cg->t_i1, 1, false);
+}
+
+/*
+ * A barrier through the intrinsic named, then on to b_after; with fences,
+ * between a release and an acquire fence that make the block's writes to
+ * shared memory visible to all its threads (AMDGPU's s.barrier does not
+ * order memory; NVPTX's barrier0, bar.sync, does, and LLVM 14's NVPTX back
+ * end cannot select a fence)
+ */
+void
+TargetDeviceBarrier(CodegenContext *cg, const char *intrinsic, bool fences,
+					LLVMBasicBlockRef b_after)
+{
+	LLVMTypeRef t_fn = LLVMFunctionType(LLVMVoidTypeInContext(cg->context), NULL, 0, false);
+	LLVMValueRef fn = LLVMGetNamedFunction(cg->module, intrinsic);
+
+	if (fn == NULL)
+		fn = LLVMAddFunction(cg->module, intrinsic, t_fn);
+	if (fences)
+		LLVMBuildFence(cg->builder, LLVMAtomicOrderingRelease, false, "");
+	LLVMBuildCall2(cg->builder, t_fn, fn, NULL, 0, "");
+	if (fences)
+		LLVMBuildFence(cg->builder, LLVMAtomicOrderingAcquire, false, "");
+	LLVMBuildBr(cg->builder, b_after);
+}
+
+/*
+ * count values of type in a module global of address space 3 (shared
+ * memory on NVPTX and AMDGPU, one per block), as a flat pointer
+ */
+LLVMValueRef
+TargetDeviceSharedBuffer(CodegenContext *cg, LLVMTypeRef type, int64_t count)
+{
+	LLVMTypeRef t_array = LLVMArrayType(type, (unsigned) count);
+	LLVMValueRef global = LLVMAddGlobalInAddressSpace(cg->module, t_array, "silvan_shared", 3);
+	LLVMValueRef v_first;
+
+	LLVMSetInitializer(global, LLVMGetUndef(t_array));
+	LLVMSetLinkage(global, LLVMInternalLinkage);
+	LLVMSetAlignment(global, 16);
+	v_first = LLVMBuildBitCast(cg->builder, global, LLVMPointerType(type, 3), "");
+	return LLVMBuildAddrSpaceCast(cg->builder, v_first, LLVMPointerType(type, 0), "shared");
+}
+
 const Target TargetCpu = {
 	.name = "cpu",
 	.gpu = false,

@@ -47,6 +47,13 @@ AmdgpuGridIndex(CodegenContext *cg, GpuDim dim)
 						 cg->t_i64, "gpu_index");
 }
 
+/* llvm.amdgcn.s.barrier */
+static void
+AmdgpuBarrier(CodegenContext *cg, LLVMBasicBlockRef b_after)
+{
+	TargetDeviceBarrier(cg, "llvm.amdgcn.s.barrier", true, b_after);
+}
+
 const Target TargetRocm = {
 	.name = "rocm",
 	.gpu = true,
@@ -56,4 +63,7 @@ const Target TargetRocm = {
 	.kernel_params = AmdgpuKernelParams,
 	.mark_kernel = AmdgpuMarkKernel,
 	.grid_index = AmdgpuGridIndex,
+	.before_barrier = TargetDeviceBeforeBarrier,
+	.barrier = AmdgpuBarrier,
+	.shared_buffer = TargetDeviceSharedBuffer,
 };

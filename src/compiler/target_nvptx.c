@@ -52,6 +52,13 @@ NvptxGridIndex(CodegenContext *cg, GpuDim dim)
 						 cg->t_i64, "gpu_index");
 }
 
+/* llvm.nvvm.barrier0 */
+static void
+NvptxBarrier(CodegenContext *cg, LLVMBasicBlockRef b_after)
+{
+	TargetDeviceBarrier(cg, "llvm.nvvm.barrier0", false, b_after);
+}
+
 const Target TargetCuda = {
 	.name = "cuda",
 	.gpu = true,
@@ -61,4 +68,7 @@ const Target TargetCuda = {
 	.kernel_params = NvptxKernelParams,
 	.mark_kernel = NvptxMarkKernel,
 	.grid_index = NvptxGridIndex,
+	.before_barrier = TargetDeviceBeforeBarrier,
+	.barrier = NvptxBarrier,
+	.shared_buffer = TargetDeviceSharedBuffer,
 };

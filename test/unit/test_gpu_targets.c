@@ -420,7 +420,8 @@ TestMirDump(void)
 		CHECK_MSG(strstr(text, "one per block.y index") != NULL, "%s", text);
 		CHECK_MSG(strstr(text, ", atomically") != NULL, "%s", text);
 		CHECK_MSG(strstr(text, "parallel(b0) ignored on a gpu") != NULL, "%s", text);
-		CHECK_MSG(strstr(text, "cache(b0) ignored on a gpu") != NULL, "%s", text);
+		CHECK_MSG(strstr(text, "cacheRows(b0): the block's 32 rows to shared memory") != NULL,
+				  "%s", text);
 		free(text);
 		CompiledForestFree(compiled);
 	}
@@ -449,6 +450,47 @@ TestMirDump(void)
 	CHECK_MSG(compiled == NULL && strstr(status.detail, "grows with the batch"), "%s",
 			  compiled ? "compiled" : status.detail);
 	CompiledForestFree(compiled);
+	CHECK(ScheduleParse("split(batch, b0, b1, 100)\ngpuDimension(b0, block.x)\n",
+						&schedule, &status));
+	/* cache() stages rows only on the outermost loop, and only what fits in 48 kB */
+	CHECK(ScheduleParse("tile(batch, b0, b1, 2048)\ngpuDimension(b0, grid.x)\n"
+						"gpuDimension(b1, block.x)\ncache(b0)\n", &schedule, &status));
+	compiled = CompileForestFor(forest, &schedule, NULL, &target, &status);
+	CHECK_MSG(compiled == NULL && strstr(status.detail, "2048 threads in block.x"), "%s",
+			  compiled ? "compiled" : status.detail);
+	CompiledForestFree(compiled);
+	CHECK(ScheduleParse("tile(batch, b0, b1, 1024)\ngpuDimension(b0, grid.x)\n"
+						"gpuDimension(b1, block.x)\ncache(b0)\ncache(b1)\n", &schedule, &status));
+	compiled = CompileForestFor(forest, &schedule, NULL, &target, &status);
+	CHECK_MSG(compiled != NULL, "%s: %s", status.message, status.detail);
+	if (compiled)
+	{
+		text = CompiledForestExplain(compiled, false);
+		CHECK_MSG(strstr(text, "cache(b0) ignored: 1024 rows of 28 features take 114688 bytes "
+						 "of shared memory, more than 49152") != NULL, "%s", text);
+		CHECK_MSG(strstr(text, "cache(b1) ignored on a gpu: only the outermost loop") != NULL,
+				  "%s", text);
+		free(text);
+	}
+	CompiledForestFree(compiled);
+	/* a staged kernel's PTX: shared memory and a barrier */
+	{
+		CompileTarget cuda = {&TargetCuda, NULL};
+		size_t		len;
+
+		CHECK(ScheduleParse("tile(batch, b0, b1, 64)\ngpuDimension(b0, grid.x)\n"
+							"gpuDimension(b1, block.x)\ncache(b0)\n", &schedule, &status));
+		compiled = CompileForestFor(forest, &schedule, NULL, &cuda, &status);
+		CHECK_MSG(compiled != NULL, "%s: %s", status.message, status.detail);
+		if (compiled)
+		{
+			const char *ptx = CompiledForestDeviceCode(compiled, &len);
+
+			CHECK_MSG(strstr(ptx, ".shared .align 16 .b8 silvan_shared[7168]") != NULL &&
+					  strstr(ptx, "bar.sync") != NULL, "%s", ptx);
+		}
+		CompiledForestFree(compiled);
+	}
 	CHECK(ScheduleParse("split(batch, b0, b1, 100)\ngpuDimension(b0, block.x)\n",
 						&schedule, &status));
 	/* the cpu ignores gpuDimension, with a note */
