@@ -100,6 +100,20 @@ SELECT count(*) AS rows,
        count(*) FILTER (WHERE t.probabilities::real[] <> x.e[2 + :g:1 + :g + :np]::real[]) AS proba_diff
   FROM silvan.predict_proba_table('multi_softprob', 'fx_in', 'id') AS t
   JOIN fx_exp AS x ON x.id = t.key;
+-- sharedReduce: each tree thread sums its trees, the partials meet in shared
+-- memory after a barrier (sums in another order: within rounding)
+SELECT silvan.set_schedule('multi_softprob',
+       E'tile(batch, b0, b1, 16)\ntile(tree, t0, t1, 4)\nreorder(b0, b1, t0, t1)\n'
+       'gpuDimension(b0, grid.x)\ngpuDimension(b1, block.x)\ngpuDimension(t0, block.y)\n'
+       'sharedReduce(t0)\ncache(b0)', target => 'cuda');
+SELECT line ~ 'partial sums to shared memory' AS shared_reduction
+  FROM regexp_split_to_table(silvan.explain('multi_softprob', 1024, 'cuda'), E'\n') AS line
+ WHERE line ~ 'for t0';
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE abs(q.margins[1] - x.e[2]) > 1e-5 * greatest(1, abs(x.e[2]))) AS beyond_rounding
+  FROM silvan.predict_raw_query('multi_softprob', 'SELECT id, f FROM fx_in')
+       AS q(key bigint, margins float8[])
+  JOIN fx_exp AS x ON x.id = q.key;
 RESET silvan.target;
 RESET silvan.gpu_emulation;
 RESET silvan.gpu_min_batch;

@@ -143,6 +143,10 @@ struct CodegenContext
 	/* a gpu block's rows staged in shared memory (cache), and its first row */
 	LLVMValueRef v_gpu_stage;
 	LLVMValueRef v_gpu_stage_lo;
+	/* a shared reduction's partial sums and extents, by thread (EmitGpuLoop) */
+	LLVMValueRef v_gpu_parts;
+	LLVMValueRef v_gpu_extents;
+	int64_t		emulated_shared_used;	/* bytes of the emulated grid's shared memory laid out */
 	int32_t		code_cache_first;
 	int32_t		code_cache_count;
 	LLVMValueRef code_cache_out;
@@ -203,6 +207,14 @@ typedef struct CodegenStats
 	int64_t		code_categorical;	/* of them categorical */
 } CodegenStats;
 
+/* A counted loop being emitted (CgLoopOpen, CgLoopClose) */
+typedef struct CodegenLoop
+{
+	LLVMBasicBlockRef b_head;
+	LLVMBasicBlockRef b_exit;
+	LLVMValueRef v_iv;
+} CodegenLoop;
+
 /* codegen.c */
 extern LLVMTypeRef CodegenKernelArgsType(LLVMContextRef context);
 extern LLVMTypeRef CodegenTreeType(LLVMContextRef context);
@@ -231,6 +243,19 @@ extern void CgBeginHelper(CodegenContext *cg, LLVMValueRef fn, CodegenFunction *
 						  LLVMBasicBlockRef *b_saved);
 extern void CgEndHelper(CodegenContext *cg, const CodegenFunction *saved,
 						LLVMBasicBlockRef b_saved);
+extern void CgLoopOpen(CodegenContext *cg, CodegenLoop *loop, const char *name,
+					   LLVMValueRef v_start, LLVMValueRef v_end);
+extern void CgLoopClose(CodegenContext *cg, CodegenLoop *loop, int64_t step);
+extern LLVMValueRef CgMin64(CodegenContext *cg, LLVMValueRef a, LLVMValueRef b);
+extern void CgRootSpan(CodegenContext *cg, CodegenEnv *env, const MirPath *path, IndexKind kind,
+					   LLVMValueRef *v_lo, LLVMValueRef *v_hi);
+extern void CgEmitLoopBody(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
+						   const MirPath *path);
+extern LLVMValueRef CgEmptyValue(CodegenContext *cg, int32_t w);
+
+/* codegen_gpu.c: a loop mapped to a gpu dimension (the outermost: the kernel's phases) */
+extern void CgEmitGpuLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
+						  const MirPath *path, LLVMValueRef v_lo, LLVMValueRef v_hi);
 
 /* compile.c: tests force tile feature gathers on (1) or off (0); -1 by CPU */
 extern void CodegenSetGatherPolicy(int policy);

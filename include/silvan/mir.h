@@ -55,8 +55,13 @@
  * tile of the batch mapped to grid.x, stages the block's rows in shared
  * memory: every thread of the block copies a share of them (consecutive
  * threads, consecutive values), a barrier, then the nest reads its rows
- * there.  parallel, other cache() and the interrupt check are CPU notions,
- * noted and dropped.
+ * there.  sharedReduce(t) on a tree loop mapped to a block dimension, with
+ * only mapped loops around it, privatizes instead: each thread adds its
+ * trees into its own partial sums, which go to shared memory; after a
+ * barrier the thread with t's index 0 adds the partials into acc, in t's
+ * order (sums in another order than the model's: equal within rounding).
+ * parallel, other cache() and the interrupt check are CPU notions, noted
+ * and dropped.
  */
 #ifndef SILVAN_MIR_H
 #define SILVAN_MIR_H
@@ -121,6 +126,7 @@ typedef struct MirOp
 	bool		fixes_row;		/* no batch loop below: row known in body */
 	bool		specialize;		/* tree loop: body emitted once per tree */
 	GpuDim		gpu_dim;		/* gpu: one iteration per thread or block index */
+	bool		shared_reduce;	/* gpu tree loop: partial sums through shared memory */
 	int64_t		extent;			/* most iterations; -1 when unbounded */
 
 	/* walks and reduces */
@@ -157,7 +163,11 @@ typedef struct Mir
 	bool		gpu;			/* built for a gpu target (MirBuildTarget) */
 	uint8_t		gpu_dims;		/* gpu: dimensions mapped, bit d - 1 for GpuDim d */
 	int64_t		gpu_stage_rows; /* gpu: rows a block stages (cache), else 0 */
-	int64_t		gpu_stage_bytes;	/* their bytes of shared memory (MirGpuStage) */
+	int64_t		gpu_stage_bytes;	/* their bytes of shared memory (MirGpuShared) */
+	MirOp	   *gpu_reduce;		/* gpu: the loop whose sums go through shared memory */
+	int64_t		gpu_reduce_rows;	/* most rows one of its threads adds into */
+	int64_t		gpu_reduce_bytes;	/* its threads' partial sums and their extents */
+	int32_t		gpu_phases;		/* gpu: the kernel's barriers + 1 */
 	int32_t		max_pad;		/* deepest padding any walk asks for */
 	int32_t		max_unroll;		/* deepest unrollWalk (tiles: pad depth) */
 	int32_t		num_notes;
@@ -178,7 +188,7 @@ extern bool MirBuildTarget(const Schedule *schedule, int32_t num_trees, int32_t 
 						   bool gpu, Mir *mir, SilvanStatus *status);
 extern void MirGpuLaunch(const Mir *mir, int64_t num_rows, uint32_t grid[3],
 						 uint32_t block[3]);
-extern void MirGpuStage(Mir *mir, int32_t num_features, size_t value_size);
+extern void MirGpuShared(Mir *mir, int32_t num_features, size_t value_size);
 extern void MirGpuBlockDims(const Mir *mir, int64_t dims[3]);
 extern void MirPadLevels(const Mir *mir, const int32_t *depths, int32_t *pad_to);
 extern void MirFinish(Mir *mir, const Hir *hir, const ReprTreeShape *trees);

@@ -48,12 +48,14 @@ typedef struct Target
 	LLVMValueRef (*grid_index) (CodegenContext *cg, GpuDim dim);
 
 	/*
-	 * A barrier of a block's threads, gpu targets only: whether the code
-	 * before it runs (i1: on a device always; on the emulated grid in
-	 * phase 0), then the barrier itself, ending in a branch to b_after (the
-	 * emulated grid ends phase 0 there instead)
+	 * Barriers of a block's threads, gpu targets only.  A kernel's code is
+	 * phases between barriers: in_phase says whether phase k runs (i1: on
+	 * a device always; on the emulated grid when the call is for phase k),
+	 * barrier ends a phase with a branch to b_after (the emulated grid
+	 * returns instead: the caller runs every thread of a block through one
+	 * phase before any goes on)
 	 */
-	LLVMValueRef (*before_barrier) (CodegenContext *cg);
+	LLVMValueRef (*in_phase) (CodegenContext *cg, int phase);
 	void		(*barrier) (CodegenContext *cg, LLVMBasicBlockRef b_after);
 	/* count values of type in the block's shared memory, as a flat pointer */
 	LLVMValueRef (*shared_buffer) (CodegenContext *cg, LLVMTypeRef type, int64_t count);
@@ -81,7 +83,7 @@ extern const Target TargetRocm;
 extern const Target TargetGpuEmulated;
 
 /* target.c: barriers and shared memory of the device targets (NVPTX, AMDGPU) */
-extern LLVMValueRef TargetDeviceBeforeBarrier(CodegenContext *cg);
+extern LLVMValueRef TargetDeviceInPhase(CodegenContext *cg, int phase);
 extern void TargetDeviceBarrier(CodegenContext *cg, const char *intrinsic, bool fences,
 								LLVMBasicBlockRef b_after);
 extern LLVMValueRef TargetDeviceSharedBuffer(CodegenContext *cg, LLVMTypeRef type,

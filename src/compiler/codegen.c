@@ -43,6 +43,13 @@
  * them back to NaN, their "no tree yet").  The outermost loops poll the
  * interrupt flag once per iteration and return early when it is set.
  *
+ * Targets.  The kernel's parameters after the arguments, its marking and
+ * the thread indices are the target's (target.h); on a gpu target a loop
+ * mapped to a grid or block dimension is codegen_gpu.c's, which also lays
+ * out the phases the kernel's barriers cut.  Allocas go through CgAlloca,
+ * so a target that keeps its stack in another address space sees the same
+ * IR.
+ *
  * Floating point: plain fcmp and fadd without fast-math flags, one add (or
  * MIN / MAX fold, CgAggregate) per tree per row, in tree order for any
  * serial schedule, so results equal the interpreter's bit for bit; only
@@ -61,13 +68,6 @@
 #include "silvan/codegen.h"
 
 /* A counted loop being emitted */
-typedef struct CodegenLoop
-{
-	LLVMBasicBlockRef b_head;
-	LLVMBasicBlockRef b_exit;
-	LLVMValueRef v_iv;
-} CodegenLoop;
-
 static void EmitOps(CodegenContext *cg, const MirOp *op, CodegenEnv *env);
 
 /* Append a block to the function being emitted */
@@ -110,8 +110,8 @@ CgLoad(CodegenContext *cg, LLVMTypeRef type, LLVMValueRef v_ptr, const char *nam
 }
 
 /* Open a loop: iv from v_start while iv < v_end (signed) */
-static void
-LoopOpen(CodegenContext *cg, CodegenLoop *loop, const char *name,
+void
+CgLoopOpen(CodegenContext *cg, CodegenLoop *loop, const char *name,
 		 LLVMValueRef v_start, LLVMValueRef v_end)
 {
 	char		label[64];
@@ -136,8 +136,8 @@ LoopOpen(CodegenContext *cg, CodegenLoop *loop, const char *name,
 }
 
 /* Close a loop: step the iv, branch back, continue after the loop */
-static void
-LoopClose(CodegenContext *cg, CodegenLoop *loop, int64_t step)
+void
+CgLoopClose(CodegenContext *cg, CodegenLoop *loop, int64_t step)
 {
 	LLVMValueRef v_next = LLVMBuildAdd(cg->builder, loop->v_iv,
 									   LLVMConstInt(LLVMTypeOf(loop->v_iv), step, true),
@@ -151,8 +151,8 @@ LoopClose(CodegenContext *cg, CodegenLoop *loop, int64_t step)
 }
 
 /* Signed minimum of two i64 */
-static LLVMValueRef
-Min64(CodegenContext *cg, LLVMValueRef a, LLVMValueRef b)
+LLVMValueRef
+CgMin64(CodegenContext *cg, LLVMValueRef a, LLVMValueRef b)
 {
 	return LLVMBuildSelect(cg->builder, LLVMBuildICmp(cg->builder, LLVMIntSLT, a, b, ""),
 						   a, b, "");
@@ -217,14 +217,14 @@ VarRange(CodegenContext *cg, CodegenEnv *env, const MirPath *path, int v,
 					if (v_k == NULL)
 						return false;
 					*v_lo = CgInt64(cg, 0);
-					*v_hi = Min64(cg, v_size,
+					*v_hi = CgMin64(cg, v_size,
 								  LLVMBuildSub(b, LLVMBuildSub(b, p_hi, p_lo, ""),
 											   LLVMBuildMul(b, v_k, v_size, ""), ""));
 				}
 				break;
 			case INDEX_ORIGIN_SPLIT_FIRST:
 			case INDEX_ORIGIN_SPLIT_SECOND:
-				v_cut = Min64(cg, LLVMBuildAdd(b, p_lo, v_size, ""), p_hi);
+				v_cut = CgMin64(cg, LLVMBuildAdd(b, p_lo, v_size, ""), p_hi);
 				*v_lo = var->origin == INDEX_ORIGIN_SPLIT_FIRST ? p_lo : v_cut;
 				*v_hi = var->origin == INDEX_ORIGIN_SPLIT_FIRST ? v_cut : p_hi;
 				break;
@@ -326,7 +326,7 @@ OpenSpan(CodegenContext *cg, CodegenEnv *env, const MirPath *path, int v,
 				return;
 			}
 			v_lo = v_start;
-			v_hi = Min64(cg, LLVMBuildAdd(b, v_start, v_size, ""), v_hi);
+			v_hi = CgMin64(cg, LLVMBuildAdd(b, v_start, v_size, ""), v_hi);
 		}
 	}
 	else if (var->children[0] >= 0)
@@ -345,8 +345,8 @@ OpenSpan(CodegenContext *cg, CodegenEnv *env, const MirPath *path, int v,
 }
 
 /* The open span of a root (rows or trees) at the current position */
-static void
-RootSpan(CodegenContext *cg, CodegenEnv *env, const MirPath *path, IndexKind kind,
+void
+CgRootSpan(CodegenContext *cg, CodegenEnv *env, const MirPath *path, IndexKind kind,
 		 LLVMValueRef *v_lo, LLVMValueRef *v_hi)
 {
 	CodegenEnv	scratch = *env;
@@ -444,14 +444,14 @@ EmitStage(CodegenContext *cg, CodegenEnv *env, LLVMValueRef v_lo, LLVMValueRef v
 		LLVMSetAlignment(v_acc, 32);
 	}
 	LLVMPositionBuilderAtEnd(b, b_here);
-	v_count = Min64(cg, LLVMBuildAdd(b, LLVMBuildSub(b, v_hi, v_lo, ""),
+	v_count = CgMin64(cg, LLVMBuildAdd(b, LLVMBuildSub(b, v_hi, v_lo, ""),
 									 CgInt64(cg, MIR_MAX_WIDTH - 1), ""), CgInt64(cg, stride));
 	v_count = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, v_hi, v_lo, ""), v_count,
 							  CgInt64(cg, 0), "v_stage_rows");
 	v_last = LLVMBuildSub(b, v_hi, CgInt64(cg, 1), "");
-	LoopOpen(cg, &loop, "stage", CgInt64(cg, 0), v_count);
+	CgLoopOpen(cg, &loop, "stage", CgInt64(cg, 0), v_count);
 	{
-		LLVMValueRef v_src = Min64(cg, LLVMBuildAdd(b, v_lo, loop.v_iv, ""), v_last);
+		LLVMValueRef v_src = CgMin64(cg, LLVMBuildAdd(b, v_lo, loop.v_iv, ""), v_last);
 		LLVMValueRef v_row_ptr = CgRowPointer(cg, v_src);
 
 		for (int32_t f = 0; f < num_features; f++)
@@ -475,7 +475,7 @@ EmitStage(CodegenContext *cg, CodegenEnv *env, LLVMValueRef v_lo, LLVMValueRef v
 						   LLVMBuildGEP2(b, cg->t_value, v_acc, &v_to, 1, ""));
 		}
 	}
-	LoopClose(cg, &loop, 1);
+	CgLoopClose(cg, &loop, 1);
 	env->v_stage = v_stage;
 	env->v_stage_lo = v_lo;
 	env->stage_stride = stride;
@@ -491,7 +491,7 @@ EmitUnstageMargins(CodegenContext *cg, const CodegenEnv *env, LLVMValueRef v_hi)
 	LLVMValueRef v_rows = LLVMBuildSub(b, v_hi, env->v_stage_lo, "");
 	CodegenLoop loop;
 
-	LoopOpen(cg, &loop, "unstage", CgInt64(cg, 0), v_rows);
+	CgLoopOpen(cg, &loop, "unstage", CgInt64(cg, 0), v_rows);
 	for (int32_t g = 0; g < num_groups; g++)
 	{
 		LLVMValueRef v_from = LLVMBuildAdd(b, CgInt64(cg, (int64_t) g * env->stage_stride),
@@ -506,7 +506,7 @@ EmitUnstageMargins(CodegenContext *cg, const CodegenEnv *env, LLVMValueRef v_hi)
 										 "v_margin"),
 					   LLVMBuildGEP2(b, cg->t_value, env->v_target, &v_to, 1, ""));
 	}
-	LoopClose(cg, &loop, 1);
+	CgLoopClose(cg, &loop, 1);
 }
 
 /* Does op add into the target other than by plain adds in this function? */
@@ -561,7 +561,7 @@ EmitCache(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *p
 	LLVMValueRef v_hi;
 	int64_t		stride;
 
-	RootSpan(cg, env, path, op->index_kind, &v_lo, &v_hi);
+	CgRootSpan(cg, env, path, op->index_kind, &v_lo, &v_hi);
 	if (op->index_kind == INDEX_BATCH && (stride = CgBitvectorStageStride(cg, op)) > 0)
 	{
 		EmitStage(cg, env, v_lo, v_hi, stride, StagesMargins(op) && MarginsFitStage(cg, stride));
@@ -582,10 +582,10 @@ EmitCache(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *p
 		CodegenLoop loop;
 		LLVMValueRef v_rec, v_root, v_depth, v_fixed, v_group;
 
-		LoopOpen(cg, &loop, "cache_trees", v_lo, Min64(cg, v_hi, LLVMBuildAdd(b, v_lo, CgInt64(cg, 64), "")));
+		CgLoopOpen(cg, &loop, "cache_trees", v_lo, CgMin64(cg, v_hi, LLVMBuildAdd(b, v_lo, CgInt64(cg, 64), "")));
 		CgLoadTree(cg, loop.v_iv, &v_rec, &v_root, &v_depth, &v_fixed, &v_group);
 		cg->repr->cache_tree(cg, v_rec);
-		LoopClose(cg, &loop, 1);
+		CgLoopClose(cg, &loop, 1);
 	}
 	return NULL;
 }
@@ -594,8 +594,8 @@ EmitCache(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *p
  * One iteration: fix the tree and row when no loop below varies them,
  * stage or prefetch (cache), the body, and the staged margins back
  */
-static void
-EmitLoopBody(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *path)
+void
+CgEmitLoopBody(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *path)
 {
 	LLVMValueRef v_unstage = NULL;
 
@@ -651,14 +651,14 @@ EmitSerialLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPa
 										   CgInt64(cg, widths[i] - 1), "");
 
 		snprintf(name, sizeof(name), "%s_w%d", s->vars[op->var].name, widths[i]);
-		LoopOpen(cg, &loop, name, v_start, v_last);
+		CgLoopOpen(cg, &loop, name, v_start, v_last);
 		if (op->poll)
 			EmitPoll(cg);
 		inner.v_val[iv_var] = loop.v_iv;
 		inner.width = widths[i];
 		inner.lane_var = op->var;
-		EmitLoopBody(cg, op, &inner, path);
-		LoopClose(cg, &loop, widths[i]);
+		CgEmitLoopBody(cg, op, &inner, path);
+		CgLoopClose(cg, &loop, widths[i]);
 		v_start = loop.v_iv;
 	}
 }
@@ -1109,7 +1109,7 @@ EmitOutlinedIteration(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 	inner.width = 1;
 	inner.lane_var = op->var;
 	cg->code_inline_left = CODEGEN_INLINE_CODE_NODES;
-	EmitLoopBody(cg, op, &inner, path);
+	CgEmitLoopBody(cg, op, &inner, path);
 	cg->code_inline_left = -1;
 	FinishFunction(cg, b_body);
 	RestoreFunction(cg, &saved, b_saved);
@@ -1179,7 +1179,7 @@ EmitSpecializedLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const 
 		inner.v_val[op->var] = CgInt64(cg, i);
 		inner.width = 1;
 		inner.lane_var = op->var;
-		EmitLoopBody(cg, op, &inner, path);
+		CgEmitLoopBody(cg, op, &inner, path);
 	}
 	cg->specialized_hi = -1;
 	cg->code_cache_count = 0;
@@ -1203,84 +1203,6 @@ CgTargetHas(const CodegenContext *cg, const char *name)
 			f++;
 	}
 	return false;
-}
-
-/*
- * cache() on a gpu: block k's rows [k * size, min(k * size + size, n))
- * copied into shared memory by all the block's threads, thread t taking
- * values t, t + threads, ... (consecutive threads read consecutive values:
- * coalesced), then a barrier; rows are then read there (CgRowPointer).
- * Runs in every thread of a block that has rows: the loop is outermost
- * and mapped to grid.x, so the whole block takes the same branch.
- */
-static void
-EmitGpuStage(CodegenContext *cg, LLVMValueRef v_block)
-{
-	LLVMBuilderRef b = cg->builder;
-	const Target *target = cg->target;
-	int64_t		rows = cg->mir->gpu_stage_rows;
-	int64_t		features = cg->forest->num_features;
-	int64_t		dims[3];
-	LLVMValueRef v_stage = target->shared_buffer(cg, cg->t_value, rows * features);
-	LLVMValueRef v_row_lo = LLVMBuildMul(b, v_block, CgInt64(cg, rows), "stage_row_lo");
-	LLVMValueRef v_count = LLVMBuildMul(b, Min64(cg, CgInt64(cg, rows),
-												 LLVMBuildSub(b, cg->fn.v_num_rows, v_row_lo, "")),
-										CgInt64(cg, features), "stage_values");
-	LLVMValueRef v_from = LLVMBuildGEP2(b, cg->t_value, cg->fn.v_rows,
-										(LLVMValueRef[]) {LLVMBuildMul(b, v_row_lo,
-																	   CgInt64(cg, features), "")},
-										1, "");
-	LLVMValueRef v_tid;
-	LLVMBasicBlockRef b_copy = CgNewBlock(cg, "gpu_stage");
-	LLVMBasicBlockRef b_after = CgNewBlock(cg, "gpu_staged");
-	CodegenLoop loop;
-
-	MirGpuBlockDims(cg->mir, dims);
-	v_tid = LLVMBuildAdd(b, target->grid_index(cg, GPU_DIM_BLOCK_X),
-						 LLVMBuildMul(b, CgInt64(cg, dims[0]),
-									  LLVMBuildAdd(b, target->grid_index(cg, GPU_DIM_BLOCK_Y),
-												   LLVMBuildMul(b, CgInt64(cg, dims[1]),
-																target->grid_index(cg, GPU_DIM_BLOCK_Z), ""),
-												   ""), ""), "tid");
-	LLVMBuildCondBr(b, target->before_barrier(cg), b_copy, b_after);
-	LLVMPositionBuilderAtEnd(b, b_copy);
-	LoopOpen(cg, &loop, "gpu_stage_copy", v_tid, v_count);
-	LLVMBuildStore(b, CgLoad(cg, cg->t_value, LLVMBuildGEP2(b, cg->t_value, v_from, &loop.v_iv, 1, ""),
-							 ""),
-				   LLVMBuildGEP2(b, cg->t_value, v_stage, &loop.v_iv, 1, ""));
-	LoopClose(cg, &loop, dims[0] * dims[1] * dims[2]);
-	target->barrier(cg, b_after);
-	LLVMPositionBuilderAtEnd(b, b_after);
-	cg->v_gpu_stage = v_stage;
-	cg->v_gpu_stage_lo = v_row_lo;
-}
-
-/*
- * A loop mapped to a gpu dimension: the running thread's index k in it is
- * iteration lo + k, if that is below hi; one lane
- */
-static void
-EmitGpuLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPath *path,
-			LLVMValueRef v_lo, LLVMValueRef v_hi)
-{
-	LLVMBuilderRef b = cg->builder;
-	LLVMValueRef v_iv = LLVMBuildAdd(b, v_lo, cg->target->grid_index(cg, op->gpu_dim),
-									 "gpu_iv");
-	LLVMBasicBlockRef b_body = CgNewBlock(cg, "gpu_body");
-	LLVMBasicBlockRef b_after = CgNewBlock(cg, "gpu_after");
-	CodegenEnv	inner = *env;
-
-	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, v_iv, v_hi, ""), b_body, b_after);
-	LLVMPositionBuilderAtEnd(b, b_body);
-	if (op->cache)
-		EmitGpuStage(cg, v_iv);
-	inner.v_val[op->var] = v_iv;
-	inner.width = 1;
-	inner.lane_var = op->var;
-	EmitLoopBody(cg, op, &inner, path);
-	cg->v_gpu_stage = NULL;
-	LLVMBuildBr(b, b_after);
-	LLVMPositionBuilderAtEnd(b, b_after);
 }
 
 /* A loop op: its range, then a serial or a parallel loop */
@@ -1311,7 +1233,7 @@ EmitLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
 		return;
 	}
 	if (op->gpu_dim != GPU_DIM_NONE)
-		EmitGpuLoop(cg, op, &outer, &path, v_lo, v_hi);
+		CgEmitGpuLoop(cg, op, &outer, &path, v_lo, v_hi);
 	else if (op->parallel)
 		EmitParallelLoop(cg, op, &outer, &path, v_lo, v_hi);
 	else if (!op->specialize || !EmitSpecializedLoop(cg, op, &outer, &path, v_lo, v_hi))
@@ -1319,8 +1241,8 @@ EmitLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
 }
 
 /* w lanes (scalar when 1) of the aggregate's "nothing yet": 0, or NaN */
-static LLVMValueRef
-EmptyValue(CodegenContext *cg, int32_t w)
+LLVMValueRef
+CgEmptyValue(CodegenContext *cg, int32_t w)
 {
 	LLVMValueRef lanes[16];		/* vectorReduce widths are 2 to 16 */
 	LLVMValueRef v_one = cg->forest->aggregate == FOREST_AGGREGATE_SUM ?
@@ -1358,10 +1280,10 @@ EmitReduceDim(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
 	LLVMValueRef v_chunk_index;
 
 	MirPathOf(cg->mir, op->loop, &path);
-	RootSpan(cg, env, &path, INDEX_BATCH, &v_lo, &v_hi);
+	CgRootSpan(cg, env, &path, INDEX_BATCH, &v_lo, &v_hi);
 	v_e_lo = LLVMBuildMul(b, v_lo, v_groups, "");
 	v_e_hi = LLVMBuildMul(b, v_hi, v_groups, "");
-	LoopOpen(cg, &chunks, "reduce_chunk", CgInt64(cg, 1), cg->v_chunks[op->loop - cg->mir->ops]);
+	CgLoopOpen(cg, &chunks, "reduce_chunk", CgInt64(cg, 1), cg->v_chunks[op->loop - cg->mir->ops]);
 	v_chunk_index = LLVMBuildMul(b, LLVMBuildSub(b, chunks.v_iv, CgInt64(cg, 1), ""),
 								 v_stride, "");
 	v_slice = LLVMBuildGEP2(b, cg->t_value, cg->fn.v_partials, &v_chunk_index, 1, "v_slice");
@@ -1379,7 +1301,7 @@ EmitReduceDim(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
 		LLVMValueRef v_load_b;
 		unsigned	align = (unsigned) ForestValueSize(cg->forest);
 
-		LoopOpen(cg, &loop, w > 1 ? "reduce_vector" : "reduce_scalar", v_start,
+		CgLoopOpen(cg, &loop, w > 1 ? "reduce_vector" : "reduce_scalar", v_start,
 				 LLVMBuildSub(b, v_e_hi, CgInt64(cg, w - 1), ""));
 		v_dst = LLVMBuildGEP2(b, cg->t_value, env->v_target, &loop.v_iv, 1, "");
 		v_src = LLVMBuildGEP2(b, cg->t_value, v_slice, &loop.v_iv, 1, "");
@@ -1395,12 +1317,12 @@ EmitReduceDim(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
 		v_sum = CgAggregate(cg, v_load_a, v_load_b);
 		v_store = LLVMBuildStore(b, v_sum, v_dst);
 		LLVMSetAlignment(v_store, align);
-		v_store = LLVMBuildStore(b, EmptyValue(cg, w), v_src);
+		v_store = LLVMBuildStore(b, CgEmptyValue(cg, w), v_src);
 		LLVMSetAlignment(v_store, align);
-		LoopClose(cg, &loop, w);
+		CgLoopClose(cg, &loop, w);
 		v_start = loop.v_iv;
 	}
-	LoopClose(cg, &chunks, 1);
+	CgLoopClose(cg, &chunks, 1);
 }
 
 /* Lower a list of MIR ops */

@@ -598,9 +598,10 @@ CompileBracketed(const Forest *forest, const char *forest_digest, const Schedule
 					   compiled->target->gpu, mir, status);
 	if (ok && compiled->target->gpu)
 	{
-		MirGpuStage(mir, forest->num_features, ForestValueSize(forest));
-		if (compiled->target == &TargetGpuEmulated && mir->gpu_stage_bytes > 0 &&
-			(compiled->emulated_shared = malloc((size_t) mir->gpu_stage_bytes)) == NULL)
+		MirGpuShared(mir, forest->num_features, ForestValueSize(forest));
+		if (compiled->target == &TargetGpuEmulated && mir->gpu_phases > 1 &&
+			(compiled->emulated_shared = calloc(1, (size_t) (mir->gpu_stage_bytes +
+															 mir->gpu_reduce_bytes + 64))) == NULL)
 			ok = StatusNoMemory(status, "the emulated grid's shared memory");
 	}
 	if (ok)
@@ -798,7 +799,7 @@ RunEmulatedGrid(const CompiledForest *compiled, const SilvanKernelArgs *args,
 				volatile sig_atomic_t *stop)
 {
 	SilvanEmulatedKernelFn fn = (SilvanEmulatedKernelFn) (void *) compiled->fn;
-	int			phases = compiled->emulated_shared != NULL ? 2 : 1;
+	int			phases = compiled->mir->gpu_phases;
 	void	   *shared = compiled->emulated_shared;
 	uint32_t	grid[3];
 	uint32_t	block[3];
@@ -808,7 +809,7 @@ RunEmulatedGrid(const CompiledForest *compiled, const SilvanKernelArgs *args,
 	for (ids[2] = 0; ids[2] < grid[2]; ids[2]++)
 		for (ids[1] = 0; ids[1] < grid[1]; ids[1]++)
 			for (ids[0] = 0; ids[0] < grid[0] && *stop == 0; ids[0]++)
-				for (int phase = 2 - phases; phase < 2; phase++)
+				for (int phase = 0; phase < phases; phase++)
 					for (ids[5] = 0; ids[5] < block[2]; ids[5]++)
 						for (ids[4] = 0; ids[4] < block[1]; ids[4]++)
 							for (ids[3] = 0; ids[3] < block[0]; ids[3]++)

@@ -324,6 +324,8 @@ MirAddWalk(MirBuilder *b, MirOp *loop)
 	return true;
 }
 
+static bool OnlyMappedAround(const MirOp *op);
+
 /*
  * Does cache(i) on this loop stage a block's rows in shared memory?  Only
  * on the outermost loop, a tile of the root batch mapped to grid.x: then
@@ -373,12 +375,30 @@ MirLegalizeGpu(MirBuilder *b, MirOp *op, const IndexVar *var)
 					var->name, var->name);
 		return;
 	}
+	if (var->reduce == REDUCE_SHARED && op->gpu_dim >= GPU_DIM_BLOCK_X &&
+		OnlyMappedAround(op) && mir->gpu_reduce == NULL)
+	{
+		op->shared_reduce = true;
+		mir->gpu_reduce = op;
+		return;
+	}
 	if (var->reduce != REDUCE_ATOMIC)
-		MirNote(mir, "%s(%s): atomic adds instead (shared-memory reduction is not lowered yet)",
-				var->reduce == REDUCE_SHARED ? "sharedReduce" :
-				var->reduce == REDUCE_VECTOR ? "vectorReduce" : "no reduction given for",
-				var->name);
+		MirNote(mir, "%s(%s): atomic adds instead%s", var->reduce == REDUCE_SHARED ?
+				"sharedReduce" : var->reduce == REDUCE_VECTOR ? "vectorReduce" :
+				"no reduction given for", var->name, var->reduce == REDUCE_SHARED ?
+				" (shared memory needs a tree loop mapped to a block dimension, inside "
+				"mapped loops only, one per kernel)" : "");
 	op->atomic = true;
+}
+
+/* Are all loops around op mapped to gpu dimensions? */
+static bool
+OnlyMappedAround(const MirOp *op)
+{
+	for (const MirOp *p = op->parent; p != NULL; p = p->parent)
+		if (p->kind == MIR_LOOP && p->gpu_dim == GPU_DIM_NONE)
+			return false;
+	return true;
 }
 
 /* Decide how a parallel loop's reductions are legalized; note odd directives */
@@ -773,7 +793,10 @@ MirDumpOps(TextBuf *buf, const Mir *mir, const MirOp *op, int indent)
 					TextAppend(buf, " step %d (remainder %s)", op->body->width,
 							   op->body->width > MIR_REMAINDER_STEP ? "4, 1" : "1");
 				TextAppend(buf, " {");
-				if (op->privatize)
+				if (op->shared_reduce)
+					TextAppend(buf, "  # conflicting loop: each thread's partial sums to shared "
+							   "memory; after a barrier, index 0 adds them into acc in order");
+				else if (op->privatize)
 					TextAppend(buf, "  # conflicting loop: chunk c > 0 reduces into partial[c]");
 				else if (op->atomic)
 					TextAppend(buf, "  # conflicting loop: atomic adds into acc");
@@ -835,29 +858,91 @@ MirDumpOps(TextBuf *buf, const Mir *mir, const MirOp *op, int indent)
 	}
 }
 
+/* Most rows one thread's loops below op add into: products of batch trip counts; -1 unbounded */
+static int64_t
+RowsBelow(const MirOp *op)
+{
+	int64_t		most = 1;
+
+	for (const MirOp *c = op->body; c != NULL; c = c->next)
+	{
+		int64_t		n;
+
+		if (c->kind != MIR_LOOP)
+			continue;
+		n = RowsBelow(c);
+		if (n < 0 || (c->index_kind == INDEX_BATCH && c->extent < 0))
+			return -1;
+		if (c->index_kind == INDEX_BATCH)
+			n *= c->extent;
+		most = n > most ? n : most;
+	}
+	return most;
+}
+
+/* The shared reduction is not lowered after all: atomic adds, with a note why */
+static void
+SharedReduceAtomic(Mir *mir, const char *why)
+{
+	MirOp	   *op = mir->gpu_reduce;
+
+	MirNote(mir, "sharedReduce(%s): atomic adds instead (%s)",
+			mir->schedule->vars[op->var].name, why);
+	op->shared_reduce = false;
+	op->atomic = true;
+	for (int i = 0; i < mir->num_ops; i++)
+		for (const MirOp *p = mir->ops[i].parent; mir->ops[i].kind == MIR_REDUCE && p; p = p->parent)
+			if (p == op)
+				mir->ops[i].atomic_add = true;
+	mir->gpu_reduce = NULL;
+}
+
 /*
- * Size the shared memory a gpu block stages its rows in (cache() on the
- * outermost loop): rows of num_features values of value_size bytes; over
- * MIR_GPU_MAX_SHARED bytes the rows are read from global memory instead,
- * with a note
+ * Size what a gpu block keeps in shared memory: the rows it stages
+ * (cache() on the outermost loop: rows of num_features values of
+ * value_size bytes) and the partial sums of a shared reduction (one slice
+ * per thread of the most rows a thread adds into, times the groups, and
+ * three extents per thread); each falls back (rows read from global
+ * memory, atomic adds) with a note when it would take more than
+ * MIR_GPU_MAX_SHARED bytes with what is kept already.  Counts the
+ * kernel's phases: one more per barrier.
  */
 void
-MirGpuStage(Mir *mir, int32_t num_features, size_t value_size)
+MirGpuShared(Mir *mir, int32_t num_features, size_t value_size)
 {
 	int64_t		bytes = mir->gpu_stage_rows * (int64_t) num_features * (int64_t) value_size;
+	int64_t		dims[3];
 
-	if (mir->gpu_stage_rows == 0)
-		return;
-	if (bytes <= MIR_GPU_MAX_SHARED && bytes > 0)
+	mir->gpu_phases = 1;
+	if (mir->gpu_stage_rows > 0 && (bytes > MIR_GPU_MAX_SHARED || bytes <= 0))
+	{
+		MirNote(mir, "cache(%s) ignored: %lld rows of %d features take %lld bytes of shared "
+				"memory, more than %d", mir->schedule->vars[mir->root->var].name,
+				(long long) mir->gpu_stage_rows, num_features, (long long) bytes,
+				MIR_GPU_MAX_SHARED);
+		mir->root->cache = false;
+		mir->gpu_stage_rows = 0;
+	}
+	else if (mir->gpu_stage_rows > 0)
 	{
 		mir->gpu_stage_bytes = bytes;
-		return;
+		mir->gpu_phases++;
 	}
-	MirNote(mir, "cache(%s) ignored: %lld rows of %d features take %lld bytes of shared memory, "
-			"more than %d", mir->schedule->vars[mir->root->var].name,
-			(long long) mir->gpu_stage_rows, num_features, (long long) bytes, MIR_GPU_MAX_SHARED);
-	mir->root->cache = false;
-	mir->gpu_stage_rows = 0;
+	if (mir->gpu_reduce == NULL)
+		return;
+	MirGpuBlockDims(mir, dims);
+	mir->gpu_reduce_rows = RowsBelow(mir->gpu_reduce);
+	bytes = dims[0] * dims[1] * dims[2] *
+		(mir->gpu_reduce_rows * mir->num_groups * (int64_t) value_size + 3 * 8);
+	if (mir->gpu_reduce_rows < 0)
+		SharedReduceAtomic(mir, "the rows a thread adds into grow with the batch");
+	else if (bytes + mir->gpu_stage_bytes > MIR_GPU_MAX_SHARED)
+		SharedReduceAtomic(mir, "its partial sums would take more than 48 kB of shared memory");
+	else
+	{
+		mir->gpu_reduce_bytes = bytes;
+		mir->gpu_phases++;
+	}
 }
 
 /* The threads of a gpu block in each dimension (static; CheckGpuBlock holds) */

@@ -23,9 +23,9 @@ CpuMarkKernel(CodegenContext *cg, LLVMValueRef fn)
 {
 }
 
-/* On a device the code before a barrier always runs */
+/* On a device every phase runs, one after another */
 LLVMValueRef
-TargetDeviceBeforeBarrier(CodegenContext *cg)
+TargetDeviceInPhase(CodegenContext *cg, int phase)
 {
 	return LLVMConstInt(cg->t_i1, 1, false);
 }

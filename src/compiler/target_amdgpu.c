@@ -63,7 +63,7 @@ const Target TargetRocm = {
 	.kernel_params = AmdgpuKernelParams,
 	.mark_kernel = AmdgpuMarkKernel,
 	.grid_index = AmdgpuGridIndex,
-	.before_barrier = TargetDeviceBeforeBarrier,
+	.in_phase = TargetDeviceInPhase,
 	.barrier = AmdgpuBarrier,
 	.shared_buffer = TargetDeviceSharedBuffer,
 };

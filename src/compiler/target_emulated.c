@@ -8,14 +8,18 @@
  * {block.x, block.y, block.z, thread.x, thread.y, thread.z}, the block's
  * shared memory and a phase, and CompiledForestRun calls it once per
  * thread of the grid that MirGpuLaunch gives, one after another.  A
- * kernel's only barrier follows the staging of a block's rows (cache() on
- * the outermost loop): phase 0 runs up to it and returns, and the caller
- * runs phase 0 for every thread of the block before phase 1 for any,
- * which is what the barrier guarantees on a GPU.  Apart from that and
+ * kernel's barriers (after a block's rows are staged, before a shared
+ * reduction's partial sums are added) cut it into phases: the call for
+ * phase k runs phase k and returns at its barrier, and the caller runs
+ * phase k for every thread of the block before phase k + 1 for any, which
+ * is what a barrier guarantees on a GPU.  A value that lives across a
+ * barrier is kept in shared memory, so each phase can start afresh.  Apart from that and
  * their atomic adds a kernel's threads are independent, so running them in
  * turn is one of the executions a GPU may perform.  It is slow, and only
  * for tests and explain.
  */
+#include <llvm-c/Target.h>
+
 #include "silvan/codegen.h"
 #include "silvan/target.h"
 
@@ -47,27 +51,35 @@ EmulatedGridIndex(CodegenContext *cg, GpuDim dim)
 						 cg->t_i64, "gpu_index");
 }
 
-/* The code before the barrier runs in phase 0 */
+/* Phase k runs in the call for phase k */
 static LLVMValueRef
-EmulatedBeforeBarrier(CodegenContext *cg)
+EmulatedInPhase(CodegenContext *cg, int phase)
 {
-	return LLVMBuildICmp(cg->builder, LLVMIntEQ, LLVMGetParam(cg->fn.function, 3), CgInt32(cg, 0),
-						 "phase0");
+	return LLVMBuildICmp(cg->builder, LLVMIntEQ, LLVMGetParam(cg->fn.function, 3),
+						 CgInt32(cg, phase), "in_phase");
 }
 
-/* The barrier ends phase 0: the caller runs every thread of the block up to here first */
+/* A barrier ends the call: the caller runs every thread of the block up to here first */
 static void
 EmulatedBarrier(CodegenContext *cg, LLVMBasicBlockRef b_after)
 {
 	LLVMBuildBr(cg->builder, cg->fn.b_return);
 }
 
-/* The block's shared memory is the kernel's third parameter */
+/*
+ * The block's shared memory is the kernel's third parameter: buffers are
+ * laid out in it one after another, 16-byte aligned, in the order asked
+ */
 static LLVMValueRef
 EmulatedSharedBuffer(CodegenContext *cg, LLVMTypeRef type, int64_t count)
 {
-	return LLVMBuildBitCast(cg->builder, LLVMGetParam(cg->fn.function, 2),
-							LLVMPointerType(type, 0), "shared");
+	LLVMValueRef v_offset = CgInt64(cg, cg->emulated_shared_used);
+	LLVMValueRef v_at = LLVMBuildGEP2(cg->builder, LLVMInt8TypeInContext(cg->context),
+									  LLVMGetParam(cg->fn.function, 2), &v_offset, 1, "");
+
+	cg->emulated_shared_used += (count * (int64_t) LLVMABISizeOfType(
+		LLVMGetModuleDataLayout(cg->module), type) + 15) / 16 * 16;
+	return LLVMBuildBitCast(cg->builder, v_at, LLVMPointerType(type, 0), "shared");
 }
 
 const Target TargetGpuEmulated = {
@@ -77,7 +89,7 @@ const Target TargetGpuEmulated = {
 	.kernel_params = EmulatedKernelParams,
 	.mark_kernel = EmulatedMarkKernel,
 	.grid_index = EmulatedGridIndex,
-	.before_barrier = EmulatedBeforeBarrier,
+	.in_phase = EmulatedInPhase,
 	.barrier = EmulatedBarrier,
 	.shared_buffer = EmulatedSharedBuffer,
 };

@@ -68,7 +68,7 @@ const Target TargetCuda = {
 	.kernel_params = NvptxKernelParams,
 	.mark_kernel = NvptxMarkKernel,
 	.grid_index = NvptxGridIndex,
-	.before_barrier = TargetDeviceBeforeBarrier,
+	.in_phase = TargetDeviceInPhase,
 	.barrier = NvptxBarrier,
 	.shared_buffer = TargetDeviceSharedBuffer,
 };
