@@ -172,6 +172,9 @@ extern int	TuneCpuRefineBlocking(const TuneShape *shape, const TuneCpuPoint *bas
 								  TuneCpuPoint *points, int max_points);
 extern int	TuneGpuExhaustive(const TuneShape *shape, TuneGpuPoint *points, int max_points);
 extern int	TuneGpuAlgorithm1(const TuneShape *shape, TuneGpuPoint *points, int max_points);
+/* Threads of a block a point asks for; at most TUNE_GPU_MAX_BLOCK_THREADS launch */
+#define TUNE_GPU_MAX_BLOCK_THREADS 1024
+extern int64_t TuneGpuBlockThreads(const TuneShape *shape, const TuneGpuPoint *point);
 extern void TuneGpuBlockConfigs(int32_t batch_size, int32_t num_features,
 								int32_t rows_per_block[2], int32_t tree_threads[2]);
 extern char *TuneSpaceDescribe(const TuneShape *shape, TuneTarget target);

@@ -632,7 +632,28 @@ TuneGpuBlockConfigs(int32_t batch_size, int32_t num_features,
 	}
 }
 
-/* Algorithm 1, lines 13-23: the first phase's points (shared reduction comes after) */
+/*
+ * Threads of a block under a point's schedule (TuneGpuText): rows per
+ * block over rows per thread, times the tree loop's tiles
+ */
+int64_t
+TuneGpuBlockThreads(const TuneShape *shape, const TuneGpuPoint *p)
+{
+	int32_t		threads = p->tree_threads > 0 ? p->tree_threads : 1;
+	int32_t		chunk = (shape->num_trees + threads - 1) / threads;
+	int64_t		tiles = chunk > 0 ? (shape->num_trees + chunk - 1) / chunk : 1;
+	int64_t		rows = p->rows_per_thread > 0 ?
+		(p->rows_per_block + p->rows_per_thread - 1) / p->rows_per_thread : p->rows_per_block;
+
+	return rows * (tiles > 0 ? tiles : 1);
+}
+
+/*
+ * Algorithm 1, lines 13-23: the first phase's points (shared reduction
+ * comes after), but for blocks of more threads than a GPU launches
+ * (TUNE_GPU_MAX_BLOCK_THREADS: many features with large batches ask for
+ * 32 rows by 50 tree threads)
+ */
 int
 TuneGpuAlgorithm1(const TuneShape *shape, TuneGpuPoint *points, int max)
 {
@@ -645,12 +666,17 @@ TuneGpuAlgorithm1(const TuneShape *shape, TuneGpuPoint *points, int max)
 		for (int c = 0; c < 2; c++)
 			for (int i = 0; i < 3; i++)
 				for (int r = 0; r < 3 && n < max; r++)
-					points[n++] = (TuneGpuPoint) {
+				{
+					TuneGpuPoint p = {
 						.rows_per_block = rows_per_block[a], .rows_per_thread = 1,
 						.tree_threads = tree_threads[c], .cache_rows = true,
 						.cache_trees = false, .interleave = gpu_interleaves[i],
 						.unroll = gpu_interleaves[i] != 1, .shared_reduce = false,
 					.representation = r};
+
+					if (TuneGpuBlockThreads(shape, &p) <= TUNE_GPU_MAX_BLOCK_THREADS)
+						points[n++] = p;
+				}
 	return n;
 }
 
