@@ -130,6 +130,8 @@ EmitGpuReduceIteration(CodegenContext *cg, const MirOp *op, CodegenEnv *env, con
 	v_n = LLVMBuildSub(b, CgMin64(cg, v_span_hi, cg->fn.v_num_rows), v_span_lo, "reduce_rows");
 	v_n = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, v_n, CgInt64(cg, 0), ""), v_n,
 						  CgInt64(cg, 0), "");
+	/* the span is exact below mapped loops and tiles (MirGpuShared); never past the slice */
+	v_n = CgMin64(cg, v_n, CgInt64(cg, cg->mir->gpu_reduce_rows));
 	for (int64_t i = 0; i < slice; i++)
 		LLVMBuildStore(b, CgEmptyValue(cg, 1),
 					   LLVMBuildGEP2(b, cg->t_value, v_parts, (LLVMValueRef[]) {CgInt64(cg, i)}, 1, ""));

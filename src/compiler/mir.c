@@ -880,6 +880,25 @@ RowsBelow(const MirOp *op)
 	return most;
 }
 
+/* Does a batch loop below op split its rows (split(): RootSpan may be a superset)? */
+static bool
+SplitsRowsBelow(const Mir *mir, const MirOp *op)
+{
+	for (const MirOp *c = op->body; c != NULL; c = c->next)
+	{
+		IndexOrigin origin;
+
+		if (c->kind != MIR_LOOP)
+			continue;
+		origin = mir->schedule->vars[c->var].origin;
+		if ((c->index_kind == INDEX_BATCH &&
+			 (origin == INDEX_ORIGIN_SPLIT_FIRST || origin == INDEX_ORIGIN_SPLIT_SECOND)) ||
+			SplitsRowsBelow(mir, c))
+			return true;
+	}
+	return false;
+}
+
 /* The shared reduction is not lowered after all: atomic adds, with a note why */
 static void
 SharedReduceAtomic(Mir *mir, const char *why)
@@ -936,6 +955,8 @@ MirGpuShared(Mir *mir, int32_t num_features, size_t value_size)
 		(mir->gpu_reduce_rows * mir->num_groups * (int64_t) value_size + 3 * 8);
 	if (mir->gpu_reduce_rows < 0)
 		SharedReduceAtomic(mir, "the rows a thread adds into grow with the batch");
+	else if (SplitsRowsBelow(mir, mir->gpu_reduce))
+		SharedReduceAtomic(mir, "a loop below it splits its rows");
 	else if (bytes + mir->gpu_stage_bytes > MIR_GPU_MAX_SHARED)
 		SharedReduceAtomic(mir, "its partial sums would take more than 48 kB of shared memory");
 	else

@@ -477,6 +477,21 @@ TestMirDump(void)
 		free(text);
 	}
 	CompiledForestFree(compiled);
+	/* a shared reduction over rows split below it falls back to atomic adds */
+	CHECK(ScheduleParse("tile(batch, b0, b1, 32)\ntile(tree, t0, t1, 10)\n"
+						"reorder(b0, t0, b1, t1)\ngpuDimension(b0, grid.x)\n"
+						"gpuDimension(t0, block.y)\nsplit(b1, b2, b3, 8)\nsharedReduce(t0)\n",
+						&schedule, &status));
+	compiled = CompileForestFor(forest, &schedule, NULL, &target, &status);
+	CHECK_MSG(compiled != NULL, "%s: %s", status.message, status.detail);
+	if (compiled)
+	{
+		text = CompiledForestExplain(compiled, false);
+		CHECK_MSG(strstr(text, "sharedReduce(t0): atomic adds instead (a loop below it splits "
+						 "its rows)") != NULL, "%s", text);
+		free(text);
+	}
+	CompiledForestFree(compiled);
 	/* a staged kernel's PTX: shared memory and a barrier */
 	{
 		CompileTarget cuda = {&TargetCuda, NULL};
