@@ -83,6 +83,8 @@ extern const Target TargetRocm;
 extern const Target TargetGpuEmulated;
 
 /* target.c: barriers and shared memory of the device targets (NVPTX, AMDGPU) */
+extern LLVMValueRef TargetDeviceIndex(CodegenContext *cg, const char *const intrinsics[6],
+									  GpuDim dim);
 extern LLVMValueRef TargetDeviceInPhase(CodegenContext *cg, int phase);
 extern void TargetDeviceBarrier(CodegenContext *cg, const char *intrinsic, bool fences,
 								LLVMBasicBlockRef b_after);

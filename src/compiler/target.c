@@ -23,6 +23,30 @@ CpuMarkKernel(CodegenContext *cg, LLVMValueRef fn)
 {
 }
 
+/* A call of the intrinsic name taking nothing and returning t_ret, declared once per module */
+static LLVMValueRef
+CallIntrinsic(CodegenContext *cg, const char *name, LLVMTypeRef t_ret)
+{
+	LLVMTypeRef t_fn = LLVMFunctionType(t_ret, NULL, 0, false);
+	LLVMValueRef fn = LLVMGetNamedFunction(cg->module, name);
+
+	if (fn == NULL)
+		fn = LLVMAddFunction(cg->module, name, t_fn);
+	return LLVMBuildCall2(cg->builder, t_fn, fn, NULL, 0, "");
+}
+
+/*
+ * A thread or block index read from a device's i32 intrinsic (intrinsics:
+ * grid.x, .y, .z, block.x, .y, .z in GpuDim order), widened to i64
+ */
+LLVMValueRef
+TargetDeviceIndex(CodegenContext *cg, const char *const intrinsics[6], GpuDim dim)
+{
+	return LLVMBuildZExt(cg->builder,
+						 CallIntrinsic(cg, intrinsics[dim - GPU_DIM_GRID_X], cg->t_i32),
+						 cg->t_i64, "gpu_index");
+}
+
 /* On a device every phase runs, one after another */
 LLVMValueRef
 TargetDeviceInPhase(CodegenContext *cg, int phase)
@@ -41,14 +65,9 @@ void
 TargetDeviceBarrier(CodegenContext *cg, const char *intrinsic, bool fences,
 					LLVMBasicBlockRef b_after)
 {
-	LLVMTypeRef t_fn = LLVMFunctionType(LLVMVoidTypeInContext(cg->context), NULL, 0, false);
-	LLVMValueRef fn = LLVMGetNamedFunction(cg->module, intrinsic);
-
-	if (fn == NULL)
-		fn = LLVMAddFunction(cg->module, intrinsic, t_fn);
 	if (fences)
 		LLVMBuildFence(cg->builder, LLVMAtomicOrderingRelease, false, "");
-	LLVMBuildCall2(cg->builder, t_fn, fn, NULL, 0, "");
+	CallIntrinsic(cg, intrinsic, LLVMVoidTypeInContext(cg->context));
 	if (fences)
 		LLVMBuildFence(cg->builder, LLVMAtomicOrderingAcquire, false, "");
 	LLVMBuildBr(cg->builder, b_after);

@@ -37,14 +37,7 @@ AmdgpuGridIndex(CodegenContext *cg, GpuDim dim)
 		"llvm.amdgcn.workgroup.id.z", "llvm.amdgcn.workitem.id.x",
 		"llvm.amdgcn.workitem.id.y", "llvm.amdgcn.workitem.id.z"
 	};
-	const char *name = intrinsics[dim - GPU_DIM_GRID_X];
-	LLVMTypeRef t_fn = LLVMFunctionType(cg->t_i32, NULL, 0, false);
-	LLVMValueRef fn = LLVMGetNamedFunction(cg->module, name);
-
-	if (fn == NULL)
-		fn = LLVMAddFunction(cg->module, name, t_fn);
-	return LLVMBuildZExt(cg->builder, LLVMBuildCall2(cg->builder, t_fn, fn, NULL, 0, ""),
-						 cg->t_i64, "gpu_index");
+	return TargetDeviceIndex(cg, intrinsics, dim);
 }
 
 /* llvm.amdgcn.s.barrier */

@@ -42,14 +42,7 @@ NvptxGridIndex(CodegenContext *cg, GpuDim dim)
 		"llvm.nvvm.read.ptx.sreg.ctaid.z", "llvm.nvvm.read.ptx.sreg.tid.x",
 		"llvm.nvvm.read.ptx.sreg.tid.y", "llvm.nvvm.read.ptx.sreg.tid.z"
 	};
-	const char *name = registers[dim - GPU_DIM_GRID_X];
-	LLVMTypeRef t_fn = LLVMFunctionType(cg->t_i32, NULL, 0, false);
-	LLVMValueRef fn = LLVMGetNamedFunction(cg->module, name);
-
-	if (fn == NULL)
-		fn = LLVMAddFunction(cg->module, name, t_fn);
-	return LLVMBuildZExt(cg->builder, LLVMBuildCall2(cg->builder, t_fn, fn, NULL, 0, ""),
-						 cg->t_i64, "gpu_index");
+	return TargetDeviceIndex(cg, registers, dim);
 }
 
 /* llvm.nvvm.barrier0 */
