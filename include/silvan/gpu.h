@@ -47,6 +47,12 @@ typedef struct GpuDeviceInfo
 typedef uint64_t GpuPointer;
 
 /*
+ * Streams an opened device has: work queued on one runs in order, work on
+ * two may overlap (one batch's copies beside another's kernel)
+ */
+#define GPU_STREAMS 2
+
+/*
  * A vendor.  load resolves the vendor's functions in an opened library
  * and initializes the driver, returning the vendor's own state (its
  * function pointers) or NULL and a status; symbols lists the functions
@@ -67,16 +73,19 @@ typedef struct GpuDriver
 
 	/*
 	 * Running code.  open makes device ordinal's context current on the
-	 * calling thread (CUDA: the primary context, retained) and creates a
-	 * stream; it returns the vendor's state for the device ("ctx" below).
-	 * Copies and launches are queued on that stream; wait blocks until
-	 * the stream has drained and reports the first error of what ran.
+	 * calling thread (CUDA: the primary context, retained) and creates
+	 * GPU_STREAMS streams; it returns the vendor's state for the device
+	 * ("ctx" below).  Copies and launches are queued on the stream they
+	 * name; wait blocks until that stream has drained and reports the
+	 * first error of what ran.  Copies from or to host memory of
+	 * host_alloc (pinned, page-locked) run as DMA without blocking the
+	 * caller; from other memory the driver stages them itself.
 	 * load_module loads a PTX text (NUL-terminated, len counts the NUL)
 	 * or an HSA code object and finds kernel in it, with the JIT's error
 	 * log in the status when the driver refuses the image.  Every
-	 * function but close, unload_module and free reports failure by a
-	 * status naming the driver call and its error; those three never fail
-	 * visibly (they run on error paths).
+	 * function but close, unload_module, free and host_free reports
+	 * failure by a status naming the driver call and its error; those
+	 * never fail visibly (they run on error paths).
 	 */
 	void	   *(*open) (void *api, int ordinal, SilvanStatus *status);
 	void		(*close) (void *api, void *ctx);
@@ -87,14 +96,17 @@ typedef struct GpuDriver
 	bool		(*alloc) (void *api, void *ctx, size_t bytes, GpuPointer *ptr,
 						  SilvanStatus *status);
 	void		(*free) (void *api, void *ctx, GpuPointer ptr);
-	bool		(*to_device) (void *api, void *ctx, GpuPointer dst, const void *src,
-							  size_t bytes, SilvanStatus *status);
-	bool		(*to_host) (void *api, void *ctx, void *dst, GpuPointer src, size_t bytes,
-							SilvanStatus *status);
-	bool		(*launch) (void *api, void *ctx, void *function, const uint32_t grid[3],
-						   const uint32_t block[3], uint32_t shared_bytes, void **params,
-						   SilvanStatus *status);
-	bool		(*wait) (void *api, void *ctx, SilvanStatus *status);
+	bool		(*host_alloc) (void *api, void *ctx, size_t bytes, void **ptr,
+							   SilvanStatus *status);
+	void		(*host_free) (void *api, void *ctx, void *ptr);
+	bool		(*to_device) (void *api, void *ctx, int stream, GpuPointer dst,
+							  const void *src, size_t bytes, SilvanStatus *status);
+	bool		(*to_host) (void *api, void *ctx, int stream, void *dst, GpuPointer src,
+							size_t bytes, SilvanStatus *status);
+	bool		(*launch) (void *api, void *ctx, int stream, void *function,
+						   const uint32_t grid[3], const uint32_t block[3],
+						   uint32_t shared_bytes, void **params, SilvanStatus *status);
+	bool		(*wait) (void *api, void *ctx, int stream, SilvanStatus *status);
 } GpuDriver;
 
 /* A loaded, initialized driver with at least one device */
@@ -143,13 +155,16 @@ extern bool GpuModuleLoad(GpuDevice *device, const void *image, size_t len, cons
 extern void GpuModuleUnload(GpuModule *module);
 extern bool GpuAlloc(GpuDevice *device, size_t bytes, GpuPointer *ptr, SilvanStatus *status);
 extern void GpuFree(GpuDevice *device, GpuPointer ptr);
-extern bool GpuToDevice(GpuDevice *device, GpuPointer dst, const void *src, size_t bytes,
-						SilvanStatus *status);
-extern bool GpuToHost(GpuDevice *device, void *dst, GpuPointer src, size_t bytes,
+extern bool GpuHostAlloc(GpuDevice *device, size_t bytes, void **ptr, SilvanStatus *status);
+extern void GpuHostFree(GpuDevice *device, void *ptr);
+extern bool GpuToDevice(GpuDevice *device, int stream, GpuPointer dst, const void *src,
+						size_t bytes, SilvanStatus *status);
+extern bool GpuToHost(GpuDevice *device, int stream, void *dst, GpuPointer src, size_t bytes,
 					  SilvanStatus *status);
-extern bool GpuLaunch(const GpuModule *module, const uint32_t grid[3], const uint32_t block[3],
-					  uint32_t shared_bytes, void **params, SilvanStatus *status);
-extern bool GpuWait(GpuDevice *device, SilvanStatus *status);
+extern bool GpuLaunch(const GpuModule *module, int stream, const uint32_t grid[3],
+					  const uint32_t block[3], uint32_t shared_bytes, void **params,
+					  SilvanStatus *status);
+extern bool GpuWait(GpuDevice *device, int stream, SilvanStatus *status);
 
 /* gpu_emit.c */
 extern const char *GpuPtxTarget(int major, int minor);

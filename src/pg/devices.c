@@ -233,12 +233,9 @@ SilvanTargetArch(const Target *target)
 	return arch;
 }
 
-/*
- * Add a batch's trees into acc on the backend's device: the variant's
- * kernel and buffers are loaded there on its first batch
- */
-void
-SilvanRunOnDevice(CompiledVariant *variant, const void *rows, int64 num_rows, void *acc)
+/* The variant's kernel and buffers on the backend's device, loaded on its first batch */
+static GpuForest *
+SilvanVariantOnDevice(CompiledVariant *variant)
 {
 	SilvanStatus status;
 
@@ -247,8 +244,51 @@ SilvanRunOnDevice(CompiledVariant *variant, const void *rows, int64 num_rows, vo
 									  SilvanDevice(TargetKind(variant->target), false),
 									  &status)) == NULL)
 		SilvanReportStatus(ERROR, &status);
-	if (!GpuForestRun(variant->gpu, rows, num_rows, acc, &status))
+	return variant->gpu;
+}
+
+/* Add a batch's trees into acc on the backend's device, and wait */
+void
+SilvanRunOnDevice(CompiledVariant *variant, const void *rows, int64 num_rows, void *acc)
+{
+	SilvanStatus status;
+
+	if (!GpuForestRun(SilvanVariantOnDevice(variant), rows, num_rows, acc, &status))
 		SilvanReportStatus(ERROR, &status);
+}
+
+/*
+ * Start adding a batch's trees into acc on the backend's device; the slot
+ * it runs in, for SilvanDeviceCollect.  rows may be reused at once; acc
+ * gets the margins on collect.
+ */
+int
+SilvanDeviceSubmit(CompiledVariant *variant, const void *rows, int64 num_rows, void *acc)
+{
+	SilvanStatus status;
+	int			slot = GpuForestSubmit(SilvanVariantOnDevice(variant), rows, num_rows, acc,
+									   &status);
+
+	if (slot < 0)
+		SilvanReportStatus(ERROR, &status);
+	return slot;
+}
+
+/* Wait for a submitted batch; its margins are then in its acc */
+void
+SilvanDeviceCollect(CompiledVariant *variant, int slot)
+{
+	SilvanStatus status;
+
+	if (!GpuForestCollect(variant->gpu, slot, &status))
+		SilvanReportStatus(ERROR, &status);
+}
+
+/* Forget a submitted batch after waiting for it, without raising (error paths) */
+void
+SilvanDeviceCancel(CompiledVariant *variant, int slot)
+{
+	GpuForestCancel(variant->gpu, slot);
 }
 
 PG_FUNCTION_INFO_V1(silvan_devices);

@@ -281,12 +281,18 @@ ScanFlush(BatchScan *state)
 			.row_bytes = (size_t) state->forest->num_features * ForestValueSize(state->forest)
 		};
 
-		/* wait for the batch before, start this one, then emit the one before */
-		if (scored != NULL)
+		/*
+		 * Wait for the batch before, start this one, then emit the one
+		 * before.  On a GPU this one starts first: its copies overlap the
+		 * kernel of the one before, on the device's other stream.
+		 */
+		if (scored != NULL && !state->on_device)
 			ScoreBatchFinish(&scored->task);
 		ScoreBatchStart(&buffer->task, state->version, state->batch_size, buffer->rows,
 						buffer->num_rows, buffer->acc, buffer->margins, &gather);
 		state->scoring = buffer;
+		if (scored != NULL)
+			ScoreBatchFinish(&scored->task);
 		state->filling = buffer == &state->buffers[0] ? &state->buffers[1] : &state->buffers[0];
 		if (scored != NULL)
 			ScanEmit(state, scored);
@@ -399,8 +405,11 @@ ScanAllocBatches(BatchScan *state)
 	Size		budget = (Size) work_mem * 1024;
 
 	state->chunk_rows = ScanChunkRows(state, budget);
+	state->on_device = state->output != SCORE_PROFILE && state->output != SCORE_SAMPLE &&
+		ScoreBatchOnDevice(state->batch_size);
 	state->pipelined = state->output != SCORE_PROFILE && state->output != SCORE_SAMPLE && silvan_jit &&
-		RuntimeMaxThreads() > 1 && state->chunk_rows >= SCAN_PIPELINE_MIN_BATCH;
+		(RuntimeMaxThreads() > 1 || state->on_device) &&
+		state->chunk_rows >= SCAN_PIPELINE_MIN_BATCH;
 	if (state->pipelined)
 	{
 		state->chunk_rows = ScanChunkRows(state, budget / 2);
@@ -592,8 +601,9 @@ ScanRun(BatchScan *state, const char *query, bool read_only)
 	}
 	PG_FINALLY();
 	{
-		if (state->scoring != NULL)
-			ScoreBatchAbandon(&state->scoring->task);
+		/* on a GPU both batches may be in flight */
+		for (int b = 0; b < lengthof(state->buffers); b++)
+			ScoreBatchAbandon(&state->buffers[b].task);
 		ModelVersionUnpin(state->version);
 		for (int b = 0; b < lengthof(state->buffers); b++)
 		{

@@ -73,6 +73,7 @@ typedef struct BatchScan
 	int			chunk_rows;		/* rows scored at a time: the batch or less */
 	int			flush_rows;		/* rows of the filling batch that flush it */
 	bool		pipelined;
+	bool		on_device;		/* batches run on a GPU: two may be in flight */
 	bool		defer_rows;		/* wide rows: copied on the pipeline thread */
 	ScanBuffer	buffers[2];
 	ScanBuffer *filling;

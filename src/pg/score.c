@@ -9,8 +9,10 @@
  * runs on the target silvan.target picks for its size (devices.c): on a
  * cuda device it runs in the backend, synchronously, since the driver's
  * calls return statuses that only this process may turn into errors.
- * (On a GPU the code is not host code: a pipelined scan scores such a
- * batch in the backend.)
+ * A pipelined scan's batch on a GPU is submitted to the device's driver
+ * from the backend (ScoreBatchStart) and collected later (ScoreBatchFinish),
+ * so the device scores it while the backend reads the next batch, whose
+ * copies then overlap its kernel on the device's other stream.
  */
 #include "silvan_pg.h"
 
@@ -96,11 +98,31 @@ ScoreTaskRun(void *context)
 		ForestMarginsFinish(forest, task->acc, task->num_rows, task->margins);
 }
 
+/* Whether batches of this nominal size run on a GPU (not on the host) */
+bool
+ScoreBatchOnDevice(int32 batch_size)
+{
+	return silvan_jit && !silvan_gpu_emulation &&
+		strcmp(SilvanBatchTarget(batch_size), "cpu") != 0;
+}
+
+/* Start a batch on the backend's GPU: the device scores it until ScoreBatchFinish */
+static void
+ScoreDeviceStart(ScoreTask *task, CompiledVariant *variant)
+{
+	if (task->gather.sources != NULL)
+		ScoreGatherRows(&task->gather, 0, task->num_rows, 0);
+	ForestMarginsInit(task->version->header, task->acc, task->num_rows);
+	task->device_slot = SilvanDeviceSubmit(variant, task->rows, task->num_rows, task->acc);
+	task->device = variant;
+	task->in_flight = true;
+}
+
 /*
- * Start scoring a batch on the pipeline thread, as ScoreBatch would; the
- * buffers must stay untouched until ScoreBatchFinish.  Runs the batch here
- * and now when the model is interpreted, when silvan.max_threads is 1, or
- * when the thread cannot be had.
+ * Start scoring a batch on the pipeline thread, as ScoreBatch would, or on
+ * the GPU; the buffers must stay untouched until ScoreBatchFinish.  Runs the
+ * batch here and now when the model is interpreted, when silvan.max_threads
+ * is 1, or when the thread cannot be had.
  */
 void
 ScoreBatchStart(ScoreTask *task, ModelVersion *version, int32 batch_size,
@@ -118,6 +140,12 @@ ScoreBatchStart(ScoreTask *task, ModelVersion *version, int32 batch_size,
 	};
 	if (gather != NULL)
 		task->gather = *gather;
+	if (variant != NULL && variant->code != NULL &&
+		variant->target->output != TARGET_OUTPUT_JIT)
+	{
+		ScoreDeviceStart(task, variant);
+		return;
+	}
 	if (code != NULL && RuntimeMaxThreads() > 1 && version->busy_code == NULL &&
 		RuntimeTaskStart(ScoreTaskRun, task))
 	{
@@ -137,6 +165,14 @@ ScoreBatchFinish(ScoreTask *task)
 {
 	if (!task->in_flight)
 		return;
+	if (task->device != NULL)
+	{
+		task->in_flight = false;
+		SilvanDeviceCollect(task->device, task->device_slot);
+		ForestMarginsFinish(task->version->header, task->acc, task->num_rows, task->margins);
+		task->completed = true;
+		return;
+	}
 	RuntimeTaskWait(&task->stop);
 	task->in_flight = false;
 	task->version->busy_code = NULL;
@@ -154,6 +190,12 @@ ScoreBatchAbandon(ScoreTask *task)
 {
 	if (!task->in_flight)
 		return;
+	if (task->device != NULL)
+	{
+		task->in_flight = false;
+		SilvanDeviceCancel(task->device, task->device_slot);
+		return;
+	}
 	task->stop = 1;
 	RuntimeTaskWait(&task->stop);
 	task->in_flight = false;

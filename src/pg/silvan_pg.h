@@ -224,6 +224,10 @@ extern const char *SilvanTargetArch(const Target *target);
 extern GpuDevice *SilvanDevice(GpuKind kind, bool missing_ok);
 extern void SilvanRunOnDevice(CompiledVariant *variant, const void *rows, int64 num_rows,
 							  void *acc);
+extern int	SilvanDeviceSubmit(CompiledVariant *variant, const void *rows, int64 num_rows,
+							   void *acc);
+extern void SilvanDeviceCollect(CompiledVariant *variant, int slot);
+extern void SilvanDeviceCancel(CompiledVariant *variant, int slot);
 
 /*
  * A batch scored on the pipeline thread while the backend goes on
@@ -246,6 +250,8 @@ typedef struct ScoreTask
 	ModelVersion *version;
 	int32		batch_size;
 	const CompiledForest *code;
+	CompiledVariant *device;	/* on a GPU: the variant, and its slot there */
+	int			device_slot;
 	ScoreGather gather;			/* gather.sources NULL: rows are in place */
 	const void *rows;
 	int64		num_rows;
@@ -262,6 +268,7 @@ extern void ScoreBatchStart(ScoreTask *task, ModelVersion *version, int32 batch_
 							const ScoreGather *gather);
 extern void ScoreBatchFinish(ScoreTask *task);
 extern void ScoreBatchAbandon(ScoreTask *task);
+extern bool ScoreBatchOnDevice(int32 batch_size);
 extern void ScoreBatch(ModelVersion *version, int32 batch_size, const void *rows,
 					   int64 num_rows, void *acc, double *margins);
 extern Datum ScoreResultDatum(ModelVersion *version, ScoreOutput output,

@@ -324,43 +324,81 @@ GpuFree(GpuDevice *device, GpuPointer ptr)
 	device->lib->driver->free(device->lib->api, device->ctx, ptr);
 }
 
-/* Queue a copy of bytes from host memory to device memory; zero bytes is a no-op */
+/* Allocate bytes of pinned host memory into *ptr; zero bytes gives NULL */
 bool
-GpuToDevice(GpuDevice *device, GpuPointer dst, const void *src, size_t bytes,
+GpuHostAlloc(GpuDevice *device, size_t bytes, void **ptr, SilvanStatus *status)
+{
+	*ptr = NULL;
+	if (device == NULL)
+		return GpuNoDevice(status, "GpuHostAlloc");
+	if (bytes == 0)
+		return true;
+	return device->lib->driver->host_alloc(device->lib->api, device->ctx, bytes, ptr, status);
+}
+
+/* Free pinned host memory (NULL is a no-op) */
+void
+GpuHostFree(GpuDevice *device, void *ptr)
+{
+	if (device == NULL || ptr == NULL)
+		return;
+	device->lib->driver->host_free(device->lib->api, device->ctx, ptr);
+}
+
+/* Error unless stream is one of an opened device's */
+static bool
+GpuCheckStream(int stream, const char *call, SilvanStatus *status)
+{
+	if (stream >= 0 && stream < GPU_STREAMS)
+		return true;
+	return StatusFail(status, SILVAN_ERROR_INVALID, "no such GPU stream",
+					  "%s was given stream %d; a device has streams 0 to %d.", call, stream,
+					  GPU_STREAMS - 1);
+}
+
+/* Queue a copy of bytes from host memory to device memory on a stream; zero bytes is a no-op */
+bool
+GpuToDevice(GpuDevice *device, int stream, GpuPointer dst, const void *src, size_t bytes,
 			SilvanStatus *status)
 {
 	if (device == NULL)
 		return GpuNoDevice(status, "GpuToDevice");
+	if (!GpuCheckStream(stream, "GpuToDevice", status))
+		return false;
 	if (bytes == 0)
 		return true;
 	if (dst == 0 || src == NULL)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "could not copy to a GPU device",
 						  "GpuToDevice was given a null %s address.", dst == 0 ? "device" : "host");
-	return device->lib->driver->to_device(device->lib->api, device->ctx, dst, src, bytes,
-										  status);
+	return device->lib->driver->to_device(device->lib->api, device->ctx, stream, dst, src,
+										  bytes, status);
 }
 
-/* Queue a copy of bytes from device memory to host memory; zero bytes is a no-op */
+/* Queue a copy of bytes from device memory to host memory on a stream; zero bytes is a no-op */
 bool
-GpuToHost(GpuDevice *device, void *dst, GpuPointer src, size_t bytes, SilvanStatus *status)
+GpuToHost(GpuDevice *device, int stream, void *dst, GpuPointer src, size_t bytes,
+		  SilvanStatus *status)
 {
 	if (device == NULL)
 		return GpuNoDevice(status, "GpuToHost");
+	if (!GpuCheckStream(stream, "GpuToHost", status))
+		return false;
 	if (bytes == 0)
 		return true;
 	if (dst == NULL || src == 0)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "could not copy from a GPU device",
 						  "GpuToHost was given a null %s address.", src == 0 ? "device" : "host");
-	return device->lib->driver->to_host(device->lib->api, device->ctx, dst, src, bytes,
+	return device->lib->driver->to_host(device->lib->api, device->ctx, stream, dst, src, bytes,
 										status);
 }
 
 /*
- * Queue a loaded kernel on its device with grid blocks of block threads;
- * params points to each argument's value.  An empty grid runs nothing.
+ * Queue a loaded kernel on a stream of its device with grid blocks of
+ * block threads; params points to each argument's value.  An empty grid
+ * runs nothing.
  */
 bool
-GpuLaunch(const GpuModule *module, const uint32_t grid[3], const uint32_t block[3],
+GpuLaunch(const GpuModule *module, int stream, const uint32_t grid[3], const uint32_t block[3],
 		  uint32_t shared_bytes, void **params, SilvanStatus *status)
 {
 	GpuDevice  *device = module ? module->device : NULL;
@@ -368,21 +406,25 @@ GpuLaunch(const GpuModule *module, const uint32_t grid[3], const uint32_t block[
 	if (device == NULL || module->function == NULL)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "no GPU kernel loaded",
 						  "GpuLaunch was given a module that is not loaded.");
+	if (!GpuCheckStream(stream, "GpuLaunch", status))
+		return false;
 	if (block[0] == 0 || block[1] == 0 || block[2] == 0)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "could not launch a GPU kernel",
 						  "The block of %u x %u x %u threads is empty.", block[0], block[1],
 						  block[2]);
 	if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
 		return true;
-	return device->lib->driver->launch(device->lib->api, device->ctx, module->function, grid,
-									   block, shared_bytes, params, status);
+	return device->lib->driver->launch(device->lib->api, device->ctx, stream, module->function,
+									   grid, block, shared_bytes, params, status);
 }
 
-/* Wait until everything queued on a device has run; the first error of what ran */
+/* Wait until everything queued on a stream of a device has run; the first error of what ran */
 bool
-GpuWait(GpuDevice *device, SilvanStatus *status)
+GpuWait(GpuDevice *device, int stream, SilvanStatus *status)
 {
 	if (device == NULL)
 		return GpuNoDevice(status, "GpuWait");
-	return device->lib->driver->wait(device->lib->api, device->ctx, status);
+	if (!GpuCheckStream(stream, "GpuWait", status))
+		return false;
+	return device->lib->driver->wait(device->lib->api, device->ctx, stream, status);
 }

@@ -28,8 +28,11 @@
  *
  * Running code uses the device's primary context, the one the CUDA
  * runtime and other libraries in the process share, retained on open and
- * released on close, and one stream of our own on which every copy and
- * launch is queued.  A context is current per thread, and a backend may
+ * released on close, and GPU_STREAMS streams of our own on which copies
+ * and launches are queued (two batches in flight overlap one's copies with
+ * the other's kernel).  Staging buffers are pinned host memory
+ * (cuMemAllocHost), from which copies run as DMA.  A context is current
+ * per thread, and a backend may
  * call us from a thread other than the one that opened the device, so
  * every call that needs the context first makes it current.
  */
@@ -111,12 +114,12 @@ typedef struct CudaApi
 	CUDA_FUNCTIONS(CUDA_FIELD)
 } CudaApi;
 
-/* An opened device: its primary context (retained) and our stream */
+/* An opened device: its primary context (retained) and our streams */
 typedef struct CudaDevice
 {
 	CuDevice	dev;
 	CuContext	context;
-	CuStream	stream;
+	CuStream	streams[GPU_STREAMS];
 } CudaDevice;
 
 /* What load requires, in the order it looks them up */
@@ -248,7 +251,7 @@ CudaEnter(const CudaApi *api, CudaDevice *device, const char *message, SilvanSta
 	return true;
 }
 
-/* Destroy our stream and release the primary context; errors are ignored */
+/* Destroy our streams and release the primary context; errors are ignored */
 static void
 CudaClose(void *arg, void *ctx)
 {
@@ -259,14 +262,16 @@ CudaClose(void *arg, void *ctx)
 		return;
 	if (device->context != NULL)
 	{
-		if (device->stream != NULL && api->cuCtxSetCurrent(device->context) == CUDA_OK)
-			api->cuStreamDestroy_v2(device->stream);
+		if (api->cuCtxSetCurrent(device->context) == CUDA_OK)
+			for (int s = 0; s < GPU_STREAMS; s++)
+				if (device->streams[s] != NULL)
+					api->cuStreamDestroy_v2(device->streams[s]);
 		api->cuDevicePrimaryCtxRelease_v2(device->dev);
 	}
 	free(device);
 }
 
-/* Retain device ordinal's primary context, make it current and create our stream */
+/* Retain device ordinal's primary context, make it current and create our streams */
 static bool
 CudaOpenSteps(const CudaApi *api, CudaDevice *device, int ordinal, SilvanStatus *status)
 {
@@ -282,11 +287,12 @@ CudaOpenSteps(const CudaApi *api, CudaDevice *device, int ordinal, SilvanStatus 
 	}
 	if (!CudaEnter(api, device, message, status))
 		return false;
-	if ((result = api->cuStreamCreate(&device->stream, CUDA_STREAM_NON_BLOCKING)) != CUDA_OK)
-	{
-		device->stream = NULL;
-		return CudaFail(api, status, message, "cuStreamCreate", result);
-	}
+	for (int s = 0; s < GPU_STREAMS; s++)
+		if ((result = api->cuStreamCreate(&device->streams[s], CUDA_STREAM_NON_BLOCKING)) != CUDA_OK)
+		{
+			device->streams[s] = NULL;
+			return CudaFail(api, status, message, "cuStreamCreate", result);
+		}
 	return true;
 }
 
@@ -421,9 +427,38 @@ CudaFree(void *arg, void *ctx, GpuPointer ptr)
 		api->cuMemFree_v2(ptr);
 }
 
-/* Queue a copy from host to device memory on our stream */
+/* Allocate pinned host memory */
 static bool
-CudaToDevice(void *arg, void *ctx, GpuPointer dst, const void *src, size_t bytes,
+CudaHostAlloc(void *arg, void *ctx, size_t bytes, void **ptr, SilvanStatus *status)
+{
+	CudaApi    *api = arg;
+	CuResult	result;
+
+	if (!CudaEnter(api, ctx, "could not allocate pinned host memory", status))
+		return false;
+	if ((result = api->cuMemAllocHost_v2(ptr, bytes)) != CUDA_OK)
+	{
+		*ptr = NULL;
+		return CudaFail(api, status, "could not allocate pinned host memory",
+						"cuMemAllocHost_v2", result);
+	}
+	return true;
+}
+
+/* Free pinned host memory; errors are ignored */
+static void
+CudaHostFree(void *arg, void *ctx, void *ptr)
+{
+	CudaApi    *api = arg;
+	CudaDevice *device = ctx;
+
+	if (api->cuCtxSetCurrent(device->context) == CUDA_OK)
+		api->cuMemFreeHost(ptr);
+}
+
+/* Queue a copy from host to device memory on one of our streams */
+static bool
+CudaToDevice(void *arg, void *ctx, int stream, GpuPointer dst, const void *src, size_t bytes,
 			 SilvanStatus *status)
 {
 	CudaApi    *api = arg;
@@ -432,15 +467,15 @@ CudaToDevice(void *arg, void *ctx, GpuPointer dst, const void *src, size_t bytes
 
 	if (!CudaEnter(api, device, "could not copy to a CUDA device", status))
 		return false;
-	if ((result = api->cuMemcpyHtoDAsync_v2(dst, src, bytes, device->stream)) != CUDA_OK)
+	if ((result = api->cuMemcpyHtoDAsync_v2(dst, src, bytes, device->streams[stream])) != CUDA_OK)
 		return CudaFail(api, status, "could not copy to a CUDA device",
 						"cuMemcpyHtoDAsync_v2", result);
 	return true;
 }
 
-/* Queue a copy from device to host memory on our stream */
+/* Queue a copy from device to host memory on one of our streams */
 static bool
-CudaToHost(void *arg, void *ctx, void *dst, GpuPointer src, size_t bytes,
+CudaToHost(void *arg, void *ctx, int stream, void *dst, GpuPointer src, size_t bytes,
 		   SilvanStatus *status)
 {
 	CudaApi    *api = arg;
@@ -449,15 +484,15 @@ CudaToHost(void *arg, void *ctx, void *dst, GpuPointer src, size_t bytes,
 
 	if (!CudaEnter(api, device, "could not copy from a CUDA device", status))
 		return false;
-	if ((result = api->cuMemcpyDtoHAsync_v2(dst, src, bytes, device->stream)) != CUDA_OK)
+	if ((result = api->cuMemcpyDtoHAsync_v2(dst, src, bytes, device->streams[stream])) != CUDA_OK)
 		return CudaFail(api, status, "could not copy from a CUDA device",
 						"cuMemcpyDtoHAsync_v2", result);
 	return true;
 }
 
-/* Queue a kernel on our stream */
+/* Queue a kernel on one of our streams */
 static bool
-CudaLaunch(void *arg, void *ctx, void *function, const uint32_t grid[3],
+CudaLaunch(void *arg, void *ctx, int stream, void *function, const uint32_t grid[3],
 		   const uint32_t block[3], uint32_t shared_bytes, void **params,
 		   SilvanStatus *status)
 {
@@ -468,16 +503,16 @@ CudaLaunch(void *arg, void *ctx, void *function, const uint32_t grid[3],
 	if (!CudaEnter(api, device, "could not launch a CUDA kernel", status))
 		return false;
 	result = api->cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1],
-								 block[2], shared_bytes, device->stream, params, NULL);
+								 block[2], shared_bytes, device->streams[stream], params, NULL);
 	if (result != CUDA_OK)
 		return CudaFail(api, status, "could not launch a CUDA kernel", "cuLaunchKernel",
 						result);
 	return true;
 }
 
-/* Wait for our stream to drain; the first error of what ran */
+/* Wait for one of our streams to drain; the first error of what ran */
 static bool
-CudaWait(void *arg, void *ctx, SilvanStatus *status)
+CudaWait(void *arg, void *ctx, int stream, SilvanStatus *status)
 {
 	CudaApi    *api = arg;
 	CudaDevice *device = ctx;
@@ -485,7 +520,7 @@ CudaWait(void *arg, void *ctx, SilvanStatus *status)
 
 	if (!CudaEnter(api, device, "could not run on a CUDA device", status))
 		return false;
-	if ((result = api->cuStreamSynchronize(device->stream)) != CUDA_OK)
+	if ((result = api->cuStreamSynchronize(device->streams[stream])) != CUDA_OK)
 		return CudaFail(api, status, "could not run on a CUDA device", "cuStreamSynchronize",
 						result);
 	return true;
@@ -507,6 +542,8 @@ const GpuDriver GpuDriverCuda = {
 	.unload_module = CudaUnloadModule,
 	.alloc = CudaAlloc,
 	.free = CudaFree,
+	.host_alloc = CudaHostAlloc,
+	.host_free = CudaHostFree,
 	.to_device = CudaToDevice,
 	.to_host = CudaToHost,
 	.launch = CudaLaunch,

@@ -21,8 +21,9 @@
  * Running code: HIP has no context to retain; the current device is per
  * thread, so open and every later call that touches the device first
  * select it with hipSetDevice (a backend may call us from a thread other
- * than the one that opened it).  Copies and launches are queued on one
- * stream of our own.  HIP's device pointers are void *; GpuPointer holds
+ * than the one that opened it).  Copies and launches are queued on
+ * GPU_STREAMS streams of our own; staging buffers are pinned
+ * (hipHostMalloc).  HIP's device pointers are void *; GpuPointer holds
  * them as integers.  A code object is already compiled, so a refused one
  * has no JIT log: the status carries the runtime's error alone.
  */
@@ -77,11 +78,11 @@ typedef struct HipApi
 	HIP_FUNCTIONS(HIP_FIELD)
 } HipApi;
 
-/* An opened device: its number and our stream */
+/* An opened device: its number and our streams */
 typedef struct HipDevice
 {
 	int			ordinal;
-	HipStream	stream;
+	HipStream	streams[GPU_STREAMS];
 } HipDevice;
 
 /* What load requires, in the order it looks them up */
@@ -226,7 +227,7 @@ HipEnter(const HipApi *api, HipDevice *device, const char *message, SilvanStatus
 	return true;
 }
 
-/* Destroy our stream; errors are ignored */
+/* Destroy our streams; errors are ignored */
 static void
 HipClose(void *arg, void *ctx)
 {
@@ -235,12 +236,14 @@ HipClose(void *arg, void *ctx)
 
 	if (device == NULL)
 		return;
-	if (device->stream != NULL && api->hipSetDevice(device->ordinal) == HIP_OK)
-		api->hipStreamDestroy(device->stream);
+	if (api->hipSetDevice(device->ordinal) == HIP_OK)
+		for (int s = 0; s < GPU_STREAMS; s++)
+			if (device->streams[s] != NULL)
+				api->hipStreamDestroy(device->streams[s]);
 	free(device);
 }
 
-/* Open device ordinal for running code: make it current and create our stream */
+/* Open device ordinal for running code: make it current and create our streams */
 static void *
 HipOpen(void *arg, int ordinal, SilvanStatus *status)
 {
@@ -259,12 +262,14 @@ HipOpen(void *arg, int ordinal, SilvanStatus *status)
 		free(device);
 		return NULL;
 	}
-	if ((result = api->hipStreamCreate(&device->stream)) != HIP_OK)
-	{
-		HipFail(api, status, "could not open a HIP device", "hipStreamCreate", result);
-		free(device);
-		return NULL;
-	}
+	for (int s = 0; s < GPU_STREAMS; s++)
+		if ((result = api->hipStreamCreate(&device->streams[s])) != HIP_OK)
+		{
+			device->streams[s] = NULL;
+			HipFail(api, status, "could not open a HIP device", "hipStreamCreate", result);
+			HipClose(api, device);
+			return NULL;
+		}
 	return device;
 }
 
@@ -335,9 +340,38 @@ HipFree(void *arg, void *ctx, GpuPointer ptr)
 		api->hipFree((void *) (uintptr_t) ptr);
 }
 
-/* Queue a copy from host to device memory on our stream */
+/* Allocate pinned host memory */
 static bool
-HipToDevice(void *arg, void *ctx, GpuPointer dst, const void *src, size_t bytes,
+HipHostAlloc(void *arg, void *ctx, size_t bytes, void **ptr, SilvanStatus *status)
+{
+	HipApi	   *api = arg;
+	HipError	result;
+
+	if (!HipEnter(api, ctx, "could not allocate pinned host memory", status))
+		return false;
+	if ((result = api->hipHostMalloc(ptr, bytes, 0)) != HIP_OK)
+	{
+		*ptr = NULL;
+		return HipFail(api, status, "could not allocate pinned host memory", "hipHostMalloc",
+					   result);
+	}
+	return true;
+}
+
+/* Free pinned host memory; errors are ignored */
+static void
+HipHostFree(void *arg, void *ctx, void *ptr)
+{
+	HipApi	   *api = arg;
+	HipDevice  *device = ctx;
+
+	if (api->hipSetDevice(device->ordinal) == HIP_OK)
+		api->hipHostFree(ptr);
+}
+
+/* Queue a copy from host to device memory on one of our streams */
+static bool
+HipToDevice(void *arg, void *ctx, int stream, GpuPointer dst, const void *src, size_t bytes,
 			SilvanStatus *status)
 {
 	HipApi	   *api = arg;
@@ -348,16 +382,17 @@ HipToDevice(void *arg, void *ctx, GpuPointer dst, const void *src, size_t bytes,
 		return false;
 	/* hip_runtime_api.h declares src without const; the runtime only reads it */
 	result = api->hipMemcpyHtoDAsync((void *) (uintptr_t) dst, (void *) src, bytes,
-									 device->stream);
+									 device->streams[stream]);
 	if (result != HIP_OK)
 		return HipFail(api, status, "could not copy to a HIP device", "hipMemcpyHtoDAsync",
 					   result);
 	return true;
 }
 
-/* Queue a copy from device to host memory on our stream */
+/* Queue a copy from device to host memory on one of our streams */
 static bool
-HipToHost(void *arg, void *ctx, void *dst, GpuPointer src, size_t bytes, SilvanStatus *status)
+HipToHost(void *arg, void *ctx, int stream, void *dst, GpuPointer src, size_t bytes,
+		  SilvanStatus *status)
 {
 	HipApi	   *api = arg;
 	HipDevice  *device = ctx;
@@ -365,16 +400,17 @@ HipToHost(void *arg, void *ctx, void *dst, GpuPointer src, size_t bytes, SilvanS
 
 	if (!HipEnter(api, device, "could not copy from a HIP device", status))
 		return false;
-	result = api->hipMemcpyDtoHAsync(dst, (void *) (uintptr_t) src, bytes, device->stream);
+	result = api->hipMemcpyDtoHAsync(dst, (void *) (uintptr_t) src, bytes,
+									 device->streams[stream]);
 	if (result != HIP_OK)
 		return HipFail(api, status, "could not copy from a HIP device", "hipMemcpyDtoHAsync",
 					   result);
 	return true;
 }
 
-/* Queue a kernel on our stream */
+/* Queue a kernel on one of our streams */
 static bool
-HipLaunch(void *arg, void *ctx, void *function, const uint32_t grid[3],
+HipLaunch(void *arg, void *ctx, int stream, void *function, const uint32_t grid[3],
 		  const uint32_t block[3], uint32_t shared_bytes, void **params, SilvanStatus *status)
 {
 	HipApi	   *api = arg;
@@ -384,7 +420,7 @@ HipLaunch(void *arg, void *ctx, void *function, const uint32_t grid[3],
 	if (!HipEnter(api, device, "could not launch a HIP kernel", status))
 		return false;
 	result = api->hipModuleLaunchKernel(function, grid[0], grid[1], grid[2], block[0],
-										block[1], block[2], shared_bytes, device->stream,
+										block[1], block[2], shared_bytes, device->streams[stream],
 										params, NULL);
 	if (result != HIP_OK)
 		return HipFail(api, status, "could not launch a HIP kernel", "hipModuleLaunchKernel",
@@ -392,9 +428,9 @@ HipLaunch(void *arg, void *ctx, void *function, const uint32_t grid[3],
 	return true;
 }
 
-/* Wait for our stream to drain; the first error of what ran */
+/* Wait for one of our streams to drain; the first error of what ran */
 static bool
-HipWait(void *arg, void *ctx, SilvanStatus *status)
+HipWait(void *arg, void *ctx, int stream, SilvanStatus *status)
 {
 	HipApi	   *api = arg;
 	HipDevice  *device = ctx;
@@ -402,7 +438,7 @@ HipWait(void *arg, void *ctx, SilvanStatus *status)
 
 	if (!HipEnter(api, device, "could not run on a HIP device", status))
 		return false;
-	if ((result = api->hipStreamSynchronize(device->stream)) != HIP_OK)
+	if ((result = api->hipStreamSynchronize(device->streams[stream])) != HIP_OK)
 		return HipFail(api, status, "could not run on a HIP device", "hipStreamSynchronize",
 					   result);
 	return true;
@@ -424,6 +460,8 @@ const GpuDriver GpuDriverHip = {
 	.unload_module = HipUnloadModule,
 	.alloc = HipAlloc,
 	.free = HipFree,
+	.host_alloc = HipHostAlloc,
+	.host_free = HipHostFree,
 	.to_device = HipToDevice,
 	.to_host = HipToHost,
 	.launch = HipLaunch,

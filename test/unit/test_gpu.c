@@ -52,6 +52,7 @@
  * triple, invalid IR, a missing linker and a garbage object must each
  * give a clean status.  A tool that is absent is reported as "skip: ...".
  */
+#include <math.h>
 #include <ctype.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -62,7 +63,11 @@
 
 #include <llvm-c/Core.h>
 
+#include "silvan/codegen.h"
+#include "silvan/compiler.h"
+#include "silvan/forest.h"
 #include "silvan/gpu.h"
+#include "silvan/gpu_run.h"
 #include "unit.h"
 
 static char tmpdir[] = "/tmp/silvan-gpu-test-XXXXXX";
@@ -111,7 +116,13 @@ WriteTemp(const char *name, const void *bytes, size_t len, char *path, size_t si
 /*
  * What both fakes share: the FAKE_* defaults for running code (0: the call
  * succeeds, else the error it returns), memory as host memory with a count
- * of live blocks, and the scale kernel (params: x, y, n) run on the host
+ * of live blocks, streams as queues, and the kernels run on the host: the
+ * scale kernel (params: x, y, n) and the forest kernel, which hands its
+ * SilvanKernelArgs to the test's fake_forest_hook.  A launch copies its
+ * parameters' values, as drivers do.  With FAKE_DEFER a stream's copies
+ * and kernels run only when it is synchronized, in order, reading their
+ * sources then, as DMA from pinned memory does: a caller that reuses a
+ * buffer before waiting, or reads a result before waiting, sees it fail.
  */
 static const char *fake_common =
 "#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
@@ -121,7 +132,15 @@ static const char *fake_common =
 "#ifndef FAKE_LAUNCH\n#define FAKE_LAUNCH 0\n#endif\n"
 "#ifndef FAKE_SYNC\n#define FAKE_SYNC 0\n#endif\n"
 "#ifndef FAKE_STREAM\n#define FAKE_STREAM 0\n#endif\n"
-"int fake_blocks, fake_modules, fake_streams, fake_retained;\n"
+"#ifndef FAKE_STREAM_AT\n#define FAKE_STREAM_AT 0\n#endif\n"
+"#ifndef FAKE_DEFER\n#define FAKE_DEFER 0\n#endif\n"
+"int fake_blocks, fake_modules, fake_streams, fake_retained, fake_pinned, fake_launches;\n"
+"int fake_peak_queued;\n"
+"void (*fake_forest_hook) (void *args, unsigned threads);\n"
+"static int fake_stream_ids[8], fake_streams_made;\n"
+"typedef struct { void (*f) (void **, unsigned); void *dst; const void *src; size_t n;\n"
+"  uint64_t values[3]; unsigned threads; } FakeOp;\n"
+"static FakeOp fake_queue[8][64];\nstatic int fake_queued[8];\n"
 "typedef struct { int code; const char *name, *text; } FakeError;\n"
 "static const char *fake_log = \"ptxas application ptx input, line 3; error   : Unknown \"\n"
 "  \"directive '.bogus'\\nptxas fatal   : Ptx assembly aborted due to errors\\n\";\n"
@@ -130,6 +149,42 @@ static const char *fake_common =
 "  float *y = (float *) (uintptr_t) *(uint64_t *) p[1];\n"
 "  int n = *(int *) p[2];\n"
 "  for (unsigned i = 0; i < threads && (int) i < n; i++) y[i] = x[i] * 2 + 1; }\n"
+"static void fake_forest(void **p, unsigned threads) {\n"
+"  if (fake_forest_hook) fake_forest_hook((void *) (uintptr_t) *(uint64_t *) p[0], threads); }\n"
+"static void *fake_new_stream(void) {\n"
+"  fake_streams++; return &fake_stream_ids[fake_streams_made++ % 8]; }\n"
+"static int fake_stream(void *st) {\n"
+"  for (int i = 0; i < 8; i++) if (st == &fake_stream_ids[i]) return i;\n"
+"  return -1; }\n"
+"static void fake_run(FakeOp *o) {\n"
+"  void *p[3] = {&o->values[0], &o->values[1], &o->values[2]};\n"
+"  if (o->f) { o->f(p, o->threads); fake_launches++; } else memcpy(o->dst, o->src, o->n); }\n"
+"static int fake_queue_op(void *st, FakeOp o) {\n"
+"  int s = fake_stream(st);\n"
+"  if (s < 0) return 400;\n"
+"  if (!FAKE_DEFER) { fake_run(&o); return 0; }\n"
+"  if (fake_queued[s] == 64) return 999;\n"
+"  fake_queue[s][fake_queued[s]++] = o;\n"
+"  if (fake_queued[s] > fake_peak_queued) fake_peak_queued = fake_queued[s];\n"
+"  return 0; }\n"
+"static int fake_sync(void *st) {\n"
+"  int s = fake_stream(st);\n"
+"  if (s < 0) return 400;\n"
+"  for (int i = 0; i < fake_queued[s]; i++) fake_run(&fake_queue[s][i]);\n"
+"  fake_queued[s] = 0; return FAKE_SYNC; }\n"
+"static int fake_copy(void *st, void *d, const void *s, size_t n) {\n"
+"  FakeOp o = {NULL, d, s, n, {0}, 0}; return fake_queue_op(st, o); }\n"
+"static int fake_launch(void *f, void **p, unsigned threads, void *st) {\n"
+"  FakeOp o = {(void (*) (void **, unsigned)) f, NULL, NULL, 0, {0}, threads};\n"
+"  if (o.f == fake_scale) {\n"
+"    memcpy(&o.values[0], p[0], 8); memcpy(&o.values[1], p[1], 8); memcpy(&o.values[2], p[2], 4); }\n"
+"  else memcpy(&o.values[0], p[0], 8);\n"
+"  return fake_queue_op(st, o); }\n"
+"static int fake_function(void **f, const char *name) {\n"
+"  if (strcmp(name, \"silvan_scale\") == 0) *f = (void *) fake_scale;\n"
+"  else if (strcmp(name, \"silvan_forest_kernel\") == 0) *f = (void *) fake_forest;\n"
+"  else return 500;\n"
+"  return 0; }\n"
 "static const FakeError *fake_error(const FakeError *f, int e) {\n"
 "  for (; f->name; f++) if (f->code == e) return f;\n"
 "  return NULL; }\n";
@@ -164,10 +219,10 @@ static const char *fake_cuda_special =
 "int cuDevicePrimaryCtxRelease_v2(int d) { fake_retained--; return 0; }\n"
 "int cuCtxSetCurrent(void *c) { fake_current = c; return 0; }\n"
 "int cuStreamCreate(void **s, unsigned f) {\n"
-"  FAKE_CURRENT; if (FAKE_STREAM) return FAKE_STREAM;\n"
-"  *s = &fake_streams; fake_streams++; return 0; }\n"
-"int cuStreamDestroy_v2(void *s) { FAKE_CURRENT; fake_streams--; return 0; }\n"
-"int cuStreamSynchronize(void *s) { FAKE_CURRENT; return s == &fake_streams ? FAKE_SYNC : 400; }\n"
+"  FAKE_CURRENT; if (FAKE_STREAM && fake_streams >= FAKE_STREAM_AT) return FAKE_STREAM;\n"
+"  *s = fake_new_stream(); return 0; }\n"
+"int cuStreamDestroy_v2(void *s) { FAKE_CURRENT; if (fake_stream(s) < 0) return 400; fake_streams--; return 0; }\n"
+"int cuStreamSynchronize(void *s) { FAKE_CURRENT; return fake_sync(s); }\n"
 "int cuModuleLoadDataEx(void **m, const void *image, unsigned n, unsigned *o, void **v) {\n"
 "  char *log = NULL; size_t size = 0;\n"
 "  FAKE_CURRENT;\n"
@@ -178,24 +233,25 @@ static const char *fake_cuda_special =
 "  if (FAKE_JIT) return FAKE_JIT;\n"
 "  *m = &fake_modules; fake_modules++; return 0; }\n"
 "int cuModuleGetFunction(void **f, void *m, const char *name) {\n"
-"  FAKE_CURRENT; if (strcmp(name, \"silvan_scale\") != 0) return 500;\n"
-"  *f = (void *) fake_scale; return 0; }\n"
+"  FAKE_CURRENT; return fake_function(f, name); }\n"
 "int cuModuleUnload(void *m) { FAKE_CURRENT; fake_modules--; return 0; }\n"
 "int cuMemAlloc_v2(uint64_t *p, size_t n) {\n"
 "  FAKE_CURRENT; if (FAKE_ALLOC) return FAKE_ALLOC;\n"
 "  *p = (uintptr_t) malloc(n); fake_blocks++; return 0; }\n"
 "int cuMemFree_v2(uint64_t p) { FAKE_CURRENT; free((void *) (uintptr_t) p); fake_blocks--; return 0; }\n"
+"int cuMemAllocHost_v2(void **p, size_t n) {\n"
+"  FAKE_CURRENT; if (FAKE_ALLOC) return FAKE_ALLOC;\n"
+"  *p = malloc(n); fake_pinned++; return 0; }\n"
+"int cuMemFreeHost(void *p) { FAKE_CURRENT; free(p); fake_pinned--; return 0; }\n"
 "int cuMemcpyHtoDAsync_v2(uint64_t d, const void *s, size_t n, void *st) {\n"
-"  FAKE_CURRENT; if (st != &fake_streams) return 400;\n"
-"  memcpy((void *) (uintptr_t) d, s, n); return 0; }\n"
+"  FAKE_CURRENT; return fake_copy(st, (void *) (uintptr_t) d, s, n); }\n"
 "int cuMemcpyDtoHAsync_v2(void *d, uint64_t s, size_t n, void *st) {\n"
-"  FAKE_CURRENT; if (st != &fake_streams) return 400;\n"
-"  memcpy(d, (void *) (uintptr_t) s, n); return 0; }\n"
-"int cuLaunchKernel(void (*f) (void **, unsigned), unsigned gx, unsigned gy, unsigned gz,\n"
+"  FAKE_CURRENT; return fake_copy(st, d, (void *) (uintptr_t) s, n); }\n"
+"int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,\n"
 "  unsigned bx, unsigned by, unsigned bz, unsigned sh, void *st, void **p, void **e) {\n"
 "  FAKE_CURRENT; if (FAKE_LAUNCH) return FAKE_LAUNCH;\n"
-"  if (st != &fake_streams || e != NULL) return 400;\n"
-"  f(p, gx * gy * gz * bx * by * bz); return 0; }\n"
+"  if (e != NULL) return 400;\n"
+"  return fake_launch(f, p, gx * gy * gz * bx * by * bz, st); }\n"
 "int cuGetErrorName(unsigned e, const char **s) {\n"
 "  const FakeError *f = fake_error(fake_errors, (int) e);\n"
 "  *s = f ? f->name : NULL; return f ? 0 : 1; }\n"
@@ -230,31 +286,34 @@ static const char *fake_hip_special =
 "  strcpy(p, \"AMD Instinct MI210\"); strcpy(p + 1160, FAKE_ARCH); return 0; }\n"
 "int hipSetDevice(int d) { if (d < 0 || d >= FAKE_COUNT) return 101; fake_device = d; return 0; }\n"
 "int hipStreamCreate(void **s) {\n"
-"  FAKE_CURRENT; if (FAKE_STREAM) return FAKE_STREAM;\n"
-"  *s = &fake_streams; fake_streams++; return 0; }\n"
-"int hipStreamDestroy(void *s) { FAKE_CURRENT; fake_streams--; return 0; }\n"
-"int hipStreamSynchronize(void *s) { FAKE_CURRENT; return s == &fake_streams ? FAKE_SYNC : 400; }\n"
+"  FAKE_CURRENT; if (FAKE_STREAM && fake_streams >= FAKE_STREAM_AT) return FAKE_STREAM;\n"
+"  *s = fake_new_stream(); return 0; }\n"
+"int hipStreamDestroy(void *s) { FAKE_CURRENT; if (fake_stream(s) < 0) return 400; fake_streams--; return 0; }\n"
+"int hipStreamSynchronize(void *s) { FAKE_CURRENT; return fake_sync(s); }\n"
 "int hipModuleLoadData(void **m, const void *image) {\n"
 "  FAKE_CURRENT; if (FAKE_JIT) return FAKE_JIT;\n"
 "  *m = &fake_modules; fake_modules++; return 0; }\n"
 "int hipModuleGetFunction(void **f, void *m, const char *name) {\n"
-"  FAKE_CURRENT; if (strcmp(name, \"silvan_scale\") != 0) return 500;\n"
-"  *f = (void *) fake_scale; return 0; }\n"
+"  FAKE_CURRENT; return fake_function(f, name); }\n"
 "int hipModuleUnload(void *m) { FAKE_CURRENT; fake_modules--; return 0; }\n"
 "int hipMalloc(void **p, size_t n) {\n"
 "  FAKE_CURRENT; if (FAKE_ALLOC) return FAKE_ALLOC;\n"
 "  *p = malloc(n); fake_blocks++; return 0; }\n"
 "int hipFree(void *p) { FAKE_CURRENT; free(p); fake_blocks--; return 0; }\n"
+"int hipHostMalloc(void **p, size_t n, unsigned flags) {\n"
+"  FAKE_CURRENT; if (FAKE_ALLOC) return FAKE_ALLOC;\n"
+"  *p = malloc(n); fake_pinned++; return 0; }\n"
+"int hipHostFree(void *p) { FAKE_CURRENT; free(p); fake_pinned--; return 0; }\n"
 "int hipMemcpyHtoDAsync(void *d, void *s, size_t n, void *st) {\n"
-"  FAKE_CURRENT; if (st != &fake_streams) return 400; memcpy(d, s, n); return 0; }\n"
+"  FAKE_CURRENT; return fake_copy(st, d, s, n); }\n"
 "int hipMemcpyDtoHAsync(void *d, void *s, size_t n, void *st) {\n"
-"  FAKE_CURRENT; if (st != &fake_streams) return 400; memcpy(d, s, n); return 0; }\n"
-"int hipModuleLaunchKernel(void (*f) (void **, unsigned), unsigned gx, unsigned gy,\n"
+"  FAKE_CURRENT; return fake_copy(st, d, s, n); }\n"
+"int hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy,\n"
 "  unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh, void *st, void **p,\n"
 "  void **e) {\n"
 "  FAKE_CURRENT; if (FAKE_LAUNCH) return FAKE_LAUNCH;\n"
-"  if (st != &fake_streams || e != NULL) return 400;\n"
-"  f(p, gx * gy * gz * bx * by * bz); return 0; }\n"
+"  if (e != NULL) return 400;\n"
+"  return fake_launch(f, p, gx * gy * gz * bx * by * bz, st); }\n"
 "const char *hipGetErrorName(int e) {\n"
 "  const FakeError *f = fake_error(fake_errors, e); return f ? f->name : \"hipErrorUnknown\"; }\n"
 "const char *hipGetErrorString(int e) {\n"
@@ -522,8 +581,8 @@ CopyBackThread(void *arg)
 {
 	CopyBack   *c = arg;
 
-	c->ok = GpuToHost(c->device, c->y, c->dy, c->bytes, &c->status) &&
-		GpuWait(c->device, &c->status);
+	c->ok = GpuToHost(c->device, 0, c->y, c->dy, c->bytes, &c->status) &&
+		GpuWait(c->device, 0, &c->status);
 	return NULL;
 }
 
@@ -564,8 +623,8 @@ RunScale(GpuDevice *device, const GpuModule *module, int n, SilvanStatus *status
 	for (int i = 0; i < n; i++)
 		x[i] = (float) i * 0.25f - 7.0f;
 	ok = GpuAlloc(device, bytes, &dx, status) && GpuAlloc(device, bytes, &dy, status) &&
-		GpuToDevice(device, dx, x, bytes, status) &&
-		GpuLaunch(module, grid, block, 0, params, status) &&
+		GpuToDevice(device, 0, dx, x, bytes, status) &&
+		GpuLaunch(module, 0, grid, block, 0, params, status) &&
 		CopyBackOnThread(device, y, dy, bytes, status);
 	for (int i = 0; ok && i < n; i++)
 		wrong += y[i] != x[i] * 2.0f + 1.0f;
@@ -682,17 +741,22 @@ TestBadArguments(GpuLibrary *lib, GpuDevice *device)
 	CHECK(!GpuAlloc(NULL, 4, &ptr, &status) && ptr == 0);
 	CheckFailure(&status, "no open GPU device", "GpuAlloc was given no open GPU device.",
 				 SILVAN_ERROR_INVALID);
-	CHECK(!GpuToHost(NULL, buf, 1, 4, &status) && !GpuWait(NULL, &status) &&
-		  !GpuToDevice(NULL, 1, buf, 4, &status) && status.kind == SILVAN_ERROR_INVALID);
+	CHECK(!GpuToHost(NULL, 0, buf, 1, 4, &status) && !GpuWait(NULL, 0, &status) &&
+		  !GpuToDevice(NULL, 0, 1, buf, 4, &status) && status.kind == SILVAN_ERROR_INVALID);
 	CHECK(GpuAlloc(device, 0, &ptr, &status) && ptr == 0);
-	CHECK(GpuToDevice(device, 0, NULL, 0, &status) && GpuToHost(device, NULL, 0, 0, &status));
-	CHECK(!GpuToHost(device, buf, 0, 4, &status));
+	CHECK(GpuToDevice(device, 0, 0, NULL, 0, &status) && GpuToHost(device, 0, NULL, 0, 0, &status));
+	CHECK(!GpuToHost(device, 0, buf, 0, 4, &status));
 	CheckFailure(&status, "could not copy from a GPU device",
 				 "GpuToHost was given a null device address.", SILVAN_ERROR_INVALID);
 	CHECK(!GpuModuleLoad(device, NULL, 0, "silvan_scale", &none, &status));
 	CheckFailure(&status, "no GPU code to load", "GpuModuleLoad was given an empty image.",
 				 SILVAN_ERROR_INVALID);
-	CHECK(!GpuLaunch(&none, one, one, 0, NULL, &status));
+	CHECK(!GpuToDevice(device, GPU_STREAMS, 1, buf, 4, &status));
+	CheckFailure(&status, "no such GPU stream",
+				 "GpuToDevice was given stream 2; a device has streams 0 to 1.",
+				 SILVAN_ERROR_INVALID);
+	CHECK(!GpuWait(device, -1, &status) && strcmp(status.message, "no such GPU stream") == 0);
+	CHECK(!GpuLaunch(&none, 0, one, one, 0, NULL, &status));
 	CheckFailure(&status, "no GPU kernel loaded",
 				 "GpuLaunch was given a module that is not loaded.", SILVAN_ERROR_INVALID);
 	CHECK(FakeCounter(lib, "fake_blocks") == 0);
@@ -711,10 +775,10 @@ TestEmptyLaunch(const GpuModule *module)
 	uint32_t	one[3] = {1, 1, 1};
 	uint32_t	empty[3] = {1, 0, 1};
 
-	CHECK(!GpuLaunch(module, one, empty, 0, NULL, &status));
+	CHECK(!GpuLaunch(module, 0, one, empty, 0, NULL, &status));
 	CheckFailure(&status, "could not launch a GPU kernel",
 				 "The block of 1 x 0 x 1 threads is empty.", SILVAN_ERROR_INVALID);
-	CHECK(GpuLaunch(module, empty, one, 0, NULL, &status));
+	CHECK(GpuLaunch(module, 0, empty, one, 0, NULL, &status));
 }
 
 /*
@@ -735,7 +799,8 @@ TestFakeRoundTrip(const FakeFailures *e)
 		GpuDriverUnload(lib);
 		return;
 	}
-	CHECK(device->lib == lib && device->ordinal == 0 && FakeCounter(lib, "fake_streams") == 1);
+	CHECK(device->lib == lib && device->ordinal == 0 &&
+		  FakeCounter(lib, "fake_streams") == GPU_STREAMS);
 	CHECK_MSG(GpuModuleLoad(device, fake_image, sizeof(fake_image), "silvan_scale", &module,
 							&status), "%s: %s", status.message, status.detail);
 	CHECK(module.device == device && module.function != NULL);
@@ -804,10 +869,10 @@ TestFakeRunFailures(const FakeFailures *e)
 	CHECK(GpuModuleLoad(device, fake_image, sizeof(fake_image), "silvan_scale", &module,
 						&status));
 	snprintf(message, sizeof(message), "could not launch a %s kernel", e->driver->name);
-	CHECK(!GpuLaunch(&module, one, one, 0, NULL, &status));
+	CHECK(!GpuLaunch(&module, 1, one, one, 0, NULL, &status));
 	CheckFailure(&status, message, e->launch, SILVAN_ERROR_INTERNAL);
 	snprintf(message, sizeof(message), "could not run on a %s device", e->driver->name);
-	CHECK(!GpuWait(device, &status));
+	CHECK(!GpuWait(device, 1, &status));
 	CheckFailure(&status, message, e->wait, SILVAN_ERROR_INTERNAL);
 	GpuModuleUnload(&module);
 	GpuDeviceClose(device);
@@ -835,6 +900,197 @@ TestFakeOpenFails(const FakeFailures *e)
 	CheckFailure(&status, message, e->stream, SILVAN_ERROR_INTERNAL);
 	CHECK(FakeCounter(lib, "fake_retained") == 0 && FakeCounter(lib, "fake_streams") == 0);
 	GpuDriverUnload(lib);
+
+	/* the second stream fails: the first is destroyed again */
+	snprintf(defines, sizeof(defines), "%s -DFAKE_STREAM=2 -DFAKE_STREAM_AT=1", e->one);
+	snprintf(name, sizeof(name), "%s_stream2_fails", e->driver->name);
+	lib = LoadFake(e->driver, defines, name, &status);
+	CHECK_MSG(lib != NULL, "%s: %s", status.message, status.detail);
+	if (lib == NULL)
+		return;
+	CHECK(GpuDeviceOpen(lib, 0, &status) == NULL);
+	CheckFailure(&status, message, e->stream, SILVAN_ERROR_INTERNAL);
+	CHECK(FakeCounter(lib, "fake_retained") == 0 && FakeCounter(lib, "fake_streams") == 0);
+	GpuDriverUnload(lib);
+}
+
+/* ---- a compiled forest through a fake with deferred streams (gpu_run.c) ---- */
+
+/* What the fake's forest kernel runs: the same forest compiled for the host */
+static const CompiledForest *hook_code;
+static int	hook_calls;
+static int	hook_short;				/* launches with fewer threads than rows */
+
+/* The fake's forest kernel: add the trees for the rows its arguments name */
+static void
+ForestHook(void *arg, unsigned threads)
+{
+	SilvanKernelArgs *args = arg;
+
+	hook_calls++;
+	hook_short += threads < args->num_rows;
+	CompiledForestAccumulate(hook_code, args->rows, args->num_rows, args->acc);
+}
+
+/* Rows around the forest's thresholds, and NaN */
+static float *
+PipelineRows(const Forest *forest, int64_t num_rows)
+{
+	int64_t		n = num_rows * forest->num_features;
+	float	   *rows = malloc(sizeof(float) * (size_t) n);
+	uint64_t	state = 88172645463325252ULL;
+
+	for (int64_t i = 0; i < n; i++)
+	{
+		const ForestNode *node;
+
+		state ^= state << 13;
+		state ^= state >> 7;
+		state ^= state << 17;
+		node = &forest->nodes[state % (uint64_t) forest->num_nodes];
+		rows[i] = state % 13 == 0 ? NAN :
+			node->kind == FOREST_NODE_NUMERIC ? (float) node->threshold + (float) ((int) (state >> 40) % 3 - 1) * 1e-3f :
+			(float) (state >> 40) * 1e-6f;
+	}
+	return rows;
+}
+
+/* The interpreter's margins for rows */
+static float *
+PipelineWant(const Forest *forest, const float *rows, int64_t num_rows)
+{
+	float	   *want = malloc(sizeof(float) * (size_t) num_rows * forest->num_groups);
+
+	ForestMarginsInit(forest, want, num_rows);
+	ForestInterpretAccumulate(forest, rows, num_rows, want);
+	return want;
+}
+
+/* Submit rows [begin, begin + n) with fresh margins in acc; the slot */
+static int
+SubmitRange(GpuForest *gf, const Forest *forest, const float *rows, int64_t begin, int64_t n,
+			float *acc, SilvanStatus *status)
+{
+	ForestMarginsInit(forest, acc, n);
+	return GpuForestSubmit(gf, rows + begin * forest->num_features, n, acc, status);
+}
+
+/*
+ * Two batches in flight, submitted and collected out of order; the
+ * caller's rows and margins reused at once after submit; a third submit
+ * refused; a cancelled batch frees its slot
+ */
+static void
+CheckSubmitCollect(GpuForest *gf, const Forest *forest, const float *rows, const float *want)
+{
+	SilvanStatus status;
+	int64_t		groups = forest->num_groups;
+	float	   *acc_a = malloc(sizeof(float) * 1000 * groups);
+	float	   *acc_b = malloc(sizeof(float) * 2000 * groups);
+	float	   *scratch = malloc(sizeof(float) * 3000 * forest->num_features);
+	int			a;
+	int			b;
+
+	memcpy(scratch, rows, sizeof(float) * 3000 * forest->num_features);
+	a = SubmitRange(gf, forest, scratch, 0, 1000, acc_a, &status);
+	b = SubmitRange(gf, forest, scratch, 1000, 2000, acc_b, &status);
+	CHECK_MSG(a >= 0 && b >= 0 && a != b, "submit: %d %d", a, b);
+	/* the device reads its own copies: the caller's rows may change now */
+	memset(scratch, 0, sizeof(float) * 3000 * forest->num_features);
+	CHECK(SubmitRange(gf, forest, rows, 0, 10, acc_a, &status) == -1);
+	CHECK(strcmp(status.message, "no free GPU slot") == 0);
+	CHECK_MSG(GpuForestCollect(gf, b, &status), "%s: %s", status.message, status.detail);
+	CHECK(memcmp(acc_b, want + 1000 * groups, sizeof(float) * 2000 * groups) == 0);
+	CHECK(GpuForestCollect(gf, a, &status));
+	CHECK(memcmp(acc_a, want, sizeof(float) * 1000 * groups) == 0);
+	CHECK(!GpuForestCollect(gf, a, &status) &&
+		  strcmp(status.message, "no GPU batch to collect") == 0);
+	/* cancelled: the slot is free again, and the margins are never written */
+	a = SubmitRange(gf, forest, rows, 0, 1000, acc_a, &status);
+	memset(acc_a, 0x7f, sizeof(float) * 1000 * groups);
+	GpuForestCancel(gf, a);
+	CHECK(acc_a[0] != want[0]);
+	CHECK(SubmitRange(gf, forest, rows, 0, 1000, acc_a, &status) >= 0 &&
+		  SubmitRange(gf, forest, rows, 1000, 1000, acc_b, &status) >= 0);
+	GpuForestCancel(gf, 0);
+	GpuForestCancel(gf, 1);
+	free(acc_a);
+	free(acc_b);
+	free(scratch);
+}
+
+/*
+ * gpu_run.c through a fake whose streams run only when waited for: the
+ * higgs model, compiled for cuda (the image and launch shape) and for the
+ * host (what the fake's kernel runs), over more rows than two chunks of
+ * GpuForestRun; every margin equals the interpreter's
+ */
+static void
+TestFakeForestPipeline(const FakeFailures *e)
+{
+	SilvanStatus status;
+	Forest	   *forest = LoadSharedModel("asprasad_treebeard/xgb_models--higgs_xgb_model_save.json");
+	CompileTarget cuda = {&TargetCuda, NULL};
+	CompiledForest *device_code = NULL;
+	GpuLibrary *lib;
+	GpuDevice  *device;
+	GpuForest  *gf = NULL;
+	int64_t		n = 2 * GPU_RUN_CHUNK_ROWS + 1234;
+	float	   *rows;
+	float	   *want;
+	float	   *acc;
+	void	  **hook;
+
+	if (forest == NULL)
+	{
+		printf("  skip: no ../shared models; gpu_run pipeline not run\n");
+		return;
+	}
+	if ((device = OpenFake(e, "-DFAKE_DEFER=1", "pipeline", &lib)) == NULL)
+	{
+		GpuDriverUnload(lib);
+		ForestFree(forest);
+		return;
+	}
+	hook = dlsym(lib->handle, "fake_forest_hook");
+	*hook = (void *) ForestHook;
+	hook_code = CompileForest(forest, NULL, NULL, &status);
+	device_code = CompileForestFor(forest, NULL, NULL, &cuda, &status);
+	CHECK_MSG(hook_code != NULL && device_code != NULL, "%s: %s", status.message, status.detail);
+	if (device_code != NULL)
+		gf = GpuForestLoad(device_code, device, &status);
+	CHECK_MSG(gf != NULL, "%s: %s", status.message, status.detail);
+	rows = PipelineRows(forest, n);
+	want = PipelineWant(forest, rows, n);
+	acc = malloc(sizeof(float) * (size_t) n * forest->num_groups);
+	if (gf != NULL && hook_code != NULL)
+	{
+		ForestMarginsInit(forest, acc, n);
+		hook_calls = hook_short = 0;
+		CHECK_MSG(GpuForestRun(gf, rows, n, acc, &status), "%s: %s", status.message,
+				  status.detail);
+		CHECK_MSG(memcmp(acc, want, sizeof(float) * (size_t) n * forest->num_groups) == 0,
+				  "%s: GpuForestRun's margins differ from the interpreter's", e->driver->name);
+		CHECK_MSG(hook_calls == 3 && hook_short == 0, "%d launches, %d short", hook_calls,
+				  hook_short);
+		/* both streams held work at once: the copies of one chunk beside another's kernel */
+		CHECK(FakeCounter(lib, "fake_peak_queued") >= 5);
+		CheckSubmitCollect(gf, forest, rows, want);
+		CHECK(GpuForestRun(gf, rows, 0, acc, &status));
+	}
+	GpuForestFree(gf);
+	CHECK_MSG(FakeCounter(lib, "fake_blocks") == 0 && FakeCounter(lib, "fake_pinned") == 0,
+			  "%d device and %d pinned blocks left", FakeCounter(lib, "fake_blocks"),
+			  FakeCounter(lib, "fake_pinned"));
+	CompiledForestFree(device_code);
+	CompiledForestFree((CompiledForest *) hook_code);
+	hook_code = NULL;
+	GpuDeviceClose(device);
+	GpuDriverUnload(lib);
+	free(rows);
+	free(want);
+	free(acc);
+	ForestFree(forest);
 }
 
 /* Running code through a vendor's fakes */
@@ -845,6 +1101,7 @@ TestFakeRunning(const FakeFailures *e)
 	TestFakeLoadFailures(e);
 	TestFakeRunFailures(e);
 	TestFakeOpenFails(e);
+	TestFakeForestPipeline(e);
 }
 
 /* A PTX text without its NUL is refused before the driver sees it */
@@ -1215,7 +1472,7 @@ CheckCudaRefusals(GpuDevice *device, const GpuModule *module)
 			  status.detail && strstr(status.detail, " JIT log: ptxas") != NULL, "%s",
 			  status.detail);
 	printf("  refused PTX: %s\n", status.detail);
-	CHECK(!GpuLaunch(module, one, huge, 0, NULL, &status));
+	CHECK(!GpuLaunch(module, 0, one, huge, 0, NULL, &status));
 	CHECK_MSG(strstr(status.detail, "cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE") ==
 			  status.detail, "%s", status.detail);
 }
