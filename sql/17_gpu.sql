@@ -114,6 +114,44 @@ SELECT count(*) AS rows,
   FROM silvan.predict_raw_query('multi_softprob', 'SELECT id, f FROM fx_in')
        AS q(key bigint, margins float8[])
   JOIN fx_exp AS x ON x.id = q.key;
+
+-- tune for cuda on the emulated grid: the default and Algorithm 1's exact
+-- points (one tree thread a row: 2 block sizes x 3 interleaves x 3
+-- representations), timed (meaninglessly, here) and checked bit for bit,
+-- the winner stored for cuda with the device it ran on
+SET silvan.tune_min_speedup = 0;
+SELECT batch_size, stored, candidates, rows_from
+  FROM silvan.tune('multi_softprob', batch_sizes => '{4096}', target => 'cuda',
+                   budget => '1 minute');
+RESET silvan.tune_min_speedup;
+SELECT target, batch_size, origin, schedule ~ 'gpuDimension\(b0, grid\.x\)' AS mapped,
+       provenance->>'target' AS tuned_for, provenance->>'device' AS device,
+       provenance->>'arch' AS arch
+  FROM silvan.schedules WHERE model = 'multi_softprob' AND target = 'cuda'
+ ORDER BY batch_size NULLS FIRST;
+-- the tuned schedule scores batches of 4096 on cuda, equal to XGBoost's outputs
+SELECT line FROM regexp_split_to_table(silvan.explain('multi_softprob', 4096, 'cuda'), E'\n') AS line
+ WHERE line ~ '^schedule source';
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE q.margins::real[] <> x.e[2:1 + :g]::real[]) AS raw_diff
+  FROM silvan.predict_raw_query('multi_softprob', 'SELECT id, f FROM fx_in', batch_size => 4096)
+       AS q(key bigint, margins float8[])
+  JOIN fx_exp AS x ON x.id = q.key;
+-- exhaustive, inexact: Table 5 (tree threads, shared reductions), within rounding
+SET silvan.tune_min_speedup = 0;
+SELECT batch_size, stored, candidates > 10 AS several
+  FROM silvan.tune('multi_softprob', batch_sizes => '{64}', target => 'cuda',
+                   strategy => 'exhaustive', exact => false, budget => '3 seconds');
+RESET silvan.tune_min_speedup;
+SELECT batch_size, provenance->>'strategy' AS strategy, provenance->>'exact' AS exact
+  FROM silvan.schedules WHERE model = 'multi_softprob' AND target = 'cuda' AND origin = 'tuned'
+ ORDER BY batch_size;
+-- without emulation a GPU target is tuned only on its device
+\set VERBOSITY terse
+RESET silvan.gpu_emulation;
+SELECT * FROM silvan.tune('multi_softprob', batch_sizes => '{64}', target => 'rocm');
+SET silvan.gpu_emulation = on;
+\set VERBOSITY default
 RESET silvan.target;
 RESET silvan.gpu_emulation;
 RESET silvan.gpu_min_batch;

@@ -265,4 +265,13 @@ extern bool TuneMeasure(const Forest *forest, const ForestProfile *profile,
 						bool exact, double discard_above, double seconds,
 						volatile sig_atomic_t *stop, TuneTiming *timing);
 
+/* tune_measure.c: the same on a target (NULL: the host cpu) and, for device code, a device */
+struct CompileTarget;
+struct GpuDevice;
+extern bool TuneMeasureOn(const Forest *forest, const ForestProfile *profile,
+						  const struct CompileTarget *target, struct GpuDevice *device,
+						  const TuneSample *sample, int32_t batch_size, const char *text,
+						  bool exact, double discard_above, double seconds,
+						  volatile sig_atomic_t *stop, TuneTiming *timing);
+
 #endif							/* SILVAN_TUNE_H */

@@ -667,18 +667,18 @@ silvan_set_schedule(PG_FUNCTION_ARGS)
 }
 
 /*
- * Store the schedule the tuner found for a model at revision and a batch
- * size, replacing what is stored for that size; with schedule NULL, remove
- * an earlier tuned schedule for it (one set by hand stays)
+ * Store the schedule the tuner found for a model at revision, a target and
+ * a batch size, replacing what is stored for that size; with schedule NULL,
+ * remove an earlier tuned schedule for it (one set by hand stays)
  */
 void
-CatalogStoreTuned(const char *name, int64 revision, int32 batch_size, const char *schedule,
-				  const char *provenance)
+CatalogStoreTuned(const char *name, const char *target, int64 revision, int32 batch_size,
+				  const char *schedule, const char *provenance)
 {
 	CatalogSql	sql;
 	CatalogModel model;
-	Oid			argtypes[4] = {INT8OID, INT4OID, TEXTOID, TEXTOID};
-	Datum		args[4];
+	Oid			argtypes[5] = {INT8OID, INT4OID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[5];
 
 	CatalogSqlBegin(&sql);
 	CatalogTakeModel(&sql, name, &model);
@@ -686,23 +686,24 @@ CatalogStoreTuned(const char *name, int64 revision, int32 batch_size, const char
 		ReportConcurrentChange(name);
 	args[0] = Int64GetDatum(model.id);
 	args[1] = Int32GetDatum(batch_size);
+	args[2] = CStringGetTextDatum(target);
 	CatalogSqlRun(&sql, schedule != NULL ?
 				  "DELETE FROM silvan.schedule WHERE model_id OPERATOR(pg_catalog.=) $1"
-				  " AND target OPERATOR(pg_catalog.=) 'cpu'::pg_catalog.text"
+				  " AND target OPERATOR(pg_catalog.=) $3"
 				  " AND batch_size OPERATOR(pg_catalog.=) $2" :
 				  "DELETE FROM silvan.schedule WHERE model_id OPERATOR(pg_catalog.=) $1"
-				  " AND target OPERATOR(pg_catalog.=) 'cpu'::pg_catalog.text"
+				  " AND target OPERATOR(pg_catalog.=) $3"
 				  " AND batch_size OPERATOR(pg_catalog.=) $2"
 				  " AND origin OPERATOR(pg_catalog.=) 'tuned'::pg_catalog.text",
-				  2, argtypes, args, NULL, SPI_OK_DELETE);
+				  3, argtypes, args, NULL, SPI_OK_DELETE);
 	if (schedule != NULL)
 	{
-		args[2] = CStringGetTextDatum(schedule);
-		args[3] = CStringGetTextDatum(provenance);
+		args[3] = CStringGetTextDatum(schedule);
+		args[4] = CStringGetTextDatum(provenance);
 		CatalogSqlRun(&sql,
 					  "INSERT INTO silvan.schedule (model_id, target, batch_size, schedule, origin,"
-					  " provenance) VALUES ($1, 'cpu', $2, $3, 'tuned', $4::pg_catalog.jsonb)",
-					  4, argtypes, args, NULL, SPI_OK_INSERT);
+					  " provenance) VALUES ($1, $3, $2, $4, 'tuned', $5::pg_catalog.jsonb)",
+					  5, argtypes, args, NULL, SPI_OK_INSERT);
 	}
 	CatalogSqlEnd(&sql);
 }

@@ -103,8 +103,8 @@ DevicesRelease(int code, Datum arg)
 }
 
 /* The vendor a GPU target runs on */
-static GpuKind
-TargetKind(const Target *target)
+GpuKind
+SilvanTargetKind(const Target *target)
 {
 	return target == &TargetRocm ? GPU_HIP : GPU_CUDA;
 }
@@ -211,7 +211,7 @@ SilvanTargetArch(const Target *target)
 	static char arch[32];
 	GpuDeviceInfo info;
 	SilvanStatus ignored;
-	GpuKind		kind = TargetKind(target);
+	GpuKind		kind = SilvanTargetKind(target);
 	int			major;
 	int			minor;
 
@@ -241,7 +241,7 @@ SilvanVariantOnDevice(CompiledVariant *variant)
 
 	if (variant->gpu == NULL &&
 		(variant->gpu = GpuForestLoad(variant->code,
-									  SilvanDevice(TargetKind(variant->target), false),
+									  SilvanDevice(SilvanTargetKind(variant->target), false),
 									  &status)) == NULL)
 		SilvanReportStatus(ERROR, &status);
 	return variant->gpu;

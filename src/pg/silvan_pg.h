@@ -147,8 +147,8 @@ typedef struct TuneRequest
 
 /* catalog.c */
 extern int64 CatalogCheckOwned(const char *name);
-extern void CatalogStoreTuned(const char *name, int64 revision, int32 batch_size,
-							  const char *schedule, const char *provenance);
+extern void CatalogStoreTuned(const char *name, const char *target, int64 revision,
+							  int32 batch_size, const char *schedule, const char *provenance);
 extern int64 CatalogQueueTuning(const TuneRequest *request);
 extern bool CatalogCancelTuning(int64 job);
 extern void CatalogReportNoModel(const char *name) pg_attribute_noreturn();
@@ -222,6 +222,7 @@ extern const char *SilvanCheckTarget(const char *target, const char *argument, b
 extern const Target *SilvanTargetFor(const char *target, bool to_run);
 extern const char *SilvanTargetArch(const Target *target);
 extern GpuDevice *SilvanDevice(GpuKind kind, bool missing_ok);
+extern GpuKind SilvanTargetKind(const Target *target);
 extern void SilvanRunOnDevice(CompiledVariant *variant, const void *rows, int64 num_rows,
 							  void *acc);
 extern int	SilvanDeviceSubmit(CompiledVariant *variant, const void *rows, int64 num_rows,

@@ -29,6 +29,14 @@
  *            provenance; a batch size where the default won loses an
  *            earlier tuned schedule (one set by hand stays).
  *
+ * Targets: cpu candidates run on the host.  cuda and rocm candidates come
+ * from the GPU space (Algorithm 1 by default; exact keeps one tree thread a
+ * row, the library's order of summation), are compiled to device code and
+ * timed on the backend's device, each batch copied over and back as a
+ * scan's is, and are stored for that target.  Under silvan.gpu_emulation
+ * they run on the emulated grid: slow, and the figures say nothing of a
+ * GPU (for tests).  A job in the background worker opens the device there.
+ *
  * Candidates' machine code is not kept in the disk code cache (it would
  * push out the code backends use); the winner is cached when first used.
  *
@@ -99,6 +107,9 @@ struct TuneSession
 	double		started;
 	int			threads;
 	double		min_speedup;	/* silvan.tune_min_speedup when it began */
+	CompileTarget target;		/* what candidates compile for */
+	GpuDevice  *device;			/* cuda, rocm: where they run (not emulated) */
+	char		device_name[256];	/* for the provenance: the device, or "emulated" */
 };
 
 /* ---- checking a request ---- */
@@ -118,22 +129,39 @@ TuneStrategyOf(const char *name)
 	return TUNE_HEURISTIC;
 }
 
-/* Error unless the target can be tuned here */
+/*
+ * Error unless the target can be tuned here: a GPU target needs its
+ * device (or silvan.gpu_emulation, where candidates run on the emulated grid)
+ */
 static void
 TuneCheckTarget(const char *target)
 {
-	if (strcmp(target, "cpu") == 0)
+	const Target *t;
+
+	(void) SilvanCheckTarget(target, "target", true);
+	t = SilvanTargetFor(target, true);
+	if (t->gpu && t->output != TARGET_OUTPUT_JIT)
+		(void) SilvanDevice(SilvanTargetKind(t), false);
+}
+
+/* The session's target: what candidates compile for and the device they run on */
+static void
+TuneOpenTarget(TuneSession *session)
+{
+	const Target *t = SilvanTargetFor(session->request.target, true);
+	GpuDeviceInfo info;
+	SilvanStatus status;
+
+	TuneCheckTarget(session->request.target);
+	session->target.target = t;
+	session->target.arch = SilvanTargetArch(t);
+	strlcpy(session->device_name, t->gpu ? "emulated" : "", sizeof(session->device_name));
+	if (t->output == TARGET_OUTPUT_JIT)
 		return;
-	if (strcmp(target, "cuda") == 0 || strcmp(target, "rocm") == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("target \"%s\" is not available", target),
-				 errdetail("Argument \"target\" names a GPU target; the GPU search (Algorithm 1) times candidates on a device and is not wired to tune() yet, so only \"cpu\" can be tuned."),
-				 errhint("Set a GPU schedule with silvan.set_schedule(model, schedule, target => 'cuda').")));
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown target \"%s\"", target),
-			 errdetail("Argument \"target\" must be \"cpu\", \"cuda\" or \"rocm\".")));
+	session->device = SilvanDevice(SilvanTargetKind(t), false);
+	if (GpuDeviceInfoGet(session->device->lib, session->device->ordinal, &info, &status))
+		snprintf(session->device_name, sizeof(session->device_name), "%s (%s)", info.name,
+				 info.arch);
 }
 
 /* The budget in seconds; error unless positive and at most a day */
@@ -431,6 +459,7 @@ TuneBegin(const TuneRequest *request, int64 job)
 					 errhint("Run the call again.")));
 		for (int i = 0; i < request->num_batch_sizes; i++)
 			TuneCheckMemory(session, request->batch_sizes[i]);
+		TuneOpenTarget(session);
 		TuneReadRows(session);
 	}
 	PG_CATCH();
@@ -479,9 +508,9 @@ TuneTime(TuneSession *session, TuneBatchState *state, int32 batch_size, const ch
 {
 	ModelVersion *v = session->version;
 
-	while (!TuneMeasure(ModelVersionForest(v), v->profile, &state->sample, batch_size, text,
-						session->request.exact, discard_above, seconds, RuntimeInterruptFlag(),
-						timing))
+	while (!TuneMeasureOn(ModelVersionForest(v), v->profile, &session->target, session->device,
+						  &state->sample, batch_size, text, session->request.exact,
+						  discard_above, seconds, RuntimeInterruptFlag(), timing))
 		CHECK_FOR_INTERRUPTS();
 }
 
@@ -576,6 +605,18 @@ TuneProvenance(TuneSession *session, const TuneBatchResult *r)
 	escape_json(&out, JitHostCpuName());
 	appendStringInfoString(&out, ", \"cpu_features\": ");
 	escape_json(&out, JitHostCpuFeatures());
+	if (session->target.target->gpu)
+	{
+		appendStringInfoString(&out, ", \"target\": ");
+		escape_json(&out, session->request.target);
+		appendStringInfoString(&out, ", \"device\": ");
+		escape_json(&out, session->device_name);
+		if (session->target.arch != NULL)
+		{
+			appendStringInfoString(&out, ", \"arch\": ");
+			escape_json(&out, session->target.arch);
+		}
+	}
 	appendStringInfoString(&out, "}");
 	return out.data;
 }
@@ -594,8 +635,10 @@ TuneSearchBatch(TuneSession *session, TuneBatchState *state, TuneBatchResult *r,
 	const TuneCandidate *top[TUNE_TOP];
 	int			n;
 	TuneShape	shape;
-	TuneOptions options = {.target = TUNE_TARGET_CPU, .strategy = session->request.strategy,
-	.default_text = state->default_text};
+	TuneOptions options = {
+		.target = session->target.target->gpu ? TUNE_TARGET_GPU : TUNE_TARGET_CPU,
+		.strategy = session->request.strategy, .default_text = state->default_text
+	};
 	SilvanStatus status;
 
 	TuneShapeOf(forest, r->batch_size, session->threads, session->request.exact,
@@ -669,7 +712,10 @@ TuneBatchSearch(TuneSession *session, TuneBatchState *state, TuneBatchResult *r,
 	if (!TuneSampleInit(forest, session->rows, session->num_rows, r->batch_size,
 						&state->sample, &status))
 		SilvanReportStatus(ERROR, &status);
-	ScheduleDefault(forest, r->batch_size, &schedule);
+	if (session->target.target->gpu)
+		ScheduleGpuDefault(forest, r->batch_size, &schedule);
+	else
+		ScheduleDefault(forest, r->batch_size, &schedule);
 	state->default_text = ScheduleToText(&schedule);
 	if (state->default_text == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
@@ -713,8 +759,8 @@ TuneStore(TuneSession *session)
 	{
 		const TuneBatchResult *r = &session->results[i];
 
-		CatalogStoreTuned(session->request.model, session->revision, r->batch_size,
-						  r->stored ? r->schedule : NULL, r->provenance);
+		CatalogStoreTuned(session->request.model, session->request.target, session->revision,
+						  r->batch_size, r->stored ? r->schedule : NULL, r->provenance);
 	}
 }
 

@@ -16,6 +16,12 @@
  * The stop flag (the adapter's interrupt flag) is checked between batches
  * and inside the compiled code's tiles: a stopped measurement returns
  * false at once, and the caller abandons the search.
+ *
+ * On a GPU (TuneMeasureOn with a cuda or rocm target and an opened device)
+ * the candidate is compiled to device code, loaded on the device, and each
+ * batch is copied over, run and copied back (GpuForestRun) as a scan's
+ * batch is: the figure includes the copies.  gpu_emulated code runs on the
+ * host like cpu code.
  */
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +30,7 @@
 #include <time.h>
 
 #include "silvan/compiler.h"
+#include "silvan/gpu_run.h"
 #include "silvan/schedule.h"
 #include "silvan/tune.h"
 
@@ -318,9 +325,35 @@ TuneMarginsAgree(const Forest *forest, const void *want, const void *got, int64_
 	return true;
 }
 
-/* Run the sample through the code in batches; seconds taken, or -1 if stopped */
+/* A compiled candidate: host code, or its kernel loaded on a device */
+typedef struct TuneCode
+{
+	const CompiledForest *code;
+	GpuForest  *gpu;			/* device code: NULL on the host */
+	const char *why;			/* a device run failed: what happened */
+	char		why_buf[160];
+} TuneCode;
+
+/* Run one batch; false if stopped, or if the device failed (why set) */
+static bool
+RunBatch(TuneCode *tc, const void *rows, int64_t n, void *acc, volatile sig_atomic_t *stop)
+{
+	SilvanStatus status;
+
+	if (tc->gpu == NULL)
+		return CompiledForestRun(tc->code, rows, n, acc, stop);
+	if (*stop)
+		return false;
+	if (GpuForestRun(tc->gpu, rows, n, acc, &status))
+		return true;
+	snprintf(tc->why_buf, sizeof(tc->why_buf), "%s: %s", status.message, status.detail);
+	tc->why = tc->why_buf;
+	return false;
+}
+
+/* Run the sample through the code in batches; seconds taken, or -1 if stopped or failed */
 static double
-RunPass(const Forest *forest, const CompiledForest *code, const TuneSample *sample,
+RunPass(const Forest *forest, TuneCode *tc, const TuneSample *sample,
 		int32_t batch_size, void *acc, volatile sig_atomic_t *stop)
 {
 	size_t		row_bytes = (size_t) forest->num_features * ForestValueSize(forest);
@@ -333,8 +366,8 @@ RunPass(const Forest *forest, const CompiledForest *code, const TuneSample *samp
 	{
 		int64_t		n = sample->num_rows - at < batch_size ? sample->num_rows - at : batch_size;
 
-		if (!CompiledForestRun(code, (const char *) sample->rows + row_bytes * at, n,
-							   (char *) acc + acc_bytes * at, stop))
+		if (!RunBatch(tc, (const char *) sample->rows + row_bytes * at, n,
+					  (char *) acc + acc_bytes * at, stop))
 			return -1;
 	}
 	return TuneClockSeconds() - start;
@@ -349,9 +382,18 @@ CompareDoubles(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A device run failed: the candidate failed */
+static bool
+DeviceFailed(const TuneCode *tc, TuneTiming *timing)
+{
+	timing->outcome = TUNE_FAILED;
+	snprintf(timing->why, sizeof(timing->why), "%s", tc->why);
+	return true;
+}
+
 /* Time a compiled candidate: a checked warm-up pass, then timed passes */
 static bool
-TimeCode(const Forest *forest, const CompiledForest *code, const TuneSample *sample,
+TimeCode(const Forest *forest, TuneCode *tc, const TuneSample *sample,
 		 int32_t batch_size, bool exact, double discard_above, double seconds,
 		 volatile sig_atomic_t *stop, void *acc, TuneTiming *timing)
 {
@@ -359,8 +401,8 @@ TimeCode(const Forest *forest, const CompiledForest *code, const TuneSample *sam
 	double		spent = 0;
 	int			n = 0;
 
-	if (RunPass(forest, code, sample, batch_size, acc, stop) < 0)
-		return false;
+	if (RunPass(forest, tc, sample, batch_size, acc, stop) < 0)
+		return tc->why != NULL && DeviceFailed(tc, timing);
 	if (!TuneMarginsAgree(forest, sample->reference, acc,
 						  sample->num_rows * forest->num_groups, exact))
 	{
@@ -371,10 +413,10 @@ TimeCode(const Forest *forest, const CompiledForest *code, const TuneSample *sam
 	}
 	while (n < TUNE_MAX_PASSES && (n < TUNE_MIN_PASSES || spent < seconds))
 	{
-		double		t = RunPass(forest, code, sample, batch_size, acc, stop);
+		double		t = RunPass(forest, tc, sample, batch_size, acc, stop);
 
 		if (t < 0)
-			return false;
+			return tc->why != NULL && DeviceFailed(tc, timing);
 		passes[n++] = t * 1e6 / sample->num_rows;
 		spent += t;
 		if (n == 1 && discard_above > 0 && passes[0] > discard_above)
@@ -391,41 +433,71 @@ TimeCode(const Forest *forest, const CompiledForest *code, const TuneSample *sam
 	return true;
 }
 
+/* A candidate that did not compile or load: FAILED, with the status */
+static bool
+CandidateFailed(const SilvanStatus *status, TuneTiming *timing)
+{
+	timing->outcome = TUNE_FAILED;
+	snprintf(timing->why, sizeof(timing->why), "%s: %s", status->message, status->detail);
+	return true;
+}
+
 /*
- * Compile and time one candidate schedule; false only when stopped.
- * seconds: about how long to keep timing passes after the minimum.
+ * Compile and time one candidate schedule on the host cpu; false only when
+ * stopped.  seconds: about how long to keep timing passes after the minimum.
  */
 bool
 TuneMeasure(const Forest *forest, const ForestProfile *profile, const TuneSample *sample,
 			int32_t batch_size, const char *text, bool exact, double discard_above,
 			double seconds, volatile sig_atomic_t *stop, TuneTiming *timing)
 {
+	return TuneMeasureOn(forest, profile, NULL, NULL, sample, batch_size, text, exact,
+						 discard_above, seconds, stop, timing);
+}
+
+/*
+ * The same for a target (NULL: the host cpu); device code (cuda, rocm)
+ * runs on device, which must be open
+ */
+bool
+TuneMeasureOn(const Forest *forest, const ForestProfile *profile, const CompileTarget *target,
+			  GpuDevice *device, const TuneSample *sample, int32_t batch_size,
+			  const char *text, bool exact, double discard_above, double seconds,
+			  volatile sig_atomic_t *stop, TuneTiming *timing)
+{
 	SilvanStatus status;
 	Schedule	schedule;
 	CompiledForest *code;
+	TuneCode	tc = {0};
+	size_t		device_code_len;
 	void	   *acc;
 	bool		ok;
 
 	memset(timing, 0, sizeof(TuneTiming));
 	if (!ScheduleParse(text, &schedule, &status) ||
-		(code = CompileForest(forest, &schedule, profile, &status)) == NULL)
-	{
-		timing->outcome = TUNE_FAILED;
-		snprintf(timing->why, sizeof(timing->why), "%s: %s", status.message, status.detail);
-		return true;
-	}
+		(code = CompileForestFor(forest, &schedule, profile, target, &status)) == NULL)
+		return CandidateFailed(&status, timing);
 	timing->compile_ms = CompiledForestCompileMillis(code);
+	tc.code = code;
+	if (CompiledForestDeviceCode(code, &device_code_len) != NULL &&
+		(tc.gpu = GpuForestLoad(code, device, &status)) == NULL)
+	{
+		CompiledForestFree(code);
+		return CandidateFailed(&status, timing);
+	}
 	acc = malloc((size_t) sample->num_rows * forest->num_groups * ForestValueSize(forest) + 1);
 	if (acc == NULL)
 	{
+		GpuForestFree(tc.gpu);
 		CompiledForestFree(code);
 		timing->outcome = TUNE_FAILED;
 		snprintf(timing->why, sizeof(timing->why), "out of memory for the margins");
 		return true;
 	}
-	ok = TimeCode(forest, code, sample, batch_size > 0 ? batch_size : 1, exact, discard_above,
+	ok = TimeCode(forest, &tc, sample, batch_size > 0 ? batch_size : 1, exact, discard_above,
 				  seconds, stop, acc, timing);
 	free(acc);
+	GpuForestFree(tc.gpu);
 	CompiledForestFree(code);
 	return ok;
 }

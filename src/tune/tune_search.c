@@ -136,6 +136,9 @@ PlanNextPhase(TuneSearch *search)
 	int			n;
 	int			last = search->target == TUNE_TARGET_GPU ? 2 : 3;
 
+	/* exact GPU searches have no shared reduction phase: it reorders sums */
+	if (search->target == TUNE_TARGET_GPU && search->shape.exact)
+		last = 1;
 	if (search->strategy == TUNE_EXHAUSTIVE || search->phase >= last)
 		return false;
 	n = TopCandidates(search, top);

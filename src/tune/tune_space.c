@@ -589,26 +589,43 @@ TuneGpuText(const TuneShape *shape, const TuneGpuPoint *p, char *text, size_t si
 					 TuneRepresentations[p->representation]);
 }
 
-/* Every point of Table 5: 3 * 3 * 4 * 2 * 2 * 2 * 3 * 2 * 3 = 5184 */
+/*
+ * Exact schedules add each row's trees in the model's order: one tree
+ * thread, no shared reduction (tree threads add atomically, or in partial
+ * sums, in whatever order the hardware picks)
+ */
+static const int32_t gpu_exact_tree_threads[] = {1};
+
+/*
+ * Every point of Table 5 whose block a GPU launches: 3 * 3 * 4 * 2 * 2 * 2
+ * * 3 * 2 * 3 = 5184 before that; exact, 3 * 3 * 1 * 8 * 3 * 1 * 3 = 648
+ */
 int
 TuneGpuExhaustive(const TuneShape *shape, TuneGpuPoint *points, int max)
 {
+	const int32_t *trees = shape->exact ? gpu_exact_tree_threads : gpu_tree_threads;
+	int			num_trees = shape->exact ? 1 : 4;
 	int			n = 0;
 
 	for (int a = 0; a < 3; a++)
 		for (int b = 0; b < 3; b++)
-			for (int c = 0; c < 4; c++)
+			for (int c = 0; c < num_trees; c++)
 				for (int flags = 0; flags < 8; flags++)
 					for (int i = 0; i < 3; i++)
-						for (int sr = 0; sr <= 1; sr++)
+						for (int sr = 0; sr <= (shape->exact ? 0 : 1); sr++)
 							for (int r = 0; r < 3 && n < max; r++)
-								points[n++] = (TuneGpuPoint) {
+							{
+								TuneGpuPoint p = {
 									.rows_per_block = gpu_rows_per_block[a],
 									.rows_per_thread = gpu_rows_per_thread[b],
-									.tree_threads = gpu_tree_threads[c],
+									.tree_threads = trees[c],
 									.cache_rows = flags & 1, .cache_trees = (flags >> 1) & 1,
 									.unroll = (flags >> 2) & 1, .interleave = gpu_interleaves[i],
 								.shared_reduce = sr, .representation = r};
+
+								if (TuneGpuBlockThreads(shape, &p) <= TUNE_GPU_MAX_BLOCK_THREADS)
+									points[n++] = p;
+							}
 	return n;
 }
 
@@ -652,7 +669,7 @@ TuneGpuBlockThreads(const TuneShape *shape, const TuneGpuPoint *p)
  * Algorithm 1, lines 13-23: the first phase's points (shared reduction
  * comes after), but for blocks of more threads than a GPU launches
  * (TUNE_GPU_MAX_BLOCK_THREADS: many features with large batches ask for
- * 32 rows by 50 tree threads)
+ * 32 rows by 50 tree threads).  Exact: one tree thread (18 points).
  */
 int
 TuneGpuAlgorithm1(const TuneShape *shape, TuneGpuPoint *points, int max)
@@ -662,8 +679,10 @@ TuneGpuAlgorithm1(const TuneShape *shape, TuneGpuPoint *points, int max)
 	int			n = 0;
 
 	TuneGpuBlockConfigs(shape->batch_size, shape->num_features, rows_per_block, tree_threads);
+	if (shape->exact)
+		tree_threads[0] = tree_threads[1] = 1;
 	for (int a = 0; a < 2; a++)
-		for (int c = 0; c < 2; c++)
+		for (int c = 0; c < (shape->exact ? 1 : 2); c++)
 			for (int i = 0; i < 3; i++)
 				for (int r = 0; r < 3 && n < max; r++)
 				{
@@ -696,7 +715,8 @@ TuneSpaceDescribe(const TuneShape *shape, TuneTarget target)
 			"gpu space (Table 5): rows per block {8, 32, 64}, rows per thread {1, 2, 4},"
 			" tree threads {2, 10, 20, 50}, cache rows, cache trees, unroll,"
 			" interleave {1, 2, 4}, shared reduction, representation {array, sparse, reorg}:"
-			" 5184 points; Algorithm 1: 36 + 3\n");
+			" 5184 points (exact: one tree thread, no shared reduction, 648), less blocks"
+			" over 1024 threads; Algorithm 1: 36 + 3 (exact: 18)\n");
 	else
 		Put(text, size, &used,
 			"cpu space: row tile {none, 32, 64, ..., 2048} below the batch size, interleave"

@@ -286,8 +286,9 @@ main(int argc, char **argv)
 		Schedule	schedule;
 		char		point_text[1024];
 
+		/* the paper's Algorithm 1, tree threads included (not exact: atomic adds) */
 		TuneShapeOf(forest, (int32_t) (batches[b] < INT32_MAX ? batches[b] : INT32_MAX), 1,
-					true, false, &shape);
+					false, false, &shape);
 		n = TuneGpuAlgorithm1(&shape, points, 64);
 		ScheduleGpuDefault(forest, (int32_t) batches[b], &schedule);
 		BenchSchedule(argv[1], forest, &schedule, 0, device, sm, rows, num_rows, batches[b],

@@ -68,6 +68,8 @@
 #include "silvan/forest.h"
 #include "silvan/gpu.h"
 #include "silvan/gpu_run.h"
+#include "silvan/schedule.h"
+#include "silvan/tune.h"
 #include "unit.h"
 
 static char tmpdir[] = "/tmp/silvan-gpu-test-XXXXXX";
@@ -1020,6 +1022,43 @@ CheckSubmitCollect(GpuForest *gf, const Forest *forest, const float *rows, const
 }
 
 /*
+ * The tuner's measurement on a device (TuneMeasureOn): the GPU default
+ * schedule compiled for cuda, loaded on the fake, timed, and its margins
+ * checked against the interpreter's
+ */
+static void
+CheckTuneOnDevice(const Forest *forest, GpuDevice *device, const float *rows, int64_t n)
+{
+	CompileTarget cuda = {&TargetCuda, NULL};
+	volatile sig_atomic_t stop = 0;
+	SilvanStatus status;
+	TuneSample	sample;
+	TuneTiming	timing;
+	Schedule	schedule;
+	char	   *text;
+
+	ScheduleGpuDefault(forest, 4096, &schedule);
+	text = ScheduleToText(&schedule);
+	CHECK(TuneSampleInit(forest, rows, n, 4096, &sample, &status));
+	hook_calls = 0;
+	CHECK(TuneMeasureOn(forest, NULL, &cuda, device, &sample, 4096, text, true, 0, 0.001,
+						&stop, &timing));
+	CHECK_MSG(timing.outcome == TUNE_TIMED && timing.us_per_row > 0 && timing.passes >= 3,
+			  "outcome %d: %s", (int) timing.outcome, timing.why);
+	CHECK(hook_calls >= 4);
+	/* a schedule the device cannot take fails as a candidate, with the compiler's reason */
+	CHECK(TuneMeasureOn(forest, NULL, &cuda, device, &sample, 4096,
+						"split(batch, b0, b1, 100)\ngpuDimension(b0, block.x)", true, 0, 0.001,
+						&stop, &timing));
+	CHECK(timing.outcome == TUNE_FAILED && timing.why[0] != '\0');
+	stop = 1;
+	CHECK(!TuneMeasureOn(forest, NULL, &cuda, device, &sample, 4096, text, true, 0, 0.001,
+						 &stop, &timing));
+	TuneSampleFree(&sample);
+	free(text);
+}
+
+/*
  * gpu_run.c through a fake whose streams run only when waited for: the
  * higgs model, compiled for cuda (the image and launch shape) and for the
  * host (what the fake's kernel runs), over more rows than two chunks of
@@ -1077,6 +1116,7 @@ TestFakeForestPipeline(const FakeFailures *e)
 		CHECK(FakeCounter(lib, "fake_peak_queued") >= 5);
 		CheckSubmitCollect(gf, forest, rows, want);
 		CHECK(GpuForestRun(gf, rows, 0, acc, &status));
+		CheckTuneOnDevice(forest, device, rows, 5000);
 	}
 	GpuForestFree(gf);
 	CHECK_MSG(FakeCounter(lib, "fake_blocks") == 0 && FakeCounter(lib, "fake_pinned") == 0,

@@ -224,13 +224,32 @@ static void
 TestGpuSpace(void)
 {
 	TuneGpuPoint *points = malloc(sizeof(TuneGpuPoint) * 6000);
-	TuneShape	shape = HiggsShape(4096, 1, true);
+	TuneShape	shape = HiggsShape(4096, 1, false);
+	TuneShape	exact = HiggsShape(4096, 1, true);
 	int32_t		rows[2];
 	int32_t		trees[2];
 	int			n;
 	int			parsed = 0;
 
-	CHECK(TuneGpuExhaustive(&shape, points, 6000) == 5184);
+	/*
+	 * 5184 points less the blocks over 1,024 threads: for 100 trees, 50
+	 * tree threads (50 tiles of 2 trees) with 32, 64 or 32 rows (64 rows, 2
+	 * a thread), and 20 tree threads with 64 rows: 4 of the 36 row and tree
+	 * configurations, 144 points each
+	 */
+	n = TuneGpuExhaustive(&shape, points, 6000);
+	CHECK_MSG(n == 5184 - 4 * 144, "Table 5 has %d points", n);
+	for (int i = 0; i < n; i++)
+		CHECK(TuneGpuBlockThreads(&shape, &points[i]) <= TUNE_GPU_MAX_BLOCK_THREADS);
+	/* exact: one tree thread, no shared reduction: 9 * 8 * 3 * 3 */
+	n = TuneGpuExhaustive(&exact, points, 6000);
+	CHECK_MSG(n == 648, "exact Table 5 has %d points", n);
+	for (int i = 0; i < n; i++)
+		CHECK(points[i].tree_threads == 1 && !points[i].shared_reduce);
+	n = TuneGpuAlgorithm1(&exact, points, 6000);
+	CHECK_MSG(n == 18, "exact Algorithm 1 plans %d points", n);
+	for (int i = 0; i < n; i++)
+		CHECK(points[i].tree_threads == 1 && points[i].cache_rows);
 
 	TuneGpuBlockConfigs(1024, 28, rows, trees);
 	CHECK(rows[0] == 8 && rows[1] == 32 && trees[0] == 20 && trees[1] == 50);
@@ -381,7 +400,7 @@ TestFakeSearch(void)
 	{
 		TuneOptions options = {.target = TUNE_TARGET_GPU, .strategy = TUNE_HEURISTIC};
 		SilvanStatus status;
-		TuneShape	gpu = HiggsShape(4096, 1, true);
+		TuneShape	gpu = HiggsShape(4096, 1, false);
 		TuneSearch *search = TuneSearchCreate(&gpu, &options, &status);
 		const TuneCandidate *c;
 		int			n = 0;
@@ -397,6 +416,25 @@ TestFakeSearch(void)
 		}
 		CHECK_MSG(n == 39 && shared == 3, "GPU search: %d candidates, %d shared", n, shared);
 		CHECK(TuneSearchBest(search)->gpu.interleave == 1);
+		TuneSearchFree(search);
+	}
+
+	/* exact GPU: Algorithm 1's 18 with one tree thread, no shared reduction phase */
+	{
+		TuneOptions options = {.target = TUNE_TARGET_GPU, .strategy = TUNE_HEURISTIC};
+		SilvanStatus status;
+		TuneShape	gpu = HiggsShape(4096, 1, true);
+		TuneSearch *search = TuneSearchCreate(&gpu, &options, &status);
+		const TuneCandidate *c;
+		int			n = 0;
+
+		while ((c = TuneSearchNext(search)) != NULL)
+		{
+			n++;
+			CHECK(!c->gpu.shared_reduce && c->gpu.tree_threads == 1 && !c->reorders_sums);
+			TuneSearchReport(search, c->id, TUNE_TIMED, 1.0 + c->gpu.interleave * 0.1, 0);
+		}
+		CHECK_MSG(n == 18, "exact GPU search: %d candidates", n);
 		TuneSearchFree(search);
 	}
 }
