@@ -26,6 +26,8 @@ SELECT line FROM regexp_split_to_table(silvan.explain('binary_logistic', 1024, '
  WHERE line ~ '^(schedule source|target|schedule:)';
 SELECT e ~ 'define amdgpu_kernel void @silvan_forest_kernel' AS amdgpu_kernel,
        e ~ 'llvm\.amdgcn\.workitem\.id\.x' AS reads_thread_index,
+       e ~ 'amdgpu assembly:\n(.|\n)*\.amdgcn_target "amdgcn-amd-amdhsa--gfx90a' AS assembly,
+       e ~ '\ts_endpgm' AS ends_program,
        e ~ 'code object: [0-9]+ bytes for gfx90a \(HSA, linked by ld\.lld\)' AS code_object
   FROM silvan.explain('binary_logistic', 1024, 'rocm', llvm_ir => true) AS e;
 

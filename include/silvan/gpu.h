@@ -171,6 +171,7 @@ extern const char *GpuPtxTarget(int major, int minor);
 extern bool GpuAmdgpuKnown(const char *gfx);
 extern char *GpuEmitPtx(LLVMModuleRef module, const char *sm, SilvanStatus *status);
 extern char *GpuDataLayout(const char *triple, const char *cpu, SilvanStatus *status);
+extern char *GpuEmitAmdgpuAssembly(LLVMModuleRef module, const char *gfx, SilvanStatus *status);
 extern bool GpuEmitAmdgpuObject(LLVMModuleRef module, const char *gfx, void **object,
 								size_t *len, SilvanStatus *status);
 extern bool GpuLinkHsaco(const void *object, size_t len, const char *linker, void **hsaco,

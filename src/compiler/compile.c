@@ -65,6 +65,7 @@ struct CompiledForest
 	char	   *device_code;	/* PTX or HSA code object: what the driver loads */
 	size_t		device_code_len;	/* its bytes (PTX: with the NUL) */
 	char	   *device_ir;		/* the kernel's LLVM IR, for explain */
+	char	   *device_asm;		/* rocm: the code object's assembly, for explain */
 	void	   *emulated_shared;	/* gpu_emulated: a block's shared memory */
 	Schedule	schedule;
 	const Representation *repr;
@@ -214,7 +215,8 @@ EmitDeviceCode(CompiledForest *compiled, LLVMModuleRef module, SilvanStatus *sta
 		compiled->device_code_len = compiled->device_code ? strlen(compiled->device_code) + 1 : 0;
 		return compiled->device_code != NULL;
 	}
-	if (!GpuEmitAmdgpuObject(module, compiled->arch, &object, &len, status))
+	if ((compiled->device_asm = GpuEmitAmdgpuAssembly(module, compiled->arch, status)) == NULL ||
+		!GpuEmitAmdgpuObject(module, compiled->arch, &object, &len, status))
 		return false;
 	ok = GpuLinkHsaco(object, len, NULL, (void **) &compiled->device_code,
 					  &compiled->device_code_len, status);
@@ -896,8 +898,10 @@ CompiledForestExplain(const CompiledForest *compiled, bool with_llvm_ir)
 		compiled->target->output == TARGET_OUTPUT_PTX)
 		TextAppend(&buf, "llvm ir:\n%sptx:\n%s", compiled->device_ir, compiled->device_code);
 	else if (with_llvm_ir && compiled->device_code != NULL)
-		TextAppend(&buf, "llvm ir:\n%scode object: %zu bytes for %s (HSA, linked by ld.lld)\n",
-				   compiled->device_ir, compiled->device_code_len, compiled->arch);
+		TextAppend(&buf, "llvm ir:\n%samdgpu assembly:\n%scode object: %zu bytes for %s "
+				   "(HSA, linked by ld.lld)\n", compiled->device_ir,
+				   compiled->device_asm ? compiled->device_asm : "", compiled->device_code_len,
+				   compiled->arch);
 	else if (with_llvm_ir && compiled->llvm_ir.bitcode != NULL)
 	{
 		char	   *ir;
@@ -955,6 +959,7 @@ CompiledForestFree(CompiledForest *compiled)
 	free(compiled->mir);
 	free(compiled->device_code);
 	free(compiled->device_ir);
+	free(compiled->device_asm);
 	free(compiled->emulated_shared);
 	free(compiled);
 }

@@ -300,13 +300,29 @@ GpuEnter(SilvanStatus *status)
 	return true;
 }
 
+/* Text (malloc'd, NUL-terminated) of an emitted buffer; NULL and a status if out of memory */
+static char *
+GpuBufferText(LLVMMemoryBufferRef out, const char *what, SilvanStatus *status)
+{
+	size_t		len = LLVMGetBufferSize(out);
+	char	   *text = malloc(len + 1);
+
+	if (text == NULL)
+		StatusNoMemory(status, what);
+	else
+	{
+		memcpy(text, LLVMGetBufferStart(out), len);
+		text[len] = '\0';
+	}
+	LLVMDisposeMemoryBuffer(out);
+	return text;
+}
+
 /* PTX text (malloc'd, NUL-terminated) for sm from an nvptx64-nvidia-cuda module */
 char *
 GpuEmitPtx(LLVMModuleRef module, const char *sm, SilvanStatus *status)
 {
 	LLVMMemoryBufferRef out;
-	char	   *ptx = NULL;
-	size_t		len;
 
 	if (!GpuPtxKnown(sm))
 	{
@@ -320,18 +336,7 @@ GpuEmitPtx(LLVMModuleRef module, const char *sm, SilvanStatus *status)
 	pthread_once(&nvptx_once, GpuInitNvptx);
 	out = GpuEmit(module, NVPTX_TRIPLE, sm, LLVMAssemblyFile, status);
 	LlvmErrorsLeave();
-	if (out == NULL)
-		return NULL;
-	len = LLVMGetBufferSize(out);
-	if ((ptx = malloc(len + 1)) == NULL)
-		StatusNoMemory(status, "the PTX text");
-	else
-	{
-		memcpy(ptx, LLVMGetBufferStart(out), len);
-		ptx[len] = '\0';
-	}
-	LLVMDisposeMemoryBuffer(out);
-	return ptx;
+	return out ? GpuBufferText(out, "the PTX text", status) : NULL;
 }
 
 /*
@@ -380,6 +385,26 @@ GpuDataLayout(const char *triple, const char *cpu, SilvanStatus *status)
 	if (copy == NULL)
 		StatusNoMemory(status, "a data layout");
 	return copy;
+}
+
+/* AMDGPU assembly (malloc'd, NUL-terminated) for gfx from an amdgcn-amd-amdhsa module, for explain */
+char *
+GpuEmitAmdgpuAssembly(LLVMModuleRef module, const char *gfx, SilvanStatus *status)
+{
+	LLVMMemoryBufferRef out;
+
+	if (!GpuAmdgpuKnown(gfx))
+	{
+		StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "could not emit GPU code",
+				   "LLVM 14 has no AMDGPU processor \"%s\".", gfx ? gfx : "");
+		return NULL;
+	}
+	if (!GpuEnter(status))
+		return NULL;
+	pthread_once(&amdgpu_once, GpuInitAmdgpu);
+	out = GpuEmit(module, AMDGPU_TRIPLE, gfx, LLVMAssemblyFile, status);
+	LlvmErrorsLeave();
+	return out ? GpuBufferText(out, "the AMDGPU assembly", status) : NULL;
 }
 
 /*
