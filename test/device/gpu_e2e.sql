@@ -26,3 +26,17 @@ SELECT count(*) FROM silvan.predict_table('higgs', 'higgs_rows', 'id', batch_siz
 SELECT count(*) FROM silvan.predict_table('higgs', 'higgs_rows', 'id', batch_size => 262144);
 -- the scan alone: the same rows read, no model
 SELECT count(*) FROM (SELECT id, f FROM higgs_rows) AS t;
+-- tune() on the device (Algorithm 1's exact points, timed on the GPU), then
+-- the tuned schedule against the cpu's results and its time
+\timing off
+SET silvan.tune_min_speedup = 0;
+SELECT batch_size, us_per_row, default_us_per_row, speedup, stored, candidates
+  FROM silvan.tune('higgs', batch_sizes => '{65536}', target => 'cuda', budget => '2 minutes');
+SELECT batch_size, provenance->>'device' AS device, provenance->>'arch' AS arch, schedule
+  FROM silvan.schedules WHERE model = 'higgs' AND target = 'cuda';
+SET silvan.target = cuda;
+SELECT count(*) AS rows, count(*) FILTER (WHERE c.prediction <> g.prediction) AS cpu_tuned_gpu_diff
+  FROM higgs_cpu AS c JOIN silvan.predict_table('higgs', 'higgs_rows', 'id', batch_size => 65536) AS g USING (key);
+\timing on
+SELECT count(*) FROM silvan.predict_table('higgs', 'higgs_rows', 'id', batch_size => 65536);
+SELECT count(*) FROM silvan.predict_table('higgs', 'higgs_rows', 'id', batch_size => 65536);
