@@ -140,6 +140,13 @@ struct CodegenContext
 	 */
 	int64_t		code_inline_left;
 	int64_t		code_categorical;	/* categorical splits put into code */
+	/* code constants (CgCodeConstant): 8-byte slots, and an index by value */
+	uint64_t   *code_consts;
+	int64_t		num_code_consts;
+	int64_t		cap_code_consts;
+	int64_t    *code_const_index;	/* open addressing: slot + 1, 0 empty */
+	int64_t		code_const_index_size;
+	bool		code_consts_failed;	/* out of memory: the compile fails */
 	/* a gpu block's rows staged in shared memory (cache), and its first row */
 	LLVMValueRef v_gpu_stage;
 	LLVMValueRef v_gpu_stage_lo;
@@ -205,6 +212,9 @@ typedef struct CodegenStats
 {
 	int64_t		code_splits;	/* splits compiled into code (codeWalk) */
 	int64_t		code_categorical;	/* of them categorical */
+	/* the code constants (malloc'd, the caller's), for aux[REPR_AUX_CODE_CONSTANTS] */
+	uint64_t   *code_consts;
+	int64_t		num_code_consts;
 } CodegenStats;
 
 /* A counted loop being emitted (CgLoopOpen, CgLoopClose) */
@@ -227,6 +237,7 @@ extern bool CodegenForest(const Mir *mir, const Representation *repr,
 extern LLVMBasicBlockRef CgNewBlock(CodegenContext *cg, const char *name);
 extern LLVMValueRef CgLoad(CodegenContext *cg, LLVMTypeRef type, LLVMValueRef v_ptr,
 						   const char *name);
+extern LLVMValueRef CgCodeConstant(CodegenContext *cg, LLVMTypeRef type, double value);
 extern LLVMValueRef CgAlloca(CodegenContext *cg, LLVMTypeRef type, LLVMValueRef v_count,
 							 const char *name);
 extern LLVMValueRef CgVarValue(CodegenContext *cg, CodegenEnv *env, const MirPath *path,

@@ -133,6 +133,13 @@ typedef struct ReprSignNode64
 #define REPR_MAX_AUX	4
 
 /*
+ * aux[3]: the code constants, thresholds and leaf values that code walks
+ * read at fixed offsets instead of as immediates (codegen.c,
+ * CgCodeConstant): 8-byte slots, a float in the first 4 bytes of its slot
+ */
+#define REPR_AUX_CODE_CONSTANTS	3
+
+/*
  * The buffers the kernel reads, by number, for code that treats them
  * alike (ReprBufferSlot; compile_image.c copies them)
  */

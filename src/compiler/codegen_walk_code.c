@@ -248,6 +248,25 @@ SplatLike(LLVMValueRef v_c, LLVMValueRef v_like)
 	return LLVMConstVector(lanes, n);
 }
 
+/* v (a scalar value) splatted to a vector like v_like, or v itself when v_like is scalar */
+static LLVMValueRef
+SplatValue(LLVMBuilderRef b, LLVMValueRef v, LLVMValueRef v_like)
+{
+	LLVMTypeRef t = LLVMTypeOf(v_like);
+	LLVMTypeRef t_vec;
+	LLVMValueRef v_one;
+
+	if (LLVMGetTypeKind(t) != LLVMVectorTypeKind)
+		return v;
+	t_vec = LLVMVectorType(LLVMTypeOf(v), LLVMGetVectorSize(t));
+	v_one = LLVMBuildInsertElement(b, LLVMGetUndef(t_vec), v,
+								   LLVMConstInt(LLVMInt32TypeInContext(LLVMGetTypeContext(t)), 0,
+												false), "");
+	return LLVMBuildShuffleVector(b, v_one, LLVMGetUndef(t_vec), LLVMConstNull(
+												LLVMVectorType(LLVMInt32TypeInContext(LLVMGetTypeContext(t)),
+															   LLVMGetVectorSize(t))), "");
+}
+
 /* type t as a vector like v_like, or t itself when v_like is scalar */
 static LLVMTypeRef
 TypeLike(LLVMTypeRef t, LLVMValueRef v_like)
@@ -477,7 +496,7 @@ CgNumericGoesLeft(CodegenContext *cg, const ForestNode *node, LLVMValueRef v_x)
 	LLVMTypeRef t_double = LLVMDoubleTypeInContext(cg->context);
 	LLVMValueRef v_xd = cg->forest->precision == FOREST_FLOAT32 ?
 		LLVMBuildFPExt(b, v_x, TypeLike(t_double, v_x), "") : v_x;
-	LLVMValueRef v_th = SplatLike(LLVMConstReal(t_double, node->threshold), v_xd);
+	LLVMValueRef v_th = SplatValue(b, CgCodeConstant(cg, t_double, node->threshold), v_xd);
 	bool		nan_left;
 
 	switch (node->missing)
@@ -491,14 +510,16 @@ CgNumericGoesLeft(CodegenContext *cg, const ForestNode *node, LLVMValueRef v_x)
 		default:
 			{
 				/* ZERO: NaN reads as 0, and |x| <= 1e-35f takes the default */
-				LLVMValueRef v_z = LLVMConstReal(t_double, (double) FOREST_ZERO_THRESHOLD);
+				LLVMValueRef v_z = CgCodeConstant(cg, t_double, (double) FOREST_ZERO_THRESHOLD);
 				LLVMValueRef v_missing;
 				LLVMValueRef v_cmp;
 
 				v_missing = LLVMBuildAnd(b,
 										 LLVMBuildFCmp(b, LLVMRealUGE, v_xd,
-													   SplatLike(LLVMConstFNeg(v_z), v_xd), ""),
-										 LLVMBuildFCmp(b, LLVMRealULE, v_xd, SplatLike(v_z, v_xd), ""),
+													   SplatValue(b, LLVMBuildFNeg(b, v_z, ""), v_xd),
+													   ""),
+										 LLVMBuildFCmp(b, LLVMRealULE, v_xd, SplatValue(b, v_z, v_xd),
+													   ""),
 										 "v_missing");
 				v_cmp = LLVMBuildFCmp(b, ComparePredicate(node->compare, false), v_xd, v_th, "");
 				return LLVMBuildSelect(b, v_missing,
@@ -604,7 +625,7 @@ EmitBranchy(CodeTree *ct, int32_t h)
 	node = SourceNode(ct, h);
 	if (node->kind == FOREST_NODE_LEAF)
 	{
-		LLVMValueRef v = CgValue(cg, node->leaf_value);
+		LLVMValueRef v = CgCodeConstant(cg, cg->t_value, node->leaf_value);
 
 		LLVMAddIncoming(ct->v_value, &v, &b_here, 1);
 		LLVMBuildBr(b, ct->b_done);
@@ -653,7 +674,7 @@ EmitSelect(CodeTree *ct, int32_t h, LLVMValueRef *v_value, LLVMValueRef *v_index
 	node = SourceNode(ct, h);
 	if (node->kind == FOREST_NODE_LEAF)
 	{
-		*v_value = CgValue(cg, node->leaf_value);
+		*v_value = CgCodeConstant(cg, cg->t_value, node->leaf_value);
 		*v_index = CgInt64(cg, -1);
 		*v_fixed = CgInt32(cg, 0);
 		return;

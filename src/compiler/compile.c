@@ -18,10 +18,9 @@
  *   hir.c      Forest -> HIR (walk order, sibling pairs, padding)
  *   tiling.c   tileTrees(n > 1): Forest -> tiles and LUT, hung on the HIR
  *   repr_*.c   HIR -> representation buffers (model data)
- *   jit.c      the code cache asked by source (JitFindBySource): the
- *              forest's digest, profile, schedule text and gather choice;
- *              on a hit the two passes below are skipped
- *   codegen*.c MIR -> LLVM IR, layout details asked of the representation
+ *   codegen*.c MIR -> LLVM IR, layout details asked of the representation;
+ *              the code constants (thresholds and leaves that code walks
+ *              read at fixed offsets) handed to the buffers as aux[3]
  *   jit.c      LLVM IR -> short pass list -> machine code, under its own
  *              resource tracker (or the code cache's object, by IR key);
  *              the image of the buffers and text is stored beside it
@@ -190,6 +189,24 @@ StoreImage(const CompiledForest *compiled, const char *source, size_t source_len
 	}
 }
 
+/*
+ * Hand the code constants codegen made to the buffers the kernel reads
+ * (aux[REPR_AUX_CODE_CONSTANTS]); the image stores them with the rest
+ */
+static void
+InstallCodeConstants(CompiledForest *compiled, CodegenStats *stats)
+{
+	ReprBuffers *b = &compiled->buffers;
+	int			slot = REPR_AUX_CODE_CONSTANTS;
+
+	free(b->aux[slot]);
+	b->aux[slot] = stats->code_consts;
+	b->aux_count[slot] = stats->num_code_consts;
+	b->bytes[REPR_BUFFER_AUX0 + slot] = stats->code_consts ?
+		(size_t) stats->num_code_consts * sizeof(uint64_t) : 0;
+	stats->code_consts = NULL;
+}
+
 /* The kernel's LLVM IR, as text (malloc'd), for explain */
 static char *
 ModuleText(LLVMModuleRef module)
@@ -249,6 +266,8 @@ CompileDeviceCode(CompiledForest *compiled, const Mir *mir, const Representation
 	free(layout);
 	ok = CodegenForest(mir, repr, &compiled->buffers, module, name, compiled->target,
 					   compiled->arch, "", &stats, status);
+	if (ok)
+		InstallCodeConstants(compiled, &stats);
 	if (ok && (compiled->device_ir = ModuleText(module)) == NULL)
 		ok = StatusNoMemory(status, "the kernel's LLVM IR");
 	if (ok)
@@ -278,15 +297,16 @@ CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr
 		compiled->buffers.record_of = NULL;
 		return ok;
 	}
-	/* the code cache keeps cpu code; an emulated grid's kernel is compiled each time */
+	/*
+	 * The code cache keeps cpu code; an emulated grid's kernel is compiled
+	 * each time.  Code found by source comes with its image (CompileFromCache,
+	 * before the passes); here the code is generated, since it also makes
+	 * the code constants, and then found by its IR if it is there.
+	 */
 	if (compiled->forest_digest[0] && !compiled->target->gpu)
 		source = CodeSource(compiled, mir->profile);
 	source_len = source ? strlen(source) : 0;
 
-	if (source != NULL &&
-		(compiled->code = JitFindBySource(source, source_len, &address,
-										  &compiled->code_source)) != NULL)
-		goto done;
 	if (!JitModuleCreate(name, &jm, status))
 		goto done;
 	if (!CodegenForest(mir, repr, &compiled->buffers, jm.module, name, compiled->target,
@@ -295,6 +315,7 @@ CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr
 		JitModuleDispose(&jm);
 		goto done;
 	}
+	InstallCodeConstants(compiled, &stats);
 	jm.fast_codegen = stats.code_splits > COMPILE_FULL_CODEGEN_SPLITS ||
 		stats.code_categorical > 0;
 	/* the same code may come from this process, another backend, or be compiled */

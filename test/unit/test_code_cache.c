@@ -337,6 +337,57 @@ CompileAndCheck(const Forest *forest, const char *schedule_text, const float *ro
 }
 
 /*
+ * Code walks read their thresholds and leaves from the code constants
+ * (aux[REPR_AUX_CODE_CONSTANTS]), not from immediates: a second model of
+ * the same shape with other thresholds and leaves gets the same LLVM IR,
+ * so the first model's machine code, and must still predict its own
+ * values (as its interpreter does) through its own constants
+ */
+static void
+TestCodeConstants(const Forest *forest, const float *rows)
+{
+	const char *schedule = "tile(batch, b0, b1, 16); reorder(b0, b1, tree); specialize(tree); "
+		"codeWalk(tree, 6, branchy)";
+	SilvanStatus status;
+	uint8_t    *data;
+	size_t		size;
+	Forest	   *other = NULL;
+	CompiledForest *a;
+	CompiledForest *b;
+	const ReprBuffers *buffers;
+
+	if (ForestSerialize(forest, &data, &size, &status))
+	{
+		other = ForestDeserialize(data, size, &status);
+		free(data);
+	}
+	CHECK(other != NULL);
+	if (other == NULL)
+		return;
+	for (int64_t n = 0; n < other->num_nodes; n++)
+	{
+		ForestNode *node = &other->nodes[n];
+
+		if (node->kind == FOREST_NODE_LEAF)
+			node->leaf_value *= 2;
+		else if (node->kind == FOREST_NODE_NUMERIC)
+			node->threshold = (double) (float) (node->threshold + 0.25);
+	}
+	other->digest[0] = '\0';
+	a = CompileAndCheck(forest, schedule, rows, "compiled", "code constants, first model");
+	buffers = a ? CompiledForestBuffers(a) : NULL;
+	CHECK_MSG(buffers && buffers->aux_count[REPR_AUX_CODE_CONSTANTS] > 0 &&
+			  buffers->bytes[REPR_BUFFER_AUX0 + REPR_AUX_CODE_CONSTANTS] ==
+			  (size_t) buffers->aux_count[REPR_AUX_CODE_CONSTANTS] * 8,
+			  "a code walk has no code constants");
+	b = CompileAndCheck(other, schedule, rows, "shared with an earlier compile",
+						"code constants, second model");
+	CompiledForestFree(b);
+	CompiledForestFree(a);
+	ForestFree(other);
+}
+
+/*
  * What a backend does when the catalog's form of a model is all it has:
  * the header alone finds the compile and the default schedule an earlier
  * compile of the whole form left in the code cache, and its code predicts
@@ -515,7 +566,9 @@ main(void)
 		{
 			TestImageReads(image_path);
 			DamageFile(image_path, 60, -1, NULL);
-			a = CompileAndCheck(forest, schedule, rows, "from the code cache", "image cut short");
+			/* the passes run again (codegen also makes the code constants); the code is found by IR */
+			a = CompileAndCheck(forest, schedule, rows, "from the code cache by its llvm ir",
+								"image cut short");
 			CHECK_MSG(!RanNoPass(a), "a compile with a damaged image says no pass ran");
 			CompiledForestFree(a);
 			a = CompileAndCheck(forest, schedule, rows, "from the code cache", "image stored again");
@@ -642,6 +695,9 @@ main(void)
 						"cache disabled, new code");
 	CompiledForestFree(a);
 	CHECK(CountEntries(NULL, 0) <= 2);
+
+	/* code constants: found by IR without a cache, in this process */
+	TestCodeConstants(forest, rows);
 
 	RemoveEntries();
 	rmdir(cache_dir);
