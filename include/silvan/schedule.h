@@ -171,7 +171,8 @@ typedef enum ScheduleOp
 	SCHEDULE_OP_TILE_TREES,
 	SCHEDULE_OP_REORDER_TREES,
 	SCHEDULE_OP_CODE_WALK,
-	SCHEDULE_OP_EARLY_EXIT_WALK
+	SCHEDULE_OP_EARLY_EXIT_WALK,
+	SCHEDULE_OP_FULL_CODEGEN
 } ScheduleOp;
 
 typedef struct ScheduleDirective
@@ -195,6 +196,12 @@ typedef struct Schedule
 	int32_t		tile_size;		/* tileTrees size; 1 = scalar nodes */
 	TreeTiling	tiling;
 	bool		reorder_trees;	/* trees sorted by depth before walking */
+	/*
+	 * fullCodegen(): LLVM's default code generation even where the compile
+	 * would pick its fast one (code walks of many splits): slower to
+	 * compile, faster code
+	 */
+	bool		full_codegen;
 
 	/* what ScheduleParse applied; a Schedule built by hand has none */
 	int32_t		num_directives;

@@ -26,8 +26,9 @@
  *   exhaustive  every valid point of the bounded space, each timed fully.
  *   heuristic   CPU: phases.  1, loop structure and parallelism (array
  *               layout, scalar nodes); 2, layout and tiling on the best
- *               three of phase 1; 3, tree blocking and (inexact only)
- *               reductions on the best three so far.  A candidate whose
+ *               three of phase 1; 3, tree blocking, (inexact only)
+ *               reductions, and full code generation for big code walks
+ *               (fullCodegen()) on the best three so far.  A candidate whose
  *               first timed pass is more than TUNE_DISCARD_FACTOR times the
  *               best so far is discarded after that pass.  Unrolled walks
  *               only with interleaving (Algorithm 1, line 17).
@@ -67,6 +68,7 @@
 #define TUNE_CODE_WHOLE_SPLITS	8192	/* code walks for any forest this small */
 #define TUNE_CODE_MIN_DEPTH		10	/* and for deeper ones, in part if large */
 #define TUNE_BITS_MAX_SPLITS	4096	/* bitvector code walks: splits of all trees */
+#define TUNE_FULL_CODEGEN_SPLITS	4096	/* code walks of more splits: fullCodegen() too */
 
 typedef enum TuneStrategy
 {
@@ -119,6 +121,7 @@ typedef struct TuneCpuPoint
 	int32_t		tile_size;		/* tileTrees: 1, 4, 8 */
 	bool		probabilistic;	/* tileTrees(n, probabilistic) */
 	bool		reorder_trees;	/* reorders sums */
+	bool		full_codegen;	/* fullCodegen(): code walks of many splits */
 } TuneCpuPoint;
 
 /* One point of the GPU space: Table 5 of seed 001 */

@@ -316,8 +316,8 @@ CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr
 		goto done;
 	}
 	InstallCodeConstants(compiled, &stats);
-	jm.fast_codegen = stats.code_splits > COMPILE_FULL_CODEGEN_SPLITS ||
-		stats.code_categorical > 0;
+	jm.fast_codegen = !compiled->schedule.full_codegen &&
+		(stats.code_splits > COMPILE_FULL_CODEGEN_SPLITS || stats.code_categorical > 0);
 	/* the same code may come from this process, another backend, or be compiled */
 	compiled->code = JitCompile(&jm, name, source, source_len, &address, &compiled->llvm_ir,
 								&compiled->code_source, status);

@@ -161,6 +161,7 @@ static const DirectiveSpec directive_specs[] = {
 	tiling_words, TREE_TILING_UNIFORM, ApplyLayout},
 	{"reorderTrees", SCHEDULE_OP_REORDER_TREES, "", "reorderTrees()",
 	NULL, 0, ApplyLayout},
+	{"fullCodegen", SCHEDULE_OP_FULL_CODEGEN, "", "fullCodegen()", NULL, 0, ApplyLayout},
 	{"codeWalk", SCHEDULE_OP_CODE_WALK, "viw", "codeWalk(indexVar, nodes, branchy|select|bitvector)",
 	form_words, CODE_WALK_BRANCHY, ApplyWalkStrategy},
 	{"earlyExitWalk", SCHEDULE_OP_EARLY_EXIT_WALK, "v", "earlyExitWalk(indexVar)",
@@ -797,7 +798,7 @@ ApplyReduce(Schedule *s, Directive *d, SilvanStatus *status)
 	return true;
 }
 
-/* representation(r), tileTrees(size, tiling), reorderTrees() */
+/* representation(r), tileTrees(size, tiling), reorderTrees(), fullCodegen() */
 static bool
 ApplyLayout(Schedule *s, Directive *d, SilvanStatus *status)
 {
@@ -816,8 +817,10 @@ ApplyLayout(Schedule *s, Directive *d, SilvanStatus *status)
 		s->tile_size = (int32_t) d->values[0];
 		s->tiling = (TreeTiling) d->values[1];
 	}
-	else
+	else if (d->spec->op == SCHEDULE_OP_REORDER_TREES)
 		s->reorder_trees = true;
+	else
+		s->full_codegen = true;
 	return true;
 }
 

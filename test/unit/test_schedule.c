@@ -319,6 +319,16 @@ TestFlagsAndLayout(void)
 			  "for batch in rows\n  for tree in trees\n", &s);
 	CHECK(strcmp(s.representation, "sparse") == 0 && s.tile_size == 4);
 	CHECK(s.tiling == TREE_TILING_PROBABILISTIC && s.reorder_trees);
+	CHECK(!s.full_codegen);
+	CheckNest("codeWalk(tree, 30, branchy); fullCodegen()",
+			  "for batch in rows\n  for tree in trees [codeWalk 30 branchy]\n", &s);
+	CHECK(s.full_codegen);
+	{
+		char	   *text = ScheduleToText(&s);
+
+		CHECK_MSG(text && strstr(text, "fullCodegen()") != NULL, "%s", text ? text : "");
+		free(text);
+	}
 	CheckNest("representation(reorg); tileTrees(8, uniform); parallel(batch); cache(tree)",
 			  "for batch in rows [parallel]\n  for tree in trees [cache]\n", &s);
 	CHECK(strcmp(s.representation, "reorg") == 0 && s.tile_size == 8);

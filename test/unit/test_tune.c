@@ -121,6 +121,51 @@ TestCpuSpace(void)
 		CheckCpuPoints("higgs phase 3, inexact", &shape, refined, nr);
 	}
 
+	/*
+	 * code walks of many splits (a shape like mtpl2's): phase 3 adds LLVM's
+	 * full code generation, as fullCodegen(); small ones (NYC_taxi's) do not
+	 */
+	{
+		TuneShape	shape = TaxiShape(1024);
+		TuneCpuPoint base;
+		TuneCpuPoint refined[64];
+		char		text[TUNE_MAX_TEXT];
+		Schedule	schedule;
+		SilvanStatus status;
+		int			full = -1;
+		int			code = -1;
+		int			n1 = TuneCpuPhase1(&shape, points, 8192);
+		int			nr;
+
+		for (int i = 0; i < n1 && code < 0; i++)
+			if (points[i].walk == TUNE_WALK_CODE_BRANCHY)
+				code = i;
+		CHECK_MSG(code >= 0, "no branchy code walk in NYC_taxi's phase 1");
+		if (code < 0)
+			code = 0;
+		base = points[code];
+		nr = TuneCpuRefineBlocking(&shape, &base, refined, 64);
+		for (int i = 0; i < nr; i++)
+			CHECK(!refined[i].full_codegen);
+		shape.num_trees = 1000;
+		shape.max_depth = 18;
+		shape.total_splits = 30000;
+		shape.largest_tree_splits = 60;
+		nr = TuneCpuRefineBlocking(&shape, &base, refined, 64);
+		for (int i = 0; i < nr; i++)
+			if (refined[i].full_codegen)
+				full = i;
+		CHECK_MSG(full >= 0, "no fullCodegen() point among %d for a big code walk", nr);
+		if (full >= 0)
+		{
+			CHECK(TuneCpuText(&shape, &refined[full], text, sizeof(text)) &&
+				  strstr(text, "fullCodegen()\n") != NULL);
+			CHECK_MSG(ScheduleParse(text, &schedule, &status) && schedule.full_codegen,
+					  "%s: %s", text, status.detail);
+		}
+		CheckCpuPoints("mtpl2-like phase 3", &shape, refined, nr);
+	}
+
 	/* layout refinement: every representation and tile size, not the base again */
 	{
 		TuneShape	shape = HiggsShape(1024, 1, true);
