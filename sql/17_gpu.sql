@@ -162,5 +162,9 @@ RESET silvan.gpu_min_batch;
 CREATE ROLE gpu_user;
 SET ROLE gpu_user;
 SET silvan.gpu_emulation = on;
+-- tuning another role's model for a GPU: refused for the model before any driver is loaded
+\set VERBOSITY terse
+SELECT * FROM silvan.tune('multi_softprob', batch_sizes => '{64}', target => 'cuda');
+\set VERBOSITY default
 RESET ROLE;
 DROP ROLE gpu_user;

@@ -237,7 +237,8 @@ TuneBatchSizes(TuneRequest *request, ArrayType *array)
 void
 TuneRequestCheck(TuneRequest *request)
 {
-	TuneCheckTarget(request->target);
+	/* the target's name now; its device (a driver loaded) only after the permission checks */
+	(void) SilvanCheckTarget(request->target, "target", true);
 	request->budget_seconds = TuneBudgetSeconds(request->budget);
 	(void) CatalogCheckOwned(request->model);
 	if (OidIsValid(request->sample_relid))
@@ -248,6 +249,7 @@ TuneRequestCheck(TuneRequest *request)
 			aclcheck_error(acl, get_relkind_objtype(get_rel_relkind(request->sample_relid)),
 						   get_rel_name(request->sample_relid));
 	}
+	TuneCheckTarget(request->target);
 }
 
 /*
