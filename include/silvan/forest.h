@@ -351,6 +351,7 @@ extern void ForestMarginsFinish(const Forest *forest, const void *acc,
 extern void ForestTransformRow(const Forest *forest, const double *margins,
 							   double *out);
 extern double ForestPredictRow(const Forest *forest, const double *margins);
+extern void ForestPredictRows(const Forest *forest, double *margins, int64_t num_rows);
 extern bool ForestHasProbabilities(const Forest *forest);
 extern int	ForestProbaRow(const Forest *forest, const double *margins,
 						   double *out);

@@ -11,6 +11,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 #include "silvan/forest.h"
 
@@ -29,21 +30,33 @@ void
 ForestMarginsInit(const Forest *forest, void *acc, int64_t num_rows)
 {
 	int32_t		groups = forest->num_groups;
+	size_t		row_bytes = (size_t) groups * ForestValueSize(forest);
+	size_t		total = (size_t) num_rows * row_bytes;
+	char	   *bytes = (char *) acc;
 
-	for (int64_t r = 0; r < num_rows; r++)
-		for (int32_t g = 0; g < groups; g++)
-		{
-			double		start = forest->base_margin[g];
+	if (num_rows <= 0 || groups <= 0)
+		return;
+	for (int32_t g = 0; g < groups; g++)
+	{
+		double		start = forest->base_margin[g];
 
-			if (forest->aggregate != FOREST_AGGREGATE_SUM)
-				start = NAN;
-			else if (forest->base_margin_last)
-				start = 0.0;
-			if (forest->precision == FOREST_FLOAT32)
-				((float *) acc)[r * groups + g] = (float) start;
-			else
-				((double *) acc)[r * groups + g] = start;
-		}
+		if (forest->aggregate != FOREST_AGGREGATE_SUM)
+			start = NAN;
+		else if (forest->base_margin_last)
+			start = 0.0;
+		if (forest->precision == FOREST_FLOAT32)
+			((float *) acc)[g] = (float) start;
+		else
+			((double *) acc)[g] = start;
+	}
+	/* every other row is a copy of the first: double the copied part each time */
+	for (size_t done = row_bytes; done < total;)
+	{
+		size_t		n = done < total - done ? done : total - done;
+
+		memcpy(bytes + done, bytes, n);
+		done += n;
+	}
 }
 
 /* One margin of a base-last forest: aggregate (NaN: none), average, add the base */
@@ -79,22 +92,32 @@ ForestMarginsFinish(const Forest *forest, const void *acc, int64_t num_rows,
 {
 	int64_t		n = num_rows * forest->num_groups;
 
-	for (int64_t i = 0; i < n; i++)
+	if (forest->base_margin_last)
 	{
-		double		m;
-
-		if (forest->base_margin_last)
-		{
+		for (int64_t i = 0; i < n; i++)
 			margins[i] = FinishBaseLast(forest, acc, i, (int32_t) (i % forest->num_groups));
-			continue;
-		}
-		if (forest->precision == FOREST_FLOAT32)
-			m = ((const float *) acc)[i];
-		else
-			m = ((const double *) acc)[i];
+		return;
+	}
+	if (forest->precision == FOREST_FLOAT32)
+	{
+		const float *values = (const float *) acc;
+
 		if (forest->average_output)
-			m /= forest->average_divisor;
-		margins[i] = m;
+			for (int64_t i = 0; i < n; i++)
+				margins[i] = (double) values[i] / forest->average_divisor;
+		else
+			for (int64_t i = 0; i < n; i++)
+				margins[i] = values[i];
+	}
+	else
+	{
+		const double *values = (const double *) acc;
+
+		if (forest->average_output)
+			for (int64_t i = 0; i < n; i++)
+				margins[i] = values[i] / forest->average_divisor;
+		else
+			memcpy(margins, values, sizeof(double) * n);
 	}
 }
 
@@ -292,6 +315,21 @@ ForestPredictRow(const Forest *forest, const double *margins)
 	if (forest->precision == FOREST_FLOAT32)
 		return TransformFloat(forest->transform, (float) margins[0]);
 	return TransformDouble(forest->transform, forest->sigmoid_alpha, margins[0]);
+}
+
+/*
+ * Replace each of num_rows rows' margins by what predict() returns for it,
+ * in place: margins[r] is then row r's prediction.  Row r's margins start
+ * at r * num_groups >= r, so each row is read before anything is written
+ * over it.
+ */
+void
+ForestPredictRows(const Forest *forest, double *margins, int64_t num_rows)
+{
+	int32_t		groups = forest->num_groups;
+
+	for (int64_t r = 0; r < num_rows; r++)
+		margins[r] = ForestPredictRow(forest, margins + r * groups);
 }
 
 /* Does the model produce class probabilities? */

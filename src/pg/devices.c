@@ -171,6 +171,13 @@ SilvanBatchTarget(int32 batch_size)
 	}
 }
 
+/* Is silvan.target cpu (no batch of any size may go to a GPU)? */
+bool
+SilvanTargetIsCpu(void)
+{
+	return silvan_target == SILVAN_TARGET_CPU;
+}
+
 /* Check a target named by an SQL argument: cpu, cuda and rocm pass */
 const char *
 SilvanCheckTarget(const char *target, const char *argument, bool to_run)

@@ -135,7 +135,7 @@ PredictOne(FunctionCallInfo fcinfo, ScoreOutput output)
 	acc = palloc(sizeof(double) * forest->num_groups);
 	margins = palloc(sizeof(double) * forest->num_groups);
 	scratch = palloc(sizeof(double) * ForestOutputWidth(forest));
-	ScoreBatch(version, 1, row, 1, acc, margins);
+	ScoreBatch(version, 1, row, 1, acc, margins, false);
 	return ScoreResultDatum(version, output, margins, scratch);
 }
 

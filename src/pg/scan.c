@@ -27,6 +27,14 @@
  *
  * The model's ModelVersion stays pinned for the whole scan, so replacing
  * the model from inside the query cannot free code that is running.
+ *
+ * A call of predict_table (or its variants) in FROM is usually streamed
+ * instead (scan_node.c): the custom scan runs the same source query
+ * itself, a batch at a time, with this receiver and these batches, and a
+ * scored batch is queued for it (ScanStream*) instead of emitted into a
+ * tuplestore.  A scan that only predicts has each batch's predictions
+ * computed with its scoring, on the pipeline thread when there is one:
+ * margins[r] is then row r's prediction (ScanResult).
  */
 #include "scan.h"
 
@@ -135,7 +143,13 @@ ScanKeepRows(char *data, Size size)
 static void
 ScanStartup(DestReceiver *self, int operation, TupleDesc desc)
 {
-	ScanCheckSource((BatchScan *) self, desc);
+	BatchScan  *state = (BatchScan *) self;
+
+	/* a streamed scan's source runs a batch at a time: each run starts the receiver */
+	if (state->source_checked)
+		return;
+	ScanCheckSource(state, desc);
+	state->source_checked = true;
 }
 
 /*
@@ -178,16 +192,48 @@ ScanPutResult(BatchScan *state, Datum key, Datum value)
 }
 
 /*
- * Emit the results of a scored batch and empty it.  A row's result Datum
- * (an array of as many values as the model has classes) lives in
- * result_cxt only until the tuplestore has copied it.
+ * Row r's result in a scored batch: its prediction (which scoring left in
+ * margins[r]), or an array of its probabilities or margins, palloc'd
+ */
+Datum
+ScanResult(const BatchScan *state, const ScanBuffer *buffer, int r)
+{
+	if (state->output == SCORE_PREDICT)
+		return Float8GetDatum(buffer->margins[r]);
+	return ScoreResultDatum(state->version, state->output,
+							buffer->margins + (int64) r * state->forest->num_groups, state->scratch);
+}
+
+/* Empty a batch whose results are out: its copied values, its rows' pinned pages */
+static void
+ScanRelease(ScanBuffer *buffer)
+{
+	MemoryContextReset(buffer->cxt);
+	buffer->num_rows = 0;
+	for (int p = 0; p < buffer->num_pins; p++)
+		ReleaseBuffer(buffer->pins[p]);
+	buffer->num_pins = 0;
+	buffer->any_deferred = false;
+}
+
+/*
+ * Emit the results of a scored batch and empty it; or, streamed, queue it
+ * for the custom scan to return its rows.  A row's result Datum (an array
+ * of as many values as the model has classes) lives in result_cxt only
+ * until the tuplestore has copied it.
  */
 static void
 ScanEmit(BatchScan *state, ScanBuffer *buffer)
 {
-	int			groups = state->forest->num_groups;
-	MemoryContext old = MemoryContextSwitchTo(state->result_cxt);
+	MemoryContext old;
 
+	if (state->streaming)
+	{
+		Assert(state->num_ready < lengthof(state->ready));
+		state->ready[state->num_ready++] = buffer;
+		return;
+	}
+	old = MemoryContextSwitchTo(state->result_cxt);
 	for (int r = 0; r < buffer->num_rows; r++)
 	{
 		Datum		values[2];
@@ -195,28 +241,19 @@ ScanEmit(BatchScan *state, ScanBuffer *buffer)
 
 		if (state->result_template && !buffer->key_nulls[r] && !buffer->row_nulls[r])
 		{
-			ScanPutResult(state, buffer->keys[r],
-						  ScoreResultDatum(state->version, state->output,
-										   buffer->margins + (int64) r * groups, state->scratch));
+			ScanPutResult(state, buffer->keys[r], ScanResult(state, buffer, r));
 			MemoryContextReset(state->result_cxt);
 			continue;
 		}
 		values[0] = buffer->keys[r];
 		nulls[0] = buffer->key_nulls[r];
 		nulls[1] = buffer->row_nulls[r];
-		values[1] = nulls[1] ? (Datum) 0 :
-			ScoreResultDatum(state->version, state->output,
-							 buffer->margins + (int64) r * groups, state->scratch);
+		values[1] = nulls[1] ? (Datum) 0 : ScanResult(state, buffer, r);
 		tuplestore_putvalues(state->tupstore, state->result_desc, values, nulls);
 		MemoryContextReset(state->result_cxt);
 	}
 	MemoryContextSwitchTo(old);
-	MemoryContextReset(buffer->cxt);
-	buffer->num_rows = 0;
-	for (int p = 0; p < buffer->num_pins; p++)
-		ReleaseBuffer(buffer->pins[p]);
-	buffer->num_pins = 0;
-	buffer->any_deferred = false;
+	ScanRelease(buffer);
 }
 
 /* Wait for the batch being scored, if any, and emit its results */
@@ -270,7 +307,7 @@ ScanFlush(BatchScan *state)
 	else if (!state->pipelined)
 	{
 		ScoreBatch(state->version, state->batch_size, buffer->rows, buffer->num_rows,
-				   buffer->acc, buffer->margins);
+				   buffer->acc, buffer->margins, state->output == SCORE_PREDICT);
 		ScanEmit(state, buffer);
 	}
 	else
@@ -289,7 +326,8 @@ ScanFlush(BatchScan *state)
 		if (scored != NULL && !state->on_device)
 			ScoreBatchFinish(&scored->task);
 		ScoreBatchStart(&buffer->task, state->version, state->batch_size, buffer->rows,
-						buffer->num_rows, buffer->acc, buffer->margins, &gather);
+						buffer->num_rows, buffer->acc, buffer->margins,
+						state->output == SCORE_PREDICT, &gather);
 		state->scoring = buffer;
 		if (scored != NULL)
 			ScoreBatchFinish(&scored->task);
@@ -407,8 +445,13 @@ ScanAllocBatches(BatchScan *state)
 	state->chunk_rows = ScanChunkRows(state, budget);
 	state->on_device = state->output != SCORE_PROFILE && state->output != SCORE_SAMPLE &&
 		ScoreBatchOnDevice(state->batch_size);
+	/*
+	 * A streamed scan returns between batches, so another scan of the
+	 * backend may run then: on a GPU it scores one batch at a time, holding
+	 * none of the device's streams across that
+	 */
 	state->pipelined = state->output != SCORE_PROFILE && state->output != SCORE_SAMPLE && silvan_jit &&
-		(RuntimeMaxThreads() > 1 || state->on_device) &&
+		(RuntimeMaxThreads() > 1 || (state->on_device && !state->streaming)) &&
 		state->chunk_rows >= SCAN_PIPELINE_MIN_BATCH;
 	if (state->pipelined)
 	{
@@ -417,7 +460,8 @@ ScanAllocBatches(BatchScan *state)
 		if (!state->pipelined)
 			state->chunk_rows = ScanChunkRows(state, budget);
 	}
-	state->defer_rows = state->pipelined && row_bytes >= SCAN_DEFER_MIN_BYTES;
+	/* (a streamed scan's pins would outlive the source's run that took them) */
+	state->defer_rows = state->pipelined && !state->streaming && row_bytes >= SCAN_DEFER_MIN_BYTES;
 	state->flush_rows = state->pipelined ?
 		Min(state->chunk_rows, Max(state->chunk_rows / SCAN_RAMP_PARTS, SCAN_PIPELINE_MIN_BATCH)) :
 		state->chunk_rows;
@@ -431,12 +475,12 @@ ScanAllocBatches(BatchScan *state)
 											  ALLOCSET_DEFAULT_SIZES);
 }
 
-/* Check batch_size */
-static int
-ScanBatchSize(FunctionCallInfo fcinfo, int argno)
+/* Check batch_size (NULL: 4096) */
+int
+ScanCheckBatchSize(bool isnull, int32 batch_size)
 {
-	int			batch_size = PG_ARGISNULL(argno) ? 4096 : PG_GETARG_INT32(argno);
-
+	if (isnull)
+		batch_size = 4096;
 	if (batch_size < 1 || batch_size > SCAN_MAX_BATCH)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -642,6 +686,89 @@ ScanCreate(ScoreOutput output, bool integer_key)
 	return state;
 }
 
+/*
+ * Streaming (scan_node.c): the custom scan runs the source itself, a batch
+ * at a time, and returns each scored batch's rows before it reads on.
+ * ScanStreamOpen looks the model up and builds the source's query;
+ * ScanStreamStart pins the model and allocates the batches (the caller has
+ * made sure that ScanStreamClose runs on any exit).  The source's rows go
+ * to the scan as its DestReceiver, ScanStreamWanted of them at a time: the
+ * last of them fills the batch, which is scored (or started, and the batch
+ * before it finished), and a scored batch is queued in ready instead of
+ * emitted.  ScanStreamEnd scores what is left when the source is done;
+ * ScanStreamRelease empties the oldest ready batch once its rows are out.
+ */
+BatchScan *
+ScanStreamOpen(ScoreOutput output, const char *model, Oid relid, const char *key_column,
+			   ArrayType *feature_columns, int batch_size)
+{
+	BatchScan  *state = ScanCreate(output, true);
+
+	state->streaming = true;
+	state->model_name = pstrdup(model);
+	state->batch_size = batch_size;
+	state->source_relid = relid;
+	state->key_column = pstrdup(key_column);
+	state->feature_columns = feature_columns;
+	ScanLookup(state);
+	state->query = ScanTableQuery(state);
+	return state;
+}
+
+/* Pin the model and allocate the batches of a streamed scan */
+void
+ScanStreamStart(BatchScan *state)
+{
+	ModelVersionPin(state->version);
+	state->pinned = true;
+	ScanAllocBatches(state);
+}
+
+/* How many more source rows fill the filling batch (at least one) */
+int
+ScanStreamWanted(const BatchScan *state)
+{
+	return state->flush_rows - state->filling->num_rows;
+}
+
+/* The source is done: score the rows left and queue every batch not yet returned */
+void
+ScanStreamEnd(BatchScan *state)
+{
+	ScanFlush(state);
+	ScanDrain(state);
+}
+
+/* The oldest ready batch's rows are out: empty it for reuse */
+void
+ScanStreamRelease(BatchScan *state)
+{
+	Assert(state->num_ready > 0);
+	ScanRelease(state->ready[0]);
+	state->ready[0] = state->ready[1];
+	state->num_ready--;
+}
+
+/*
+ * Stop the batches in flight and release the pin and the feature buffers;
+ * again does nothing.  Runs on error paths (a memory context callback):
+ * it never raises.
+ */
+void
+ScanStreamClose(BatchScan *state)
+{
+	for (int b = 0; b < lengthof(state->buffers); b++)
+	{
+		ScoreBatchAbandon(&state->buffers[b].task);
+		ScanKeepRows(state->buffers[b].rows, state->buffers[b].rows_size);
+		state->buffers[b].rows = NULL;
+	}
+	state->num_ready = 0;
+	if (state->pinned)
+		ModelVersionUnpin(state->version);
+	state->pinned = false;
+}
+
 /* Set up the receiver and the result tuplestore of a set-returning scan */
 static BatchScan *
 ScanBegin(FunctionCallInfo fcinfo, ScoreOutput output, bool integer_key)
@@ -669,19 +796,26 @@ ScanBegin(FunctionCallInfo fcinfo, ScoreOutput output, bool integer_key)
 	return state;
 }
 
+/* Error when predict_table's model, source or key column is NULL */
+void
+ScanCheckTableArgs(bool model_null, bool source_null, bool key_null)
+{
+	if (model_null || source_null || key_null)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("model, source and key_column must not be null")));
+}
+
 /* predict_table and its variants */
 static Datum
 ScanTable(FunctionCallInfo fcinfo, ScoreOutput output)
 {
 	BatchScan  *state;
 
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("model, source and key_column must not be null")));
+	ScanCheckTableArgs(PG_ARGISNULL(0), PG_ARGISNULL(1), PG_ARGISNULL(2));
 	state = ScanBegin(fcinfo, output, true);
 	state->model_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	state->batch_size = ScanBatchSize(fcinfo, 4);
+	state->batch_size = ScanCheckBatchSize(PG_ARGISNULL(4), PG_ARGISNULL(4) ? 0 : PG_GETARG_INT32(4));
 	ScanSetTable(state, fcinfo);
 	ScanExecute(state, NULL, true);
 	return (Datum) 0;
@@ -699,7 +833,7 @@ ScanQuery(FunctionCallInfo fcinfo, ScoreOutput output)
 				 errmsg("model and query must not be null")));
 	state = ScanBegin(fcinfo, output, false);
 	state->model_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	state->batch_size = ScanBatchSize(fcinfo, 2);
+	state->batch_size = ScanCheckBatchSize(PG_ARGISNULL(2), PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2));
 	ScanExecute(state, text_to_cstring(PG_GETARG_TEXT_PP(1)), false);
 	return (Datum) 0;
 }

@@ -92,7 +92,31 @@ typedef struct BatchScan
 	int64		row_limit;		/* stop the query after this many rows; 0: all */
 	char	   *sample;			/* SCORE_SAMPLE: row_limit rows, malloc'd */
 	int64		sample_rows;	/* rows kept so far */
+
+	/*
+	 * Streamed by the custom scan (scan_node.c): scored batches wait here,
+	 * oldest first, until the node has returned their rows
+	 */
+	bool		streaming;
+	ScanBuffer *ready[2];
+	int			num_ready;
+	bool		source_checked; /* the receiver's startup ran once */
+	bool		pinned;			/* holds a pin on version */
+	char	   *query;			/* the source query (predict_table's, built) */
 } BatchScan;
+
+/* scan.c: a scan streamed by the custom scan node */
+extern int	ScanCheckBatchSize(bool isnull, int32 batch_size);
+extern void ScanCheckTableArgs(bool model_null, bool source_null, bool key_null);
+extern BatchScan *ScanStreamOpen(ScoreOutput output, const char *model, Oid relid,
+								 const char *key_column, ArrayType *feature_columns,
+								 int batch_size);
+extern void ScanStreamStart(BatchScan *state);
+extern int	ScanStreamWanted(const BatchScan *state);
+extern void ScanStreamEnd(BatchScan *state);
+extern void ScanStreamRelease(BatchScan *state);
+extern void ScanStreamClose(BatchScan *state);
+extern Datum ScanResult(const BatchScan *state, const ScanBuffer *buffer, int r);
 
 /* scan_rows.c */
 extern void ScanCheckSource(BatchScan *state, TupleDesc desc);

@@ -29,13 +29,14 @@
  * Margins of num_rows rows, with the code compiled for batches of nominal
  * size batch_size.  rows are of the forest's precision; acc is scratch of
  * num_rows * num_groups values of that precision; margins gets num_rows *
- * num_groups doubles.  Compiled code stops early when an interrupt is
+ * num_groups doubles, or with predict the rows' predict() values (the
+ * first num_rows).  Compiled code stops early when an interrupt is
  * pending: the interrupt is serviced here (a cancel raises) and the batch
  * runs again, or is interpreted when interrupts are held off.
  */
 void
 ScoreBatch(ModelVersion *version, int32 batch_size, const void *rows,
-		   int64 num_rows, void *acc, double *margins)
+		   int64 num_rows, void *acc, double *margins, bool predict)
 {
 	Forest	   *forest = version->header;
 	CompiledVariant *variant = silvan_jit ?
@@ -64,6 +65,8 @@ ScoreBatch(ModelVersion *version, int32 batch_size, const void *rows,
 		CHECK_FOR_INTERRUPTS();
 	}
 	ForestMarginsFinish(forest, acc, num_rows, margins);
+	if (predict)
+		ForestPredictRows(forest, margins, num_rows);
 }
 
 /* Copy rows [begin, end) of a gather into place: a parallel loop body, plain C */
@@ -94,8 +97,11 @@ ScoreTaskRun(void *context)
 	ForestMarginsInit(forest, task->acc, task->num_rows);
 	task->completed = CompiledForestRun(task->code, task->rows, task->num_rows,
 										task->acc, &task->stop);
-	if (task->completed)
-		ForestMarginsFinish(forest, task->acc, task->num_rows, task->margins);
+	if (!task->completed)
+		return;
+	ForestMarginsFinish(forest, task->acc, task->num_rows, task->margins);
+	if (task->predict)
+		ForestPredictRows(forest, task->margins, task->num_rows);
 }
 
 /* Whether batches of this nominal size run on a GPU (not on the host) */
@@ -127,7 +133,7 @@ ScoreDeviceStart(ScoreTask *task, CompiledVariant *variant)
 void
 ScoreBatchStart(ScoreTask *task, ModelVersion *version, int32 batch_size,
 				const void *rows, int64 num_rows, void *acc, double *margins,
-				const ScoreGather *gather)
+				bool predict, const ScoreGather *gather)
 {
 	CompiledVariant *variant = silvan_jit ?
 		ModelVersionVariantFor(version, batch_size, SilvanBatchTarget(batch_size)) : NULL;
@@ -136,7 +142,8 @@ ScoreBatchStart(ScoreTask *task, ModelVersion *version, int32 batch_size,
 
 	*task = (ScoreTask) {
 		.version = version, .batch_size = batch_size, .code = code,
-		.rows = rows, .num_rows = num_rows, .acc = acc, .margins = margins
+		.rows = rows, .num_rows = num_rows, .acc = acc, .margins = margins,
+		.predict = predict
 	};
 	if (gather != NULL)
 		task->gather = *gather;
@@ -155,7 +162,7 @@ ScoreBatchStart(ScoreTask *task, ModelVersion *version, int32 batch_size,
 	}
 	if (gather != NULL && gather->sources != NULL)
 		ScoreGatherRows(&task->gather, 0, num_rows, 0);
-	ScoreBatch(version, batch_size, rows, num_rows, acc, margins);
+	ScoreBatch(version, batch_size, rows, num_rows, acc, margins, predict);
 	task->completed = true;
 }
 
@@ -170,6 +177,8 @@ ScoreBatchFinish(ScoreTask *task)
 		task->in_flight = false;
 		SilvanDeviceCollect(task->device, task->device_slot);
 		ForestMarginsFinish(task->version->header, task->acc, task->num_rows, task->margins);
+		if (task->predict)
+			ForestPredictRows(task->version->header, task->margins, task->num_rows);
 		task->completed = true;
 		return;
 	}
@@ -180,7 +189,7 @@ ScoreBatchFinish(ScoreTask *task)
 		return;
 	CHECK_FOR_INTERRUPTS();
 	ScoreBatch(task->version, task->batch_size, task->rows, task->num_rows,
-			   task->acc, task->margins);
+			   task->acc, task->margins, task->predict);
 	task->completed = true;
 }
 

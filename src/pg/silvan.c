@@ -144,6 +144,7 @@ _PG_init(void)
 							 &silvan_tune_min_speedup, 1.05, 0, 100,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	SilvanDefineDeviceGucs();
+	ScanNodeInit();
 	MarkGUCPrefixReserved("silvan");
 	SilvanSetCodeCache(silvan_code_cache, silvan_code_cache_entries);
 	SilvanSetThreads(silvan_max_threads, silvan_max_threads_limit);

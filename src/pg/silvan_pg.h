@@ -218,6 +218,7 @@ extern int	silvan_gpu_min_batch;
 extern bool silvan_gpu_emulation;
 extern void SilvanDefineDeviceGucs(void);
 extern const char *SilvanBatchTarget(int32 batch_size);
+extern bool SilvanTargetIsCpu(void);
 extern const char *SilvanCheckTarget(const char *target, const char *argument, bool to_run);
 extern const Target *SilvanTargetFor(const char *target, bool to_run);
 extern const char *SilvanTargetArch(const Target *target);
@@ -258,6 +259,7 @@ typedef struct ScoreTask
 	int64		num_rows;
 	void	   *acc;
 	double	   *margins;
+	bool		predict;		/* margins become predict()'s values (ForestPredictRows) */
 	volatile sig_atomic_t stop; /* set by the waiting backend on an interrupt */
 	bool		completed;		/* the code ran to the end */
 	bool		in_flight;
@@ -266,16 +268,20 @@ typedef struct ScoreTask
 /* score.c */
 extern void ScoreBatchStart(ScoreTask *task, ModelVersion *version, int32 batch_size,
 							const void *rows, int64 num_rows, void *acc, double *margins,
-							const ScoreGather *gather);
+							bool predict, const ScoreGather *gather);
 extern void ScoreBatchFinish(ScoreTask *task);
 extern void ScoreBatchAbandon(ScoreTask *task);
 extern bool ScoreBatchOnDevice(int32 batch_size);
 extern void ScoreBatch(ModelVersion *version, int32 batch_size, const void *rows,
-					   int64 num_rows, void *acc, double *margins);
+					   int64 num_rows, void *acc, double *margins, bool predict);
 extern Datum ScoreResultDatum(ModelVersion *version, ScoreOutput output,
 							  const double *margins, double *scratch);
 extern void ScoreCheckOutput(ModelVersion *version, ScoreOutput output, const char *name);
 extern Oid	FeatureElementType(Oid typid);
 extern double FeatureDatumToDouble(Datum value, Oid typid);
+
+/* scan_node.c: the custom scan that streams predict_table */
+extern bool silvan_stream_scans;
+extern void ScanNodeInit(void);
 
 #endif							/* SILVAN_PG_H */

@@ -1,0 +1,173 @@
+-- predict_table in FROM runs as a custom scan that streams its results
+-- (scan_node.c) instead of a function that materializes them: XGBoost's
+-- own outputs either way, in the source's order; a LIMIT stops it early;
+-- errors in it or above it, rescans, cursors and permissions.
+\set fx multi_softprob
+\i sql/fixture.psql
+CREATE TABLE src AS SELECT g AS id, x.f FROM generate_series(1, 5000) AS g
+  JOIN fx_in AS x ON x.id = 1 + g % 100 ORDER BY g;
+
+EXPLAIN (COSTS OFF)
+SELECT * FROM silvan.predict_table('multi_softprob', 'src', 'id', batch_size => 512);
+EXPLAIN (COSTS OFF, VERBOSE)
+SELECT key FROM silvan.predict_proba_table('multi_softprob', 'src', 'id') AS p
+ WHERE p.probabilities[1] > 0.5;
+-- ORDINALITY, a whole row and silvan.stream_scans = off keep the function
+EXPLAIN (COSTS OFF)
+SELECT * FROM silvan.predict_table('multi_softprob', 'src', 'id') WITH ORDINALITY;
+EXPLAIN (COSTS OFF)
+SELECT p FROM silvan.predict_table('multi_softprob', 'src', 'id') AS p;
+SET silvan.stream_scans = off;
+EXPLAIN (COSTS OFF)
+SELECT * FROM silvan.predict_table('multi_softprob', 'src', 'id');
+RESET silvan.stream_scans;
+
+-- rows scored, and those whose prediction, probabilities or margins
+-- differ from XGBoost's or that come out of the source's order; streamed
+-- and not, by one thread and two, batches of 7 (not pipelined), 512 and
+-- 4096 (a first batch of 512, then 1024, 2048, 4096)
+-- (planned at each call, with silvan.stream_scans as it is then)
+CREATE FUNCTION stream_diffs(b int) RETURNS TABLE (rows bigint, predict_diff bigint,
+  proba_diff bigint, raw_diff bigint, out_of_order bigint) LANGUAGE plpgsql AS $f$
+BEGIN
+  RETURN QUERY EXECUTE $$
+  SELECT count(*),
+         count(*) FILTER (WHERE p.prediction::real <> x.e[1]::real),
+         count(*) FILTER (WHERE q.probabilities::real[] <> x.e[6:9]::real[]),
+         count(*) FILTER (WHERE r.margins::real[] <> x.e[2:5]::real[]),
+         count(*) FILTER (WHERE p.key <> p.n OR q.key <> q.n OR r.key <> r.n)
+    FROM (SELECT *, row_number() OVER () AS n
+            FROM silvan.predict_table('multi_softprob', 'src', 'id', batch_size => $1)) AS p
+    JOIN (SELECT *, row_number() OVER () AS n
+            FROM silvan.predict_proba_table('multi_softprob', 'src', 'id', batch_size => $1)) AS q
+      ON q.key = p.key
+    JOIN (SELECT *, row_number() OVER () AS n
+            FROM silvan.predict_raw_table('multi_softprob', 'src', 'id', batch_size => $1)) AS r
+      ON r.key = p.key
+    JOIN fx_exp AS x ON x.id = 1 + p.key % 100 $$ USING b;
+END $f$;
+-- the fixture's columns: prediction, margins 2..5, probabilities 6..9
+SELECT :g AS groups, :np AS probabilities;
+SET silvan.max_threads = 1;
+SELECT 7 AS batch, * FROM stream_diffs(7) UNION ALL SELECT 512, * FROM stream_diffs(512)
+ UNION ALL SELECT 4096, * FROM stream_diffs(4096);
+SET silvan.max_threads = 2;
+SELECT 7 AS batch, * FROM stream_diffs(7) UNION ALL SELECT 512, * FROM stream_diffs(512)
+ UNION ALL SELECT 4096, * FROM stream_diffs(4096);
+SET silvan.stream_scans = off;
+SELECT 7 AS batch, * FROM stream_diffs(7) UNION ALL SELECT 512, * FROM stream_diffs(512)
+ UNION ALL SELECT 4096, * FROM stream_diffs(4096);
+SET silvan.max_threads = 1;
+SELECT 7 AS batch, * FROM stream_diffs(7) UNION ALL SELECT 512, * FROM stream_diffs(512)
+ UNION ALL SELECT 4096, * FROM stream_diffs(4096);
+RESET silvan.stream_scans;
+RESET silvan.max_threads;
+
+-- a row the model cannot take, at the end of the source
+CREATE TABLE late_bad AS SELECT * FROM src;
+INSERT INTO late_bad VALUES (5001, '{1,2}');
+-- streamed, a LIMIT stops the scan at its first batch, before that row
+SELECT count(*) FROM (SELECT * FROM silvan.predict_table('multi_softprob', 'late_bad', 'id',
+                                                         batch_size => 512) LIMIT 10) AS s;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT * FROM silvan.predict_table('multi_softprob', 'late_bad', 'id', batch_size => 512) LIMIT 10;
+-- materialized, the function reads it all first
+SET silvan.stream_scans = off;
+SELECT count(*) FROM (SELECT * FROM silvan.predict_table('multi_softprob', 'late_bad', 'id',
+                                                         batch_size => 512) LIMIT 10) AS s;
+RESET silvan.stream_scans;
+
+-- errors while a batch is in flight on the pipeline thread: from the
+-- source, from the query above the scan, and caught by a subtransaction;
+-- the backend goes on and the next scans agree with XGBoost
+SET silvan.max_threads = 2;
+SELECT count(*) FROM silvan.predict_table('multi_softprob', 'late_bad', 'id', batch_size => 512);
+SELECT count(1 / (key - 2000)) FROM silvan.predict_table('multi_softprob', 'src', 'id', batch_size => 512);
+DO $$
+BEGIN
+  PERFORM count(1 / (key - 3000)) FROM silvan.predict_table('multi_softprob', 'src', 'id', batch_size => 512);
+EXCEPTION WHEN division_by_zero THEN
+  RAISE NOTICE 'caught: %', SQLERRM;
+END $$;
+SELECT * FROM stream_diffs(512);
+RESET silvan.max_threads;
+
+-- rescans: the inner side of a nested loop runs the scan again for each outer row
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET enable_material = off;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT v.g, count(*) FROM (VALUES (1), (2), (3)) AS v(g)
+  CROSS JOIN silvan.predict_table('multi_softprob', 'src', 'id', batch_size => 512) AS p
+ GROUP BY v.g;
+SELECT v.g, count(*), count(*) FILTER (WHERE p.prediction::real <> x.e[1]::real) AS diff
+  FROM (VALUES (1), (2), (3)) AS v(g)
+ CROSS JOIN silvan.predict_table('multi_softprob', 'src', 'id', batch_size => 512) AS p
+  JOIN fx_exp AS x ON x.id = 1 + p.key % 100
+ GROUP BY v.g ORDER BY v.g;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+RESET enable_material;
+
+-- a cursor keeps the scan (and its batch in flight) between fetches, while
+-- other scans of the model run and the model is replaced
+SET silvan.max_threads = 2;
+BEGIN;
+DECLARE c CURSOR FOR
+  SELECT p.key, p.prediction::real = (SELECT x.e[1]::real FROM fx_exp AS x
+                                       WHERE x.id = 1 + p.key % 100) AS same
+    FROM silvan.predict_table('multi_softprob', 'src', 'id', batch_size => 512) AS p;
+FETCH 3 FROM c;
+SELECT count(*) FROM silvan.predict_table('multi_softprob', 'src', 'id', batch_size => 512);
+SELECT silvan.load_model('multi_softprob', :'model', replace => true) > 0 AS replaced;
+MOVE 4990 IN c;
+FETCH ALL FROM c;
+COMMIT;
+-- a transaction that ends with a batch in flight
+BEGIN;
+DECLARE d CURSOR FOR SELECT * FROM silvan.predict_table('multi_softprob', 'src', 'id', batch_size => 512);
+MOVE 600 IN d;
+ROLLBACK;
+SELECT * FROM stream_diffs(512);
+RESET silvan.max_threads;
+
+-- prepared, with the arguments as parameters (a generic plan after five runs)
+PREPARE scan(text, int) AS
+  SELECT count(*) FROM silvan.predict_table($1, 'src', 'id', batch_size => $2);
+EXECUTE scan('multi_softprob', 512);
+EXECUTE scan('multi_softprob', 512);
+EXECUTE scan('multi_softprob', 512);
+EXECUTE scan('multi_softprob', 512);
+EXECUTE scan('multi_softprob', 512);
+EXECUTE scan('multi_softprob', 512);
+EXPLAIN (COSTS OFF) EXECUTE scan('multi_softprob', 512);
+EXECUTE scan(NULL, 512);
+EXECUTE scan('multi_softprob', 0);
+EXECUTE scan('no_such_model', 512);
+DEALLOCATE scan;
+
+-- EXECUTE on the function and SELECT on the source are checked as for the function
+CREATE ROLE regress_silvan_streamer;
+SET ROLE regress_silvan_streamer;
+SELECT count(*) FROM silvan.predict_table('multi_softprob', 'src', 'id');
+RESET ROLE;
+GRANT SELECT ON src TO regress_silvan_streamer;
+SET ROLE regress_silvan_streamer;
+SELECT count(*) FROM silvan.predict_table('multi_softprob', 'src', 'id');
+RESET ROLE;
+REVOKE EXECUTE ON FUNCTION silvan.predict_table(text, regclass, text, text[], integer) FROM PUBLIC;
+SET ROLE regress_silvan_streamer;
+SELECT count(*) FROM silvan.predict_table('multi_softprob', 'src', 'id');
+EXPLAIN (COSTS OFF) SELECT count(*) FROM silvan.predict_table('multi_softprob', 'src', 'id');
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION silvan.predict_table(text, regclass, text, text[], integer) TO PUBLIC;
+-- row-level security applies to the source as to any query
+ALTER TABLE src ENABLE ROW LEVEL SECURITY;
+CREATE POLICY some_rows ON src FOR SELECT TO regress_silvan_streamer USING (id <= 100);
+SET ROLE regress_silvan_streamer;
+SELECT count(*) FROM silvan.predict_table('multi_softprob', 'src', 'id');
+RESET ROLE;
+DROP POLICY some_rows ON src;
+ALTER TABLE src DISABLE ROW LEVEL SECURITY;
+REVOKE SELECT ON src FROM regress_silvan_streamer;
+DROP ROLE regress_silvan_streamer;
