@@ -633,11 +633,41 @@ ScanLookup(BatchScan *state)
 		memset(state->node_hits, 0, sizeof(int64) * Max(state->forest->num_nodes, 1));
 }
 
+/*
+ * Stop the batches in flight, then release the feature buffers and the
+ * model's pin; again does nothing.  Runs on error paths (a streamed scan's
+ * memory context callback among them): it never raises.
+ */
+void
+ScanClose(BatchScan *state)
+{
+	/* on a GPU both batches may be in flight */
+	for (int b = 0; b < lengthof(state->buffers); b++)
+		ScoreBatchAbandon(&state->buffers[b].task);
+	for (int b = 0; b < lengthof(state->buffers); b++)
+	{
+		ScanKeepRows(state->buffers[b].rows, state->buffers[b].rows_size);
+		state->buffers[b].rows = NULL;
+	}
+	state->num_ready = 0;
+	if (state->pinned)
+		ModelVersionUnpin(state->version);
+	state->pinned = false;
+}
+
+/* Pin the model for the scan: ScanClose unpins it */
+static void
+ScanPin(BatchScan *state)
+{
+	ModelVersionPin(state->version);
+	state->pinned = true;
+}
+
 /* Pin the model and run the scan's query, with the pin released on any exit */
 static void
 ScanRun(BatchScan *state, const char *query, bool read_only)
 {
-	ModelVersionPin(state->version);
+	ScanPin(state);
 	PG_TRY();
 	{
 		ScanAllocBatches(state);
@@ -645,15 +675,7 @@ ScanRun(BatchScan *state, const char *query, bool read_only)
 	}
 	PG_FINALLY();
 	{
-		/* on a GPU both batches may be in flight */
-		for (int b = 0; b < lengthof(state->buffers); b++)
-			ScoreBatchAbandon(&state->buffers[b].task);
-		ModelVersionUnpin(state->version);
-		for (int b = 0; b < lengthof(state->buffers); b++)
-		{
-			ScanKeepRows(state->buffers[b].rows, state->buffers[b].rows_size);
-			state->buffers[b].rows = NULL;
-		}
+		ScanClose(state);
 	}
 	PG_END_TRY();
 }
@@ -691,7 +713,7 @@ ScanCreate(ScoreOutput output, bool integer_key)
  * at a time, and returns each scored batch's rows before it reads on.
  * ScanStreamOpen looks the model up and builds the source's query;
  * ScanStreamStart pins the model and allocates the batches (the caller has
- * made sure that ScanStreamClose runs on any exit).  The source's rows go
+ * made sure that ScanClose runs on any exit).  The source's rows go
  * to the scan as its DestReceiver, ScanStreamWanted of them at a time: the
  * last of them fills the batch, which is scored (or started, and the batch
  * before it finished), and a scored batch is queued in ready instead of
@@ -719,8 +741,7 @@ ScanStreamOpen(ScoreOutput output, const char *model, Oid relid, const char *key
 void
 ScanStreamStart(BatchScan *state)
 {
-	ModelVersionPin(state->version);
-	state->pinned = true;
+	ScanPin(state);
 	ScanAllocBatches(state);
 }
 
@@ -747,26 +768,6 @@ ScanStreamRelease(BatchScan *state)
 	ScanRelease(state->ready[0]);
 	state->ready[0] = state->ready[1];
 	state->num_ready--;
-}
-
-/*
- * Stop the batches in flight and release the pin and the feature buffers;
- * again does nothing.  Runs on error paths (a memory context callback):
- * it never raises.
- */
-void
-ScanStreamClose(BatchScan *state)
-{
-	for (int b = 0; b < lengthof(state->buffers); b++)
-	{
-		ScoreBatchAbandon(&state->buffers[b].task);
-		ScanKeepRows(state->buffers[b].rows, state->buffers[b].rows_size);
-		state->buffers[b].rows = NULL;
-	}
-	state->num_ready = 0;
-	if (state->pinned)
-		ModelVersionUnpin(state->version);
-	state->pinned = false;
 }
 
 /* Set up the receiver and the result tuplestore of a set-returning scan */

@@ -115,7 +115,7 @@ extern void ScanStreamStart(BatchScan *state);
 extern int	ScanStreamWanted(const BatchScan *state);
 extern void ScanStreamEnd(BatchScan *state);
 extern void ScanStreamRelease(BatchScan *state);
-extern void ScanStreamClose(BatchScan *state);
+extern void ScanClose(BatchScan *state);
 extern Datum ScanResult(const BatchScan *state, const ScanBuffer *buffer, int r);
 
 /* scan_rows.c */

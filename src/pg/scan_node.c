@@ -272,7 +272,7 @@ PredictScanBegin(CustomScanState *css, EState *estate, int eflags)
 static void
 PredictScanRunGone(void *arg)
 {
-	ScanStreamClose((BatchScan *) arg);
+	ScanClose((BatchScan *) arg);
 }
 
 /* Error context of the source query's planning and running, as SPI's */
@@ -362,7 +362,7 @@ PredictScanClose(PredictScanState *node)
 	if (node->scan != NULL)
 	{
 		node->rows_scored += node->scan->rows_seen;
-		ScanStreamClose(node->scan);
+		ScanClose(node->scan);
 	}
 	if (node->source != NULL)
 	{
