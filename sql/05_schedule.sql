@@ -77,10 +77,14 @@ SELECT silvan.set_schedule('binary_logistic', 'tileTrees(4, probabilistic)', bat
 SELECT silvan.set_schedule('binary_logistic', 'tileTrees(8, uniform); representation(sparse)', batch_size => 51);
 SELECT silvan.set_schedule('binary_logistic', 'tileTrees(4, uniform); representation(reorg)', batch_size => 52);
 SELECT silvan.set_schedule('binary_logistic', 'reorderTrees()', batch_size => 53);
+-- the perfect layout: one implicit perfect tree, no links; untiled only
+SELECT silvan.set_schedule('binary_logistic', 'tile(batch, b0, b1, 8); reorder(b0, tree, b1); interleave(b1); representation(perfect)', batch_size => 54);
+SELECT silvan.set_schedule('binary_logistic', 'reorder(tree, batch); earlyExitWalk(batch); representation(perfect)', batch_size => 55);
+SELECT silvan.set_schedule('binary_logistic', 'tileTrees(4, uniform); representation(perfect)', batch_size => 56);
 SELECT b, count(*) AS rows,
        count(*) FILTER (WHERE t.prediction::real <> x.e[1]::real) AS exact_diff,
        count(*) FILTER (WHERE abs(t.prediction - x.e[1]) > 1e-6) AS diff
-  FROM unnest('{50, 51, 52, 53}'::int[]) AS b,
+  FROM unnest('{50, 51, 52, 53, 54, 55}'::int[]) AS b,
        silvan.predict_table('binary_logistic', 'fx_in', 'id', batch_size => b) AS t
   JOIN fx_exp AS x ON x.id = t.key
  GROUP BY b ORDER BY b;

@@ -9,7 +9,8 @@
  * through these callbacks, so a new layout is a new repr_*.c file and a
  * line in ReprLookup; no loop-nest code changes.
  *
- * Three layouts (SilvanForge section 6, Treebeard section 3.8):
+ * Four layouts (SilvanForge section 6, Treebeard section 3.8; perfect is
+ * Hummingbird's PerfectTreeTraversal made one tree):
  *
  *   array   one record per HIR node in HIR order (siblings adjacent), the
  *           left child's index stored, leaves inline pointing to themselves
@@ -20,10 +21,14 @@
  *   reorg   every tree as an implicit complete binary tree (children of
  *           position p at 2p+1, 2p+2), interleaved across trees level by
  *           level: position p of tree t is record p * num_trees + t
+ *   perfect the whole forest as one implicit perfect binary tree whose
+ *           subtrees are the model's trees, padded to the forest's depth:
+ *           children at 2g+1, 2g+2 for every record g, no links stored
  *
- * All three store the same split records (repr_split.c): the threshold in
- * the forest's precision, a 32-bit link whose meaning is the layout's,
- * and the feature (plus rule flags or a sign, whichever the forest needs).
+ * The first three store the same split records (repr_split.c): the
+ * threshold in the forest's precision, a 32-bit link whose meaning is the
+ * layout's, and the feature (plus rule flags or a sign, whichever the
+ * forest needs).  perfect stores them without the link.
  *
  * The tree table and the category sets are shared by all layouts: the loop
  * nest reads root, depth, fixed hops and group per tree, and categorical
@@ -129,6 +134,39 @@ typedef struct ReprSignNode64
 	uint32_t	feature;
 	double		sign;
 } ReprSignNode64;
+
+/*
+ * Records of the perfect layout (repr_perfect.c): a split record without
+ * its link, since children are implicit there
+ */
+typedef struct ReprPerfectNode32
+{
+#define FIELDNO_UNLINKED_THRESHOLD 0
+	float		threshold;
+#define FIELDNO_UNLINKED_FEATURE 1
+	uint32_t	feature_flags;
+} ReprPerfectNode32;
+
+typedef struct ReprPerfectNode64
+{
+	double		threshold;
+	uint32_t	feature_flags;
+} ReprPerfectNode64;
+
+typedef struct ReprPerfectSign32
+{
+	float		threshold;
+	uint32_t	feature;
+#define FIELDNO_UNLINKED_SIGN 2
+	float		sign;
+} ReprPerfectSign32;
+
+typedef struct ReprPerfectSign64
+{
+	double		threshold;
+	uint32_t	feature;
+	double		sign;
+} ReprPerfectSign64;
 
 #define REPR_MAX_AUX	4
 
@@ -280,6 +318,7 @@ typedef struct ReprRecord
 
 extern void ReprDescribe(const Hir *hir, int64_t hir_node, ReprBuffers *buffers,
 						 ReprRecord *rec);
+extern ReprRecord *ReprDescribeHir(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status);
 extern void ReprDescribeNode(const Forest *forest, const ForestNode *node,
 							 ReprBuffers *buffers, ReprRecord *rec);
 extern ReprSplitLayout ReprChooseLayout(ReprRecord *recs, int64_t num_records,
@@ -288,6 +327,11 @@ extern ReprSplitLayout ReprChooseLayout(ReprRecord *recs, int64_t num_records,
 extern LLVMValueRef ReprSplitGoRightAt(CodegenContext *cg, const ReprNode *node,
 									   LLVMValueRef v_x);
 extern size_t ReprRecordSize(ReprSplitLayout layout, ForestPrecision precision);
+extern void ReprStoreUnlinked(const ReprRecord *rec, ReprSplitLayout layout,
+							  ForestPrecision precision, void *nodes, int64_t slot);
+extern size_t ReprUnlinkedSize(ReprSplitLayout layout, ForestPrecision precision);
+extern LLVMTypeRef ReprUnlinkedType(LLVMContextRef context, ForestPrecision precision,
+									ReprSplitLayout layout);
 extern void ReprStoreRecord(const ReprRecord *rec, ReprSplitLayout layout,
 							ForestPrecision precision, void *nodes, int64_t slot,
 							int32_t link);
@@ -362,5 +406,9 @@ extern LLVMValueRef ReprTileLeafValue(CodegenContext *cg, LLVMValueRef v_index);
 extern const Representation ReprArray;
 extern const Representation ReprSparse;
 extern const Representation ReprReorg;
+extern const Representation ReprPerfect;
+
+/* repr_perfect.c: does a forest of this shape surely fit the perfect layout? */
+extern bool ReprPerfectFits(int32_t num_trees, int32_t max_depth, int64_t num_nodes);
 
 #endif							/* SILVAN_REPR_H */

@@ -16,7 +16,7 @@
  *   walk strategies codeWalk(i, nodes, branchy|select|bitvector)
  *                   earlyExitWalk(i)
  *   reductions      atomicReduce(i)  sharedReduce(i)  vectorReduce(i, width)
- *   model layout    representation(array|sparse|reorg)
+ *   model layout    representation(array|sparse|reorg|perfect)
  *                   tileTrees(size, uniform|probabilistic)   size 1..8
  *                   reorderTrees()   (trees sorted by depth; see below)
  *
@@ -192,7 +192,8 @@ typedef struct Schedule
 	int16_t		root_loop;		/* outermost loop */
 
 	/* model layout, written in the same text so a stored schedule is complete */
-	char		representation[16]; /* "array" (default), "sparse", "reorg" */
+	char		representation[16]; /* "array" (default), "sparse", "reorg",
+									 * "perfect" */
 	int32_t		tile_size;		/* tileTrees size; 1 = scalar nodes */
 	TreeTiling	tiling;
 	bool		reorder_trees;	/* trees sorted by depth before walking */

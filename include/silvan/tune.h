@@ -138,7 +138,11 @@ typedef struct TuneGpuPoint
 	int32_t		representation; /* index into TuneRepresentations */
 } TuneGpuPoint;
 
-extern const char *const TuneRepresentations[3];	/* array, sparse, reorg */
+/* array, sparse, reorg, perfect; the gpu space (Table 5) takes the first three */
+#define TUNE_NUM_REPRESENTATIONS 4
+#define TUNE_NUM_GPU_REPRESENTATIONS 3
+#define TUNE_REPRESENTATION_PERFECT 3
+extern const char *const TuneRepresentations[TUNE_NUM_REPRESENTATIONS];
 
 /* What the space needs to know about the model and the run */
 typedef struct TuneShape

@@ -343,7 +343,7 @@ CheckLayout(const Forest *forest, const Schedule *schedule, const ForestProfile 
 {
 	if (ReprLookup(schedule->representation) == NULL)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid schedule",
-						  "Representation \"%s\" is unknown; expected array, sparse or reorg.",
+						  "Representation \"%s\" is unknown; expected array, sparse, reorg or perfect.",
 						  schedule->representation);
 	if (schedule->tiling == TREE_TILING_PROBABILISTIC && profile == NULL)
 		return StatusFail(status, SILVAN_ERROR_INVALID,

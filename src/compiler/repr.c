@@ -12,7 +12,7 @@
 const Representation *
 ReprLookup(const char *name)
 {
-	static const Representation *const all[] = {&ReprArray, &ReprSparse, &ReprReorg};
+	static const Representation *const all[] = {&ReprArray, &ReprSparse, &ReprReorg, &ReprPerfect};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (strcmp(name, all[i]->name) == 0)

@@ -134,20 +134,8 @@ ArrayBuild(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
 		return ArrayTiledBuild(hir, buffers, status);
 	if (!ReprBuildTables(hir, buffers, status))
 		return false;
-	recs = malloc(sizeof(ReprRecord) * (size_t) (hir->num_nodes + 1));
-	if (recs == NULL)
-		return StatusNoMemory(status, "the compiled model's node records");
-	for (int32_t t = 0; t < hir->num_trees; t++)
-	{
-		const HirTree *tree = &hir->trees[t];
-
-		for (int64_t i = tree->first_node; i < tree->first_node + tree->num_nodes; i++)
-		{
-			ReprDescribe(hir, i, buffers, &recs[i]);
-			if (!recs[i].leaf)
-				recs[i].link = (int32_t) (tree->first_node + hir->nodes[i].left);
-		}
-	}
+	if ((recs = ReprDescribeHir(hir, buffers, status)) == NULL)
+		return false;
 	ReprChooseLayout(recs, hir->num_nodes, buffers, precision, true);
 	buffers->num_nodes = hir->num_nodes;
 	ReprAlloc(buffers, REPR_BUFFER_NODES, (size_t) hir->num_nodes + 1, buffers->node_size);

@@ -176,20 +176,8 @@ ReorgBuild(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
 						  "Use representation(array) or representation(sparse).",
 						  depth, (long long) positions, hir->num_trees,
 						  (long long) REORG_MAX_RECORDS);
-	recs = malloc(sizeof(ReprRecord) * (size_t) (hir->num_nodes + 1));
-	if (recs == NULL)
-		return StatusNoMemory(status, "the compiled model's node records");
-	for (int32_t t = 0; t < hir->num_trees; t++)
-	{
-		const HirTree *tree = &hir->trees[t];
-
-		for (int64_t i = tree->first_node; i < tree->first_node + tree->num_nodes; i++)
-		{
-			ReprDescribe(hir, i, buffers, &recs[i]);
-			if (!recs[i].leaf)
-				recs[i].link = (int32_t) (tree->first_node + hir->nodes[i].left);
-		}
-	}
+	if ((recs = ReprDescribeHir(hir, buffers, status)) == NULL)
+		return false;
 	ReprChooseLayout(recs, hir->num_nodes, buffers, precision, true);
 	buffers->num_nodes = positions * hir->num_trees;
 	ReprAlloc(buffers, REPR_BUFFER_NODES, (size_t) buffers->num_nodes + 1, buffers->node_size);

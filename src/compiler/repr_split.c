@@ -236,6 +236,34 @@ ReprDescribe(const Hir *hir, int64_t i, ReprBuffers *buffers, ReprRecord *rec)
 	rec->hir = i;
 }
 
+/*
+ * Every HIR node as a record at its global HIR index, a split's link the
+ * list index of its left child (malloc'd; NULL and a status without memory)
+ */
+ReprRecord *
+ReprDescribeHir(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
+{
+	ReprRecord *recs = malloc(sizeof(ReprRecord) * (size_t) (hir->num_nodes + 1));
+
+	if (recs == NULL)
+	{
+		StatusNoMemory(status, "the compiled model's node records");
+		return NULL;
+	}
+	for (int32_t t = 0; t < hir->num_trees; t++)
+	{
+		const HirTree *tree = &hir->trees[t];
+
+		for (int64_t i = tree->first_node; i < tree->first_node + tree->num_nodes; i++)
+		{
+			ReprDescribe(hir, i, buffers, &recs[i]);
+			if (!recs[i].leaf)
+				recs[i].link = (int32_t) (tree->first_node + hir->nodes[i].left);
+		}
+	}
+	return recs;
+}
+
 /* Store a record in slot of the FLAGS or PLAIN layout */
 static void
 SplitStore(const ReprRecord *rec, ForestPrecision precision, void *nodes, int64_t slot,
@@ -290,6 +318,49 @@ ReprStoreRecord(const ReprRecord *rec, ReprSplitLayout layout, ForestPrecision p
 		SplitStoreSign(rec, precision, nodes, slot, link);
 	else
 		SplitStore(rec, precision, nodes, slot, link);
+}
+
+/*
+ * Store a record without its link in slot of an array of ReprPerfect*
+ * records (the perfect layout, whose children are implicit); a leaf keeps
+ * its value and feature 0
+ */
+void
+ReprStoreUnlinked(const ReprRecord *rec, ReprSplitLayout layout, ForestPrecision precision,
+				  void *nodes, int64_t slot)
+{
+	uint32_t	fflags = rec->leaf ? 0 : rec->feature_flags;
+	bool		set = !rec->leaf && (rec->feature_flags & SPLIT_CATEGORICAL) != 0;
+	int64_t		set64 = rec->set;
+	float		threshold32 = (float) rec->threshold;
+	double		threshold64 = rec->threshold;
+
+	if (set)
+	{
+		memcpy(&threshold32, &rec->set, sizeof(int32_t));
+		memcpy(&threshold64, &set64, sizeof(int64_t));
+	}
+	if (layout == REPR_SPLIT_SIGN && precision == FOREST_FLOAT32)
+		((ReprPerfectSign32 *) nodes)[slot] = (ReprPerfectSign32) {
+			threshold32, fflags & SPLIT_FEATURE_MASK, rec->mirrored ? -0.0f : 0.0f
+		};
+	else if (layout == REPR_SPLIT_SIGN)
+		((ReprPerfectSign64 *) nodes)[slot] = (ReprPerfectSign64) {
+			threshold64, fflags & SPLIT_FEATURE_MASK, rec->mirrored ? -0.0 : 0.0
+		};
+	else if (precision == FOREST_FLOAT32)
+		((ReprPerfectNode32 *) nodes)[slot] = (ReprPerfectNode32) {threshold32, fflags};
+	else
+		((ReprPerfectNode64 *) nodes)[slot] = (ReprPerfectNode64) {threshold64, fflags};
+}
+
+/* Bytes of one record without its link */
+size_t
+ReprUnlinkedSize(ReprSplitLayout layout, ForestPrecision precision)
+{
+	if (layout == REPR_SPLIT_SIGN)
+		return precision == FOREST_FLOAT32 ? sizeof(ReprPerfectSign32) : sizeof(ReprPerfectSign64);
+	return precision == FOREST_FLOAT32 ? sizeof(ReprPerfectNode32) : sizeof(ReprPerfectNode64);
 }
 
 /* Bytes of one record */
@@ -681,6 +752,20 @@ SplitGoRight(CodegenContext *cg, const ReprNode *node, LLVMValueRef v_x)
 							 SplitApplySign(cg, v_x, node->v_sign),
 							 node->v_threshold, "v_go_right");
 	return LLVMBuildNot(cg->builder, SplitGoLeft(cg, node, v_x), "v_go_right");
+}
+
+/* {T threshold, i32 feature or feature_flags[, T sign]}: ReprPerfect* */
+LLVMTypeRef
+ReprUnlinkedType(LLVMContextRef context, ForestPrecision precision, ReprSplitLayout layout)
+{
+	LLVMTypeRef t_value = precision == FOREST_FLOAT32 ?
+		LLVMFloatTypeInContext(context) : LLVMDoubleTypeInContext(context);
+	LLVMTypeRef fields[3];
+
+	fields[FIELDNO_UNLINKED_THRESHOLD] = t_value;
+	fields[FIELDNO_UNLINKED_FEATURE] = LLVMInt32TypeInContext(context);
+	fields[FIELDNO_UNLINKED_SIGN] = t_value;
+	return LLVMStructTypeInContext(context, fields, layout == REPR_SPLIT_SIGN ? 3 : 2, false);
 }
 
 /* {T threshold, i32 link, i32 feature or feature_flags[, T sign]} */

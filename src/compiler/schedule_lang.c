@@ -125,7 +125,7 @@ static bool ApplyWalkStrategy(Schedule *s, Directive *d, SilvanStatus *status);
 static const char *const gpu_words[] = {
 	"grid.x", "grid.y", "grid.z", "block.x", "block.y", "block.z", NULL
 };
-static const char *const repr_words[] = {"array", "sparse", "reorg", NULL};
+static const char *const repr_words[] = {"array", "sparse", "reorg", "perfect", NULL};
 static const char *const tiling_words[] = {"uniform", "probabilistic", NULL};
 static const char *const form_words[] = {"branchy", "select", "bitvector", NULL};
 
@@ -156,7 +156,7 @@ static const DirectiveSpec directive_specs[] = {
 	{"vectorReduce", SCHEDULE_OP_VECTOR_REDUCE, "vi", "vectorReduce(indexVar, width)",
 	NULL, 0, ApplyReduce},
 	{"representation", SCHEDULE_OP_REPRESENTATION, "w",
-		"representation(array|sparse|reorg)", repr_words, 0, ApplyLayout},
+		"representation(array|sparse|reorg|perfect)", repr_words, 0, ApplyLayout},
 	{"tileTrees", SCHEDULE_OP_TILE_TREES, "iw", "tileTrees(size, uniform|probabilistic)",
 	tiling_words, TREE_TILING_UNIFORM, ApplyLayout},
 	{"reorderTrees", SCHEDULE_OP_REORDER_TREES, "", "reorderTrees()",

@@ -24,7 +24,8 @@
  * so that the search never times a point that cannot help: a tile of rows
  * must be smaller than the batch, interleaving smaller than the rows it
  * splits, code walks a small forest or a deep one (TUNE_CODE_SPLITS in
- * code, whole trees or the top of each), Treebeard tiles only with lock-step walks, a
+ * code, whole trees or the top of each), Treebeard tiles only with lock-step walks
+ * and the array, sparse or reorg layouts (perfect walks one node per hop), a
  * profile for probabilistic tiling, more than one thread for parallel
  * trees, and inexact tuning for anything that reorders sums.  At one
  * thread a tiled batch is always marked parallel(b0), as the default
@@ -42,12 +43,15 @@
 #include <string.h>
 
 #include "silvan/mir.h"
+#include "silvan/repr.h"
 #include "silvan/schedule.h"
 #include "silvan/tune.h"
 
 #define lengthof(a) (sizeof(a) / sizeof((a)[0]))
 
-const char *const TuneRepresentations[3] = {"array", "sparse", "reorg"};
+const char *const TuneRepresentations[TUNE_NUM_REPRESENTATIONS] = {
+	"array", "sparse", "reorg", "perfect"
+};
 
 /* the exhaustive grid; the heuristic's first phase takes a coarser one */
 static const int32_t row_tiles[] = {0, 32, 64, 128, 256, 512, 1024, 2048};
@@ -234,7 +238,12 @@ TuneCpuValid(const TuneShape *shape, const TuneCpuPoint *p)
 		(BlockSize(shape, p->blocks) == 0 || p->row_tile == 0 || parallel_trees ||
 		 IsCodeWalk(p->walk)))
 		return false;
-	return p->representation >= 0 && p->representation < 3;
+	if (p->representation == TUNE_REPRESENTATION_PERFECT &&
+		(p->tile_size != 1 ||
+		 !ReprPerfectFits(shape->num_trees, shape->max_depth,
+						  2 * shape->total_splits + shape->num_trees)))
+		return false;			/* one node per hop, in records the forest justifies */
+	return p->representation >= 0 && p->representation < TUNE_NUM_REPRESENTATIONS;
 }
 
 /* Append to a text buffer; false once it overflows */
@@ -469,7 +478,7 @@ TuneCpuRefineLayout(const TuneShape *shape, const TuneCpuPoint *base, TuneCpuPoi
 {
 	int			n = 0;
 
-	for (int r = 0; r < 3; r++)
+	for (int r = 0; r < TUNE_NUM_REPRESENTATIONS; r++)
 		for (int s = 0; s < (int) lengthof(tile_sizes); s++)
 			for (int prob = 0; prob <= 1; prob++)
 			{
@@ -537,7 +546,7 @@ TuneCpuExhaustive(const TuneShape *shape, TuneCpuPoint *points, int max)
 		for (int i = 0; i < (int) lengthof(interleaves); i++)
 			for (int w = TUNE_WALK_LOCKSTEP; w <= TUNE_WALK_CODE_BITVECTOR; w++)
 				for (int q = 0; q < np; q++)
-					for (int r = 0; r < 3; r++)
+					for (int r = 0; r < TUNE_NUM_REPRESENTATIONS; r++)
 						for (int s = 0; s < (int) lengthof(tile_sizes); s++)
 							for (int prob = 0; prob <= 1; prob++)
 								for (int b = TUNE_BLOCKS_NONE; b <= TUNE_BLOCKS_L1; b++)
@@ -574,7 +583,7 @@ TuneGpuText(const TuneShape *shape, const TuneGpuPoint *p, char *text, size_t si
 	bool		ok;
 
 	if (size == 0 || p->rows_per_block < 1 || p->rows_per_thread < 1 || p->interleave < 1 ||
-		p->representation < 0 || p->representation >= 3)
+		p->representation < 0 || p->representation >= TUNE_NUM_REPRESENTATIONS)
 		return false;
 	text[0] = '\0';
 	ok = Put(text, size, &used,
@@ -625,7 +634,7 @@ TuneGpuExhaustive(const TuneShape *shape, TuneGpuPoint *points, int max)
 				for (int flags = 0; flags < 8; flags++)
 					for (int i = 0; i < 3; i++)
 						for (int sr = 0; sr <= (shape->exact ? 0 : 1); sr++)
-							for (int r = 0; r < 3 && n < max; r++)
+							for (int r = 0; r < TUNE_NUM_GPU_REPRESENTATIONS && n < max; r++)
 							{
 								TuneGpuPoint p = {
 									.rows_per_block = gpu_rows_per_block[a],
@@ -696,7 +705,7 @@ TuneGpuAlgorithm1(const TuneShape *shape, TuneGpuPoint *points, int max)
 	for (int a = 0; a < 2; a++)
 		for (int c = 0; c < (shape->exact ? 1 : 2); c++)
 			for (int i = 0; i < 3; i++)
-				for (int r = 0; r < 3 && n < max; r++)
+				for (int r = 0; r < TUNE_NUM_GPU_REPRESENTATIONS && n < max; r++)
 				{
 					TuneGpuPoint p = {
 						.rows_per_block = rows_per_block[a], .rows_per_thread = 1,
@@ -734,7 +743,7 @@ TuneSpaceDescribe(const TuneShape *shape, TuneTarget target)
 			"cpu space: row tile {none, 32, 64, ..., 2048} below the batch size, interleave"
 			" {1, 2, 4, 8, 16}, walk {lock-step, unrolled, peeled, early exit, code branchy,"
 			" code select, code bitvector}, parallel {none, rows%s}, tree blocks {none, L2: %d, L1: %d},"
-			" representation {array, sparse, reorg}, tileTrees {1, 4, 8}%s%s\n",
+			" representation {array, sparse, reorg, perfect (tileTrees 1 only)}, tileTrees {1, 4, 8}%s%s\n",
 			shape->exact ? "" : ", trees, both", TreeBlock(shape), TreeBlockL1(shape),
 			shape->have_profile ? " uniform or probabilistic" : " uniform",
 			shape->exact ? "" : ", reorderTrees");

@@ -30,6 +30,7 @@ static const char *const lower_schedules[] = {
 	"interleave(b1); unrollWalk(b1, 4)",
 	"representation(sparse); tileTrees(2, uniform); reorderTrees()",
 	"representation(reorg); tile(batch, b0, b1, 16); reorder(b0, tree, b1); peelWalk(b1, 2)",
+	"representation(perfect); tile(batch, b0, b1, 8); reorder(b0, tree, b1); interleave(b1)",
 	"representation(array); tileTrees(8, probabilistic); reorder(tree, batch); parallel(tree)",
 	"representation(sparse); tileTrees(3, uniform); tile(tree, t0, t1, 2); "
 	"reorder(t0, batch, t1); unrollWalk(t1, 2)",

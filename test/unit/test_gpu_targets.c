@@ -9,7 +9,8 @@
  * the gpu default and points of Table 5's space written by the tuner's
  * TuneGpuText (rows per block 8/32/64, rows per thread 1/2/4, tree threads
  * 1/2/10/50, interleave 1/2/4, unrolled or not, rows or trees cached,
- * shared reduction, each representation), each value of each parameter in
+ * shared reduction, each representation; perfect, outside Table 5, where
+ * the model fits it), each value of each parameter in
  * at least one point.
  *
  * For every model and schedule:
@@ -41,6 +42,7 @@
 #include "silvan/forest.h"
 #include "silvan/gpu.h"
 #include "silvan/gpu_run.h"
+#include "silvan/repr.h"
 #include "silvan/tune.h"
 #include "unit.h"
 
@@ -68,6 +70,7 @@ static const TuneGpuPoint points[] = {
 	{64, 2, 10, false, false, true, 4, true, 1},
 	{8, 4, 50, true, true, false, 2, false, 2},
 	{32, 1, 10, false, false, false, 1, true, 2},
+	{32, 1, 1, true, false, true, 2, false, TUNE_REPRESENTATION_PERFECT},	/* where it fits */
 };
 
 static const int64_t batches[] = {1, 3, 77, 1000};
@@ -77,6 +80,8 @@ static GpuDevice *device;
 static char device_sm[16];
 static int	device_runs;
 static int	ptxas_runs;
+static int	perfect_runs;		/* models checked with the perfect point */
+static int	models_checked;
 static int	hsaco_checks;
 static bool have_lld;
 
@@ -371,6 +376,10 @@ CheckModel(const char *path, const char *tmpdir)
 		SilvanStatus status;
 		bool		exact = true;
 
+		if (p >= 0 && points[p].representation == TUNE_REPRESENTATION_PERFECT &&
+			!ReprPerfectFits(forest->num_trees, forest->max_depth, forest->num_nodes))
+			continue;
+		perfect_runs += p >= 0 && points[p].representation == TUNE_REPRESENTATION_PERFECT;
 		if (p < 0)
 			ScheduleGpuDefault(forest, 1000, &schedule);
 		else
@@ -392,6 +401,7 @@ CheckModel(const char *path, const char *tmpdir)
 			CheckRocm(forest, &schedule, p % 2 ? "gfx90a" : "gfx1030", what, tmpdir);
 	}
 	printf("  %s: %d trees, %d classes checked\n", path, forest->num_trees, forest->num_groups);
+	models_checked++;
 	free(rows);
 	ForestFree(forest);
 }
@@ -571,8 +581,9 @@ main(void)
 	TestMirDump();
 	for (size_t m = 0; m < lengthof(models); m++)
 		CheckModel(models[m], tmpdir);
-	printf("  ptxas runs %d, code objects checked %d, device runs %d\n", ptxas_runs,
-		   hsaco_checks, device_runs);
+	printf("  ptxas runs %d, code objects checked %d, device runs %d, perfect layout on %d models\n",
+		   ptxas_runs, hsaco_checks, device_runs, perfect_runs);
+	CHECK_MSG(perfect_runs > 0 || models_checked == 0, "no model took the perfect layout's point");
 	if (device)
 		GpuDeviceClose(device);
 	if (cuda)

@@ -167,6 +167,49 @@ TestSplitRecords(LLVMContextRef context)
 	}
 }
 
+/* The perfect layout's records (no link) in every layout and precision */
+static void
+TestUnlinkedRecords(LLVMContextRef context)
+{
+	static const ReprSplitLayout plain_like[] = {REPR_SPLIT_PLAIN, REPR_SPLIT_FLAGS};
+
+	for (size_t i = 0; i < sizeof(plain_like) / sizeof(plain_like[0]); i++)
+	{
+		ReprSplitLayout layout = plain_like[i];
+		LLVMTypeRef t32 = ReprUnlinkedType(context, FOREST_FLOAT32, layout);
+		LLVMTypeRef t64 = ReprUnlinkedType(context, FOREST_FLOAT64, layout);
+
+		CHECK_RECORD(t32, 2, ReprPerfectNode32);
+		CHECK_FIELD(t32, FIELDNO_UNLINKED_THRESHOLD, ReprPerfectNode32, threshold);
+		CHECK_FIELD(t32, FIELDNO_UNLINKED_FEATURE, ReprPerfectNode32, feature_flags);
+		CHECK(ReprUnlinkedSize(layout, FOREST_FLOAT32) == LLVMABISizeOfType(data_layout, t32));
+		CHECK(ReprUnlinkedSize(layout, FOREST_FLOAT32) == 8);
+
+		CHECK_RECORD(t64, 2, ReprPerfectNode64);
+		CHECK_FIELD(t64, FIELDNO_UNLINKED_THRESHOLD, ReprPerfectNode64, threshold);
+		CHECK_FIELD(t64, FIELDNO_UNLINKED_FEATURE, ReprPerfectNode64, feature_flags);
+		CHECK(ReprUnlinkedSize(layout, FOREST_FLOAT64) == LLVMABISizeOfType(data_layout, t64));
+	}
+	{
+		LLVMTypeRef t32 = ReprUnlinkedType(context, FOREST_FLOAT32, REPR_SPLIT_SIGN);
+		LLVMTypeRef t64 = ReprUnlinkedType(context, FOREST_FLOAT64, REPR_SPLIT_SIGN);
+
+		CHECK_RECORD(t32, 3, ReprPerfectSign32);
+		CHECK_FIELD(t32, FIELDNO_UNLINKED_THRESHOLD, ReprPerfectSign32, threshold);
+		CHECK_FIELD(t32, FIELDNO_UNLINKED_FEATURE, ReprPerfectSign32, feature);
+		CHECK_FIELD(t32, FIELDNO_UNLINKED_SIGN, ReprPerfectSign32, sign);
+		CHECK(ReprUnlinkedSize(REPR_SPLIT_SIGN, FOREST_FLOAT32) ==
+			  LLVMABISizeOfType(data_layout, t32));
+
+		CHECK_RECORD(t64, 3, ReprPerfectSign64);
+		CHECK_FIELD(t64, FIELDNO_UNLINKED_THRESHOLD, ReprPerfectSign64, threshold);
+		CHECK_FIELD(t64, FIELDNO_UNLINKED_FEATURE, ReprPerfectSign64, feature);
+		CHECK_FIELD(t64, FIELDNO_UNLINKED_SIGN, ReprPerfectSign64, sign);
+		CHECK(ReprUnlinkedSize(REPR_SPLIT_SIGN, FOREST_FLOAT64) ==
+			  LLVMABISizeOfType(data_layout, t64));
+	}
+}
+
 /* Tile records of every size, layout and precision against ReprTileLayout */
 static void
 TestTileRecords(LLVMContextRef context)
@@ -219,6 +262,7 @@ main(void)
 	TestKernelArgs(jm.context);
 	TestTables(jm.context);
 	TestSplitRecords(jm.context);
+	TestUnlinkedRecords(jm.context);
 	TestTileRecords(jm.context);
 	JitModuleDispose(&jm);
 	LlvmErrorsLeave();

@@ -377,7 +377,7 @@ UsesOnnxOnlyRules(const Forest *forest)
 }
 
 /*
- * Every fixture compiles, with every representation, and gives the
+ * Every fixture compiles, with every representation (perfect untiled), and gives the
  * expected outputs; those with ONNX's own rules (==, !=, MIN and MAX)
  * under every schedule of fixture_schedules, and the default, tree-parallel,
  * peeled, code and early-exit walks in tiles of 4 and 8 too
@@ -385,7 +385,7 @@ UsesOnnxOnlyRules(const Forest *forest)
 static void
 CheckCompiles(const char *name, const Forest *forest, const Csv *x, const Csv *want)
 {
-	static const char *const reprs[] = {"array", "sparse", "reorg"};
+	static const char *const reprs[] = {"array", "sparse", "reorg", "perfect"};
 	static const int tile_sizes[] = {1, 4, 8};
 	static const bool tiled[NUM_FIXTURE_SCHEDULES] = {
 		[0] = true, [2] = true, [7] = true, [9] = true, [11] = true
@@ -395,8 +395,8 @@ CheckCompiles(const char *name, const Forest *forest, const Csv *x, const Csv *w
 
 	CHECK_MSG(rule == NULL, "%s: the compiler refuses %s", name, rule ? rule : "");
 	for (int i = 0; i < num_schedules; i++)
-		for (int r = 0; r < 3; r++)
-			for (int z = 0; z < (tiled[i] && num_schedules > 1 ? 3 : 1); z++)
+		for (int r = 0; r < 4; r++)
+			for (int z = 0; z < (tiled[i] && num_schedules > 1 && r < 3 ? 3 : 1); z++)
 			{
 				Schedule	schedule;
 				SilvanStatus st;

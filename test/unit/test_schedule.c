@@ -479,7 +479,7 @@ TestSyntaxErrors(void)
 				"expected gpuDimension(indexVar, grid.x|grid.y|grid.z|block.x|block.y|block.z).");
 	ExpectError("representation(1)", k, m,
 				"Line 1, representation(1): Argument 1 must be a keyword; "
-				"expected representation(array|sparse|reorg).");
+				"expected representation(array|sparse|reorg|perfect).");
 	ExpectError("Tile(batch, b0, b1, 4)", k, "unknown schedule directive",
 				"Line 1, Tile(batch, b0, b1, 4): Unknown directive Tile; directive names are "
 				"case-sensitive: did you mean tile?");
@@ -566,7 +566,7 @@ TestInvalid(void)
 				"gpuDimension(indexVar, grid.x|grid.y|grid.z|block.x|block.y|block.z).");
 	ExpectError("representation(dense)", k, "invalid directive argument",
 				"Line 1, representation(dense): dense is not a valid choice; expected "
-				"representation(array|sparse|reorg).");
+				"representation(array|sparse|reorg|perfect).");
 	ExpectError("tileTrees(4, greedy)", k, "invalid directive argument",
 				"Line 1, tileTrees(4, greedy): greedy is not a valid choice; expected "
 				"tileTrees(size, uniform|probabilistic).");

@@ -27,7 +27,7 @@
  * bit for bit under every schedule, tree-parallel (privatized partials
  * folded in chunk order), atomic and reordered ones too: the fold picks one
  * of the values, and only equal values of different bits (0 and -0) could
- * tell the order apart; with -0 leaves, the serial schedules stay exact.  A representation may refuse a model it cannot hold (reorg and
+ * tell the order apart; with -0 leaves, the serial schedules stay exact.  A representation may refuse a model it cannot hold (reorg and perfect:
  * deep trees) with SILVAN_ERROR_UNSUPPORTED; anything else is a failure.
  */
 #include <float.h>
@@ -166,7 +166,11 @@ static const int core_schedules[] = {0, 1, 2, 3, 5, 7, 9, 11, 27, 29, 33};
 
 #define NUM_TILED_SCHEDULES ((int) (sizeof(tiled_schedules) / sizeof(tiled_schedules[0])))
 
-static const char *const representations[] = {"array", "sparse", "reorg"};
+/* the first NUM_TILED_REPRESENTATIONS also lay out Treebeard tiles */
+static const char *const representations[] = {"array", "sparse", "reorg", "perfect"};
+
+#define NUM_REPRESENTATIONS ((int) (sizeof(representations) / sizeof(representations[0])))
+#define NUM_TILED_REPRESENTATIONS 3
 
 /* xorshift64*: deterministic randomness */
 static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
@@ -344,7 +348,7 @@ CheckOne(const char *model, const Forest *forest, const TestSchedule *ts,
 		fprintf(stderr, "%s [%s, %s]\n", model, ts->name, what);
 	compiled = CompileForest(forest, &schedule, profile, &status);
 	if (compiled == NULL && status.kind == SILVAN_ERROR_UNSUPPORTED &&
-		strcmp(repr, "reorg") == 0)
+		(strcmp(repr, "reorg") == 0 || strcmp(repr, "perfect") == 0))
 	{
 		refused_count++;
 		return;
@@ -402,7 +406,7 @@ CheckForest(const char *model, const Forest *forest, Coverage coverage)
 	ForestInterpretAccumulate(forest, rows, max_rows, want);
 	ForestProfileAccumulate(forest, rows, max_rows, profile.node_hits);
 	for (int i = 0; i < (coverage == COVER_CORE ? NUM_CORE_SCHEDULES : NUM_SCHEDULES); i++)
-		for (int r = 0; r < 3; r++)
+		for (int r = 0; r < NUM_REPRESENTATIONS; r++)
 			CheckOne(model, forest, &schedules[coverage == COVER_CORE ? core_schedules[i] : i],
 					 representations[r], 1, "uniform", NULL, rows, want, max_rows);
 	for (int z = 0; coverage == COVER_TILED && z < 2; z++)
@@ -411,7 +415,7 @@ CheckForest(const char *model, const Forest *forest, Coverage coverage)
 		CodegenSetGatherPolicy(z == 1 ? 1 : -1);
 		for (int k = 0; k < 2; k++)
 			for (int s = 0; s < NUM_TILED_SCHEDULES; s++)
-				for (int r = 0; r < 3; r++)
+				for (int r = 0; r < NUM_TILED_REPRESENTATIONS; r++)
 					CheckOne(model, forest, &schedules[tiled_schedules[s]], representations[r],
 							 tile_sizes[z], tilings[k], &profile, rows, want, max_rows);
 	}
@@ -651,7 +655,7 @@ TestPartialTops(void)
 		for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++)
 			for (int f = 0; f < (int) (sizeof(forms) / sizeof(forms[0])); f++)
 				for (int n = 0; n < (int) (sizeof(nests) / sizeof(nests[0])); n++)
-					for (int r = 0; r < 3; r++)
+					for (int r = 0; r < NUM_REPRESENTATIONS; r++)
 						for (int p = 0; p < 2; p++)
 						{
 							char		text[512];
@@ -739,7 +743,7 @@ TestCategoryTables(void)
 		ForestMarginsInit(forest, want, max_rows);
 		ForestInterpretAccumulate(forest, rows, max_rows, want);
 		for (int n = 0; n < (int) (sizeof(nests) / sizeof(nests[0])); n++)
-			for (int r = 0; r < 3; r++)
+			for (int r = 0; r < NUM_REPRESENTATIONS; r++)
 			{
 				TestSchedule ts = {.name = nests[n], .text = nests[n], .reorders = false};
 
@@ -822,7 +826,7 @@ TestInlineBudget(void)
 	want = malloc(ForestValueSize(forest) * (size_t) (max_rows * forest->num_groups));
 	ForestMarginsInit(forest, want, max_rows);
 	ForestInterpretAccumulate(forest, rows, max_rows, want);
-	for (int r = 0; r < 3; r++)
+	for (int r = 0; r < NUM_REPRESENTATIONS; r++)
 		CheckOne("inline budget", forest, &ts, representations[r], 1, "uniform", NULL, rows,
 				 want, max_rows);
 	free(want);
@@ -954,7 +958,7 @@ main(void)
 		TestRealModels();
 	}
 	TestOnnxSemantics();
-	printf("  %d compiled, %d refused by reorg, %.1f s\n", compiled_count, refused_count,
+	printf("  %d compiled, %d refused by reorg or perfect, %.1f s\n", compiled_count, refused_count,
 		   (double) (clock() - start) / CLOCKS_PER_SEC);
 	UNIT_DONE();
 }

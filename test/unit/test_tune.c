@@ -174,14 +174,17 @@ TestCpuSpace(void)
 		TuneCpuPoint refined[64];
 		int			nr = TuneCpuRefineLayout(&shape, &base, refined, 64);
 
-		CHECK_MSG(nr == 8, "layout refinement: %d points", nr);
+		CHECK_MSG(nr == 9, "layout refinement: %d points", nr);
+		for (int i = 0; i < nr; i++)
+			CHECK_MSG(refined[i].representation != TUNE_REPRESENTATION_PERFECT ||
+					  refined[i].tile_size == 1, "perfect with tiles of %d", refined[i].tile_size);
 		CheckCpuPoints("higgs phase 2", &shape, refined, nr);
 		shape.have_profile = true;
 		nr = TuneCpuRefineLayout(&shape, &base, refined, 64);
-		CHECK_MSG(nr == 14, "layout refinement with a profile: %d points", nr);
+		CHECK_MSG(nr == 15, "layout refinement with a profile: %d points", nr);
 		base.walk = TUNE_WALK_EARLY_EXIT;
 		nr = TuneCpuRefineLayout(&shape, &base, refined, 64);
-		CHECK_MSG(nr == 2, "layout refinement of an early exit: %d points", nr);
+		CHECK_MSG(nr == 3, "layout refinement of an early exit: %d points", nr);
 	}
 
 	/*
