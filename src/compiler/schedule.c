@@ -41,7 +41,7 @@
 #define SCHEDULE_TREE_BLOCK_BYTES	(256 * 1024)
 /* Deep LightGBM forests: code walks, this many splits of all trees in code */
 #define SCHEDULE_DEEP_DEPTH			10
-#define SCHEDULE_CODE_WALK_SPLITS	8192
+#define SCHEDULE_CODE_WALK_SPLITS	32768
 /* gpu default: rows per block (one thread each) */
 #define SCHEDULE_GPU_BLOCK_ROWS		64
 #define SCHEDULE_CODE_ROW_TILE		256
@@ -286,9 +286,15 @@ ScheduleCodeBlockTrees(int64_t splits_per_tree, int32_t num_trees)
  * (ScheduleCodeBlocksText): blocks of trees, each a function that walks
  * the rows of a 256-row tile through its trees, thresholds and features
  * as immediates, the row's features read once per tree block.  At most
- * SCHEDULE_CODE_WALK_SPLITS splits of all trees go into code (about a
- * second of compiling); a larger forest gets the top of each tree in code
- * and walks the rest from the buffers.  Measured (kernel, batch 1024,
+ * SCHEDULE_CODE_WALK_SPLITS splits of all trees go into code (about two
+ * seconds of compiling, at LLVM's fast code generation above 4,096 splits);
+ * a larger forest gets the top of each tree in code and walks the rest
+ * from the buffers.  mtpl2 (1000 trees of 31 leaves, 30,000 splits) is
+ * whole trees in code with this budget: 9.1-9.8 us per row in 1.7-1.8 s of
+ * compiling, against 13.1-13.3 us in 0.5-0.6 s for the top 8 splits of
+ * each tree under the earlier budget of 8,192 (bench_kernel, 5,000 rows,
+ * quiet machine; lleaves compiles it in about 48 s, so this stays under
+ * a twentieth of that).  Older measurements (kernel, batch 1024,
  * synthetic rows, 2-core machine, lleaves' own time beside it): NYC_taxi
  * (100 trees, depth 14, whole trees) 1.1 us per row against 1.9 for the
  * earlier row-at-a-time code walk and 0.85 for lleaves; mtpl2 (1000 trees,
