@@ -233,9 +233,13 @@ extern int	ScheduleFindVar(const Schedule *schedule, const char *name);
  */
 extern bool ScheduleCodeBlocksText(int32_t row_tile, bool parallel, int32_t block,
 								   int64_t splits, const char *form, char *text, size_t size);
-/* Trees per block: about SCHEDULE_CODE_BLOCK_SPLITS splits in code */
+/*
+ * Trees per block: about SCHEDULE_CODE_BLOCK_SPLITS splits in code, but no
+ * more than about SCHEDULE_CODE_MAX_BLOCKS blocks (at most 64 trees each)
+ */
 extern int32_t ScheduleCodeBlockTrees(int64_t splits_per_tree, int32_t num_trees);
 
 #define SCHEDULE_CODE_BLOCK_SPLITS	384
+#define SCHEDULE_CODE_MAX_BLOCKS	32
 
 #endif							/* SILVAN_SCHEDULE_H */

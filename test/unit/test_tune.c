@@ -213,8 +213,12 @@ TestCpuSpace(void)
 		mtpl2.largest_tree_splits = 100;
 		mtpl2.categorical = true;
 		CHECK(TuneCpuValid(&mtpl2, &code));
+		/* 1000 trees: at most SCHEDULE_CODE_MAX_BLOCKS blocks, not 12 trees each */
 		CHECK(TuneCpuText(&mtpl2, &code, text, sizeof(text)) &&
-			  strstr(text, "tile(tree, t0, t1, 12)") && strstr(text, "codeWalk(t1, 32, branchy)"));
+			  strstr(text, "tile(tree, t0, t1, 32)") && strstr(text, "codeWalk(t1, 32, branchy)"));
+		CHECK(ScheduleCodeBlockTrees(30, 100) == 12 && ScheduleCodeBlockTrees(30, 1000) == 32 &&
+			  ScheduleCodeBlockTrees(8, 1000) == 48 && ScheduleCodeBlockTrees(1, 5000) == 64 &&
+			  ScheduleCodeBlockTrees(400, 3) == 1 && ScheduleCodeBlockTrees(30, 5) == 5);
 		code.row_tile = 0;
 		code.parallel = TUNE_PARALLEL_NONE;
 		CHECK(TuneCpuText(&taxi, &code, text, sizeof(text)) &&
