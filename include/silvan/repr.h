@@ -22,8 +22,9 @@
  *           position p at 2p+1, 2p+2), interleaved across trees level by
  *           level: position p of tree t is record p * num_trees + t
  *   perfect the whole forest as one implicit perfect binary tree whose
- *           subtrees are the model's trees, padded to the forest's depth:
- *           children at 2g+1, 2g+2 for every record g, no links stored
+ *           subtrees are the model's trees, each padded to its own depth
+ *           and hung so that every leaf is on the last level: children at
+ *           2g, 2g+1 for every record g (from 1), no links stored
  *
  * The first three store the same split records (repr_split.c): the
  * threshold in the forest's precision, a 32-bit link whose meaning is the

@@ -222,13 +222,6 @@ PerfectBuild(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
 	return ok;
 }
 
-/* The record layout's name, with the layout's */
-static const char *
-PerfectVariant(const ReprBuffers *buffers)
-{
-	return ReprSplitName(buffers->layout);
-}
-
 /* {T threshold, i32 feature_flags[, T sign]} */
 static LLVMTypeRef
 PerfectRecordType(CodegenContext *cg)
@@ -236,27 +229,29 @@ PerfectRecordType(CodegenContext *cg)
 	return ReprUnlinkedType(cg->context, cg->forest->precision, cg->buffers->layout);
 }
 
+/* Field f (of type) of the record at v_record */
+static LLVMValueRef
+PerfectField(CodegenContext *cg, LLVMValueRef v_record, unsigned f, LLVMTypeRef type,
+			 const char *name)
+{
+	return CgLoad(cg, type, LLVMBuildStructGEP2(cg->builder, cg->t_node, v_record, f, ""), name);
+}
+
 /* Load record v_index: threshold, feature_flags[, sign] */
 static void
 PerfectLoadNode(CodegenContext *cg, LLVMValueRef v_index, bool may_be_leaf, ReprNode *node)
 {
-	LLVMBuilderRef b = cg->builder;
-	LLVMValueRef v_record = LLVMBuildGEP2(b, cg->t_node, cg->v_nodes, &v_index, 1, "v_node");
+	LLVMValueRef v_record = LLVMBuildGEP2(cg->builder, cg->t_node, cg->v_nodes, &v_index, 1,
+										  "v_node");
 
 	memset(node, 0, sizeof(ReprNode));
 	node->v_index = v_index;
 	node->v_record = v_record;
-	node->v_threshold = CgLoad(cg, cg->t_value,
-							   LLVMBuildStructGEP2(b, cg->t_node, v_record,
-												   FIELDNO_UNLINKED_THRESHOLD, ""),
-							   "v_threshold");
-	node->v_fflags = CgLoad(cg, cg->t_i32,
-							LLVMBuildStructGEP2(b, cg->t_node, v_record,
-												FIELDNO_UNLINKED_FEATURE, ""), "v_feature");
+	node->v_threshold = PerfectField(cg, v_record, FIELDNO_UNLINKED_THRESHOLD, cg->t_value,
+									 "v_threshold");
+	node->v_fflags = PerfectField(cg, v_record, FIELDNO_UNLINKED_FEATURE, cg->t_i32, "v_feature");
 	if (cg->buffers->layout == REPR_SPLIT_SIGN)
-		node->v_sign = CgLoad(cg, cg->t_value,
-							  LLVMBuildStructGEP2(b, cg->t_node, v_record,
-												  FIELDNO_UNLINKED_SIGN, ""), "v_sign");
+		node->v_sign = PerfectField(cg, v_record, FIELDNO_UNLINKED_SIGN, cg->t_value, "v_sign");
 }
 
 /*
@@ -286,12 +281,10 @@ PerfectIsLeaf(CodegenContext *cg, const ReprNode *node)
 static LLVMValueRef
 PerfectLeafValue(CodegenContext *cg, LLVMValueRef v_index)
 {
-	LLVMBuilderRef b = cg->builder;
-	LLVMValueRef v_record = LLVMBuildGEP2(b, cg->t_node, cg->v_nodes, &v_index, 1, "v_node");
+	LLVMValueRef v_record = LLVMBuildGEP2(cg->builder, cg->t_node, cg->v_nodes, &v_index, 1,
+										  "v_node");
 
-	return CgLoad(cg, cg->t_value,
-				  LLVMBuildStructGEP2(b, cg->t_node, v_record, FIELDNO_UNLINKED_THRESHOLD, ""),
-				  "v_leaf");
+	return PerfectField(cg, v_record, FIELDNO_UNLINKED_THRESHOLD, cg->t_value, "v_leaf");
 }
 
 /* cacheTrees: the tree's first four levels, each level's records in a run */
@@ -316,7 +309,7 @@ PerfectCacheTree(CodegenContext *cg, LLVMValueRef v_tree)
 const Representation ReprPerfect = {
 	.name = "perfect",
 	.build = PerfectBuild,
-	.variant = PerfectVariant,
+	.variant = ReprRecordVariant,
 	.node_type = PerfectRecordType,
 	.load_node = PerfectLoadNode,
 	.move_to_child = PerfectMoveToChild,

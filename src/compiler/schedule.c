@@ -431,6 +431,7 @@ ScheduleDefault(const Forest *forest, int32_t batch_size, Schedule *schedule)
 		SCHEDULE_CATEGORICAL_INTERLEAVE : SCHEDULE_DEFAULT_INTERLEAVE;
 	int32_t		unroll = forest->max_depth < SCHEDULE_DEFAULT_UNROLL ?
 		forest->max_depth : SCHEDULE_DEFAULT_UNROLL;
+	const char *representation;
 
 	if (tile < SCHEDULE_MIN_TILE)
 		tile = SCHEDULE_MIN_TILE;
@@ -441,9 +442,10 @@ ScheduleDefault(const Forest *forest, int32_t batch_size, Schedule *schedule)
 		return;
 	if (batch_size > 0 && batch_size <= tile)
 		tile = 0;
+	representation = DefaultRepresentation(forest);
 	if (!ScheduleParseTiled(schedule, tile, interleave, unroll, tile > 0 ? TreeBlock(forest) : 0,
-							DefaultRepresentation(forest)))
-		ScheduleTiled(schedule, tile, interleave, unroll, DefaultRepresentation(forest));
+							representation))
+		ScheduleTiled(schedule, tile, interleave, unroll, representation);
 }
 
 /*
