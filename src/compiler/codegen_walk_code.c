@@ -26,7 +26,13 @@
  * past it are walked from the buffers alone.
  *
  * Two forms.  branchy: a conditional branch per split, leaves as constants
- * flowing into one phi.  select: every split of the top is compared (the
+ * flowing into one phi; a split whose children are both leaves picks its
+ * leaf with a select instead (as lleaves does), so the last, least
+ * predictable decision of a path costs no misprediction; blocks are laid
+ * out depth first, so that every split falls through to one child and
+ * LLVM's fast instruction selection, which does not reorder blocks, emits
+ * one jump per split, not two (mtpl2, whole trees in code: 9.1 to 8.7 us
+ * per row, both together).  select: every split of the top is compared (the
  * compares are independent, so they overlap), and the leaf value and the
  * buffer record to go on from are chosen by selects, with one branch, to
  * the buffer walk, where the top does not end in a leaf.
@@ -641,14 +647,31 @@ EmitBranchy(CodeTree *ct, int32_t h)
 		ct->has_cold = true;
 		LLVMBuildBr(b, ct->b_cold);
 	}
+	else if (IsLeaf(ct, Resolve(ct, nodes[h].left)) && IsLeaf(ct, Resolve(ct, nodes[h].left + 1)))
+	{
+		/* both children leaves: a select, no branch to mispredict */
+		LLVMValueRef v_go_left = GoesLeft(ct, node);
+		LLVMValueRef v_left = CgCodeConstant(cg, cg->t_value,
+											 SourceNode(ct, Resolve(ct, nodes[h].left))->leaf_value);
+		LLVMValueRef v_right = CgCodeConstant(cg, cg->t_value,
+											  SourceNode(ct, Resolve(ct, nodes[h].left + 1))->leaf_value);
+		LLVMValueRef v = LLVMBuildSelect(b, v_go_left, v_left, v_right, "v_code_value");
+
+		b_here = LLVMGetInsertBlock(b);
+		LLVMAddIncoming(ct->v_value, &v, &b_here, 1);
+		LLVMBuildBr(b, ct->b_done);
+	}
 	else
 	{
 		LLVMBasicBlockRef b_left = CgNewBlock(cg, "b_code_left");
 		LLVMBasicBlockRef b_right = CgNewBlock(cg, "b_code_right");
 
 		LLVMBuildCondBr(b, GoesLeft(ct, node), b_left, b_right);
+		/* depth first: each split falls through to a child, no jump */
+		LLVMMoveBasicBlockAfter(b_left, LLVMGetLastBasicBlock(cg->fn.function));
 		LLVMPositionBuilderAtEnd(b, b_left);
 		EmitBranchy(ct, nodes[h].left);
+		LLVMMoveBasicBlockAfter(b_right, LLVMGetLastBasicBlock(cg->fn.function));
 		LLVMPositionBuilderAtEnd(b, b_right);
 		EmitBranchy(ct, nodes[h].left + 1);
 	}
