@@ -67,7 +67,7 @@
 #define TUNE_CODE_SPLITS		32768	/* code walks: splits in code, all trees */
 #define TUNE_CODE_WHOLE_SPLITS	8192	/* code walks for any forest this small */
 #define TUNE_CODE_MIN_DEPTH		10	/* and for deeper ones, in part if large */
-#define TUNE_BITS_MAX_SPLITS	4096	/* bitvector code walks: splits of all trees */
+#define TUNE_BITS_MAX_SPLITS	32768	/* bitvector code walks: splits of all trees */
 #define TUNE_FULL_CODEGEN_SPLITS	4096	/* code walks of more splits: fullCodegen() too */
 
 typedef enum TuneStrategy

@@ -818,7 +818,8 @@ TestBitvectorDefault(void)
 		{"siboehm_lleaves/tests--models--multiclass--model.txt", 1024, true, true},	/* 4-6 leaves */
 		{"siboehm_lleaves/tests--models--boston_housing--model.txt", 256, true, false},
 		{"siboehm_lleaves/tests--models--airline--model.txt", 1024, true, false},	/* sets of <= 288 */
-		{"siboehm_lleaves/tests--models--mtpl2--model.txt", 1024, false, false},	/* 30,000 splits */
+		{"siboehm_lleaves/tests--models--mtpl2--model.txt", 1024, true, false},	/* 30,000 splits */
+		{"siboehm_lleaves/tests--models--mtpl2--model.txt", 63, false, false},
 		{"asprasad_treebeard/xgb_models--higgs_xgb_model_save.json", 1024, false, false},
 	};
 
