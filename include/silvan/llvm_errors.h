@@ -34,6 +34,12 @@ extern void LlvmErrorsLeave(void);
 extern int	LlvmErrorsDepth(void);
 extern bool LlvmErrorsFailed(void);
 
+/* Threads that run LLVM for the bracket's owner (llvm_errors.cpp) */
+extern void LlvmErrorsHelperStarting(void);
+extern void LlvmErrorsHelperBegin(void);
+extern void LlvmErrorsHelperDone(void);
+extern void LlvmErrorsAwaitHelpers(void);
+
 /* Tests: report a fatal (or bad-alloc) error through LLVM's own reporting */
 extern void LlvmErrorsReportForTest(const char *message, bool out_of_memory);
 

@@ -32,8 +32,19 @@
  * allocating and calls abort(), which is what LLVM would have done.
  * Nothing here throws or longjmps: LLVM is built without exceptions, and
  * a longjmp through its frames would leave its locks and state broken.
+ *
+ * Helper threads (jit_split.c emits half a module on one) run LLVM for the
+ * bracket's owner: the owner counts each in (LlvmErrorsHelperStarting)
+ * before starting it, the helper says so first (LlvmErrorsHelperBegin) and
+ * counts itself out when done (LlvmErrorsHelperDone), and the owner waits
+ * for all of them (LlvmErrorsAwaitHelpers) before it leaves the bracket.
+ * A failure on a helper is kept, handed to the waiting owner, and the
+ * helper then parks for good, never returning into LLVM; the owner reports
+ * it as its own, through the callback (so a helper's out-of-memory ends
+ * the session, as the owner's would, instead of aborting the server).
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -50,6 +61,14 @@ static pthread_t errors_owner;
 static std::new_handler errors_saved_new_handler;
 static LlvmErrorCallback errors_callback;
 static volatile bool errors_failed;
+
+/* Helper threads of the bracket's owner (see above) */
+static pthread_cond_t errors_helpers_changed = PTHREAD_COND_INITIALIZER;
+static int	errors_helpers;		/* started and not done */
+static bool errors_helper_failed;
+static bool errors_helper_out_of_memory;
+static char errors_helper_message[512];
+static thread_local bool errors_on_helper;
 
 /* Write text to stderr without allocating */
 static void
@@ -79,6 +98,29 @@ UninstallHandlers(void)
 	errors_depth = 0;
 }
 
+/*
+ * A helper's failure: keep it for the owner and wake it, then park this
+ * thread for good; lock held on entry
+ */
+[[noreturn]] static void
+ParkHelper(const char *message, bool out_of_memory)
+{
+	sigset_t	all;
+
+	errors_failed = true;
+	if (!errors_helper_failed)
+	{
+		errors_helper_failed = true;
+		errors_helper_out_of_memory = out_of_memory;
+		strncpy(errors_helper_message, message, sizeof(errors_helper_message) - 1);
+	}
+	pthread_cond_broadcast(&errors_helpers_changed);
+	pthread_mutex_unlock(&errors_lock);
+	sigfillset(&all);
+	for (;;)
+		sigsuspend(&all);
+}
+
 /* Report a failure to the callback, or print it and abort */
 [[noreturn]] static void
 Fail(const char *message, bool out_of_memory)
@@ -86,6 +128,8 @@ Fail(const char *message, bool out_of_memory)
 	bool		owner;
 
 	pthread_mutex_lock(&errors_lock);
+	if (errors_on_helper && errors_depth > 0)
+		ParkHelper(message, out_of_memory);
 	owner = errors_depth > 0 && pthread_equal(pthread_self(), errors_owner);
 	errors_failed = true;
 	if (errors_depth > 0)
@@ -153,6 +197,50 @@ LlvmErrorsLeave(void)
 	else if (errors_depth > 1)
 		errors_depth--;
 	pthread_mutex_unlock(&errors_lock);
+}
+
+/* Owner: a helper thread is about to start */
+void
+LlvmErrorsHelperStarting(void)
+{
+	pthread_mutex_lock(&errors_lock);
+	errors_helpers++;
+	pthread_mutex_unlock(&errors_lock);
+}
+
+/* Helper, first: this thread's failures go to the owner */
+void
+LlvmErrorsHelperBegin(void)
+{
+	errors_on_helper = true;
+}
+
+/* Helper, last: done without failing */
+void
+LlvmErrorsHelperDone(void)
+{
+	pthread_mutex_lock(&errors_lock);
+	errors_helpers--;
+	pthread_cond_broadcast(&errors_helpers_changed);
+	pthread_mutex_unlock(&errors_lock);
+}
+
+/*
+ * Owner: wait until every helper is done; a helper's failure is reported
+ * here as the owner's own (the callback; no return)
+ */
+void
+LlvmErrorsAwaitHelpers(void)
+{
+	bool		failed;
+
+	pthread_mutex_lock(&errors_lock);
+	while (errors_helpers > 0 && !errors_helper_failed)
+		pthread_cond_wait(&errors_helpers_changed, &errors_lock);
+	failed = errors_helper_failed;
+	pthread_mutex_unlock(&errors_lock);
+	if (failed)
+		Fail(errors_helper_message, errors_helper_out_of_memory);
 }
 
 /* How many brackets are open */

@@ -11,7 +11,9 @@
  * says what it saw.  LLVM's bad-alloc slot is reached through LLVM's own
  * report_bad_alloc_error.  After the outermost LlvmErrorsLeave, LLVM's
  * defaults are back (abort, a null from nothrow new); without a callback,
- * or on another thread, the shim prints and aborts.  An error that LLVM
+ * or on another thread, the shim prints and aborts; a helper thread's
+ * failure (jit_split.c's) reaches the callback on the owner's thread when
+ * the owner waits for its helpers.  An error that LLVM
  * diagnoses through the context (SSE disabled, where LLVM would print and
  * exit(1)) becomes a failed status.  The compiler's entry points leave no
  * bracket open, and the JIT refuses to run outside one.
@@ -249,6 +251,79 @@ ChildOtherThread(void)
 		pthread_join(thread, NULL);
 }
 
+/* A helper thread of the bracket's owner reports a fatal error or runs out of memory */
+static void *
+ReportOnHelper(void *arg)
+{
+	LlvmErrorsHelperBegin();
+	LlvmErrorsReportForTest(expected_message, expected_oom);
+	LlvmErrorsHelperDone();		/* not reached: the helper parks */
+	return NULL;
+}
+
+/*
+ * Child: a helper's failure reaches the owner's callback when the owner
+ * waits for its helpers (the helper does not abort the process)
+ */
+static void
+RunHelperFailure(const char *message, bool out_of_memory)
+{
+	pthread_t	thread;
+
+	LlvmErrorsSetCallback(ExitCallback);
+	expected_message = message;
+	expected_oom = out_of_memory;
+	LlvmErrorsEnter();
+	LlvmErrorsHelperStarting();
+	if (pthread_create(&thread, NULL, ReportOnHelper, NULL) != 0)
+		_exit(EXIT_WRONG_CALL);
+	LlvmErrorsAwaitHelpers();
+	fprintf(stderr, "the owner's wait returned\n");
+}
+
+static void
+ChildHelperFatal(void)
+{
+	RunHelperFailure("from a helper", false);
+}
+
+static void
+ChildHelperOutOfMemory(void)
+{
+	RunHelperFailure("helper out of memory", true);
+}
+
+/* Child: helpers that finish let the owner go on, and leave LLVM usable */
+static void *
+HelperThatFinishes(void *arg)
+{
+	LlvmErrorsHelperBegin();
+	LlvmErrorsHelperDone();
+	return NULL;
+}
+
+static void
+ChildHelpersFinish(void)
+{
+	pthread_t	threads[2];
+
+	LlvmErrorsSetCallback(ExitCallback);
+	expected_message = "none expected";
+	expected_oom = false;
+	LlvmErrorsEnter();
+	for (int k = 0; k < 2; k++)
+	{
+		LlvmErrorsHelperStarting();
+		if (pthread_create(&threads[k], NULL, HelperThatFinishes, NULL) != 0)
+			_exit(EXIT_WRONG_CALL);
+	}
+	LlvmErrorsAwaitHelpers();
+	for (int k = 0; k < 2; k++)
+		pthread_join(threads[k], NULL);
+	LlvmErrorsLeave();
+	_exit(LlvmErrorsFailed() ? EXIT_WRONG_CALL : EXIT_RETURNED);
+}
+
 /* Child: an error LLVM diagnoses (SSE return without SSE) fails the compile */
 static void
 ChildDiagnosedError(void)
@@ -299,6 +374,9 @@ TestInsideBracket(void)
 		{"LLVM's bad-alloc report", ChildBadAllocInBracket, EXIT_OOM_SEEN},
 		{"nested brackets", ChildNested, EXIT_OOM_SEEN},
 		{"diagnosed error", ChildDiagnosedError, EXIT_STATUS_SEEN},
+		{"fatal error on a helper thread", ChildHelperFatal, EXIT_FATAL_SEEN},
+		{"out of memory on a helper thread", ChildHelperOutOfMemory, EXIT_OOM_SEEN},
+		{"helpers that finish", ChildHelpersFinish, EXIT_RETURNED},
 	};
 	char		err[1024];
 
