@@ -114,6 +114,7 @@ extern char *CompiledForestExplain(const CompiledForest *compiled,
 
 /* Where the machine code came from: compiled, the disk cache, or shared */
 extern const char *CompiledForestCodeOrigin(const CompiledForest *compiled);
+extern int	CompiledForestCodeObjects(const CompiledForest *compiled);
 
 /* Milliseconds spent in CompileForest */
 extern double CompiledForestCompileMillis(const CompiledForest *compiled);

@@ -11,6 +11,7 @@
 
 #include <llvm-c/Core.h>
 #include <llvm-c/Orc.h>
+#include <llvm-c/TargetMachine.h>
 
 #include "silvan/status.h"
 
@@ -43,6 +44,8 @@ typedef struct JitIr
 {
 	void	   *bitcode;		/* malloc'd */
 	size_t		len;
+	bool		before_passes;	/* the module before the function passes (its
+								 * code was emitted in two halves) */
 } JitIr;
 
 extern void JitStartEarly(void);
@@ -54,6 +57,7 @@ extern unsigned long JitNextId(void);
 extern bool JitOptimizeModule(JitModule *jm, SilvanStatus *status);
 /* The function passes JitOptimizeModule runs on kernels (gpu_emit.c runs them too) */
 extern void JitAddKernelPasses(LLVMPassManagerRef fpm);
+extern void JitRunPasses(LLVMModuleRef module, LLVMTargetMachineRef tm);
 extern JitCode *JitAddModule(JitModule *jm, const char *symbol, void **address,
 							 SilvanStatus *status);
 extern JitCode *JitFindBySource(const char *source, size_t source_len, void **address,
@@ -67,6 +71,7 @@ extern void *JitLoadBeside(const char *kind, const char *source, size_t source_l
 						   size_t *size);
 extern char *JitIrText(const JitIr *ir);
 extern void JitCodeFree(JitCode *code);
+extern int	JitCodeObjects(const JitCode *code);
 
 /* The GNU build ID of the binary holding silvan's code, hex; "" if none (build_id.c) */
 extern const char *BuildIdOfThisCode(void);

@@ -930,7 +930,9 @@ CompiledForestExplain(const CompiledForest *compiled, bool with_llvm_ir)
 		LlvmErrorsEnter();
 		ir = JitIrText(&compiled->llvm_ir);
 		LlvmErrorsLeave();
-		TextAppend(&buf, "llvm ir:\n%s", ir ? ir : "(could not be read back)\n");
+		TextAppend(&buf, "llvm ir%s:\n%s", compiled->llvm_ir.before_passes ?
+				   " (before the function passes: the code was emitted in two halves)" : "",
+				   ir ? ir : "(could not be read back)\n");
 		free(ir);
 	}
 	else if (with_llvm_ir)
@@ -953,7 +955,14 @@ CompiledForestCodeOrigin(const CompiledForest *compiled)
 		case JIT_COMPILED:
 			break;
 	}
-	return "compiled";
+	return JitCodeObjects(compiled->code) > 1 ? "compiled on two threads" : "compiled";
+}
+
+/* Object files of its machine code: 2 when emitted in two halves, 0 for none */
+int
+CompiledForestCodeObjects(const CompiledForest *compiled)
+{
+	return JitCodeObjects(compiled->code);
 }
 
 /* Milliseconds spent in CompileForest */

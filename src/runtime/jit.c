@@ -10,7 +10,9 @@
  * remembered and reported by every later call.
  *
  * Each compiled module gets its own resource tracker, so JitCodeFree
- * releases exactly that module's machine code.  Modules are optimized
+ * releases exactly that module's machine code.  A big module is emitted in
+ * two halves, the second on a helper thread (jit_split.c): two object
+ * files, both in the module's tracker and both in its disk cache entry.  Modules are optimized
  * before they are added, with a short legacy function pipeline and the host
  * target's cost model; code generation runs at LLVM's default level (-O2).
  * No fast-math flags are ever set, so floating point results are those of
@@ -44,6 +46,7 @@
 #include <llvm-c/Transforms/Utils.h>
 
 #include "silvan/jit.h"
+#include "silvan/jit_split.h"
 #include "silvan/llvm_errors.h"
 
 #include <llvm/Config/llvm-config.h>
@@ -71,10 +74,29 @@ struct JitCode
 	char	   *source_key;		/* the source key it was found or made for */
 	size_t		source_len;
 	void	   *address;
+	int			objects;		/* object files linked: 2 when emitted split */
 	JitCode    *next;
 };
 
 static JitCode *shared_code = NULL;
+
+/* The objects of one piece of code: one, or two when emitted split (jit_split.c) */
+#define JIT_MAX_OBJECTS 2
+typedef struct JitObjects
+{
+	int			count;
+	LLVMMemoryBufferRef object[JIT_MAX_OBJECTS];
+} JitObjects;
+
+/* Dispose of objects not handed to the JIT */
+static void
+JitObjectsDispose(JitObjects *objects)
+{
+	for (int k = 0; k < objects->count; k++)
+		if (objects->object[k] != NULL)
+			LLVMDisposeMemoryBuffer(objects->object[k]);
+	objects->count = 0;
+}
 
 /* The process-wide JIT, set up once */
 static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
@@ -329,26 +351,26 @@ JitAddKernelPasses(LLVMPassManagerRef fpm)
 	LLVMAddCFGSimplificationPass(fpm);
 }
 
-/* Optimize a module for the host (see above) */
-bool
-JitOptimizeModule(JitModule *jm, SilvanStatus *status)
+/*
+ * Run the function passes (see above) over module with tm's cost model; no
+ * state of this file, so jit_split.c's helper thread runs it on its half
+ */
+void
+JitRunPasses(LLVMModuleRef module, LLVMTargetMachineRef tm)
 {
-	LLVMTargetMachineRef tm;
 	LLVMPassManagerRef fpm;
 	LLVMPassManagerRef light;
 	LLVMPassManagerRef straight;
 
-	if (!JitEnsure(status) || (tm = JitTargetMachine(LLVMCodeGenLevelDefault, status)) == NULL)
-		return false;
-	fpm = LLVMCreateFunctionPassManagerForModule(jm->module);
+	fpm = LLVMCreateFunctionPassManagerForModule(module);
 	LLVMAddAnalysisPasses(tm, fpm);
 	JitAddKernelPasses(fpm);
-	light = LLVMCreateFunctionPassManagerForModule(jm->module);
+	light = LLVMCreateFunctionPassManagerForModule(module);
 	LLVMAddAnalysisPasses(tm, light);
 	LLVMAddPromoteMemoryToRegisterPass(light);
 	LLVMAddEarlyCSEPass(light);
 	LLVMAddCFGSimplificationPass(light);
-	straight = LLVMCreateFunctionPassManagerForModule(jm->module);
+	straight = LLVMCreateFunctionPassManagerForModule(module);
 	LLVMAddAnalysisPasses(tm, straight);
 	LLVMAddPromoteMemoryToRegisterPass(straight);
 	LLVMAddEarlyCSEPass(straight);
@@ -356,7 +378,7 @@ JitOptimizeModule(JitModule *jm, SilvanStatus *status)
 	LLVMInitializeFunctionPassManager(fpm);
 	LLVMInitializeFunctionPassManager(light);
 	LLVMInitializeFunctionPassManager(straight);
-	for (LLVMValueRef fn = LLVMGetFirstFunction(jm->module); fn; fn = LLVMGetNextFunction(fn))
+	for (LLVMValueRef fn = LLVMGetFirstFunction(module); fn; fn = LLVMGetNextFunction(fn))
 	{
 		unsigned	blocks = LLVMIsDeclaration(fn) ? 0 : LLVMCountBasicBlocks(fn);
 
@@ -371,6 +393,17 @@ JitOptimizeModule(JitModule *jm, SilvanStatus *status)
 	LLVMDisposePassManager(fpm);
 	LLVMDisposePassManager(light);
 	LLVMDisposePassManager(straight);
+}
+
+/* Optimize a module for the host (see above) */
+bool
+JitOptimizeModule(JitModule *jm, SilvanStatus *status)
+{
+	LLVMTargetMachineRef tm;
+
+	if (!JitEnsure(status) || (tm = JitTargetMachine(LLVMCodeGenLevelDefault, status)) == NULL)
+		return false;
+	JitRunPasses(jm->module, tm);
 	LLVMDisposeTargetMachine(tm);
 	if (jit_diagnosed[0] != '\0')
 		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not optimize generated code",
@@ -518,7 +551,7 @@ JitKeyTail(TextBuf *buf)
 
 /* The IR key of a module (malloc'd), NULL without memory */
 static char *
-JitIrKey(LLVMModuleRef module, bool fast_codegen, size_t *key_len)
+JitIrKey(LLVMModuleRef module, bool fast_codegen, size_t *key_len, size_t *bitcode_len)
 {
 	LLVMMemoryBufferRef bitcode = LLVMWriteBitcodeToMemoryBuffer(module);
 	TextBuf		tail = {0};
@@ -536,6 +569,7 @@ JitIrKey(LLVMModuleRef module, bool fast_codegen, size_t *key_len)
 			memcpy(key, LLVMGetBufferStart(bitcode), code_len);
 			memcpy(key + code_len, tail.data, tail.len + 1);
 			*key_len = code_len + tail.len;
+			*bitcode_len = code_len;
 		}
 	}
 	free(tail.data);
@@ -603,104 +637,180 @@ JitFindBySourceKey(const char *key, size_t key_len)
 	return NULL;
 }
 
-/* Load the disk cache's entry for key: its digest and object; false on a miss */
+/*
+ * The payload of a disk cache entry: the IR key digest, then each object
+ * as an 8-byte length (host order) and its bytes
+ */
+
+/* Load the disk cache's entry for key: its digest and objects; false on a miss */
 static bool
-JitLoadEntry(const char *key, size_t key_len, uint8_t *digest, LLVMMemoryBufferRef *object)
+JitLoadEntry(const char *key, size_t key_len, uint8_t *digest, JitObjects *objects)
 {
 	size_t		len;
+	size_t		at = JIT_PAYLOAD_DIGEST_LEN;
 	uint8_t    *bytes = CodeCacheLoad(key, key_len, &len);
 
+	objects->count = 0;
 	if (bytes == NULL)
 		return false;
-	if (len <= JIT_PAYLOAD_DIGEST_LEN)
+	while (bytes != NULL && len > JIT_PAYLOAD_DIGEST_LEN && at < len)
 	{
+		uint64_t	size;
+
+		if (objects->count == JIT_MAX_OBJECTS || len - at < sizeof(size))
+			break;
+		memcpy(&size, bytes + at, sizeof(size));
+		at += sizeof(size);
+		if (size == 0 || size > len - at)
+			break;
+		objects->object[objects->count] =
+			LLVMCreateMemoryBufferWithMemoryRangeCopy((const char *) bytes + at, size,
+													  "silvan code");
+		if (objects->object[objects->count] == NULL)
+			break;
+		objects->count++;
+		at += size;
+	}
+	if (objects->count == 0 || at != len)
+	{
+		/* short, long or unreadable: a miss */
+		JitObjectsDispose(objects);
 		free(bytes);
 		return false;
 	}
 	memcpy(digest, bytes, JIT_PAYLOAD_DIGEST_LEN);
-	*object = LLVMCreateMemoryBufferWithMemoryRangeCopy((const char *) bytes + JIT_PAYLOAD_DIGEST_LEN,
-														len - JIT_PAYLOAD_DIGEST_LEN, "silvan code");
 	free(bytes);
-	return *object != NULL;
+	return true;
 }
 
-/* Store an object under key, behind its IR key digest; best effort */
+/* Store objects under key, behind their IR key digest; best effort */
 static void
-JitStoreEntry(const char *key, size_t key_len, const uint8_t *digest,
-			  LLVMMemoryBufferRef object)
+JitStoreEntry(const char *key, size_t key_len, const uint8_t *digest, const JitObjects *objects)
 {
-	size_t		len = LLVMGetBufferSize(object);
+	size_t		len = JIT_PAYLOAD_DIGEST_LEN;
+	size_t		at = JIT_PAYLOAD_DIGEST_LEN;
 	uint8_t    *payload;
 
-	if (key == NULL || !CodeCacheEnabled() || (payload = malloc(JIT_PAYLOAD_DIGEST_LEN + len)) == NULL)
+	for (int k = 0; k < objects->count; k++)
+		len += sizeof(uint64_t) + LLVMGetBufferSize(objects->object[k]);
+	if (key == NULL || !CodeCacheEnabled() || (payload = malloc(len)) == NULL)
 		return;
 	memcpy(payload, digest, JIT_PAYLOAD_DIGEST_LEN);
-	memcpy(payload + JIT_PAYLOAD_DIGEST_LEN, LLVMGetBufferStart(object), len);
-	CodeCacheStore(key, key_len, payload, JIT_PAYLOAD_DIGEST_LEN + len);
+	for (int k = 0; k < objects->count; k++)
+	{
+		uint64_t	size = LLVMGetBufferSize(objects->object[k]);
+
+		memcpy(payload + at, &size, sizeof(size));
+		at += sizeof(size);
+		memcpy(payload + at, LLVMGetBufferStart(objects->object[k]), size);
+		at += size;
+	}
+	CodeCacheStore(key, key_len, payload, len);
 	free(payload);
 }
 
-/* Optimize the module and generate an object file for it; NULL and a status on failure */
-static LLVMMemoryBufferRef
-JitEmitObject(JitModule *jm, JitIr *llvm_ir, SilvanStatus *status)
+/*
+ * Optimize the module and generate its objects: one, or two when
+ * jit_split.c emits half of it on a helper thread.  The module's entry
+ * function is named entry; bitcode (len bytes) is the module as it was
+ * before that name, with the function named key_entry (the IR key's
+ * bitcode: the helper reads its half from it).  *llvm_ir gets the
+ * optimized module, or, when split, the module before the passes.  false
+ * and a status on failure.
+ */
+static bool
+JitEmitObjects(JitModule *jm, const char *entry, const char *key_entry, const char *bitcode,
+			   size_t len, JitIr *llvm_ir, JitObjects *objects, SilvanStatus *status)
 {
+	LLVMCodeGenOptLevel level = jm->fast_codegen ? LLVMCodeGenLevelNone : LLVMCodeGenLevelDefault;
+	JitSplitTarget split_target = {
+		.target = jit_target, .triple = jit_triple, .cpu = JitHostCpuName(),
+		.features = JitHostCpuFeatures(), .level = level
+	};
+	JitSplit	split;
 	LLVMTargetMachineRef tm;
 	LLVMMemoryBufferRef object = NULL;
 	char	   *message = NULL;
+	bool		ok;
 
-	if (!JitOptimizeModule(jm, status) ||
-		(tm = JitTargetMachine(jm->fast_codegen ? LLVMCodeGenLevelNone : LLVMCodeGenLevelDefault,
-							   status)) == NULL)
-		return NULL;
-	if (llvm_ir != NULL)
+	objects->count = 0;
+	if (!JitEnsure(status))
+		return false;
+	if (JitSplitStart(jm->module, entry, key_entry, bitcode, len, &split_target, &split) &&
+		llvm_ir != NULL && (llvm_ir->bitcode = malloc(len)) != NULL)
+	{
+		memcpy(llvm_ir->bitcode, bitcode, len);
+		llvm_ir->len = len;
+		llvm_ir->before_passes = true;
+	}
+	ok = JitOptimizeModule(jm, status) && (tm = JitTargetMachine(level, status)) != NULL;
+	if (ok && llvm_ir != NULL && !split.started)
 	{
 		/* bitcode, printed only if explain asks: text takes 10% of a big compile */
-		LLVMMemoryBufferRef bitcode = LLVMWriteBitcodeToMemoryBuffer(jm->module);
+		LLVMMemoryBufferRef optimized = LLVMWriteBitcodeToMemoryBuffer(jm->module);
 
-		if (bitcode != NULL && (llvm_ir->bitcode = malloc(LLVMGetBufferSize(bitcode))) != NULL)
+		if (optimized != NULL && (llvm_ir->bitcode = malloc(LLVMGetBufferSize(optimized))) != NULL)
 		{
-			llvm_ir->len = LLVMGetBufferSize(bitcode);
-			memcpy(llvm_ir->bitcode, LLVMGetBufferStart(bitcode), llvm_ir->len);
+			llvm_ir->len = LLVMGetBufferSize(optimized);
+			memcpy(llvm_ir->bitcode, LLVMGetBufferStart(optimized), llvm_ir->len);
 		}
-		if (bitcode != NULL)
-			LLVMDisposeMemoryBuffer(bitcode);
+		if (optimized != NULL)
+			LLVMDisposeMemoryBuffer(optimized);
 	}
-	if (LLVMTargetMachineEmitToMemoryBuffer(tm, jm->module, LLVMObjectFile, &message, &object) ||
-		jit_diagnosed[0] != '\0')
+	if (ok)
 	{
-		StatusFail(status, SILVAN_ERROR_INTERNAL, "could not compile generated code",
-				   "LLVM: %s", jit_diagnosed[0] != '\0' ? jit_diagnosed : message ? message : "");
-		if (object != NULL)
-			LLVMDisposeMemoryBuffer(object);
-		object = NULL;
+		ok = !LLVMTargetMachineEmitToMemoryBuffer(tm, jm->module, LLVMObjectFile, &message,
+												  &object) && jit_diagnosed[0] == '\0';
+		if (!ok)
+			StatusFail(status, SILVAN_ERROR_INTERNAL, "could not compile generated code",
+					   "LLVM: %s", jit_diagnosed[0] != '\0' ? jit_diagnosed : message ? message : "");
+		LLVMDisposeMessage(message);
+		LLVMDisposeTargetMachine(tm);
 	}
-	LLVMDisposeMessage(message);
-	LLVMDisposeTargetMachine(tm);
-	return object;
+	if (object != NULL)
+		objects->object[objects->count++] = object;
+	/* the helper is waited for whatever happened here */
+	if (!JitSplitFinish(&split, &object, ok ? status : &(SilvanStatus) {0}))
+		ok = false;
+	if (object != NULL)
+		objects->object[objects->count++] = object;
+	if (!ok)
+		JitObjectsDispose(objects);
+	return ok;
 }
 
 /*
- * Link an object file into the JIT as new shared code named by its IR key
- * digest, and put it on the list; consumes the object.  NULL and a status
- * on failure.
+ * Link objects into the JIT, in one resource tracker, as new shared code
+ * named by their IR key digest, and put it on the list; consumes the
+ * objects.  NULL and a status on failure.
  */
 static JitCode *
-JitLinkShared(const uint8_t *digest, LLVMMemoryBufferRef object, SilvanStatus *status)
+JitLinkShared(const uint8_t *digest, JitObjects *objects, SilvanStatus *status)
 {
 	LLVMOrcExecutorAddress addr = 0;
-	LLVMErrorRef error;
+	LLVMErrorRef error = NULL;
 	char		symbol[64];
 	JitCode    *code = calloc(1, sizeof(JitCode));
 
 	if (code == NULL)
 	{
-		LLVMDisposeMemoryBuffer(object);
+		JitObjectsDispose(objects);
 		StatusNoMemory(status, "the compiled code handle");
 		return NULL;
 	}
 	JitSymbolName(digest, symbol, sizeof(symbol));
+	code->objects = objects->count;
 	code->tracker = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(jit_instance));
-	error = LLVMOrcLLJITAddObjectFileWithRT(jit_instance, code->tracker, object);
+	for (int k = 0; k < objects->count; k++)
+	{
+		/* the JIT takes each object, even one after a failure */
+		if (error == NULL)
+			error = LLVMOrcLLJITAddObjectFileWithRT(jit_instance, code->tracker, objects->object[k]);
+		else
+			LLVMDisposeMemoryBuffer(objects->object[k]);
+		objects->object[k] = NULL;
+	}
+	objects->count = 0;
 	if (!error)
 		error = LLVMOrcLLJITLookup(jit_instance, &addr, symbol);
 	if (error)
@@ -744,7 +854,7 @@ JitFindBySource(const char *source, size_t source_len, void **address, JitSource
 {
 	SilvanStatus ignored;
 	uint8_t		digest[JIT_PAYLOAD_DIGEST_LEN];
-	LLVMMemoryBufferRef object;
+	JitObjects	objects = {0};
 	size_t		key_len = 0;
 	char	   *key;
 	JitCode    *code;
@@ -753,15 +863,15 @@ JitFindBySource(const char *source, size_t source_len, void **address, JitSource
 		return NULL;
 	if ((code = JitFindBySourceKey(key, key_len)) != NULL)
 		*origin = JIT_SHARED;
-	else if (!JitLoadEntry(key, key_len, digest, &object))
+	else if (!JitLoadEntry(key, key_len, digest, &objects))
 		code = NULL;
 	else if ((code = JitFindByDigest(digest)) != NULL)
 	{
 		/* the same code is here already, found by its IR or another source */
-		LLVMDisposeMemoryBuffer(object);
+		JitObjectsDispose(&objects);
 		*origin = JIT_SHARED;
 	}
-	else if ((code = JitLinkShared(digest, object, &ignored)) != NULL)
+	else if ((code = JitLinkShared(digest, &objects, &ignored)) != NULL)
 		*origin = JIT_FROM_DISK;
 	if (code == NULL)
 	{
@@ -793,11 +903,12 @@ JitCompile(JitModule *jm, const char *entry, const char *source, size_t source_l
 	char	   *ir_key = NULL;
 	char	   *source_key = NULL;
 	size_t		ir_len = 0;
+	size_t		bitcode_len = 0;
 	size_t		source_key_len = 0;
 	uint8_t		digest[JIT_PAYLOAD_DIGEST_LEN];
 	uint8_t		stored[JIT_PAYLOAD_DIGEST_LEN];
 	char		symbol[64];
-	LLVMMemoryBufferRef object = NULL;
+	JitObjects	objects = {0};
 	LLVMValueRef fn;
 	Sha256		sha;
 
@@ -805,7 +916,7 @@ JitCompile(JitModule *jm, const char *entry, const char *source, size_t source_l
 		memset(llvm_ir, 0, sizeof(JitIr));
 	if (!JitEnsure(status))
 		goto done;
-	if ((ir_key = JitIrKey(jm->module, jm->fast_codegen, &ir_len)) == NULL)
+	if ((ir_key = JitIrKey(jm->module, jm->fast_codegen, &ir_len, &bitcode_len)) == NULL)
 	{
 		StatusNoMemory(status, "the code's key");
 		goto done;
@@ -822,20 +933,19 @@ JitCompile(JitModule *jm, const char *entry, const char *source, size_t source_l
 	JitSymbolName(digest, symbol, sizeof(symbol));
 	if ((fn = LLVMGetNamedFunction(jm->module, entry)) != NULL)
 		LLVMSetValueName2(fn, symbol, strlen(symbol));
-	if (JitLoadEntry(ir_key, ir_len, stored, &object) &&
+	if (JitLoadEntry(ir_key, ir_len, stored, &objects) &&
 		memcmp(stored, digest, JIT_PAYLOAD_DIGEST_LEN) == 0)
 		*origin = JIT_FROM_DISK_BY_IR;
 	else
 	{
-		if (object != NULL)
-			LLVMDisposeMemoryBuffer(object);
-		if ((object = JitEmitObject(jm, llvm_ir, status)) == NULL)
+		JitObjectsDispose(&objects);
+		if (!JitEmitObjects(jm, symbol, entry, ir_key, bitcode_len, llvm_ir, &objects, status))
 			goto done;
-		JitStoreEntry(ir_key, ir_len, digest, object);
+		JitStoreEntry(ir_key, ir_len, digest, &objects);
 		*origin = JIT_COMPILED;
 	}
-	JitStoreEntry(source_key, source_key_len, digest, object);
-	code = JitLinkShared(digest, object, status);
+	JitStoreEntry(source_key, source_key_len, digest, &objects);
+	code = JitLinkShared(digest, &objects, status);
 done:
 	if (code != NULL)
 	{
@@ -910,6 +1020,13 @@ JitCodeFree(JitCode *code)
 		JitRemoveTracker(code->tracker);
 	free(code->source_key);
 	free(code);
+}
+
+/* How many object files make up code: 2 when it was emitted split (jit_split.c) */
+int
+JitCodeObjects(const JitCode *code)
+{
+	return code != NULL ? code->objects : 0;
 }
 
 /* The text of IR kept by JitCompile (malloc'd), or NULL if none or unreadable */

@@ -146,6 +146,7 @@ ServeCompile(ServeState *ss, int batch, double *ms, int *same)
 	if (ss->nbatches == SERVE_MAX_BATCHES || batch < 1)
 		return -1;
 	ScheduleDefault(ss->fo, batch, &s);
+	RuntimeSetMaxThreads(RuntimeCoreCount());	/* as a backend compiles */
 	ss->compiled[k] = CompileForest(ss->fo, &s, NULL, &st);
 	if (ss->compiled[k] == NULL)
 	{
@@ -399,8 +400,11 @@ main(int argc, char **argv)
 		profile.node_hits = calloc((size_t) fo->num_nodes + 1, sizeof(int64_t));
 		ForestProfileAccumulate(fo, vrows, batch, profile.node_hits);
 	}
+	/* compiled as a backend compiles, on up to every core (jit_split.c) */
+	RuntimeSetMaxThreads(RuntimeCoreCount());
 	c0 = Now();
 	c = CompileForest(fo, &s, profile.node_hits ? &profile : NULL, &st);
+	RuntimeSetMaxThreads(argc == 6 ? atoi(argv[5]) : 1);
 	if (c == NULL)
 	{
 		fprintf(stderr, "%s: %s\n", st.message, st.detail);

@@ -29,7 +29,9 @@
 #include "silvan/compiler.h"
 #include "silvan/hir.h"
 #include "silvan/jit.h"
+#include "silvan/jit_split.h"
 #include "silvan/parse.h"
+#include "silvan/runtime.h"
 #include "silvan/sha256.h"
 #include "unit.h"
 
@@ -334,6 +336,39 @@ CompileAndCheck(const Forest *forest, const char *schedule_text, const float *ro
 	CompiledForestAccumulate(compiled, rows, NUM_ROWS, got);
 	CHECK_MSG(memcmp(want, got, sizeof(want)) == 0, "%s: margins differ from the interpreter", label);
 	return compiled;
+}
+
+/*
+ * Code emitted in two halves (jit_split.c; split from any size here): two
+ * objects, linked together, stored as one entry and loaded back together,
+ * and the margins still the interpreter's; on one thread the module stays
+ * whole
+ */
+static void
+TestSplitCode(const Forest *forest, const float *rows)
+{
+	const char *bits = "tile(batch, b0, b1, 8); reorder(b0, tree, b1); interleave(b1); "
+		"codeWalk(b1, 63, bitvector)";
+	CompiledForest *a;
+
+	RemoveEntries();
+	JitSplitSetMinInstructions(1);
+	RuntimeSetMaxThreads(2);
+	a = CompileAndCheck(forest, bits, rows, "compiled on two threads", "split");
+	CompiledForestFree(a);
+	CHECK_MSG(CountEntries(NULL, 0) == 3, "%d entries after a split compile",
+			  CountEntries(NULL, 0));
+	a = CompileAndCheck(forest, bits, rows, "from the code cache", "split, loaded back");
+	CHECK_MSG(a == NULL || CompiledForestCodeObjects(a) == 2,
+			  "split code loaded back as %d objects", a ? CompiledForestCodeObjects(a) : 0);
+	CompiledForestFree(a);
+	RemoveEntries();
+	RuntimeSetMaxThreads(1);
+	a = CompileAndCheck(forest, bits, rows, "compiled", "one thread");
+	CompiledForestFree(a);
+	RemoveEntries();
+	RuntimeSetMaxThreads(RuntimeCoreCount());
+	JitSplitSetMinInstructions(0);
 }
 
 /*
@@ -672,6 +707,7 @@ main(void)
 	}
 
 	TestHeaderOnly(forest, rows);
+	TestSplitCode(forest, rows);
 
 	/* a full cache drops its least recently used entry */
 	RemoveEntries();

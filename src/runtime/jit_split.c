@@ -1,0 +1,356 @@
+/*
+ * jit_split.c
+ *		Emit a big module as two objects, half of it on a helper thread.
+ *
+ * Most of a big compile is LLVM's instruction selection and object
+ * emission, function by function (mtpl2 in leaf bitvectors: 2.7 of 3.5 s,
+ * 1,000 straight-line tree functions).  Functions compile independently,
+ * so the module's later functions can be emitted on a second core while
+ * this thread emits the rest.  An LLVMContext is not thread-safe, so the
+ * helper gets its own copy of the module: the bitcode jit.c wrote for the
+ * module's IR key, read back in a context of its own.  The split comes
+ * before the function passes, so each thread also optimizes its half.
+ *
+ * The split (JitSplitStart), on the module before the passes:
+ *	1. functions are counted in instructions; modules of fewer than
+ *	   JIT_SPLIT_MIN_INSTRUCTIONS, or whose second half would be small, stay
+ *	   whole;
+ *	2. every function the module defines with local linkage becomes
+ *	   external and takes a name of the code's own (prefix_fN, the prefix
+ *	   being the entry symbol, named after the IR key's digest), so that the
+ *	   two objects can call each other and nothing else in the JIT has the
+ *	   name; the functions past the middle (never the entry) are marked
+ *	   with the string attribute JIT_SPLIT_PART;
+ *	3. the helper is started: it reads the bitcode back and marks and
+ *	   names its copy the same way;
+ *	4. this thread turns the marked functions into declarations, the
+ *	   helper every other one, and each drops the local globals it no longer
+ *	   uses (constant tables a half needs stay in its object; one both need
+ *	   is in both); the helper then runs the function passes (JitRunPasses)
+ *	   and emits its object.
+ * The caller optimizes and emits its module as usual; JitSplitFinish waits for the
+ * helper and hands over its object.  Both objects go into one resource
+ * tracker (jit.c), where ORC links their calls.
+ *
+ * The helper touches no PostgreSQL API and no state of this thread's
+ * LLVM context; it runs with every signal blocked.  LLVM's fatal errors
+ * on it go to the owner of the error bracket (llvm_errors.cpp), which
+ * waits in JitSplitFinish, so they end the session as the owner's own
+ * would.  silvan.max_threads = 1 (RuntimeMaxThreads) keeps modules whole.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/BitReader.h>
+#include <llvm-c/BitWriter.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "silvan/jit.h"
+#include "silvan/jit_split.h"
+#include "silvan/llvm_errors.h"
+#include "silvan/runtime.h"
+
+/* Modules of fewer instructions are emitted whole (JitSplitSetMinInstructions) */
+#define JIT_SPLIT_MIN_INSTRUCTIONS	40000
+/*
+ * This thread's share of the instructions: the helper first reads the
+ * module back from bitcode (about a tenth of mtpl2's compile), so it takes
+ * a little less
+ */
+#define JIT_SPLIT_MAIN_SHARE		0.54
+/* The attribute that marks the helper's functions */
+#define JIT_SPLIT_PART				"silvan-split-part"
+
+static int64_t split_min_instructions = JIT_SPLIT_MIN_INSTRUCTIONS;
+
+/* Tests: split modules from this many instructions on (< 1: the default) */
+void
+JitSplitSetMinInstructions(int64_t n)
+{
+	split_min_instructions = n >= 1 ? n : JIT_SPLIT_MIN_INSTRUCTIONS;
+}
+
+/* The instructions of a function (0 for a declaration) */
+static int64_t
+CountInstructions(LLVMValueRef fn)
+{
+	int64_t		n = 0;
+
+	for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(fn); b != NULL; b = LLVMGetNextBasicBlock(b))
+		for (LLVMValueRef i = LLVMGetFirstInstruction(b); i != NULL; i = LLVMGetNextInstruction(i))
+			n++;
+	return n;
+}
+
+/* Is fn one of the helper's functions? */
+static bool
+IsHelperPart(LLVMValueRef fn)
+{
+	return LLVMGetStringAttributeAtIndex(fn, LLVMAttributeFunctionIndex, JIT_SPLIT_PART,
+										 strlen(JIT_SPLIT_PART)) != NULL;
+}
+
+/*
+ * Mark the functions past the middle of the module's instructions (not
+ * the entry function, named entry here) and give every local function an
+ * external name of the code's own, prefix_fN; false (nothing changed) when
+ * the module is not worth splitting.  Both threads run it on the same
+ * module, so they agree.
+ */
+static bool
+MarkHalves(LLVMModuleRef module, const char *entry, const char *prefix)
+{
+	LLVMContextRef context = LLVMGetModuleContext(module);
+	int64_t		total = 0;
+	int64_t		seen = 0;
+	int64_t		helper = 0;
+	int			n = 0;
+
+	for (LLVMValueRef fn = LLVMGetFirstFunction(module); fn; fn = LLVMGetNextFunction(fn))
+		total += CountInstructions(fn);
+	if (total < split_min_instructions)
+		return false;
+	for (LLVMValueRef fn = LLVMGetFirstFunction(module); fn; fn = LLVMGetNextFunction(fn))
+	{
+		int64_t		size = CountInstructions(fn);
+		size_t		len;
+
+		seen += size;
+		if (size > 0 && seen > total * JIT_SPLIT_MAIN_SHARE && strcmp(LLVMGetValueName2(fn, &len), entry) != 0)
+			helper += size;
+	}
+	if (helper < total / 4)
+		return false;
+	seen = 0;
+	for (LLVMValueRef fn = LLVMGetFirstFunction(module); fn; fn = LLVMGetNextFunction(fn))
+	{
+		int64_t		size = CountInstructions(fn);
+		LLVMLinkage linkage = LLVMGetLinkage(fn);
+		size_t		len;
+		char		name[128];
+
+		if (size == 0)
+			continue;
+		seen += size;
+		if (linkage == LLVMInternalLinkage || linkage == LLVMPrivateLinkage)
+		{
+			snprintf(name, sizeof(name), "%s_f%d", prefix, n++);
+			LLVMSetValueName2(fn, name, strlen(name));
+			LLVMSetLinkage(fn, LLVMExternalLinkage);
+			LLVMSetVisibility(fn, LLVMDefaultVisibility);
+		}
+		if (seen > total * JIT_SPLIT_MAIN_SHARE && strcmp(LLVMGetValueName2(fn, &len), entry) != 0)
+			LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+									LLVMCreateStringAttribute(context, JIT_SPLIT_PART,
+															  strlen(JIT_SPLIT_PART), "1", 1));
+	}
+	return true;
+}
+
+/* Copy the attributes at index idx of from onto to */
+static void
+CopyAttributes(LLVMValueRef from, LLVMValueRef to, LLVMAttributeIndex idx)
+{
+	unsigned	count = LLVMGetAttributeCountAtIndex(from, idx);
+	LLVMAttributeRef attrs[64];
+
+	if (count == 0 || count > 64)
+		return;
+	LLVMGetAttributesAtIndex(from, idx, attrs);
+	for (unsigned k = 0; k < count; k++)
+		LLVMAddAttributeAtIndex(to, idx, attrs[k]);
+}
+
+/* Replace the defined function fn by a declaration of the same name and ABI */
+static void
+MakeDeclaration(LLVMModuleRef module, LLVMValueRef fn)
+{
+	size_t		len;
+	char	   *name = strdup(LLVMGetValueName2(fn, &len));
+	LLVMValueRef decl = LLVMAddFunction(module, "silvan_split_declaration",
+										LLVMGlobalGetValueType(fn));
+	unsigned	params = LLVMCountParams(fn);
+
+	LLVMSetFunctionCallConv(decl, LLVMGetFunctionCallConv(fn));
+	CopyAttributes(fn, decl, LLVMAttributeFunctionIndex);
+	CopyAttributes(fn, decl, LLVMAttributeReturnIndex);
+	for (unsigned p = 1; p <= params; p++)
+		CopyAttributes(fn, decl, p);
+	LLVMReplaceAllUsesWith(fn, decl);
+	LLVMDeleteFunction(fn);
+	if (name != NULL)
+		LLVMSetValueName2(decl, name, len);
+	free(name);
+}
+
+/*
+ * Keep one half: the helper's functions (helper) or the others; the rest
+ * become declarations, and local globals nothing uses any more go
+ */
+static void
+KeepHalf(LLVMModuleRef module, bool helper)
+{
+	LLVMValueRef fn = LLVMGetFirstFunction(module);
+	LLVMValueRef g = LLVMGetFirstGlobal(module);
+
+	while (fn != NULL)
+	{
+		LLVMValueRef next = LLVMGetNextFunction(fn);
+
+		if (!LLVMIsDeclaration(fn) && IsHelperPart(fn) != helper)
+			MakeDeclaration(module, fn);
+		fn = next;
+	}
+	while (g != NULL)
+	{
+		LLVMValueRef next = LLVMGetNextGlobal(g);
+		LLVMLinkage linkage = LLVMGetLinkage(g);
+
+		if ((linkage == LLVMInternalLinkage || linkage == LLVMPrivateLinkage) &&
+			LLVMGetFirstUse(g) == NULL)
+			LLVMDeleteGlobal(g);
+		g = next;
+	}
+}
+
+/* The helper's context: keep the first error LLVM diagnoses */
+static void
+HelperDiagnostic(LLVMDiagnosticInfoRef info, void *arg)
+{
+	JitSplit   *split = arg;
+	char	   *text;
+
+	if (LLVMGetDiagInfoSeverity(info) != LLVMDSError || split->diagnosed[0] != '\0')
+		return;
+	text = LLVMGetDiagInfoDescription(info);
+	snprintf(split->diagnosed, sizeof(split->diagnosed), "%s", text ? text : "unknown error");
+	LLVMDisposeMessage(text);
+}
+
+/* The helper: read the bitcode back, keep its half, optimize and emit it */
+static void *
+HelperMain(void *arg)
+{
+	JitSplit   *split = arg;
+	LLVMContextRef context;
+	LLVMMemoryBufferRef buffer;
+	LLVMModuleRef module = NULL;
+	LLVMTargetMachineRef tm;
+	char	   *message = NULL;
+
+	LlvmErrorsHelperBegin();
+	context = LLVMContextCreate();
+	LLVMContextSetDiagnosticHandler(context, HelperDiagnostic, split);
+	buffer = LLVMCreateMemoryBufferWithMemoryRange(split->bitcode, split->bitcode_len,
+												   "silvan split", false);
+	if (LLVMParseBitcodeInContext2(context, buffer, &module))
+		snprintf(split->failure, sizeof(split->failure), "its bitcode did not read back");
+	else if (!MarkHalves(module, split->key_entry, split->prefix))
+		snprintf(split->failure, sizeof(split->failure), "the halves did not match");
+	else
+	{
+		KeepHalf(module, true);
+		tm = LLVMCreateTargetMachine(split->target.target, split->target.triple,
+									 split->target.cpu, split->target.features,
+									 LLVMCodeGenLevelDefault, LLVMRelocDefault,
+									 LLVMCodeModelJITDefault);
+		if (tm != NULL)
+		{
+			JitRunPasses(module, tm);
+			LLVMDisposeTargetMachine(tm);
+			tm = LLVMCreateTargetMachine(split->target.target, split->target.triple,
+										 split->target.cpu, split->target.features,
+										 split->target.level, LLVMRelocDefault,
+										 LLVMCodeModelJITDefault);
+		}
+		if (tm == NULL)
+			snprintf(split->failure, sizeof(split->failure), "no target machine");
+		else
+		{
+			if (split->diagnosed[0] != '\0' ||
+				LLVMTargetMachineEmitToMemoryBuffer(tm, module, LLVMObjectFile, &message,
+													&split->object) ||
+				split->diagnosed[0] != '\0')
+				snprintf(split->failure, sizeof(split->failure), "%s",
+						 split->diagnosed[0] ? split->diagnosed : message ? message : "");
+			LLVMDisposeMessage(message);
+			LLVMDisposeTargetMachine(tm);
+		}
+	}
+	if (module != NULL)
+		LLVMDisposeModule(module);
+	LLVMDisposeMemoryBuffer(buffer);
+	LLVMContextDispose(context);
+	LlvmErrorsHelperDone();
+	return NULL;
+}
+
+/*
+ * Split module (before the function passes; its entry function named
+ * entry) if it is worth it: the helper starts on the later half, read
+ * from bitcode (len bytes: the same module, the entry function named
+ * key_entry; it must outlive the split), and module keeps the rest.
+ * false: module is left whole (nothing started), the caller emits it all.
+ */
+bool
+JitSplitStart(LLVMModuleRef module, const char *entry, const char *key_entry,
+			  const char *bitcode, size_t len, const JitSplitTarget *target, JitSplit *split)
+{
+	sigset_t	all;
+	sigset_t	old;
+	int			failed;
+
+	memset(split, 0, sizeof(JitSplit));
+	if (RuntimeMaxThreads() < 2 || bitcode == NULL || strlen(entry) >= sizeof(split->prefix) ||
+		strlen(key_entry) >= sizeof(split->key_entry) || !MarkHalves(module, entry, entry))
+		return false;
+	split->target = *target;
+	split->bitcode = bitcode;
+	split->bitcode_len = len;
+	strcpy(split->prefix, entry);
+	strcpy(split->key_entry, key_entry);
+	LlvmErrorsHelperStarting();
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	failed = pthread_create(&split->thread, NULL, HelperMain, split);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (failed)
+	{
+		LlvmErrorsHelperDone();
+		return false;			/* the marks and names are harmless whole */
+	}
+	split->started = true;
+	KeepHalf(module, false);
+	return true;
+}
+
+/*
+ * Wait for the helper (always, once started) and take its object; false
+ * and a status if it failed.  An LLVM fatal error on the helper does not
+ * return from here: the error bracket's callback reports it.
+ */
+bool
+JitSplitFinish(JitSplit *split, LLVMMemoryBufferRef *object, SilvanStatus *status)
+{
+	*object = NULL;
+	if (!split->started)
+		return true;
+	LlvmErrorsAwaitHelpers();
+	pthread_join(split->thread, NULL);
+	split->started = false;
+	if (split->failure[0] != '\0')
+	{
+		if (split->object != NULL)
+			LLVMDisposeMemoryBuffer(split->object);
+		split->object = NULL;
+		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not compile generated code",
+						  "LLVM, on the helper thread: %s", split->failure);
+	}
+	*object = split->object;
+	split->object = NULL;
+	return true;
+}
