@@ -58,6 +58,14 @@
 #include "silvan/codegen.h"
 
 #define BITS_MAX_LEAVES	64
+/*
+ * A tree's masks are anded into this many running ands as they are made,
+ * not all kept for one and at the end: LLVM's fast register allocation
+ * spilled the 30 live masks of a 31-leaf tree.  mtpl2: 3.44-3.56 us per
+ * row against 3.63-3.68 (2 chains: 3.50-3.60, 1: 3.69-3.90, a longer
+ * dependence); forests of fewer leaves within noise.
+ */
+#define BITS_AND_CHAINS		4
 /* Forests of more splits gather their category tables (LanesTableGather) */
 #define BITS_GATHER_SPLITS	8192
 #define PERMUTE_MAX_LEAVES	16	/* PermutedLeaves; at 32, nyc_taxi and airline were
@@ -537,7 +545,7 @@ EmitBitsTree(CodegenContext *cg, const BitsTree *bt, const BitsRows *rows, int32
 	LLVMValueRef v_index;
 	LLVMTypeRef t_table;
 	LLVMValueRef g_table = LeafTable(cg, bt, &t_table);
-	LLVMValueRef terms[BITS_MAX_LEAVES];
+	LLVMValueRef terms[BITS_AND_CHAINS];
 	int32_t		n = bt->num_splits;
 
 	int32_t		num_terms = 0;
@@ -550,6 +558,8 @@ EmitBitsTree(CodegenContext *cg, const BitsTree *bt, const BitsRows *rows, int32
 		int32_t		keys = node->kind == FOREST_NODE_CATEGORICAL ?
 			CategoryKeys(bt, node->feature) : 0;
 		LLVMValueRef v_mask = NULL;
+		LLVMValueRef v_term;
+		int32_t		k;
 		bool		seen = false;
 
 		for (int32_t i = 0; i < num_tabled && keys > 0; i++)
@@ -560,14 +570,18 @@ EmitBitsTree(CodegenContext *cg, const BitsTree *bt, const BitsRows *rows, int32
 			(v_mask = LanesCategoryMask(cg, bt, node->feature, keys, rows, width, cache)) != NULL)
 		{
 			tabled[num_tabled++] = node->feature;
-			terms[num_terms++] = v_mask;
-			continue;
+			v_term = v_mask;
 		}
-		terms[num_terms++] = LLVMBuildSelect(b, LanesGoLeft(cg, node, rows, width, cache), v_all,
-											 Mask(bt, ~bt->split_mask[s], width), "");
+		else
+			v_term = LLVMBuildSelect(b, LanesGoLeft(cg, node, rows, width, cache), v_all,
+									 Mask(bt, ~bt->split_mask[s], width), "");
+		/* into one of BITS_AND_CHAINS running ands, as soon as it is made */
+		k = num_terms++ % BITS_AND_CHAINS;
+		terms[k] = num_terms > BITS_AND_CHAINS ? LLVMBuildAnd(b, terms[k], v_term, "v_bits") : v_term;
 	}
 	free(cache);
-	/* and them (a pairwise tree of ands measured the same) */
+	if (num_terms > BITS_AND_CHAINS)
+		num_terms = BITS_AND_CHAINS;
 	for (int32_t i = 1; i < num_terms; i++)
 		terms[0] = LLVMBuildAnd(b, terms[0], terms[i], "v_bits");
 	if (num_terms > 0)
