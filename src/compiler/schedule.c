@@ -45,7 +45,7 @@
 /* gpu default: rows per block (one thread each) */
 #define SCHEDULE_GPU_BLOCK_ROWS		64
 #define SCHEDULE_CODE_ROW_TILE		256
-#define SCHEDULE_BITS_MAX_SPLITS	32768	/* mtpl2's 30,000: about 3.5 s to compile */
+#define SCHEDULE_BITS_MAX_SPLITS	32768	/* mtpl2's 30,000: about 2.2 s to compile */
 #define SCHEDULE_BITS_MIN_BATCH		64
 #define SCHEDULE_BITS_SPECIALIZE_SPLITS	7	/* trees of at most 8 leaves */
 #define SCHEDULE_BITS_SPECIALIZE_TREES	256 /* a function each: about 12 ms to compile */
@@ -359,16 +359,18 @@ ScheduleDeepDefault(const Forest *forest, Schedule *schedule)
  * by set, it took 2.7 us (7.4 s to compile).  Staging took airline to
  * 0.59-0.62.  A smaller batch would compute eight lanes for fewer rows.
  * mtpl2 (1,000 trees of up to 31 leaves, 30,000 splits, two categorical
- * features) walks at 3.6 us per row in bitvectors against 9.1 for the
- * blocked code walk with whole trees in code (lleaves 5.4-5.6 on the same
- * rows), compiled in 3.4-3.5 s against 1.7-1.9 (lleaves 48.5 s;
+ * features) walks at 3.4-3.6 us per row in bitvectors against 8.7-9.1 for
+ * the blocked code walk with whole trees in code (lleaves 5.4-5.6 on the
+ * same rows), compiled in 2.0-2.3 s against 1.7-1.9 (lleaves 48.5 s;
  * bench_kernel, 5,000 rows, batch 1024, quiet machine).  Its trees are one
  * block each, so they take the straight-line pass list (jit.c) and LLVM's
- * fast code generation (categorical splits); under the full pass list it
- * took 4.6-4.8 s, and the bitvectors of the sessions before (11-12 s,
- * 8.9 us) were why SCHEDULE_BITS_MAX_SPLITS was 4,096.  Forests of more
- * splits would compile for longer than that in proportion (about 0.11 ms
- * a split), so they keep the code walk.
+ * fast code generation (categorical splits), its module is emitted in two
+ * halves on two threads (jit_split.c) and its category tables are read by
+ * gathers (codegen_walk_bits.c); with none of these it took 4.6-4.8 s, and
+ * the bitvectors of the sessions before (11-12 s, 8.9 us) were why
+ * SCHEDULE_BITS_MAX_SPLITS was 4,096.  Forests of more splits would
+ * compile for longer in proportion (about 0.07 ms a split on two
+ * threads), so they keep the code walk.
  *
  * Forests of trees of at most SCHEDULE_BITS_SPECIALIZE_SPLITS splits also
  * specialize the tree loop: each tree becomes one function that runs its
