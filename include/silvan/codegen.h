@@ -238,6 +238,8 @@ extern LLVMBasicBlockRef CgNewBlock(CodegenContext *cg, const char *name);
 extern LLVMValueRef CgLoad(CodegenContext *cg, LLVMTypeRef type, LLVMValueRef v_ptr,
 						   const char *name);
 extern LLVMValueRef CgCodeConstant(CodegenContext *cg, LLVMTypeRef type, double value);
+extern LLVMValueRef CgMaskedGather(CodegenContext *cg, LLVMTypeRef t_elem, LLVMValueRef v_ptrs,
+								   unsigned n, const char *name);
 extern LLVMValueRef CgAlloca(CodegenContext *cg, LLVMTypeRef type, LLVMValueRef v_count,
 							 const char *name);
 extern LLVMValueRef CgVarValue(CodegenContext *cg, CodegenEnv *env, const MirPath *path,

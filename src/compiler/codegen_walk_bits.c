@@ -322,28 +322,13 @@ static LLVMValueRef
 LanesTableGather(CodegenContext *cg, LLVMValueRef g_table, LLVMTypeRef t_table, LLVMTypeRef t_elem,
 				 LLVMValueRef v_index, int32_t width, const char *name)
 {
-	LLVMBuilderRef b = cg->builder;
-	unsigned	n = (unsigned) width;
-	bool		wide = LLVMGetIntTypeWidth(t_elem) == 64;
-	LLVMTypeRef t_vec = LLVMVectorType(t_elem, n);
-	LLVMValueRef idx[2] = {CgInt64(cg, 0), LLVMBuildZExt(b, v_index, LLVMVectorType(cg->t_i64, n), "")};
-	LLVMTypeRef params[4] = {
-		LLVMVectorType(LLVMPointerType(t_elem, 0), n), cg->t_i32, LLVMVectorType(cg->t_i1, n), t_vec
+	LLVMValueRef idx[2] = {
+		CgInt64(cg, 0), LLVMBuildZExt(cg->builder, v_index, LLVMVectorType(cg->t_i64, (unsigned) width), "")
 	};
-	LLVMTypeRef t_fn = LLVMFunctionType(t_vec, params, 4, false);
-	LLVMValueRef args[4];
-	char		fn_name[64];
-	LLVMValueRef fn;
 
-	snprintf(fn_name, sizeof(fn_name), "llvm.masked.gather.v%u%s.v%up0%s", n, wide ? "i64" : "i32",
-			 n, wide ? "i64" : "i32");
-	if ((fn = LLVMGetNamedFunction(cg->module, fn_name)) == NULL)
-		fn = LLVMAddFunction(cg->module, fn_name, t_fn);
-	args[0] = LLVMBuildInBoundsGEP2(b, t_table, g_table, idx, 2, "");
-	args[1] = CgInt32(cg, wide ? 8 : 4);
-	args[2] = LLVMConstAllOnes(LLVMVectorType(cg->t_i1, n));
-	args[3] = LLVMGetUndef(t_vec);
-	return LLVMBuildCall2(b, t_fn, fn, args, 4, name);
+	return CgMaskedGather(cg, t_elem,
+						  LLVMBuildInBoundsGEP2(cg->builder, t_table, g_table, idx, 2, ""),
+						  (unsigned) width, name);
 }
 
 /* Each lane's mask from feature f's category table: one load per lane, or a gather */

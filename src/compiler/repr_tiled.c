@@ -281,27 +281,9 @@ GatherFeatures(CodegenContext *cg, const ReprNode *node, LLVMValueRef v_row)
 	LLVMValueRef v_x = LLVMGetUndef(t_vec);
 
 	if (cg->buffers->gather)
-	{
-		LLVMTypeRef t_ptrs = LLVMVectorType(LLVMPointerType(cg->t_value, 0), n);
-		LLVMValueRef v_ptrs = LLVMBuildGEP2(b, cg->t_value, v_row, &v_index, 1, "v_feature_ptrs");
-		LLVMTypeRef params[4] = {t_ptrs, cg->t_i32, LLVMVectorType(cg->t_i1, n), t_vec};
-		LLVMTypeRef t_fn = LLVMFunctionType(t_vec, params, 4, false);
-		char		name[64];
-		LLVMValueRef fn;
-		LLVMValueRef args[4];
-
-		snprintf(name, sizeof(name), "llvm.masked.gather.v%u%s.v%up0%s", n,
-				 cg->forest->precision == FOREST_FLOAT32 ? "f32" : "f64", n,
-				 cg->forest->precision == FOREST_FLOAT32 ? "f32" : "f64");
-		fn = LLVMGetNamedFunction(cg->module, name);
-		if (fn == NULL)
-			fn = LLVMAddFunction(cg->module, name, t_fn);
-		args[0] = v_ptrs;
-		args[1] = CgInt32(cg, (int64_t) ForestValueSize(cg->forest));
-		args[2] = LLVMConstAllOnes(LLVMVectorType(cg->t_i1, n));
-		args[3] = LLVMGetUndef(t_vec);
-		return LLVMBuildCall2(b, t_fn, fn, args, 4, "v_x");
-	}
+		return CgMaskedGather(cg, cg->t_value,
+							  LLVMBuildGEP2(b, cg->t_value, v_row, &v_index, 1, "v_feature_ptrs"),
+							  n, "v_x");
 	for (unsigned k = 0; k < n; k++)
 	{
 		LLVMValueRef v_k = CgInt32(cg, k);
