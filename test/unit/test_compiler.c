@@ -761,6 +761,8 @@ TestScheduleAndExplain(void)
 	CHECK(text && strstr(text, "schedule: ") && strstr(text, "hir: 12 trees") &&
 		  strstr(text, "mir:") && strstr(text, "walkDecisionTree") &&
 		  strstr(text, "define void @silvan_"));
+	/* the default's 16 rows a tree take the root's hop with one load of it */
+	CHECK_MSG(text && strstr(text, "b_root_hop"), "no shared root hop");
 	free(text);
 	text = CompiledForestExplain(compiled, false);
 	CHECK(text && strstr(text, "define void") == NULL);
