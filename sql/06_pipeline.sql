@@ -96,6 +96,11 @@ SET silvan.max_threads = 1;
 SELECT s, d.* FROM unnest('{wide_arr, wide_cols}'::regclass[]) AS s, diffs(s, 1000, 'wide_features') AS d;
 SET silvan.max_threads = 2;
 SELECT s, d.* FROM unnest('{wide_arr, wide_cols}'::regclass[]) AS s, diffs(s, 1000, 'wide_features') AS d;
+-- not streamed, the function's scan leaves the rows where it found them:
+-- each range of rows that a thread scores gathers its own rows first
+SET silvan.stream_scans = off;
+SELECT s, d.* FROM unnest('{wide_arr, wide_cols}'::regclass[]) AS s, diffs(s, 1000, 'wide_features') AS d;
+RESET silvan.stream_scans;
 -- an error with pinned batches in flight: the pins go with the transaction
 INSERT INTO wide_arr SELECT 5001, f[1:79] FROM wide_arr WHERE id = 1;
 SELECT count(*) FROM silvan.predict_table('wide_features', 'wide_arr', 'id', batch_size => 1000);

@@ -19,6 +19,7 @@ typedef struct CompileImage
 	uint32_t	value_size;
 	uint8_t		aggregate;
 	bool		needs_partials;
+	int64_t		code_splits;	/* splits compiled into code (codeWalk) */
 	char	   *hir_text;
 	char	   *mir_text;
 } CompileImage;

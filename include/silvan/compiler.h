@@ -108,6 +108,15 @@ extern bool CompiledForestRun(const CompiledForest *compiled,
 							  const void *rows, int64_t num_rows, void *acc,
 							  volatile sig_atomic_t *stop);
 
+/*
+ * Whether separate calls may score separate ranges of a batch's rows at
+ * once, each with its own slice of acc (host code whose loops privatize
+ * nothing: a row's margins never depend on which rows share its call),
+ * and the fewest rows such a call should take to score them about as fast
+ * as a whole batch; 0 when the code must run whole
+ */
+extern int64_t CompiledForestSplitRows(const CompiledForest *compiled);
+
 /* Text of every IR level (schedule, HIR, MIR, optionally LLVM IR); malloc'd */
 extern char *CompiledForestExplain(const CompiledForest *compiled,
 								   bool with_llvm_ir);

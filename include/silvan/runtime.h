@@ -53,6 +53,18 @@ extern int64_t RuntimeParallelFor(RuntimeLoopBody body, void *context,
 								  int64_t begin, int64_t end, int64_t max_chunks);
 
 /*
+ * A dynamic loop (as max_chunks = RUNTIME_ANY_CHUNKS) whose grains shrink
+ * as it runs out: each claim takes a share of the iterations left, about
+ * grain_min to grain_max of them, starting at a multiple of grain_min from
+ * begin.  Large grains while there is plenty left, small ones at the end,
+ * so that the threads finish together.  The caller's thread claims from
+ * the front, the others from the back.
+ */
+extern int64_t RuntimeParallelForGuided(RuntimeLoopBody body, void *context,
+										int64_t begin, int64_t end,
+										int64_t grain_min, int64_t grain_max);
+
+/*
  * One task in flight on the backend's pipeline thread (task.c), so that a
  * batched scan can read its next batch while compiled code scores this
  * one.  The task's body runs compiled code only, under the same rules as

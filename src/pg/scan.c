@@ -361,6 +361,19 @@ ScanDestroy(DestReceiver *self)
 {
 }
 
+/*
+ * size bytes in CurrentMemoryContext, starting on a cache line: threads
+ * that score neighbouring ranges of a batch then write its sums on lines
+ * of their own (freed with the context)
+ */
+static void *
+ScanAllocCacheAligned(Size size)
+{
+	char	   *block = MemoryContextAllocHuge(CurrentMemoryContext, size + PG_CACHE_LINE_SIZE);
+
+	return (void *) TYPEALIGN(PG_CACHE_LINE_SIZE, block);
+}
+
 /* Allocate one batch's buffers for chunk_rows rows */
 static void
 ScanAllocBuffer(BatchScan *state, ScanBuffer *buffer)
@@ -371,8 +384,8 @@ ScanAllocBuffer(BatchScan *state, ScanBuffer *buffer)
 
 	buffer->num_rows = 0;
 	buffer->rows = ScanTakeRows(n * Max(forest->num_features, 1) * value_size, &buffer->rows_size);
-	buffer->acc = MemoryContextAllocHuge(CurrentMemoryContext, n * forest->num_groups * value_size);
-	buffer->margins = MemoryContextAllocHuge(CurrentMemoryContext, n * forest->num_groups * sizeof(double));
+	buffer->acc = ScanAllocCacheAligned(n * forest->num_groups * value_size);
+	buffer->margins = ScanAllocCacheAligned(n * forest->num_groups * sizeof(double));
 	buffer->keys = MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(Datum));
 	buffer->key_nulls = MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(bool));
 	buffer->row_nulls = MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(bool));

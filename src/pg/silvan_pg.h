@@ -261,6 +261,7 @@ typedef struct ScoreTask
 	double	   *margins;
 	bool		predict;		/* margins become predict()'s values (ForestPredictRows) */
 	volatile sig_atomic_t stop; /* set by the waiting backend on an interrupt */
+	bool		stopped;		/* a range of rows stopped early (atomic) */
 	bool		completed;		/* the code ran to the end */
 	bool		in_flight;
 } ScoreTask;

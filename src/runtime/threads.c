@@ -24,11 +24,21 @@
  * back.  Such a loop also takes helpers: RuntimeHelp lets a thread that
  * would otherwise wait (the backend, waiting for its pipelined batch)
  * claim grains too.  The caller closes the loop to helpers once the
- * counter runs out and waits for the helpers that joined.  A thread whose
- * loops are known to be helped (RuntimeSetLoopsHelped: the pipeline
- * thread) enlists one worker fewer, down to none, so that the backend, its
- * helper, makes up the cap: with silvan.max_threads = 2 a pipelined scan
- * runs two threads, not three taking turns on two cores.
+ * counter runs out and waits for the helpers that joined.
+ *
+ * A guided loop (RuntimeParallelForGuided) is a dynamic loop whose claims
+ * take a share of what is left instead of a fixed grain: the last grains
+ * are small, so whoever takes the last one does not leave the others
+ * waiting long.  Its caller claims from the front and everyone else from
+ * the back, so that each thread walks a run of consecutive iterations: a
+ * batch's rows handed out in alternate grains to two threads scored
+ * 10-15% slower than the same rows in two runs (a core's prefetching
+ * follows its own run).
+ *
+ * A thread whose loops are known to be helped (RuntimeSetLoopsHelped: the
+ * pipeline thread) enlists one worker fewer, down to none, so that the
+ * backend, its helper, makes up the cap: with silvan.max_threads = 2 a
+ * pipelined scan runs two threads, not three taking turns on two cores.
  *
  * Workers run compiled loop bodies only: no PostgreSQL calls, no memory
  * allocation, nothing that raises.  They block every signal, so signal
@@ -58,6 +68,28 @@
  */
 #define RUNTIME_SPIN_NS		500000
 
+/*
+ * How a dynamic loop's iterations are claimed: grain at a time from the
+ * front up to end; or, guided, a share of what is left (one participant's
+ * part, halved), clamped to [grain, grain_max] and a multiple of grain,
+ * from the front by the loop's caller and from the back by the others
+ */
+typedef struct GrainRule
+{
+	int64_t		begin;
+	int64_t		end;
+	int64_t		grain;
+	int64_t		grain_max;
+	int64_t		share;			/* guided: iterations left / share */
+	bool		guided;
+} GrainRule;
+
+/* A guided loop's unclaimed iterations: offsets from begin, both 32 bits */
+#define SPAN(front, back)	(((uint64_t) (front) << 32) | (uint64_t) (back))
+#define SPAN_FRONT(span)	((int64_t) ((span) >> 32))
+#define SPAN_BACK(span)		((int64_t) ((span) & 0xffffffffu))
+#define GUIDED_MAX_ITERATIONS	((int64_t) INT32_MAX)
+
 typedef struct RuntimePool
 {
 	pthread_mutex_t lock;
@@ -79,8 +111,9 @@ typedef struct RuntimePool
 	bool		dynamic;
 	bool		open;			/* helpers may join */
 	int64_t		helpers;		/* helpers that joined and have not left */
-	int64_t		grain;
+	GrainRule	grains;
 	int64_t		next;			/* next unclaimed iteration (atomic) */
+	uint64_t	span;			/* guided: the unclaimed ones, SPAN (atomic) */
 } RuntimePool;
 
 static RuntimePool pool = {
@@ -168,17 +201,98 @@ ChunkBounds(int64_t begin, int64_t end, int64_t chunks, int64_t c,
 	*hi = *lo + q + (c < r ? 1 : 0);
 }
 
+/* Iterations a guided claim takes when left are unclaimed */
+static int64_t
+GuidedGrain(const GrainRule *rule, int64_t left)
+{
+	int64_t		size = left / rule->share;
+
+	size -= size % rule->grain;
+	if (size < rule->grain)
+		size = rule->grain;
+	if (size > rule->grain_max)
+		size = rule->grain_max;
+	return size < left ? size : left;
+}
+
+/*
+ * A guided claim from the front or the back: its first iteration, or end
+ * when none is left.  Every claim starts at a multiple of grain from begin.
+ */
+static int64_t
+ClaimGuided(const GrainRule *rule, bool from_back, int64_t *hi)
+{
+	uint64_t	span = __atomic_load_n(&pool.span, __ATOMIC_RELAXED);
+
+	for (;;)
+	{
+		int64_t		front = SPAN_FRONT(span);
+		int64_t		back = SPAN_BACK(span);
+		int64_t		size;
+		int64_t		lo;
+
+		if (front >= back)
+			return rule->end;
+		size = GuidedGrain(rule, back - front);
+		lo = front;
+		if (from_back)
+		{
+			lo = back - size;
+			lo -= lo % rule->grain;
+			if (lo < front)
+				lo = front;
+			size = back - lo;
+		}
+		if (__atomic_compare_exchange_n(&pool.span, &span,
+										from_back ? SPAN(front, lo) : SPAN(lo + size, back),
+										true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		{
+			*hi = rule->begin + lo + size;
+			return rule->begin + lo;
+		}
+	}
+}
+
+/* Claim the next grain by the rule: its first iteration, or end when none is left */
+static int64_t
+ClaimGrain(const GrainRule *rule, int64_t chunk, int64_t *hi)
+{
+	int64_t		lo;
+
+	if (rule->guided)
+		return ClaimGuided(rule, chunk != 0, hi);
+	lo = __atomic_fetch_add(&pool.next, rule->grain, __ATOMIC_RELAXED);
+	if (lo >= rule->end)
+		return rule->end;
+	*hi = lo + rule->grain < rule->end ? lo + rule->grain : rule->end;
+	return lo;
+}
+
+/* Has the dynamic loop running now no unclaimed iterations left? */
+static bool
+LoopClaimed(void)
+{
+	if (pool.grains.guided)
+	{
+		uint64_t	span = __atomic_load_n(&pool.span, __ATOMIC_RELAXED);
+
+		return SPAN_FRONT(span) >= SPAN_BACK(span);
+	}
+	return __atomic_load_n(&pool.next, __ATOMIC_RELAXED) >= pool.end;
+}
+
 /* Claim grains of a dynamic loop until none are left; chunk names the claimer */
 static void
-ClaimGrains(RuntimeLoopBody body, void *context, int64_t end, int64_t grain, int64_t chunk)
+ClaimGrains(RuntimeLoopBody body, void *context, GrainRule rule, int64_t chunk)
 {
 	for (;;)
 	{
-		int64_t		lo = __atomic_fetch_add(&pool.next, grain, __ATOMIC_RELAXED);
+		int64_t		hi;
+		int64_t		lo = ClaimGrain(&rule, chunk, &hi);
 
-		if (lo >= end)
+		if (lo >= rule.end)
 			return;
-		body(context, lo, lo + grain < end ? lo + grain : end, chunk);
+		body(context, lo, hi, chunk);
 	}
 }
 
@@ -254,7 +368,7 @@ WorkerMain(void *arg)
 			continue;
 		pthread_mutex_unlock(&pool.lock);
 		if (pool.dynamic)
-			ClaimGrains(pool.body, pool.context, pool.end, pool.grain, index + 1);
+			ClaimGrains(pool.body, pool.context, pool.grains, index + 1);
 		else
 		{
 			ChunkBounds(pool.begin, pool.end, pool.chunks, index + 1, &lo, &hi);
@@ -295,10 +409,15 @@ EnsureWorkers(int n)
 	return pool.num_workers;
 }
 
-/* Run body over [begin, end) in up to max_chunks chunks; joined on return */
-int64_t
-RuntimeParallelFor(RuntimeLoopBody body, void *context, int64_t begin,
-				   int64_t end, int64_t max_chunks)
+/*
+ * Run body over [begin, end) in up to max_chunks chunks; joined on return.
+ * A dynamic loop is guided when grain_max > 0 (grains of about grain_min
+ * to grain_max iterations) and its iterations fit the span's 32 bits,
+ * else claimed in RUNTIME_GRAINS_PER_THREAD grains a thread.
+ */
+static int64_t
+ParallelRun(RuntimeLoopBody body, void *context, int64_t begin, int64_t end,
+			int64_t max_chunks, int64_t grain_min, int64_t grain_max)
 {
 	bool		dynamic = max_chunks >= RUNTIME_ANY_CHUNKS;
 	bool		helped = dynamic && loops_are_helped;
@@ -336,10 +455,17 @@ RuntimeParallelFor(RuntimeLoopBody body, void *context, int64_t begin,
 	pool.chunks = chunks;
 	pool.pending = chunks - 1;
 	pool.dynamic = dynamic;
-	pool.grain = (end - begin) / ((chunks + (helped ? 1 : 0)) * RUNTIME_GRAINS_PER_THREAD);
-	if (pool.grain < 1)
-		pool.grain = 1;
+	pool.grains = (GrainRule) {
+		.begin = begin, .end = end, .grain = grain_min, .grain_max = grain_max,
+		.share = 2 * (chunks + (helped ? 1 : 0)),
+		.guided = grain_max > 0 && end - begin <= GUIDED_MAX_ITERATIONS
+	};
+	if (!pool.grains.guided)
+		pool.grains.grain = (end - begin) / ((chunks + (helped ? 1 : 0)) * RUNTIME_GRAINS_PER_THREAD);
+	if (pool.grains.grain < 1)
+		pool.grains.grain = 1;
 	pool.next = begin;
+	pool.span = SPAN(0, end - begin);
 	pool.open = pool.dynamic;
 	__atomic_store_n(&pool.generation, pool.generation + 1, __ATOMIC_RELEASE);
 	if (chunks > 1)
@@ -348,7 +474,7 @@ RuntimeParallelFor(RuntimeLoopBody body, void *context, int64_t begin,
 
 	in_parallel_loop = true;
 	if (pool.dynamic)
-		ClaimGrains(body, context, end, pool.grain, 0);
+		ClaimGrains(body, context, pool.grains, 0);
 	else
 	{
 		ChunkBounds(begin, end, chunks, 0, &lo, &hi);
@@ -371,18 +497,37 @@ RuntimeParallelFor(RuntimeLoopBody body, void *context, int64_t begin,
 	return chunks;
 }
 
+/* Run body over [begin, end) in up to max_chunks chunks; joined on return */
+int64_t
+RuntimeParallelFor(RuntimeLoopBody body, void *context, int64_t begin,
+				   int64_t end, int64_t max_chunks)
+{
+	return ParallelRun(body, context, begin, end, max_chunks, 1, 0);
+}
+
+/* See runtime.h: a dynamic loop of shrinking grains */
+int64_t
+RuntimeParallelForGuided(RuntimeLoopBody body, void *context, int64_t begin,
+						 int64_t end, int64_t grain_min, int64_t grain_max)
+{
+	if (grain_min < 1)
+		grain_min = 1;
+	if (grain_max < grain_min)
+		grain_max = grain_min;
+	return ParallelRun(body, context, begin, end, RUNTIME_ANY_CHUNKS, grain_min, grain_max);
+}
+
 /* Claim grains of the dynamic loop running now, if any; false if none is open */
 bool
 RuntimeHelp(void)
 {
 	RuntimeLoopBody body;
 	void	   *context;
-	int64_t		end;
-	int64_t		grain;
+	GrainRule	grains;
 	int64_t		chunk;
 
 	pthread_mutex_lock(&pool.lock);
-	if (!pool.open || __atomic_load_n(&pool.next, __ATOMIC_RELAXED) >= pool.end)
+	if (!pool.open || LoopClaimed())
 	{
 		pthread_mutex_unlock(&pool.lock);
 		return false;
@@ -390,13 +535,12 @@ RuntimeHelp(void)
 	pool.helpers++;
 	body = pool.body;
 	context = pool.context;
-	end = pool.end;
-	grain = pool.grain;
+	grains = pool.grains;
 	chunk = pool.chunks;
 	pthread_mutex_unlock(&pool.lock);
 
 	in_parallel_loop = true;
-	ClaimGrains(body, context, end, grain, chunk);
+	ClaimGrains(body, context, grains, chunk);
 	in_parallel_loop = false;
 
 	pthread_mutex_lock(&pool.lock);

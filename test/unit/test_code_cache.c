@@ -275,7 +275,10 @@ TestImageReads(const char *path)
 	CompileImage image;
 	int			accepted = 0;
 	size_t		num_nodes_at;
+	size_t		code_splits_at;
 	int64_t		huge = INT64_C(1) << 40;
+	int64_t		negative = -1;
+	uint8_t		saved[sizeof(int64_t)];
 
 	if (file == NULL || len < 36)
 	{
@@ -299,11 +302,17 @@ TestImageReads(const char *path)
 			free(image.mir_text);
 		}
 	CHECK_MSG(accepted == 0, "%d prefixes of an image were accepted", accepted);
-	/* the struct follows magic, two u32, i32, u32 and two u8 */
-	num_nodes_at = 8 + 4 + 4 + 4 + 4 + 2 + offsetof(ReprBuffers, num_nodes);
+	/* the splits in code follow magic, two u32, i32, u32 and two u8; then the struct */
+	code_splits_at = 8 + 4 + 4 + 4 + 4 + 2;
+	num_nodes_at = code_splits_at + 8 + offsetof(ReprBuffers, num_nodes);
+	memcpy(saved, payload + num_nodes_at, sizeof(saved));
 	memcpy(payload + num_nodes_at, &huge, sizeof(huge));
 	CHECK_MSG(!CompileImageRead(payload, size, &image),
 			  "an image whose node count its buffer cannot hold was accepted");
+	memcpy(payload + num_nodes_at, saved, sizeof(saved));
+	memcpy(payload + code_splits_at, &negative, sizeof(negative));
+	CHECK_MSG(!CompileImageRead(payload, size, &image),
+			  "an image with a negative count of splits in code was accepted");
 	free(file);
 }
 
@@ -369,6 +378,94 @@ TestSplitCode(const Forest *forest, const float *rows)
 	RemoveEntries();
 	RuntimeSetMaxThreads(RuntimeCoreCount());
 	JitSplitSetMinInstructions(0);
+}
+
+/* A forest of num_trees complete trees of depth 6 (63 splits each) */
+static Forest *
+CompleteForest(int32_t num_trees, int32_t num_features)
+{
+	SilvanStatus status;
+	Forest	   *forest = ForestCreate(&status);
+	int32_t		per_tree = 127;
+
+	forest->source = FOREST_SOURCE_XGBOOST;
+	forest->precision = FOREST_FLOAT32;
+	forest->num_features = num_features;
+	forest->num_classes = 1;
+	ForestAllocBaseMargin(forest, 1, &status);
+	ForestAllocTrees(forest, num_trees, &status);
+	ForestAllocNodes(forest, (int64_t) num_trees * per_tree, &status);
+	for (int32_t t = 0; t < num_trees; t++)
+	{
+		forest->trees[t].first_node = (int64_t) t * per_tree;
+		forest->trees[t].num_nodes = per_tree;
+		for (int32_t i = 0; i < per_tree; i++)
+		{
+			ForestNode *node = &forest->nodes[(int64_t) t * per_tree + i];
+
+			memset(node, 0, sizeof(ForestNode));
+			node->kind = 2 * i + 1 < per_tree ? FOREST_NODE_NUMERIC : FOREST_NODE_LEAF;
+			node->feature = node->kind == FOREST_NODE_LEAF ? -1 : (i + t) % num_features;
+			node->left = node->kind == FOREST_NODE_LEAF ? -1 : 2 * i + 1;
+			node->right = node->kind == FOREST_NODE_LEAF ? -1 : 2 * i + 2;
+			node->threshold = (double) ((i * 7 + t) % 17) / 4.0 - 2.0;
+			node->leaf_value = (double) ((i + t) % 9) / 16.0;
+		}
+	}
+	ForestAllocCategoryWords(forest, 0, &status);
+	if (!ForestValidate(forest, &status))
+	{
+		ForestFree(forest);
+		return NULL;
+	}
+	return forest;
+}
+
+/*
+ * How finely a pipelined batch may be split (CompiledForestSplitRows) is
+ * the same for code from the code cache, found by the catalog's header
+ * alone, as for the compile that stored it: a forest of 25,200 splits in
+ * code takes ranges of 256 rows, a small one of 64
+ */
+static void
+TestSplitRowsKept(const Forest *small, const float *rows)
+{
+	const char *bits = "tile(batch, b0, b1, 8); reorder(b0, tree, b1); interleave(b1); "
+		"codeWalk(b1, 63, bitvector)";
+	Forest	   *big = CompleteForest(400, small->num_features);
+	SilvanStatus status;
+	Schedule	schedule;
+	uint8_t    *data = NULL;
+	size_t		size = 0;
+	int64_t		stored_nodes;
+	Forest	   *header = NULL;
+	CompiledForest *compiled;
+
+	CHECK(big != NULL && ScheduleParse(bits, &schedule, &status));
+	if (big == NULL)
+		return;
+	RemoveEntries();
+	RuntimeSetMaxThreads(1);	/* one object: "compiled" */
+	compiled = CompileAndCheck(small, bits, rows, "compiled", "small forest in code");
+	CHECK(compiled != NULL && CompiledForestSplitRows(compiled) == 64);
+	CompiledForestFree(compiled);
+	compiled = CompileAndCheck(big, bits, rows, "compiled", "25,200 splits in code");
+	CHECK_MSG(compiled != NULL && CompiledForestSplitRows(compiled) == 256,
+			  "25,200 splits in code split by %lld rows",
+			  compiled ? (long long) CompiledForestSplitRows(compiled) : -1LL);
+	CompiledForestFree(compiled);
+	if (ForestSerialize(big, &data, &size, &status))
+		header = ForestDeserializeHeader(data, size, &stored_nodes, &status);
+	compiled = header ? CompileForestFromCache(header, &schedule, NULL) : NULL;
+	CHECK_MSG(compiled != NULL && CompiledForestSplitRows(compiled) == 256,
+			  "25,200 splits in code, from the code cache by the header: split by %lld rows",
+			  compiled ? (long long) CompiledForestSplitRows(compiled) : -1LL);
+	CompiledForestFree(compiled);
+	ForestFree(header);
+	free(data);
+	ForestFree(big);
+	RemoveEntries();
+	RuntimeSetMaxThreads(RuntimeCoreCount());
 }
 
 /*
@@ -708,6 +805,7 @@ main(void)
 
 	TestHeaderOnly(forest, rows);
 	TestSplitCode(forest, rows);
+	TestSplitRowsKept(forest, rows);
 
 	/* a full cache drops its least recently used entry */
 	RemoveEntries();

@@ -925,6 +925,88 @@ TestManyClassesStage(void)
 	ForestFree(forest);
 }
 
+/*
+ * Code that a pipelined batch may split by rows (CompiledForestSplitRows)
+ * scores any ranges of a batch, each called on its own slice, exactly as
+ * one call of the whole batch; code of privatized sums may not be split;
+ * a forest whose code outgrows a core's cache is split in larger ranges
+ */
+static void
+TestSplitRows(void)
+{
+	static const struct
+	{
+		const char *path;
+		const char *schedule;	/* NULL: the default at batch 1024 */
+		int64_t		split_rows;
+	}			cases[] = {
+		{"asprasad_treebeard/xgb_models--higgs_xgb_model_save.json", NULL, 64},
+		{"asprasad_treebeard/xgb_models--higgs_xgb_model_save.json",
+		 "tile(tree, t0, t1, 10); reorder(t0, batch, t1); parallel(t0)", 0},
+		{"siboehm_lleaves/tests--models--NYC_taxi--model.txt", NULL, 64},
+		{"siboehm_lleaves/tests--models--multiclass--model.txt", NULL, 64},
+		{"siboehm_lleaves/tests--models--mtpl2--model.txt", NULL, 256},
+	};
+	static const int64_t cuts[] = {0, 64, 320, 384, 1000};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		Forest	   *forest = LoadSharedModel(cases[i].path);
+		Schedule	schedule;
+		SilvanStatus status;
+		CompiledForest *compiled;
+		void	   *rows;
+		size_t		row_bytes;
+		size_t		acc_row;
+		char	   *whole;
+		char	   *split;
+
+		CHECK_MSG(forest != NULL, "%s does not load", cases[i].path);
+		if (forest == NULL)
+			continue;
+		if (cases[i].schedule == NULL)
+			ScheduleDefault(forest, 1024, &schedule);
+		else
+			CHECK(ScheduleParse(cases[i].schedule, &schedule, &status));
+		compiled = CompileForest(forest, &schedule, NULL, &status);
+		CHECK_MSG(compiled != NULL, "%s: %s", cases[i].path, compiled ? "" : status.message);
+		if (compiled == NULL)
+		{
+			ForestFree(forest);
+			continue;
+		}
+		CHECK_MSG(CompiledForestSplitRows(compiled) == cases[i].split_rows,
+				  "%s [%s]: ranges of %lld rows, not %lld", cases[i].path,
+				  cases[i].schedule ? cases[i].schedule : "default",
+				  (long long) CompiledForestSplitRows(compiled), (long long) cases[i].split_rows);
+		rows = GenRows(forest, 1000);
+		row_bytes = ForestValueSize(forest) * (size_t) forest->num_features;
+		acc_row = ForestValueSize(forest) * (size_t) forest->num_groups;
+		whole = malloc(acc_row * 1000);
+		split = malloc(acc_row * 1000);
+		ForestMarginsInit(forest, whole, 1000);
+		CompiledForestAccumulate(compiled, rows, 1000, whole);
+		for (int c = 0; c + 1 < (int) (sizeof(cuts) / sizeof(cuts[0])); c++)
+		{
+			int64_t		n = cuts[c + 1] - cuts[c];
+
+			ForestMarginsInit(forest, split + acc_row * cuts[c], n);
+			CompiledForestAccumulate(compiled, (char *) rows + row_bytes * cuts[c], n,
+									 split + acc_row * cuts[c]);
+		}
+		/* (the tree-parallel schedule adds trees in another order) */
+		if (cases[i].split_rows > 0)
+			CHECK_MSG(memcmp(whole, split, acc_row * 1000) == 0 &&
+					  SameMargins(forest, compiled, rows, 1000, cases[i].path),
+					  "%s: ranges scored apart differ from the whole batch", cases[i].path);
+		free(whole);
+		free(split);
+		free(rows);
+		CompiledForestFree(compiled);
+		ForestFree(forest);
+	}
+}
+
 static void
 TestRealModels(void)
 {
@@ -996,6 +1078,7 @@ main(void)
 	TestGenerated();
 	TestBitvectorDefault();
 	TestManyClassesStage();
+	TestSplitRows();
 	TestRealModels();
 	UNIT_DONE();
 }

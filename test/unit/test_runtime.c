@@ -4,7 +4,9 @@
  *
  * RuntimeParallelFor must cover every iteration exactly once, in at most
  * the chunks asked for and the threads allowed, run nested calls serially,
- * and be joined on return; dynamic loops too, with helpers.  A task on the
+ * and be joined on return; dynamic loops too, with helpers.  Guided loops
+ * claim shrinking grains that start on multiples of the smallest, the
+ * caller's from the front and the others' from the back.  A task on the
  * pipeline thread runs once, its waiter helps with its loops, and a
  * pending interrupt reaches the task's stop flag.  A compiled batch whose interrupt flag is set
  * stops early (serial and parallel outer loops alike) and leaves the flag
@@ -117,6 +119,107 @@ TestDynamicFor(void)
 	RuntimeSetMaxThreads(1);
 }
 
+/* The grains a guided loop handed out */
+typedef struct Claims
+{
+	atomic_int	hits[1000];
+	atomic_int	count;
+	int64_t		lo[1000];
+	int64_t		hi[1000];
+	int64_t		chunk[1000];
+	pthread_t	thread[1000];
+	pthread_t	caller;
+	bool		slow;			/* sleep a little per iteration */
+} Claims;
+
+/* Record one grain, and mark its iterations */
+static void
+ClaimBody(void *context, int64_t begin, int64_t end, int64_t chunk)
+{
+	Claims	   *c = context;
+	int			k = atomic_fetch_add(&c->count, 1);
+	struct timespec pause = {0, 20000};
+
+	if (k < 1000)
+	{
+		c->lo[k] = begin;
+		c->hi[k] = end;
+		c->chunk[k] = chunk;
+		c->thread[k] = pthread_self();
+	}
+	for (int64_t i = begin; i < end; i++)
+	{
+		atomic_fetch_add(&c->hits[i], 1);
+		if (c->slow)
+			nanosleep(&pause, NULL);
+	}
+}
+
+/*
+ * Check a guided loop's grains over [begin, 1000): every iteration once;
+ * each grain starts at a multiple of grain from begin, is at most
+ * grain_max + grain - 1 long, and is shorter than grain only where the
+ * loop ends; the caller's thread took grains from the front only, below
+ * every grain of another thread.  A loop run serially is one call.
+ */
+static bool
+GuidedClaimsHold(const Claims *c, int64_t begin, int64_t grain, int64_t grain_max)
+{
+	int64_t		caller_hi = begin;
+	int64_t		others_lo = 1000;
+	bool		ok = c->count <= 1000;
+
+	for (int i = 0; i < 1000; i++)
+		ok &= atomic_load(&c->hits[i]) == (i >= begin);
+	if (c->count == 1 && c->lo[0] == begin && c->hi[0] == 1000)
+		return ok;
+	for (int k = 0; k < c->count && ok; k++)
+	{
+		int64_t		size = c->hi[k] - c->lo[k];
+
+		ok &= (c->lo[k] - begin) % grain == 0 && size <= grain_max + grain - 1 &&
+			(size >= grain || c->hi[k] == 1000);
+		if (pthread_equal(c->thread[k], c->caller))
+			caller_hi = c->hi[k] > caller_hi ? c->hi[k] : caller_hi;
+		else
+			others_lo = c->lo[k] < others_lo ? c->lo[k] : others_lo;
+	}
+	return ok && caller_hi <= others_lo;
+}
+
+/* Guided loops: shrinking grains, front and back, every iteration once */
+static void
+TestGuidedFor(void)
+{
+	static Claims c;
+
+	for (int threads = 1; threads <= 4; threads++)
+	{
+		bool		shrank = false;
+
+		RuntimeSetMaxThreads(threads);
+		memset(&c, 0, sizeof(c));
+		c.caller = pthread_self();
+		c.slow = true;
+		RuntimeParallelForGuided(ClaimBody, &c, 3, 1000, 16, 64);
+		CHECK_MSG(GuidedClaimsHold(&c, 3, 16, 64), "guided, %d threads", threads);
+		for (int k = 0; k < c.count; k++)
+			shrank |= c.hi[k] - c.lo[k] == 16;
+		CHECK_MSG(threads == 1 ? c.count == 1 : shrank && c.count > 2,
+				  "guided, %d threads: %d grains, none of the smallest size", threads,
+				  atomic_load(&c.count));
+		CHECK(!RuntimeHelp());
+	}
+	/* a range too short for one grain, and none at all */
+	RuntimeSetMaxThreads(2);
+	memset(&c, 0, sizeof(c));
+	c.caller = pthread_self();
+	RuntimeParallelForGuided(ClaimBody, &c, 990, 1000, 16, 64);
+	CHECK(GuidedClaimsHold(&c, 990, 16, 64) && c.count == 1);
+	CHECK(RuntimeParallelForGuided(ClaimBody, &c, 5, 5, 16, 64) == 0);
+	RuntimeSetMaxThreads(1);
+}
+
 /* What a pipelined test task does and sees */
 typedef struct TaskProbe
 {
@@ -204,6 +307,42 @@ TestTask(void)
 	CHECK(task.stop == 1);
 	CHECK(atomic_load(&task.runs) == 1);
 	RuntimeSetInterruptFlag(NULL);
+	RuntimeSetMaxThreads(1);
+}
+
+/* A task of one guided loop, which its caller (the pipeline thread) owns */
+static void
+GuidedTaskBody(void *context)
+{
+	Claims	   *c = context;
+
+	c->caller = pthread_self();
+	RuntimeParallelForGuided(ClaimBody, c, 0, 1000, 16, 64);
+}
+
+/* The pipeline thread's guided loop: the waiting backend helps from the back */
+static void
+TestTaskGuided(void)
+{
+	static Claims c;
+	volatile sig_atomic_t stop = 0;
+	int			waiter_grains = 0;
+	int			third = 0;
+
+	RuntimeSetMaxThreads(2);
+	memset(&c, 0, sizeof(c));
+	c.slow = true;
+	CHECK(RuntimeTaskStart(GuidedTaskBody, &c));
+	RuntimeTaskWait(&stop);
+	CHECK_MSG(GuidedClaimsHold(&c, 0, 16, 64), "guided task: %d grains", atomic_load(&c.count));
+	for (int k = 0; k < c.count; k++)
+	{
+		waiter_grains += pthread_equal(c.thread[k], pthread_self());
+		third += !pthread_equal(c.thread[k], pthread_self()) &&
+			!pthread_equal(c.thread[k], c.caller);
+	}
+	CHECK_MSG(waiter_grains > 0, "the waiting thread took no grain");
+	CHECK_MSG(third == 0, "%d grains ran on a third thread", third);
 	RuntimeSetMaxThreads(1);
 }
 
@@ -341,7 +480,9 @@ main(void)
 {
 	TestParallelFor();
 	TestDynamicFor();
+	TestGuidedFor();
 	TestTask();
+	TestTaskGuided();
 	TestInterrupt();
 	UNIT_DONE();
 }
