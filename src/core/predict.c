@@ -121,6 +121,25 @@ ForestMarginsFinish(const Forest *forest, const void *acc, int64_t num_rows,
 	}
 }
 
+/*
+ * exp of a margin's difference from the row's largest: the largest's own
+ * difference is 0 (x - x is +0), whose exp is exactly 1 (IEEE 754), so
+ * its call is skipped, a third of a 3-class row's softmax; anything else,
+ * NaN and inf - inf included, goes to exp
+ */
+static inline double
+ExpOfShift(double d)
+{
+	return d == 0.0 ? 1.0 : exp(d);
+}
+
+/* The same in float */
+static inline float
+ExpfOfShift(float d)
+{
+	return d == 0.0f ? 1.0f : expf(d);
+}
+
 /* XGBoost's float softmax (sum in double, as xgboost/src/common/math.h) */
 static void
 SoftmaxFloat(const double *margins, double *out, int32_t n)
@@ -132,7 +151,7 @@ SoftmaxFloat(const double *margins, double *out, int32_t n)
 		wmax = fmaxf((float) margins[i], wmax);
 	for (int32_t i = 0; i < n; i++)
 	{
-		float		e = expf((float) margins[i] - wmax);
+		float		e = ExpfOfShift((float) margins[i] - wmax);
 
 		out[i] = e;
 		wsum += e;
@@ -152,7 +171,7 @@ SoftmaxDouble(const double *margins, double *out, int32_t n)
 		wmax = fmax(margins[i], wmax);
 	for (int32_t i = 0; i < n; i++)
 	{
-		out[i] = exp(margins[i] - wmax);
+		out[i] = ExpOfShift(margins[i] - wmax);
 		wsum += out[i];
 	}
 	for (int32_t i = 0; i < n; i++)

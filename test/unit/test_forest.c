@@ -234,6 +234,57 @@ TestTransforms(void)
 	ForestFree(f);
 }
 
+/*
+ * Softmax, LightGBM's in double and XGBoost's in float, bit for bit as
+ * their formulas with a call of exp for every class: ties for the largest
+ * margin, -0, infinities (inf - inf is NaN, not 0) and NaN margins
+ */
+static void
+TestSoftmaxExact(void)
+{
+	static const double rows[][3] = {
+		{0.0, 1.0, 2.0}, {2.0, 2.0, -1.0}, {-0.0, 0.0, -0.0}, {1e300, -1e300, 3.5},
+		{INFINITY, 1.0, 2.0}, {INFINITY, INFINITY, 0.0}, {-INFINITY, -INFINITY, -INFINITY},
+		{NAN, 1.0, 2.0}, {NAN, NAN, NAN}, {0.1, 0.2, 0.30000000000000004}, {-745.5, 0.0, 709.0},
+	};
+	SilvanStatus st;
+	int			mismatches = 0;
+
+	for (int precision = 0; precision < 2; precision++)
+	{
+		Forest	   *f = MakeForest(precision ? FOREST_FLOAT32 : FOREST_FLOAT64);
+
+		f->task = FOREST_TASK_MULTICLASS;
+		f->transform = FOREST_TRANSFORM_SOFTMAX;
+		ForestAllocBaseMargin(f, 3, &st);
+		f->num_classes = 3;
+		for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
+		{
+			double		out[3];
+			double		want[3];
+			double		dsum = 0.0;
+			double		dmax = fmax(fmax(rows[r][1], rows[r][0]), rows[r][2]);
+			float		fmaxv = fmaxf(fmaxf((float) rows[r][1], (float) rows[r][0]), (float) rows[r][2]);
+
+			for (int i = 0; i < 3; i++)
+			{
+				want[i] = precision ? expf((float) rows[r][i] - fmaxv) : exp(rows[r][i] - dmax);
+				dsum += want[i];
+			}
+			for (int i = 0; i < 3; i++)
+				want[i] = precision ? (double) ((float) want[i] / (float) dsum) : want[i] / dsum;
+			ForestTransformRow(f, rows[r], out);
+			for (int i = 0; i < 3; i++)
+				if (memcmp(&out[i], &want[i], sizeof(double)) != 0 && !(isnan(out[i]) && isnan(want[i])) &&
+					mismatches++ == 0)
+					fprintf(stderr, "softmax (%s) row %zu class %d: got %.17g want %.17g\n",
+							precision ? "float" : "double", r, i, out[i], want[i]);
+		}
+		ForestFree(f);
+	}
+	CHECK_MSG(mismatches == 0, "%d softmax values differ from the formula's", mismatches);
+}
+
 int
 main(void)
 {
@@ -242,5 +293,6 @@ main(void)
 	TestValidation();
 	TestSerialize();
 	TestTransforms();
+	TestSoftmaxExact();
 	UNIT_DONE();
 }
