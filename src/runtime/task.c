@@ -13,7 +13,8 @@
  * condition variables; there is at most one task, so no queue.  The waiting
  * backend does not just sleep: it joins the task's dynamic parallel loop
  * (RuntimeHelp in threads.c) and claims grains of rows like the pool's
- * workers, so both cores stay busy whichever stage is slower.  Between
+ * workers (of a scored batch's guided loop, from the back of the batch:
+ * score.c), so both cores stay busy whichever stage is slower.  Between
  * grains, and every 200 microseconds when there is nothing to help with,
  * it looks at the interrupt flag: a pending query cancel sets the task's
  * stop flag, which compiled code polls between tiles, so cancel is never
