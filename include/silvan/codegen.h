@@ -272,6 +272,8 @@ extern void CgEmitGpuLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 
 /* compile.c: tests force tile feature gathers on (1) or off (0); -1 by CPU */
 extern void CodegenSetGatherPolicy(int policy);
+/* compile.c: tests force perfect's add-with-carry hops on (1) or off (0); -1 by CPU */
+extern void CodegenSetCarryPolicy(int policy);
 
 /*
  * Walk strategies: how a walk op moves its lanes through their trees.

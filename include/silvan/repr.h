@@ -227,6 +227,7 @@ typedef struct ReprBuffers
 	int32_t		tile_size;
 	int32_t		num_lut_rows;	/* LUT rows in aux[1] (one more: all zero) */
 	bool		gather;			/* SIMD gathers on this CPU */
+	bool		carry_hops;		/* perfect: a hop is one add-with-carry (x86 CPUs but AMD's) */
 	size_t		bytes[REPR_NUM_BUFFERS];	/* allocated size of each buffer
 											 * (ReprAlloc) */
 	/*

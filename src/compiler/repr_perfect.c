@@ -255,18 +255,46 @@ PerfectLoadNode(CodegenContext *cg, LLVMValueRef v_index, bool may_be_leaf, Repr
 }
 
 /*
- * Child 2g + (goes right).  (Measured on higgs: an add-with-carry forced
- * through llvm.x86.addcarry instead of LLVM's setb-and-lea was no faster,
- * nor were integer compares of the threshold and feature loaded as one
- * 64-bit word.)
+ * Child 2g + (goes right): where the host adds with carry cheaply
+ * (buffers->carry_hops), as llvm.x86.addcarry.64(goes right, g, g), which
+ * x86 emits as one adc on the compare's carry flag; else as shl and add,
+ * which it emits as xor, setb and lea.  (Integer compares of the
+ * threshold and feature loaded as one 64-bit word were no faster.)
  */
 static LLVMValueRef
 PerfectMoveToChild(CodegenContext *cg, const ReprNode *node, LLVMValueRef v_row)
 {
 	LLVMBuilderRef b = cg->builder;
+	LLVMValueRef v_right = ReprGoRight(cg, node, v_row);
+	LLVMTypeRef t_i8 = LLVMInt8TypeInContext(cg->context);
+	LLVMTypeRef t_sum[2] = {t_i8, cg->t_i64};
+	LLVMTypeRef t_params[3] = {t_i8, cg->t_i64, cg->t_i64};
+	LLVMTypeRef t_fn;
+	LLVMValueRef fn;
+	LLVMValueRef args[3];
 
-	return LLVMBuildAdd(b, LLVMBuildShl(b, node->v_index, CgInt64(cg, 1), ""),
-						LLVMBuildZExt(b, ReprGoRight(cg, node, v_row), cg->t_i64, ""), "v_child");
+	if (!cg->buffers->carry_hops)
+		return LLVMBuildAdd(b, LLVMBuildShl(b, node->v_index, CgInt64(cg, 1), ""),
+							LLVMBuildZExt(b, v_right, cg->t_i64, ""), "v_child");
+	t_fn = LLVMFunctionType(LLVMStructTypeInContext(cg->context, t_sum, 2, false),
+							t_params, 3, false);
+	if ((fn = LLVMGetNamedFunction(cg->module, "llvm.x86.addcarry.64")) == NULL)
+		fn = LLVMAddFunction(cg->module, "llvm.x86.addcarry.64", t_fn);
+	args[0] = LLVMBuildZExt(b, v_right, t_i8, "");
+	args[1] = node->v_index;
+	args[2] = node->v_index;
+	return LLVMBuildExtractValue(b, LLVMBuildCall2(b, t_fn, fn, args, 3, ""), 1, "v_child");
+}
+
+/* The split layout, and how a hop adds */
+static const char *
+PerfectVariant(const ReprBuffers *buffers)
+{
+	static const char *const with_carry[] = {
+		"plain, hops add with carry", "sign, hops add with carry", "flags, hops add with carry"
+	};
+
+	return buffers->carry_hops ? with_carry[buffers->layout] : ReprRecordVariant(buffers);
 }
 
 /* Leaves are the last level: from record num_nodes / 2 on */
@@ -309,7 +337,7 @@ PerfectCacheTree(CodegenContext *cg, LLVMValueRef v_tree)
 const Representation ReprPerfect = {
 	.name = "perfect",
 	.build = PerfectBuild,
-	.variant = ReprRecordVariant,
+	.variant = PerfectVariant,
 	.node_type = PerfectRecordType,
 	.load_node = PerfectLoadNode,
 	.move_to_child = PerfectMoveToChild,

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "silvan/codegen.h"
 #include "silvan/compiler.h"
 #include "silvan/hir.h"
 #include "silvan/mir.h"
@@ -418,13 +419,13 @@ TestGenerated(void)
 	o = BaseOptions();
 	CheckGenerated("xgboost float lt", o);
 	o.finite = true;
-	CheckGeneratedAs("xgboost float, mirrored NaN-left splits", o, "perfect (sign)");
+	CheckGeneratedAs("xgboost float, mirrored NaN-left splits", o, "perfect (sign");
 	o.precision = FOREST_FLOAT64;
 	o.compare = -1;
 	CheckGeneratedAs("double lt/le, mirrored NaN-left splits", o, "array (sign)");
 	o = BaseOptions();
 	o.default_left = 2;
-	CheckGeneratedAs("xgboost float, NaN always right", o, "perfect (plain)");
+	CheckGeneratedAs("xgboost float, NaN always right", o, "perfect (plain");
 	o = BaseOptions();
 	o.compare = FOREST_CMP_LE;
 	CheckGenerated("float le", o);
@@ -1007,6 +1008,48 @@ TestSplitRows(void)
 	}
 }
 
+/*
+ * perfect's hops as one add-with-carry (llvm.x86.addcarry.64) or as shift
+ * and add, as the policy says: the same margins as the interpreter either
+ * way, explain and the LLVM IR say which
+ */
+static void
+TestCarryHops(void)
+{
+	Forest	   *forest = LoadSharedModel("asprasad_treebeard/xgb_models--higgs_xgb_model_save.json");
+	void	   *rows;
+
+	CHECK(forest != NULL);
+	if (forest == NULL)
+		return;
+	rows = GenRows(forest, 1000);
+	for (int carry = 0; carry < 2; carry++)
+	{
+		Schedule	schedule;
+		SilvanStatus status;
+		CompiledForest *compiled;
+		char	   *text;
+
+		CodegenSetCarryPolicy(carry);
+		ScheduleDefault(forest, 1024, &schedule);
+		compiled = CompileForest(forest, &schedule, NULL, &status);
+		CHECK_MSG(compiled != NULL, "carry %d: %s", carry, compiled ? "" : status.message);
+		if (compiled == NULL)
+			continue;
+		text = CompiledForestExplain(compiled, true);
+		CHECK_MSG(text && strstr(text, "representation: perfect (plain") &&
+				  (strstr(text, "hops add with carry") != NULL) == carry &&
+				  (strstr(text, "@llvm.x86.addcarry.64") != NULL) == carry,
+				  "carry %d: explain does not say so", carry);
+		CHECK_MSG(SameMargins(forest, compiled, rows, 1000, "carry hops"), "carry %d", carry);
+		free(text);
+		CompiledForestFree(compiled);
+	}
+	CodegenSetCarryPolicy(-1);
+	free(rows);
+	ForestFree(forest);
+}
+
 static void
 TestRealModels(void)
 {
@@ -1079,6 +1122,7 @@ main(void)
 	TestBitvectorDefault();
 	TestManyClassesStage();
 	TestSplitRows();
+	TestCarryHops();
 	TestRealModels();
 	UNIT_DONE();
 }

@@ -13,7 +13,9 @@
  * tops of 1 to 64 splits, so that both whole trees and buffer entries
  * below the top run) and early-exit walks.  Each runs with every representation
  * on hand-built forests and real models, on batches that leave tile
- * remainders, with the thread pool at 1 and 3 threads.
+ * remainders, with the thread pool at 1 and 3 threads; the core schedules
+ * run in perfect once more with its hops as add-with-carry and once as
+ * shift and add, whichever this CPU takes by default.
  *
  * Serial schedules must equal the interpreter bit for bit.  Schedules that
  * sum trees in another order (a parallel loop over trees, reorderTrees)
@@ -409,6 +411,15 @@ CheckForest(const char *model, const Forest *forest, Coverage coverage)
 		for (int r = 0; r < NUM_REPRESENTATIONS; r++)
 			CheckOne(model, forest, &schedules[coverage == COVER_CORE ? core_schedules[i] : i],
 					 representations[r], 1, "uniform", NULL, rows, want, max_rows);
+	/* perfect's hops both ways, whichever this cpu takes by default */
+	for (int carry = 0; carry < 2; carry++)
+	{
+		CodegenSetCarryPolicy(carry);
+		for (int i = 0; i < NUM_CORE_SCHEDULES; i++)
+			CheckOne(model, forest, &schedules[core_schedules[i]], "perfect", 1, "uniform",
+					 NULL, rows, want, max_rows);
+	}
+	CodegenSetCarryPolicy(-1);
 	for (int z = 0; coverage == COVER_TILED && z < 2; z++)
 	{
 		/* gathers where the cpu has them (forced on for tiles of 8) */
