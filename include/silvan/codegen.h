@@ -238,6 +238,8 @@ extern LLVMBasicBlockRef CgNewBlock(CodegenContext *cg, const char *name);
 extern LLVMValueRef CgLoad(CodegenContext *cg, LLVMTypeRef type, LLVMValueRef v_ptr,
 						   const char *name);
 extern LLVMValueRef CgCodeConstant(CodegenContext *cg, LLVMTypeRef type, double value);
+/* The function name (an LLVM intrinsic) of type t_fn, declared in the module on first use */
+extern LLVMValueRef CgDeclare(CodegenContext *cg, const char *name, LLVMTypeRef t_fn);
 extern LLVMValueRef CgMaskedGather(CodegenContext *cg, LLVMTypeRef t_elem, LLVMValueRef v_ptrs,
 								   unsigned n, const char *name);
 extern LLVMValueRef CgAlloca(CodegenContext *cg, LLVMTypeRef type, LLVMValueRef v_count,

@@ -99,6 +99,15 @@ CgAlloca(CodegenContext *cg, LLVMTypeRef type, LLVMValueRef v_count, const char 
 	return v;
 }
 
+/* See codegen.h */
+LLVMValueRef
+CgDeclare(CodegenContext *cg, const char *name, LLVMTypeRef t_fn)
+{
+	LLVMValueRef fn = LLVMGetNamedFunction(cg->module, name);
+
+	return fn != NULL ? fn : LLVMAddFunction(cg->module, name, t_fn);
+}
+
 /*
  * The n lanes' elements (of type t_elem: float, double, i32 or i64) at the
  * pointers v_ptrs (<n x t_elem*>): llvm.masked.gather with every lane on,
@@ -118,16 +127,13 @@ CgMaskedGather(CodegenContext *cg, LLVMTypeRef t_elem, LLVMValueRef v_ptrs, unsi
 	LLVMTypeRef t_fn = LLVMFunctionType(t_vec, params, 4, false);
 	LLVMValueRef args[4];
 	char		fn_name[64];
-	LLVMValueRef fn;
 
 	snprintf(fn_name, sizeof(fn_name), "llvm.masked.gather.v%u%s.v%up0%s", n, suffix, n, suffix);
-	if ((fn = LLVMGetNamedFunction(cg->module, fn_name)) == NULL)
-		fn = LLVMAddFunction(cg->module, fn_name, t_fn);
 	args[0] = v_ptrs;
 	args[1] = CgInt32(cg, suffix[1] == '6' ? 8 : 4);
 	args[2] = LLVMConstAllOnes(LLVMVectorType(cg->t_i1, n));
 	args[3] = LLVMGetUndef(t_vec);
-	return LLVMBuildCall2(cg->builder, t_fn, fn, args, 4, name);
+	return LLVMBuildCall2(cg->builder, t_fn, CgDeclare(cg, fn_name, t_fn), args, 4, name);
 }
 
 /* A load of model data or rows: invariant for the whole call */

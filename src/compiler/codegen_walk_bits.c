@@ -386,7 +386,6 @@ CountTrailingZeros(CodegenContext *cg, LLVMValueRef v)
 	LLVMTypeRef params[2] = {t, cg->t_i1};
 	LLVMTypeRef t_fn = LLVMFunctionType(t, params, 2, false);
 	LLVMValueRef args[2] = {v, LLVMConstInt(cg->t_i1, 0, false)};
-	LLVMValueRef fn;
 	char		name[32];
 
 	if (vector)
@@ -394,9 +393,7 @@ CountTrailingZeros(CodegenContext *cg, LLVMValueRef v)
 				 (int) LLVMGetIntTypeWidth(t_elem));
 	else
 		snprintf(name, sizeof(name), "llvm.cttz.i%d", (int) LLVMGetIntTypeWidth(t_elem));
-	if ((fn = LLVMGetNamedFunction(cg->module, name)) == NULL)
-		fn = LLVMAddFunction(cg->module, name, t_fn);
-	return LLVMBuildCall2(cg->builder, t_fn, fn, args, 2, "v_leaf_bit");
+	return LLVMBuildCall2(cg->builder, t_fn, CgDeclare(cg, name, t_fn), args, 2, "v_leaf_bit");
 }
 
 /*
@@ -459,14 +456,12 @@ PermutedLeaves(CodegenContext *cg, const BitsTree *bt, LLVMValueRef v_index)
 	LLVMTypeRef t_i32x8 = LLVMVectorType(cg->t_i32, 8);
 	LLVMTypeRef params[2] = {t_i32x8, t_i32x8};
 	LLVMTypeRef t_permd = LLVMFunctionType(t_i32x8, params, 2, false);
-	LLVMValueRef fn_permd = LLVMGetNamedFunction(cg->module, "llvm.x86.avx2.permd");
+	LLVMValueRef fn_permd = CgDeclare(cg, "llvm.x86.avx2.permd", t_permd);
 	bool		is_double = ForestValueSize(cg->forest) == 8;
 	int32_t		num_blocks = (bt->num_leaves + 7) / 8;
 	LLVMValueRef v_block = LLVMBuildLShr(b, v_index, ConstSplat(CgInt32(cg, 3), 8), "");
 	LLVMValueRef v_parts[2];
 
-	if (fn_permd == NULL)
-		fn_permd = LLVMAddFunction(cg->module, "llvm.x86.avx2.permd", t_permd);
 	for (int half = 0; half < (is_double ? 2 : 1); half++)
 	{
 		v_parts[half] = NULL;

@@ -151,12 +151,9 @@ static LLVMValueRef
 PrefetchFunction(CodegenContext *cg, LLVMTypeRef *type)
 {
 	LLVMTypeRef params[4] = {cg->t_i8p, cg->t_i32, cg->t_i32, cg->t_i32};
-	LLVMValueRef fn = LLVMGetNamedFunction(cg->module, "llvm.prefetch.p0i8");
 
 	*type = LLVMFunctionType(LLVMVoidTypeInContext(cg->context), params, 4, false);
-	if (fn == NULL)
-		fn = LLVMAddFunction(cg->module, "llvm.prefetch.p0i8", *type);
-	return fn;
+	return CgDeclare(cg, "llvm.prefetch.p0i8", *type);
 }
 
 /* Prefetch v_bytes (i64) from v_base (i8*), one line in 64 bytes, at most max_lines */

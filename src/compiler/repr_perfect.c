@@ -270,7 +270,6 @@ PerfectMoveToChild(CodegenContext *cg, const ReprNode *node, LLVMValueRef v_row)
 	LLVMTypeRef t_sum[2] = {t_i8, cg->t_i64};
 	LLVMTypeRef t_params[3] = {t_i8, cg->t_i64, cg->t_i64};
 	LLVMTypeRef t_fn;
-	LLVMValueRef fn;
 	LLVMValueRef args[3];
 
 	if (!cg->buffers->carry_hops)
@@ -278,12 +277,12 @@ PerfectMoveToChild(CodegenContext *cg, const ReprNode *node, LLVMValueRef v_row)
 							LLVMBuildZExt(b, v_right, cg->t_i64, ""), "v_child");
 	t_fn = LLVMFunctionType(LLVMStructTypeInContext(cg->context, t_sum, 2, false),
 							t_params, 3, false);
-	if ((fn = LLVMGetNamedFunction(cg->module, "llvm.x86.addcarry.64")) == NULL)
-		fn = LLVMAddFunction(cg->module, "llvm.x86.addcarry.64", t_fn);
 	args[0] = LLVMBuildZExt(b, v_right, t_i8, "");
 	args[1] = node->v_index;
 	args[2] = node->v_index;
-	return LLVMBuildExtractValue(b, LLVMBuildCall2(b, t_fn, fn, args, 3, ""), 1, "v_child");
+	return LLVMBuildExtractValue(b, LLVMBuildCall2(b, t_fn, CgDeclare(cg, "llvm.x86.addcarry.64", t_fn),
+												   args, 3, ""),
+								 1, "v_child");
 }
 
 /* The split layout, and how a hop adds */

@@ -28,11 +28,8 @@ static LLVMValueRef
 CallIntrinsic(CodegenContext *cg, const char *name, LLVMTypeRef t_ret)
 {
 	LLVMTypeRef t_fn = LLVMFunctionType(t_ret, NULL, 0, false);
-	LLVMValueRef fn = LLVMGetNamedFunction(cg->module, name);
 
-	if (fn == NULL)
-		fn = LLVMAddFunction(cg->module, name, t_fn);
-	return LLVMBuildCall2(cg->builder, t_fn, fn, NULL, 0, "");
+	return LLVMBuildCall2(cg->builder, t_fn, CgDeclare(cg, name, t_fn), NULL, 0, "");
 }
 
 /*
