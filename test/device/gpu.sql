@@ -51,6 +51,7 @@ CREATE TABLE big AS
                         random() * 10 - 5, random() * 10 - 5, random() * 10 - 5]::real[] AS f
     FROM generate_series(1, 1000000) AS i;
 VACUUM ANALYZE big;
+SET silvan.target = cpu;
 CREATE TABLE on_cpu AS SELECT * FROM silvan.predict_table('binary_logistic', 'big', 'id', batch_size => 65536);
 SET silvan.target = cuda;
 SELECT count(*) AS rows, count(*) FILTER (WHERE c.prediction <> g.prediction) AS cpu_gpu_diff

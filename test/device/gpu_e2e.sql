@@ -31,7 +31,7 @@ SELECT count(*) FROM (SELECT id, f FROM higgs_rows) AS t;
 \timing off
 SET silvan.tune_min_speedup = 0;
 SELECT batch_size, us_per_row, default_us_per_row, speedup, stored, candidates
-  FROM silvan.tune('higgs', batch_sizes => '{65536}', target => 'cuda', budget => '2 minutes');
+  FROM silvan.tune('higgs', batch_sizes => '{65536}', target => 'cuda', budget => '1 minute');
 SELECT batch_size, provenance->>'device' AS device, provenance->>'arch' AS arch, schedule
   FROM silvan.schedules WHERE model = 'higgs' AND target = 'cuda';
 SET silvan.target = cuda;

@@ -7,18 +7,14 @@
 # SILVAN_DEVICE_BATCHES its batch sizes (default 4096, 65536 and all rows).
 set -uo pipefail
 OUT=${OUT:-/tmp/silvan-device-out}
-dir=$PWD/.device-gpu
-root=/opt/silvan-gpu
-mkdir -p "$OUT" $root
+dir=$PWD/.device
+mkdir -p "$OUT"
 steps=${SILVAN_DEVICE_STEPS:-tests bench}
 rows=${SILVAN_DEVICE_ROWS:-262144}
 batches=${SILVAN_DEVICE_BATCHES:-4096 65536 $rows}
-for f in "$dir"/debs/*.deb; do dpkg-deb -x "$f" $root; done
-export LD_LIBRARY_PATH=$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+source test/device/unpack.sh
 missing=$(ldd "$dir"/bin/* | grep 'not found' | sort -u)
 [ -z "$missing" ] || echo "run.sh: missing shared libraries: $missing"
-mkdir -p $root/models && tar -C $root/models -xJf "$dir/models.tar.xz"
-export SILVAN_MODELS=$root/models
 nvidia-smi -L
 if [[ " $steps " == *" tests "* ]]; then
 	for t in test_gpu test_gpu_targets; do
@@ -29,7 +25,7 @@ if [[ " $steps " == *" tests "* ]]; then
 fi
 if [[ " $steps " == *" bench "* ]]; then
 	for m in ${SILVAN_DEVICE_MODELS:-higgs airline year_prediction_msd bosch}; do
-		model=$root/models/asprasad_treebeard/xgb_models--${m}_xgb_model_save.json
+		model=$SILVAN_MODELS/asprasad_treebeard/xgb_models--${m}_xgb_model_save.json
 		features=$(python3 -c "import json; print(json.load(open('$model'))['learner']['learner_model_param']['num_feature'])")
 		"$dir/bin/bench_gpu" "$model" "$rows" /tmp/rows.bin $batches \
 			| sed "s|^[^\t]*/|$m\t|" >> "$OUT/bench.tsv" 2>> "$OUT/bench.err"
