@@ -194,6 +194,7 @@ typedef struct CodegenEnv
 	/* the innermost loop's lanes */
 	int32_t		width;
 	int16_t		lane_var;
+	int16_t		lane_iv;		/* the variable the lanes' loop steps: lane k at its value + k */
 	/* a specialized tree loop over one row: its margins, one alloca each */
 	int32_t		num_local;
 	LLVMValueRef v_local[CODEGEN_MAX_LOCAL_GROUPS];
@@ -276,6 +277,10 @@ extern void CgEmitGpuLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 extern void CodegenSetGatherPolicy(int policy);
 /* compile.c: tests force perfect's add-with-carry hops on (1) or off (0); -1 by CPU */
 extern void CodegenSetCarryPolicy(int policy);
+/* compile.c: tests force default vector walks on (1, where AVX-512F is) or off (0); -1 by CPU */
+extern void CodegenSetVectorWalkPolicy(int policy);
+/* codegen.c: is feature name (LLVM's, without the sign) on in a +a,-b,... list? */
+extern bool CgHasFeature(const char *features, const char *name);
 
 /*
  * Walk strategies: how a walk op moves its lanes through their trees.
@@ -322,6 +327,9 @@ extern LLVMValueRef CgWalkToLeaf(CodegenContext *cg, LLVMValueRef v_index,
 
 /* codegen_walk_code.c: the tree's top compiled in */
 extern const WalkStrategy WalkCode;
+
+/* codegen_walk_vector.c: rows as the lanes of AVX-512 vectors */
+extern const WalkStrategy WalkVector;
 
 /* codegen_walk_code.c: split decisions written with the split's constants */
 extern LLVMValueRef CgNumericGoesLeft(CodegenContext *cg, const ForestNode *node,

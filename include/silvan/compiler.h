@@ -54,6 +54,9 @@ typedef struct ReprBuffers ReprBuffers;
 extern void ScheduleDefault(const Forest *forest, int32_t batch_size,
 							Schedule *schedule);
 
+/* Do default schedules walk rows as AVX-512 vectors on this host? (compile.c) */
+extern bool CodegenHostVectorWalk(void);
+
 /* Pick the default schedule of a gpu target (schedule.c) */
 extern void ScheduleGpuDefault(const Forest *forest, int32_t batch_size,
 							   Schedule *schedule);

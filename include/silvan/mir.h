@@ -71,6 +71,9 @@
 
 /* Lanes of one lock-step walk */
 #define MIR_MAX_WIDTH			16
+/* Lanes of one vectorWalk: eight vectors of sixteen rows; fewer than four walk in lock-step */
+#define MIR_MAX_VECTOR_WIDTH	128
+#define MIR_MIN_VECTOR_WIDTH	64
 /* Rows a walk's remainder takes together before going one by one */
 #define MIR_REMAINDER_STEP		4
 #define MIR_MAX_OPS				(4 * SCHEDULE_MAX_VARS + 8)
@@ -93,7 +96,8 @@ typedef enum MirWalkKind
 {
 	MIR_WALK_LOCKSTEP = 0,		/* lanes together until all are at leaves */
 	MIR_WALK_EARLY_EXIT,		/* each lane to its own leaf */
-	MIR_WALK_CODE				/* the tree's top compiled in, then its buffers */
+	MIR_WALK_CODE,				/* the tree's top compiled in, then its buffers */
+	MIR_WALK_VECTOR				/* rows as the lanes of vectors, with gathers */
 } MirWalkKind;
 
 /* specialize(): most copies of a loop body, over all specialized loops of a path */
@@ -193,6 +197,7 @@ extern void MirGpuBlockDims(const Mir *mir, int64_t dims[3]);
 extern void MirPadLevels(const Mir *mir, const int32_t *depths, int32_t *pad_to);
 extern void MirFinish(Mir *mir, const Hir *hir, const ReprTreeShape *trees);
 extern char *MirDump(const Mir *mir);
+extern int	MirStepWidths(const MirOp *walk, int32_t widths[5]);
 
 /*
  * The loops of one path, root first, for range and value arithmetic: rep[v]

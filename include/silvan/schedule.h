@@ -14,7 +14,7 @@
  *   optimizations   cache(i)  parallel(i)  interleave(i)  unrollWalk(i, hops)
  *                   peelWalk(i, hops)
  *   walk strategies codeWalk(i, nodes, branchy|select|bitvector)
- *                   earlyExitWalk(i)
+ *                   earlyExitWalk(i)  vectorWalk(i)
  *   reductions      atomicReduce(i)  sharedReduce(i)  vectorReduce(i, width)
  *   model layout    representation(array|sparse|reorg|perfect)
  *                   tileTrees(size, uniform|probabilistic)   size 1..8
@@ -34,6 +34,10 @@
  * split and finds the leaf as a bit (QuickScorer); with interleave(i) over
  * rows, the lanes' rows are compared together in vectors.  It needs no
  * specialize(): a tree known only at run time is called through a table.
+ * vectorWalk(i), with interleave(i) over the rows of a tile, walks up to
+ * 128 rows of one tree as the lanes of AVX-512 vectors (sixteen rows a
+ * vector), in the perfect layout; elsewhere it walks in lock-step
+ * (codegen_walk_vector.c).
  *
  * Index variables form a tree: a tiled or split variable is replaced in
  * the loop nest by the two it produced.  The loop nest itself is a tree of
@@ -135,6 +139,7 @@ typedef struct IndexVar
 	int32_t		code_walk;		/* codeWalk: splits per tree in code; 0 = none */
 	CodeWalkForm code_form;		/* codeWalk: branches or selects */
 	bool		early_exit;		/* earlyExitWalk */
+	bool		vector_walk;	/* vectorWalk */
 	ReduceKind	reduce;
 	int32_t		vector_width;	/* REDUCE_VECTOR */
 	GpuDim		gpu_dim;
@@ -172,6 +177,7 @@ typedef enum ScheduleOp
 	SCHEDULE_OP_REORDER_TREES,
 	SCHEDULE_OP_CODE_WALK,
 	SCHEDULE_OP_EARLY_EXIT_WALK,
+	SCHEDULE_OP_VECTOR_WALK,
 	SCHEDULE_OP_FULL_CODEGEN
 } ScheduleOp;
 

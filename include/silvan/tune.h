@@ -98,8 +98,11 @@ typedef enum TuneWalk
 	TUNE_WALK_EARLY_EXIT,
 	TUNE_WALK_CODE_BRANCHY,
 	TUNE_WALK_CODE_SELECT,
-	TUNE_WALK_CODE_BITVECTOR
+	TUNE_WALK_CODE_BITVECTOR,
+	TUNE_WALK_VECTOR			/* vectorWalk: perfect layout, AVX-512 hosts */
 } TuneWalk;
+
+#define TUNE_WALK_LAST	TUNE_WALK_VECTOR
 
 /* Blocks of trees: which cache a block of trees' nodes is sized for */
 typedef enum TuneBlocks
@@ -159,6 +162,7 @@ typedef struct TuneShape
 	int32_t		max_threads;
 	bool		exact;
 	bool		have_profile;
+	bool		vector_walk;	/* the host walks rows as AVX-512 vectors */
 } TuneShape;
 
 extern void TuneShapeOf(const Forest *forest, int32_t batch_size, int32_t max_threads,

@@ -136,6 +136,18 @@ CgMaskedGather(CodegenContext *cg, LLVMTypeRef t_elem, LLVMValueRef v_ptrs, unsi
 	return LLVMBuildCall2(cg->builder, t_fn, CgDeclare(cg, fn_name, t_fn), args, 4, name);
 }
 
+/* Is feature name on in LLVM's comma-separated "+name,-other" list? */
+bool
+CgHasFeature(const char *features, const char *name)
+{
+	size_t		len = strlen(name);
+
+	for (const char *p = features; p != NULL && *p != '\0'; p = strchr(p, ','), p = p ? p + 1 : NULL)
+		if (p[0] == '+' && strncmp(p + 1, name, len) == 0 && (p[1 + len] == ',' || p[1 + len] == '\0'))
+			return true;
+	return false;
+}
+
 /* A load of model data or rows: invariant for the whole call */
 LLVMValueRef
 CgLoad(CodegenContext *cg, LLVMTypeRef type, LLVMValueRef v_ptr, const char *name)
@@ -744,8 +756,8 @@ CgEmitLoopBody(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPa
 
 /*
  * A serial loop over [v_start, v_end): an interleaved innermost loop steps
- * by the walk's width, then 4, then 1, so a short remainder still overlaps
- * some walks.  The induction variable is the value of iv_var (op's own
+ * by the walk's width, then by smaller groups (MirStepWidths), so a short
+ * remainder still overlaps some walks.  The induction variable is the value of iv_var (op's own
  * variable, or the tiled parent of a fused tile).
  */
 static void
@@ -754,17 +766,9 @@ EmitSerialLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPa
 {
 	const Schedule *s = cg->mir->schedule;
 	const MirOp *walk = op->body && op->body->kind == MIR_WALK ? op->body : NULL;
-	int32_t		widths[3] = {1};
-	int			num_widths = 1;
+	int32_t		widths[5];
+	int			num_widths = MirStepWidths(walk, widths);
 
-	if (walk && walk->width > 1)
-	{
-		num_widths = 0;
-		widths[num_widths++] = walk->width;
-		if (walk->width > MIR_REMAINDER_STEP)
-			widths[num_widths++] = MIR_REMAINDER_STEP;
-		widths[num_widths++] = 1;
-	}
 	for (int i = 0; i < num_widths; i++)
 	{
 		CodegenLoop loop;
@@ -780,6 +784,7 @@ EmitSerialLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const MirPa
 		inner.v_val[iv_var] = loop.v_iv;
 		inner.width = widths[i];
 		inner.lane_var = op->var;
+		inner.lane_iv = (int16_t) iv_var;
 		CgEmitLoopBody(cg, op, &inner, path);
 		CgLoopClose(cg, &loop, widths[i]);
 		v_start = loop.v_iv;

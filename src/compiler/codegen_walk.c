@@ -44,7 +44,7 @@
 const WalkStrategy *
 CgWalkStrategy(MirWalkKind kind)
 {
-	static const WalkStrategy *const all[] = {&WalkLockstep, &WalkEarlyExit, &WalkCode};
+	static const WalkStrategy *const all[] = {&WalkLockstep, &WalkEarlyExit, &WalkCode, &WalkVector};
 
 	return kind >= 0 && kind < (int) (sizeof(all) / sizeof(all[0])) ? all[kind] : &WalkLockstep;
 }

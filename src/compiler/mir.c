@@ -283,13 +283,20 @@ MirAddWalk(MirBuilder *b, MirOp *loop)
 		return false;
 	walk->lanes = var->kind == INDEX_TREE ? MIR_LANES_TREES : MIR_LANES_ROWS;
 	walk->width = 1;
-	if (var->interleave)
-		walk->width = loop->extent > 0 && loop->extent < MIR_MAX_WIDTH ?
-			(int32_t) loop->extent : MIR_MAX_WIDTH;
 	walk->unroll = var->unroll_walk;
 	walk->peel = var->peel_walk;
 	walk->strategy = var->code_walk > 0 ? MIR_WALK_CODE :
-		var->early_exit ? MIR_WALK_EARLY_EXIT : MIR_WALK_LOCKSTEP;
+		var->early_exit ? MIR_WALK_EARLY_EXIT :
+		var->vector_walk ? MIR_WALK_VECTOR : MIR_WALK_LOCKSTEP;
+	if (var->interleave)
+	{
+		bool		vector = walk->strategy == MIR_WALK_VECTOR && walk->lanes == MIR_LANES_ROWS;
+		int32_t		most = vector ? MIR_MAX_VECTOR_WIDTH : MIR_MAX_WIDTH;
+
+		walk->width = loop->extent > 0 && loop->extent < most ? (int32_t) loop->extent : most;
+		if (vector && walk->width > MIR_MAX_WIDTH)
+			walk->width -= walk->width % MIR_MAX_WIDTH;	/* whole vectors */
+	}
 	walk->code_nodes = var->code_walk;
 	walk->code_form = var->code_form;
 	if (loop->specialize)
@@ -773,6 +780,33 @@ DumpRange(TextBuf *buf, const Mir *mir, const MirOp *op)
 	}
 }
 
+/*
+ * The steps of the innermost loop above walk: its width, then smaller
+ * groups for what remains (a vector walk's MIR_MIN_VECTOR_WIDTH and
+ * MIR_MAX_WIDTH, then MIR_REMAINDER_STEP), then 1; how many
+ */
+int
+MirStepWidths(const MirOp *walk, int32_t widths[5])
+{
+	int			n = 0;
+
+	/* widths[] holds five at most */
+	if (walk == NULL || walk->width <= 1)
+	{
+		widths[0] = 1;
+		return 1;
+	}
+	widths[n++] = walk->width;
+	if (walk->strategy == MIR_WALK_VECTOR && walk->width > MIR_MIN_VECTOR_WIDTH)
+		widths[n++] = MIR_MIN_VECTOR_WIDTH;
+	if (walk->strategy == MIR_WALK_VECTOR && walk->width > MIR_MAX_WIDTH)
+		widths[n++] = MIR_MAX_WIDTH;
+	if (walk->width > MIR_REMAINDER_STEP)
+		widths[n++] = MIR_REMAINDER_STEP;
+	widths[n++] = 1;
+	return n;
+}
+
 /* Dump one op and what it nests, indented */
 static void
 MirDumpOps(TextBuf *buf, const Mir *mir, const MirOp *op, int indent)
@@ -790,8 +824,15 @@ MirDumpOps(TextBuf *buf, const Mir *mir, const MirOp *op, int indent)
 				if (op->gpu_dim != GPU_DIM_NONE)
 					TextAppend(buf, " one per %s index", gpu_dim_names[op->gpu_dim - 1]);
 				if (op->body && op->body->kind == MIR_WALK && op->body->width > 1)
-					TextAppend(buf, " step %d (remainder %s)", op->body->width,
-							   op->body->width > MIR_REMAINDER_STEP ? "4, 1" : "1");
+				{
+					int32_t		widths[5];
+					int			n = MirStepWidths(op->body, widths);
+
+					TextAppend(buf, " step %d (remainder", widths[0]);
+					for (int i = 1; i < n; i++)
+						TextAppend(buf, "%s %d", i > 1 ? "," : "", widths[i]);
+					TextAppend(buf, ")");
+				}
 				TextAppend(buf, " {");
 				if (op->shared_reduce)
 					TextAppend(buf, "  # conflicting loop: each thread's partial sums to shared "
@@ -832,6 +873,8 @@ MirDumpOps(TextBuf *buf, const Mir *mir, const MirOp *op, int indent)
 							   mir->profile ? ", hottest by profile" : "");
 				else if (op->strategy == MIR_WALK_EARLY_EXIT)
 					TextAppend(buf, ", earlyExitWalk: each lane to its own leaf");
+				else if (op->strategy == MIR_WALK_VECTOR)
+					TextAppend(buf, ", vectorWalk: sixteen rows a vector where AVX-512 and the layout allow, else lock-step");
 				if (op->unroll)
 					TextAppend(buf, ", unrollWalk %d", op->unroll);
 				if (op->peel)

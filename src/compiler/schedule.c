@@ -34,6 +34,8 @@
 #define SCHEDULE_MIN_TILE		64
 #define SCHEDULE_MAX_TILE		1024
 #define SCHEDULE_DEFAULT_INTERLEAVE	16
+/* Rows of a default vector walk's tile, at least (codegen_walk_vector.c) */
+#define SCHEDULE_VECTOR_TILE	128
 #define SCHEDULE_CATEGORICAL_INTERLEAVE	8
 #define SCHEDULE_DEFAULT_UNROLL	16
 /* Forests whose records outgrow this are walked in blocks of trees this big */
@@ -165,7 +167,8 @@ ScheduleTiled(Schedule *s, int32_t batch_tile, int32_t interleave,
  */
 static bool
 ScheduleParseTiled(Schedule *schedule, int32_t batch_tile, int32_t interleave,
-				   int32_t unroll_depth, int32_t tree_block, const char *representation)
+				   int32_t unroll_depth, int32_t tree_block, const char *representation,
+				   bool vector)
 {
 	char		text[640];
 	int			n = 0;
@@ -190,6 +193,21 @@ ScheduleParseTiled(Schedule *schedule, int32_t batch_tile, int32_t interleave,
 	}
 	else
 		n += snprintf(text + n, sizeof(text) - n, "reorder(tree, batch)\n");
+	if (vector)
+	{
+		/* the lanes are a tile's inner loop of at most MIR_MAX_VECTOR_WIDTH rows */
+		if (batch_tile == 0 || batch_tile > MIR_MAX_VECTOR_WIDTH)
+		{
+			const char *inner = batch_tile > 0 ? "b3" : "b1";
+
+			n += snprintf(text + n, sizeof(text) - n, "tile(%s, %s, %s, %d)\n", rows,
+						  batch_tile > 0 ? "b2" : "b0", inner, MIR_MAX_VECTOR_WIDTH);
+			rows = inner;
+		}
+		n += snprintf(text + n, sizeof(text) - n, "interleave(%s)\nvectorWalk(%s)\n", rows, rows);
+		interleave = 1;
+		unroll_depth = 0;
+	}
 	if (interleave > 1)
 	{
 		const char *outer = batch_tile > 0 ? "b2" : "b0";
@@ -443,6 +461,7 @@ ScheduleDefault(const Forest *forest, int32_t batch_size, Schedule *schedule)
 	int32_t		unroll = forest->max_depth < SCHEDULE_DEFAULT_UNROLL ?
 		forest->max_depth : SCHEDULE_DEFAULT_UNROLL;
 	const char *representation;
+	bool		vector;
 
 	if (tile < SCHEDULE_MIN_TILE)
 		tile = SCHEDULE_MIN_TILE;
@@ -451,11 +470,15 @@ ScheduleDefault(const Forest *forest, int32_t batch_size, Schedule *schedule)
 	if (ScheduleBitvectorDefault(forest, batch_size, schedule) ||
 		ScheduleDeepDefault(forest, schedule))
 		return;
+	representation = DefaultRepresentation(forest);
+	vector = strcmp(representation, "perfect") == 0 && !HasCategorical(forest) &&
+		CodegenHostVectorWalk();
+	if (vector && tile > 0 && tile < SCHEDULE_VECTOR_TILE)
+		tile = SCHEDULE_VECTOR_TILE;
 	if (batch_size > 0 && batch_size <= tile)
 		tile = 0;
-	representation = DefaultRepresentation(forest);
 	if (!ScheduleParseTiled(schedule, tile, interleave, unroll, tile > 0 ? TreeBlock(forest) : 0,
-							representation))
+							representation, vector))
 		ScheduleTiled(schedule, tile, interleave, unroll, representation);
 }
 

@@ -166,6 +166,8 @@ static const DirectiveSpec directive_specs[] = {
 	form_words, CODE_WALK_BRANCHY, ApplyWalkStrategy},
 	{"earlyExitWalk", SCHEDULE_OP_EARLY_EXIT_WALK, "v", "earlyExitWalk(indexVar)",
 	NULL, 0, ApplyWalkStrategy},
+	{"vectorWalk", SCHEDULE_OP_VECTOR_WALK, "v", "vectorWalk(indexVar)",
+	NULL, 0, ApplyWalkStrategy},
 };
 
 #define NUM_DIRECTIVE_SPECS ((int) (sizeof(directive_specs) / sizeof(directive_specs[0])))
@@ -339,6 +341,8 @@ FirstFlag(const IndexVar *v)
 		return "codeWalk";
 	if (v->early_exit)
 		return "earlyExitWalk";
+	if (v->vector_walk)
+		return "vectorWalk";
 	if (v->reduce == REDUCE_ATOMIC)
 		return "atomicReduce";
 	if (v->reduce == REDUCE_SHARED)
@@ -364,6 +368,8 @@ InnermostFlag(const IndexVar *v)
 		return "codeWalk";
 	if (v->early_exit)
 		return "earlyExitWalk";
+	if (v->vector_walk)
+		return "vectorWalk";
 	return NULL;
 }
 
@@ -732,10 +738,10 @@ ApplyWalk(Schedule *s, Directive *d, SilvanStatus *status)
 					"%lld hops is not positive.", (long long) hops);
 	if (!CheckInnermost(s, d, d->vars[0], status))
 		return false;
-	if (v->code_walk > 0 || v->early_exit)
+	if (v->code_walk > 0 || v->early_exit || v->vector_walk)
 		return Fail(status, SILVAN_ERROR_INVALID, "conflicting walk directives", d,
 					"Loop %s already carries %s; a loop's walk takes one strategy.",
-					v->name, v->code_walk > 0 ? "codeWalk" : "earlyExitWalk");
+					v->name, InnermostFlag(v));
 	if (d->spec->op == SCHEDULE_OP_UNROLL_WALK)
 		v->unroll_walk = (int32_t) hops;
 	else
@@ -744,15 +750,16 @@ ApplyWalk(Schedule *s, Directive *d, SilvanStatus *status)
 }
 
 /*
- * codeWalk(i, nodes, form), earlyExitWalk(i) on an innermost loop: one
- * walk strategy per loop, and not with the lock-step walk's unrollWalk or
- * peelWalk, whose padding they would not use
+ * codeWalk(i, nodes, form), earlyExitWalk(i), vectorWalk(i) on an
+ * innermost loop: one walk strategy per loop, and not with the lock-step
+ * walk's unrollWalk or peelWalk, whose padding they would not use
  */
 static bool
 ApplyWalkStrategy(Schedule *s, Directive *d, SilvanStatus *status)
 {
 	IndexVar   *v = &s->vars[d->vars[0]];
 	bool		code = d->spec->op == SCHEDULE_OP_CODE_WALK;
+	int			strategies = (v->code_walk > 0) + v->early_exit + v->vector_walk;
 
 	if (!CheckInnermost(s, d, d->vars[0], status))
 		return false;
@@ -760,7 +767,7 @@ ApplyWalkStrategy(Schedule *s, Directive *d, SilvanStatus *status)
 		return Fail(status, SILVAN_ERROR_INVALID, "invalid code walk size", d,
 					"%lld splits per tree is not between 1 and %d.",
 					(long long) d->values[0], SCHEDULE_MAX_CODE_NODES);
-	if (v->unroll_walk > 0 || v->peel_walk > 0 || (code ? v->early_exit : v->code_walk > 0))
+	if (v->unroll_walk > 0 || v->peel_walk > 0 || strategies > 0)
 		return Fail(status, SILVAN_ERROR_INVALID, "conflicting walk directives", d,
 					"Loop %s already carries %s; a loop's walk takes one strategy.",
 					v->name, InnermostFlag(v));
@@ -769,8 +776,10 @@ ApplyWalkStrategy(Schedule *s, Directive *d, SilvanStatus *status)
 		v->code_walk = (int32_t) d->values[0];
 		v->code_form = (CodeWalkForm) d->values[1];
 	}
-	else
+	else if (d->spec->op == SCHEDULE_OP_EARLY_EXIT_WALK)
 		v->early_exit = true;
+	else
+		v->vector_walk = true;
 	return true;
 }
 
@@ -1431,6 +1440,8 @@ AppendFlags(TextBuf *buf, const IndexVar *v)
 	}
 	if (v->early_exit)
 		AppendFlag(buf, &n, "earlyExitWalk", 0);
+	if (v->vector_walk)
+		AppendFlag(buf, &n, "vectorWalk", 0);
 	if (v->reduce == REDUCE_ATOMIC)
 		AppendFlag(buf, &n, "atomicReduce", 0);
 	if (v->reduce == REDUCE_SHARED)

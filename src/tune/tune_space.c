@@ -64,6 +64,7 @@ static const int32_t tile_sizes[] = {1, 4, 8};
 #define TUNE_BLOCK_BYTES	(256 * 1024)
 #define TUNE_L1_BLOCK_BYTES	(24 * 1024)	/* L1 blocks: most of a 32 kB L1 */
 #define TUNE_MAX_UNROLL		16
+#define TUNE_VECTOR_LANES	16		/* a vector walk's point: interleave 16 */
 
 /* Describe the model and the run the space is drawn for */
 void
@@ -94,6 +95,7 @@ TuneShapeOf(const Forest *forest, int32_t batch_size, int32_t max_threads,
 	shape->max_threads = max_threads > 0 ? max_threads : 1;
 	shape->exact = exact;
 	shape->have_profile = have_profile;
+	shape->vector_walk = CodegenHostVectorWalk();
 }
 
 /* Trees per L2-sized block, or 0 when the forest fits or blocks are pointless */
@@ -230,6 +232,12 @@ TuneCpuValid(const TuneShape *shape, const TuneCpuPoint *p)
 		return false;
 	if ((p->walk == TUNE_WALK_UNROLLED || p->walk == TUNE_WALK_PEELED) && shape->max_depth < 2)
 		return false;
+	/* vector walks: the perfect layout's rows as AVX-512 lanes, one point per nest */
+	if (p->walk == TUNE_WALK_VECTOR &&
+		(!shape->vector_walk || shape->categorical || rows < TUNE_VECTOR_LANES ||
+		 p->interleave != TUNE_VECTOR_LANES ||
+		 p->representation != TUNE_REPRESENTATION_PERFECT))
+		return false;
 	if (p->tile_size != 1 && p->walk != TUNE_WALK_LOCKSTEP && p->walk != TUNE_WALK_UNROLLED)
 		return false;
 	if (p->probabilistic && (!shape->have_profile || p->tile_size == 1))
@@ -293,6 +301,8 @@ PutWalk(const TuneShape *shape, const TuneCpuPoint *p, const char *loop,
 					   p->walk == TUNE_WALK_CODE_BRANCHY ? "branchy" : "select");
 		case TUNE_WALK_CODE_BITVECTOR:
 			return Put(text, size, used, "codeWalk(%s, 63, bitvector)\n", loop);
+		case TUNE_WALK_VECTOR:
+			return Put(text, size, used, "vectorWalk(%s)\n", loop);
 	}
 	return false;
 }
@@ -354,12 +364,15 @@ PutRowsInner(const TuneShape *shape, const TuneCpuPoint *p, char *text, size_t s
 				 TreeChunk(shape));
 	else
 		ok = Put(text, size, used, "reorder(tree, batch)\n");
-	if (ok && p->interleave > 1)
+	if (ok && p->walk == TUNE_WALK_VECTOR && p->row_tile > 0 && p->row_tile <= MIR_MAX_VECTOR_WIDTH)
+		ok = Put(text, size, used, "interleave(%s)\n", rows);
+	else if (ok && p->interleave > 1)
 	{
 		const char *inner = p->row_tile > 0 ? "b3" : "b1";
+		int32_t		lanes = p->walk == TUNE_WALK_VECTOR ? MIR_MAX_VECTOR_WIDTH : p->interleave;
 
 		ok = Put(text, size, used, "tile(%s, %s, %s, %d)\ninterleave(%s)\n", rows,
-				 p->row_tile > 0 ? "b2" : "b0", inner, p->interleave, inner);
+				 p->row_tile > 0 ? "b2" : "b0", inner, lanes, inner);
 		rows = inner;
 	}
 	if (ok && IsCodeWalk(p->walk))
@@ -439,7 +452,8 @@ HeuristicRowTile(const TuneShape *shape, int32_t tile)
  * Phase 1 of the heuristic: loop structure and parallelism, array layout,
  * scalar nodes.  Interleave 1, 8 and 16; unrolled walks only interleaved;
  * peeled walks only alone; code walks one row at a time, bitvector code
- * walks only interleaved.
+ * walks only interleaved; vector walks (where the host has them) in the
+ * perfect layout, their only one.
  */
 int
 TuneCpuPhase1(const TuneShape *shape, TuneCpuPoint *points, int max)
@@ -454,12 +468,16 @@ TuneCpuPhase1(const TuneShape *shape, TuneCpuPoint *points, int max)
 		if (!HeuristicRowTile(shape, phase1_row_tiles[t]))
 			continue;
 		for (int i = 0; i < (int) lengthof(phase1_interleaves); i++)
-			for (int w = TUNE_WALK_LOCKSTEP; w <= TUNE_WALK_CODE_BITVECTOR; w++)
+			for (int w = TUNE_WALK_LOCKSTEP; w <= TUNE_WALK_LAST; w++)
 				for (int q = 0; q < np; q++)
 				{
 					TuneCpuPoint p = {.parallel = parallel[q], .row_tile = phase1_row_tiles[t],
 						.interleave = phase1_interleaves[i], .walk = (TuneWalk) w,
 					.tile_size = 1};
+
+					/* a vector walk needs the perfect layout, which phase 2 would not try */
+					if (w == TUNE_WALK_VECTOR)
+						p.representation = TUNE_REPRESENTATION_PERFECT;
 
 					if (w == TUNE_WALK_CODE_SELECT ||
 						(w == TUNE_WALK_UNROLLED && p.interleave == 1) ||
@@ -544,7 +562,7 @@ TuneCpuExhaustive(const TuneShape *shape, TuneCpuPoint *points, int max)
 		int			np = ParallelOptions(shape, row_tiles[t], parallel);
 
 		for (int i = 0; i < (int) lengthof(interleaves); i++)
-			for (int w = TUNE_WALK_LOCKSTEP; w <= TUNE_WALK_CODE_BITVECTOR; w++)
+			for (int w = TUNE_WALK_LOCKSTEP; w <= TUNE_WALK_LAST; w++)
 				for (int q = 0; q < np; q++)
 					for (int r = 0; r < TUNE_NUM_REPRESENTATIONS; r++)
 						for (int s = 0; s < (int) lengthof(tile_sizes); s++)
@@ -742,8 +760,9 @@ TuneSpaceDescribe(const TuneShape *shape, TuneTarget target)
 		Put(text, size, &used,
 			"cpu space: row tile {none, 32, 64, ..., 2048} below the batch size, interleave"
 			" {1, 2, 4, 8, 16}, walk {lock-step, unrolled, peeled, early exit, code branchy,"
-			" code select, code bitvector}, parallel {none, rows%s}, tree blocks {none, L2: %d, L1: %d},"
+			" code select, code bitvector%s}, parallel {none, rows%s}, tree blocks {none, L2: %d, L1: %d},"
 			" representation {array, sparse, reorg, perfect (tileTrees 1 only)}, tileTrees {1, 4, 8}%s%s\n",
+			shape->vector_walk ? ", vector (perfect, 16 rows a vector)" : "",
 			shape->exact ? "" : ", trees, both", TreeBlock(shape), TreeBlockL1(shape),
 			shape->have_profile ? " uniform or probabilistic" : " uniform",
 			shape->exact ? "" : ", reorderTrees");

@@ -19,6 +19,7 @@
 #include "silvan/codegen.h"
 #include "silvan/compiler.h"
 #include "silvan/hir.h"
+#include "silvan/jit.h"
 #include "silvan/mir.h"
 #include "silvan/parse.h"
 #include "unit.h"
@@ -737,6 +738,7 @@ TestScheduleAndExplain(void)
 	CompiledForest *compiled;
 	char	   *text;
 
+	CodegenSetVectorWalkPolicy(0);	/* lock-step defaults here; TestVectorWalk has the rest */
 	ScheduleDefault(forest, 4096, &schedule);
 	CHECK(schedule.num_loops == 4 && schedule.vars[schedule.loops[0].var].param == 512 &&
 		  schedule.vars[schedule.loops[1].var].kind == INDEX_TREE &&
@@ -755,6 +757,7 @@ TestScheduleAndExplain(void)
 	CHECK_MSG(text && strncmp(text, "reorder(tree, batch)\ntile(batch, b0, b1, 16)\n", 44) == 0,
 			  "%s", text);
 	free(text);
+	CodegenSetVectorWalkPolicy(-1);
 
 	compiled = CompileForest(forest, NULL, NULL, &status);
 	CHECK(compiled != NULL);
@@ -1050,6 +1053,109 @@ TestCarryHops(void)
 	ForestFree(forest);
 }
 
+/*
+ * vectorWalk: rows as the lanes of AVX-512 vectors (codegen_walk_vector.c).
+ * On every host, each model and batch size (whole vectors, the 16-row and
+ * lock-step remainders) equals the interpreter bit for bit, whether the op
+ * walks as vectors or falls back to lock-step in groups of 16 (another
+ * layout, tree lanes, doubles, categorical splits, no AVX-512).  Where the
+ * host has AVX-512F, explain and the IR say the vectors are used, and the
+ * default schedule of a perfect-layout forest asks for them unless told not to.
+ */
+static void
+TestVectorWalk(void)
+{
+	static const char *const paths[] = {
+		"asprasad_treebeard/xgb_models--higgs_xgb_model_save.json",
+		"asprasad_treebeard/xgb_models--year_prediction_msd_xgb_model_save.json",
+		"asprasad_treebeard/xgb_models--test--leftheavy_xgb_model.json",
+		"Elvenson_xgboost-go/test--data--iris_xgboost.json",
+		"dmitryikh_leaves/testdata--lg_rf_iris.model",
+		"dmlc_treelite/tests--examples--xgb_toy_categorical--xgb_toy_categorical_model.json",
+	};
+	static const char *const schedules[] = {
+		"tile(batch, b0, b1, 128)\nreorder(b0, tree, b1)\ninterleave(b1)\nvectorWalk(b1)\n"
+		"parallel(b0)\nrepresentation(perfect)\n",
+		"tile(batch, b0, b1, 100)\nreorder(b0, tree, b1)\ninterleave(b1)\nvectorWalk(b1)\n"
+		"representation(perfect)\n",
+		"tile(batch, b0, b1, 128)\nreorder(b0, tree, b1)\ninterleave(b1)\nvectorWalk(b1)\n"
+		"representation(array)\n",
+		"tile(batch, b0, b1, 64)\ntile(tree, t0, t1, 16)\nreorder(b0, b1, t0, t1)\n"
+		"interleave(t1)\nvectorWalk(t1)\nrepresentation(perfect)\n",
+	};
+	static const int64_t batches[] = {1, 17, 128, 1000};
+	bool		vectors = CgHasFeature(JitHostCpuFeatures(), "avx512f");
+	int			walked_as_vectors = 0;
+
+	for (size_t m = 0; m < sizeof(paths) / sizeof(paths[0]); m++)
+	{
+		Forest	   *forest = LoadSharedModel(paths[m]);
+		void	   *rows;
+
+		CHECK_MSG(forest != NULL, "%s", paths[m]);
+		if (forest == NULL)
+			continue;
+		rows = GenRows(forest, 1000);
+		for (size_t s = 0; s < sizeof(schedules) / sizeof(schedules[0]); s++)
+		{
+			Schedule	schedule;
+			SilvanStatus status;
+			CompiledForest *compiled;
+			char	   *text;
+
+			CHECK(ScheduleParse(schedules[s], &schedule, &status));
+			compiled = CompileForest(forest, &schedule, NULL, &status);
+			CHECK_MSG(compiled != NULL, "%s [%zu]: %s: %s", paths[m], s,
+					  compiled ? "" : status.message, compiled ? "" : status.detail);
+			if (compiled == NULL)
+				continue;
+			for (size_t b = 0; b < sizeof(batches) / sizeof(batches[0]); b++)
+				CHECK_MSG(SameMargins(forest, compiled, rows, batches[b], "vectorWalk"),
+						  "%s [%zu], %lld rows", paths[m], s, (long long) batches[b]);
+			text = CompiledForestExplain(compiled, true);
+			CHECK(text && strstr(text, "vectorWalk"));
+			if (text && strstr(text, "llvm.x86.avx512.vpermi2var.ps.512") &&
+				strstr(text, "llvm.masked.gather.v16f32"))
+			{
+				walked_as_vectors++;
+				/* only the perfect layout's plain float records, rows as lanes */
+				CHECK_MSG(s < 2 && forest->precision == FOREST_FLOAT32 && vectors,
+						  "%s [%zu] walked as vectors", paths[m], s);
+			}
+			free(text);
+			CompiledForestFree(compiled);
+		}
+		free(rows);
+		ForestFree(forest);
+	}
+	if (!vectors)
+	{
+		printf("  skip: no AVX-512F on this host; vectorWalk checked in lock-step only\n");
+		return;
+	}
+	/* higgs, year and iris (three groups) under the two perfect schedules; leftheavy is too small */
+	CHECK_MSG(walked_as_vectors == 6, "%d compiles walked as vectors", walked_as_vectors);
+	{
+		Forest	   *forest = LoadSharedModel(paths[0]);
+		Schedule	schedule;
+		char	   *text;
+
+		if (forest == NULL)
+			return;
+		for (int policy = 0; policy < 2; policy++)
+		{
+			CodegenSetVectorWalkPolicy(policy);
+			ScheduleDefault(forest, 1024, &schedule);
+			text = ScheduleToText(&schedule);
+			CHECK_MSG(text && (strstr(text, "interleave(b1)\nvectorWalk(b1)") != NULL) == policy,
+					  "policy %d: %s", policy, text);
+			free(text);
+		}
+		CodegenSetVectorWalkPolicy(-1);
+		ForestFree(forest);
+	}
+}
+
 static void
 TestRealModels(void)
 {
@@ -1123,6 +1229,7 @@ main(void)
 	TestManyClassesStage();
 	TestSplitRows();
 	TestCarryHops();
+	TestVectorWalk();
 	TestRealModels();
 	UNIT_DONE();
 }

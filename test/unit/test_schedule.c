@@ -338,7 +338,7 @@ TestFlagsAndLayout(void)
 			  "for batch in rows [block.z]\n  for tree in trees [grid.y]\n", NULL);
 }
 
-/* Walk strategies: codeWalk and earlyExitWalk parse, print and conflict */
+/* Walk strategies: codeWalk, earlyExitWalk and vectorWalk parse, print and conflict */
 static void
 TestWalkStrategies(void)
 {
@@ -365,6 +365,25 @@ TestWalkStrategies(void)
 	CheckNest("reorder(tree, batch); earlyExitWalk(batch)",
 			  "for tree in trees\n  for batch in rows [earlyExitWalk]\n", &s);
 	CHECK(s.vars[0].early_exit);
+	CheckNest("tile(batch, b0, b1, 128); reorder(b0, tree, b1); interleave(b1); vectorWalk(b1)",
+			  "for b0 in batch step 128\n  for tree in trees\n"
+			  "    for b1 in b0 tile (128) [interleave, vectorWalk]\n", &s);
+	CHECK(s.vars[ScheduleFindVar(&s, "b1")].vector_walk);
+	text = ScheduleToText(&s);
+	CHECK(text != NULL && strstr(text, "interleave(b1)\nvectorWalk(b1)") != NULL);
+	free(text);
+	ExpectError("vectorWalk(tree); earlyExitWalk(tree)", SILVAN_ERROR_INVALID,
+				"conflicting walk directives", "Line 1, earlyExitWalk(tree): Loop tree already "
+				"carries vectorWalk; a loop's walk takes one strategy.");
+	ExpectError("unrollWalk(tree, 8); vectorWalk(tree)", SILVAN_ERROR_INVALID,
+				"conflicting walk directives", "Line 1, vectorWalk(tree): Loop tree already "
+				"carries unrollWalk; a loop's walk takes one strategy.");
+	ExpectError("vectorWalk(tree); vectorWalk(tree)", SILVAN_ERROR_INVALID,
+				"conflicting walk directives", "Line 1, vectorWalk(tree): Loop tree already "
+				"carries vectorWalk; a loop's walk takes one strategy.");
+	ExpectError("vectorWalk(batch)", SILVAN_ERROR_INVALID, "loop is not innermost",
+				"Line 1, vectorWalk(batch): vectorWalk must name an innermost loop, "
+				"but batch contains tree.");
 	ExpectError("codeWalk(tree, 0, branchy)", SILVAN_ERROR_INVALID, "invalid code walk size",
 				"Line 1, codeWalk(tree, 0, branchy): 0 splits per tree is not between 1 and 4096.");
 	ExpectError("codeWalk(tree, 8, fast)", SILVAN_ERROR_INVALID, "invalid directive argument",

@@ -11,7 +11,8 @@
  * whose gpuDimension a CPU ignores, and the walk strategies: code walks
  * (branches and selects, every nest that fixes the tree at compile time,
  * tops of 1 to 64 splits, so that both whole trees and buffer entries
- * below the top run) and early-exit walks.  Each runs with every representation
+ * below the top run), early-exit walks and vector walks (AVX-512 lanes in
+ * the perfect layout where the CPU has them, lock-step elsewhere).  Each runs with every representation
  * on hand-built forests and real models, on batches that leave tile
  * remainders, with the thread pool at 1 and 3 threads; the core schedules
  * run in perfect once more with its hops as add-with-carry and once as
@@ -154,6 +155,13 @@ static const TestSchedule schedules[] = {
 	{"bitvector, staged, parallel trees inside", "tile(batch, b0, b1, 64); tile(b1, b2, b3, 8); "
 	"reorder(b0, tree, b2, b3); parallel(tree); cache(b0); interleave(b3); "
 	"codeWalk(b3, 63, bitvector)", true},
+	/* 50: rows as the lanes of AVX-512 vectors (perfect layout; lock-step elsewhere) */
+	{"vector walk", "tile(batch, b0, b1, 128); reorder(b0, tree, b1); interleave(b1); "
+	"vectorWalk(b1); parallel(b0)", false},
+	{"vector walk, three vectors", "tile(batch, b0, b1, 48); reorder(b0, tree, b1); "
+	"interleave(b1); vectorWalk(b1)", false},
+	{"vector walk, trees interleaved", "tile(tree, t0, t1, 4); interleave(t1); vectorWalk(t1)",
+	false},
 };
 
 #define NUM_SCHEDULES ((int) (sizeof(schedules) / sizeof(schedules[0])))
@@ -162,7 +170,7 @@ static const TestSchedule schedules[] = {
 static const int tiled_schedules[] = {0, 1, 2, 7, 11, 26, 27, 33};
 
 /* The schedules that run on every model (the rest on some) */
-static const int core_schedules[] = {0, 1, 2, 3, 5, 7, 9, 11, 27, 29, 33};
+static const int core_schedules[] = {0, 1, 2, 3, 5, 7, 9, 11, 27, 29, 33, 50};
 
 #define NUM_CORE_SCHEDULES ((int) (sizeof(core_schedules) / sizeof(core_schedules[0])))
 

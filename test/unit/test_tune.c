@@ -104,6 +104,47 @@ TestCpuSpace(void)
 	}
 	CHECK(heuristic_total > 0 && exhaustive_total > 10 * heuristic_total);
 
+	/*
+	 * a host that walks rows as AVX-512 vectors: phase 1 adds one vector
+	 * point per loop nest (interleave 16 as its token), in the perfect
+	 * layout, 128 rows a walk at most; phase 2 keeps it in perfect
+	 */
+	{
+		TuneShape	shape = HiggsShape(1024, 1, true);
+		int			n1;
+		int			vectors = 0;
+		char		text[TUNE_MAX_TEXT];
+		TuneCpuPoint refined[64];
+
+		shape.vector_walk = true;
+		n1 = TuneCpuPhase1(&shape, points, 8192);
+		CHECK_MSG(n1 == 27 + 3, "higgs phase 1 with vector walks: %d points", n1);
+		CheckCpuPoints("higgs phase 1, vector walks", &shape, points, n1);
+		for (int i = 0; i < n1; i++)
+		{
+			if (points[i].walk != TUNE_WALK_VECTOR)
+				continue;
+			vectors++;
+			CHECK(points[i].representation == TUNE_REPRESENTATION_PERFECT &&
+				  points[i].interleave == 16 && TuneCpuText(&shape, &points[i], text, sizeof(text)));
+			CHECK_MSG(strstr(text, points[i].row_tile == 0 ?
+							 "reorder(tree, batch)\ntile(batch, b0, b1, 128)\ninterleave(b1)\n"
+							 "vectorWalk(b1)\nrepresentation(perfect)\n" :
+							 points[i].row_tile <= 128 ?
+							 "reorder(b0, tree, b1)\nparallel(b0)\ninterleave(b1)\n"
+							 "vectorWalk(b1)\nrepresentation(perfect)\n" :
+							 "parallel(b0)\ntile(b1, b2, b3, 128)\ninterleave(b3)\n"
+							 "vectorWalk(b3)\nrepresentation(perfect)\n") != NULL,
+					  "%s", text);
+			for (int r = 0, nr = TuneCpuRefineLayout(&shape, &points[i], refined, 64); r < nr; r++)
+				CHECK(refined[r].walk != TUNE_WALK_VECTOR ||
+					  refined[r].representation == TUNE_REPRESENTATION_PERFECT);
+		}
+		CHECK(vectors == 3);
+		shape.vector_walk = false;
+		CHECK(TuneCpuPhase1(&shape, points, 8192) == 27);
+	}
+
 	/* two threads, inexact: parallel trees and reordered trees join */
 	{
 		TuneShape	shape = HiggsShape(1024, 2, false);
