@@ -124,3 +124,20 @@ SELECT split_part(silvan.explain('bl_scalar', 1), E'\n', 1) AS b1,
 RESET silvan.max_threads;
 SELECT silvan.set_schedule('bl_scalar', NULL, batch_size => 128) AS removed;
 SELECT silvan.drop_model('bl_scalar');
+
+-- silvan.vector_walk = off keeps default schedules in lock-step everywhere (on,
+-- where the CPU has AVX-512 and gathers fast, they walk rows as vectors); the
+-- predictions are XGBoost's either way
+\set bl `cat test/fixtures/binary_logistic.json`
+SELECT silvan.load_model('bl_default', :'bl') > 0 AS loaded;
+SET silvan.vector_walk = off;
+SELECT silvan.explain('bl_default', 1024) LIKE '%vectorWalk%' AS vectors_when_off;
+CREATE TEMP TABLE lockstep AS
+  SELECT * FROM silvan.predict_table('bl_default', 'fx_in', 'id', batch_size => 1024);
+RESET silvan.vector_walk;
+SELECT count(*) AS rows, count(*) FILTER (WHERE l.prediction <> v.prediction) AS differ,
+       count(*) FILTER (WHERE v.prediction::real <> x.e[1]::real) AS diff
+  FROM lockstep AS l
+  JOIN silvan.predict_table('bl_default', 'fx_in', 'id', batch_size => 1024) AS v USING (key)
+  JOIN fx_exp AS x ON x.id = v.key;
+SELECT silvan.drop_model('bl_default');

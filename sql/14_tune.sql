@@ -5,6 +5,8 @@
 \set fx binary_logistic
 \i sql/fixture.psql
 SET client_min_messages = warning;
+-- the space without the CPU-dependent vector walks, so the counts below are every host's
+SET silvan.vector_walk = off;
 
 -- foreground, on the fixture's table: one row per batch size; with
 -- silvan.tune_min_speedup = 0 the best is stored whatever it is

@@ -277,8 +277,6 @@ extern void CgEmitGpuLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 extern void CodegenSetGatherPolicy(int policy);
 /* compile.c: tests force perfect's add-with-carry hops on (1) or off (0); -1 by CPU */
 extern void CodegenSetCarryPolicy(int policy);
-/* compile.c: tests force default vector walks on (1, where AVX-512F is) or off (0); -1 by CPU */
-extern void CodegenSetVectorWalkPolicy(int policy);
 /* codegen.c: is feature name (LLVM's, without the sign) on in a +a,-b,... list? */
 extern bool CgHasFeature(const char *features, const char *name);
 

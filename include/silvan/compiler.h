@@ -54,8 +54,13 @@ typedef struct ReprBuffers ReprBuffers;
 extern void ScheduleDefault(const Forest *forest, int32_t batch_size,
 							Schedule *schedule);
 
-/* Do default schedules walk rows as AVX-512 vectors on this host? (compile.c) */
+/*
+ * Do default schedules walk rows as AVX-512 vectors on this host?  And the
+ * policy: 1 where AVX-512F is, 0 never, -1 by CPU (default; silvan.vector_walk
+ * and tests set it).  compile.c
+ */
 extern bool CodegenHostVectorWalk(void);
+extern void CodegenSetVectorWalkPolicy(int policy);
 
 /* Pick the default schedule of a gpu target (schedule.c) */
 extern void ScheduleGpuDefault(const Forest *forest, int32_t batch_size,

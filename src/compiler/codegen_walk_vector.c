@@ -98,7 +98,7 @@ VectorWalkUnfit(CodegenContext *cg, const MirOp *op, const CodegenEnv *env)
 		env->width % VECTOR_LANES != 0 || env->width > MIR_MAX_VECTOR_WIDTH ||
 		CgLaneStride(cg, env) != 1)
 		return "lanes not consecutive rows of one tree";
-	if ((int64_t) env->width * cg->forest->num_features > INT32_MAX)
+	if ((int64_t) (env->width + 1) * cg->forest->num_features > INT32_MAX)
 		return "rows too wide";
 	if (env->v_stage != NULL || env->v_stage_acc != NULL || env->num_local > 0 ||
 		env->v_group == NULL || op->next == NULL || op->next->kind != MIR_REDUCE ||

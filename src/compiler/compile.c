@@ -817,7 +817,8 @@ DefaultScheduleSource(const Forest *forest, int32_t batch_size)
 {
 	TextBuf		buf = {0};
 
-	TextAppend(&buf, "forest sha256 %s\nbatch %d\n", forest->digest, batch_size);
+	TextAppend(&buf, "forest sha256 %s\nbatch %d\nvector walk %d\n", forest->digest, batch_size,
+			   CodegenHostVectorWalk() ? 1 : 0);
 	return TextFinish(&buf);
 }
 

@@ -22,6 +22,8 @@
 PG_MODULE_MAGIC;
 
 bool		silvan_jit = true;
+bool		silvan_vector_walk = true;
+uint64		silvan_defaults_epoch = 0;	/* changes when default schedules may */
 int			silvan_max_threads = 1;
 int			silvan_max_threads_limit = 1;
 bool		silvan_code_cache = true;
@@ -80,6 +82,18 @@ SilvanAssignCodeCache(bool newval, void *extra)
 	SilvanSetCodeCache(newval, silvan_code_cache_entries);
 }
 
+/*
+ * Assign hook of silvan.vector_walk: default schedules walk rows as AVX-512
+ * vectors where the CPU allows (on), or never (off); batches pick their
+ * default again
+ */
+static void
+SilvanAssignVectorWalk(bool newval, void *extra)
+{
+	CodegenSetVectorWalkPolicy(newval ? -1 : 0);
+	silvan_defaults_epoch++;
+}
+
 /* Assign hook of silvan.code_cache_entries */
 static void
 SilvanAssignCodeCacheEntries(int newval, void *extra)
@@ -119,6 +133,11 @@ _PG_init(void)
 							"At most silvan.max_threads_limit threads are used whatever this says.",
 							&silvan_max_threads, silvan_max_threads, 1, SILVAN_MAX_THREADS,
 							PGC_USERSET, 0, NULL, SilvanAssignMaxThreads, NULL);
+	DefineCustomBoolVariable("silvan.vector_walk",
+							 "Default schedules walk rows as AVX-512 vectors where the CPU allows.",
+							 "Off: they walk 16 rows in lock-step everywhere; margins are the same.",
+							 &silvan_vector_walk, true, PGC_USERSET, 0,
+							 NULL, SilvanAssignVectorWalk, NULL);
 	DefineCustomBoolVariable("silvan.code_cache",
 							 "Keep compiled machine code in $PGDATA/silvan_code for other backends.",
 							 "A backend or parallel worker that needs code another one compiled loads it instead of compiling again.",

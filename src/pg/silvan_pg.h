@@ -25,6 +25,8 @@
 
 /* GUCs */
 extern bool silvan_jit;
+extern bool silvan_vector_walk;
+extern uint64 silvan_defaults_epoch;
 extern int	silvan_max_threads;
 extern int	silvan_tune_max_threads;
 extern int	silvan_tune_sample_rows;
@@ -94,6 +96,7 @@ typedef struct ModelVersion
 	CompiledForest *busy_code;	/* a batch runs it on the pipeline thread */
 	int32		last_batch_size;	/* fast path: the last batch size asked */
 	int			last_variant;
+	uint64		last_defaults_epoch;	/* ... and silvan_defaults_epoch then */
 	int			pins;
 	bool		orphaned;		/* no longer current; free at last unpin */
 } ModelVersion;

@@ -192,6 +192,7 @@ ModelVersionVariantFor(ModelVersion *version, int32 batch_size, const char *targ
 	const char *text;
 
 	if (version->last_variant >= 0 && version->last_batch_size == batch_size &&
+		version->last_defaults_epoch == silvan_defaults_epoch &&
 		version->variants[version->last_variant].target == target)
 		return &version->variants[version->last_variant];
 	text = VariantSchedule(version, batch_size, target_name, &schedule, &stored);
@@ -200,6 +201,7 @@ ModelVersionVariantFor(ModelVersion *version, int32 batch_size, const char *targ
 			strcmp(version->variants[i].schedule_text, text) == 0)
 		{
 			version->last_batch_size = batch_size;
+			version->last_defaults_epoch = silvan_defaults_epoch;
 			version->last_variant = i;
 			return &version->variants[i];
 		}
@@ -210,6 +212,7 @@ ModelVersionVariantFor(ModelVersion *version, int32 batch_size, const char *targ
 								   stored ? "the stored schedule" : "the default schedule");
 	variant->schedule_text = MemoryContextStrdup(version->cxt, text);
 	version->last_batch_size = batch_size;
+	version->last_defaults_epoch = silvan_defaults_epoch;
 	version->last_variant = version->num_variants++;
 	return variant;
 }
