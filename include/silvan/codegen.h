@@ -277,6 +277,8 @@ extern void CgEmitGpuLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 extern void CodegenSetGatherPolicy(int policy);
 /* compile.c: tests force perfect's add-with-carry hops on (1) or off (0); -1 by CPU */
 extern void CodegenSetCarryPolicy(int policy);
+/* codegen.c: v (a scalar) splatted to a vector of lanes lanes */
+extern LLVMValueRef CgSplat(LLVMBuilderRef b, LLVMValueRef v, unsigned lanes);
 /* codegen.c: is feature name (LLVM's, without the sign) on in a +a,-b,... list? */
 extern bool CgHasFeature(const char *features, const char *name);
 

@@ -136,6 +136,20 @@ CgMaskedGather(CodegenContext *cg, LLVMTypeRef t_elem, LLVMValueRef v_ptrs, unsi
 	return LLVMBuildCall2(cg->builder, t_fn, CgDeclare(cg, fn_name, t_fn), args, 4, name);
 }
 
+/* v (a scalar) in each of lanes lanes: an insert and a shuffle, folded for constants */
+LLVMValueRef
+CgSplat(LLVMBuilderRef b, LLVMValueRef v, unsigned lanes)
+{
+	LLVMContextRef context = LLVMGetTypeContext(LLVMTypeOf(v));
+	LLVMTypeRef t_vec = LLVMVectorType(LLVMTypeOf(v), lanes);
+	LLVMTypeRef t_i32 = LLVMInt32TypeInContext(context);
+	LLVMValueRef v_one = LLVMBuildInsertElement(b, LLVMGetUndef(t_vec), v,
+												LLVMConstInt(t_i32, 0, false), "");
+
+	return LLVMBuildShuffleVector(b, v_one, LLVMGetUndef(t_vec),
+								  LLVMConstNull(LLVMVectorType(t_i32, lanes)), "");
+}
+
 /* Is feature name on in LLVM's comma-separated "+name,-other" list? */
 bool
 CgHasFeature(const char *features, const char *name)

@@ -259,18 +259,10 @@ static LLVMValueRef
 SplatValue(LLVMBuilderRef b, LLVMValueRef v, LLVMValueRef v_like)
 {
 	LLVMTypeRef t = LLVMTypeOf(v_like);
-	LLVMTypeRef t_vec;
-	LLVMValueRef v_one;
 
 	if (LLVMGetTypeKind(t) != LLVMVectorTypeKind)
 		return v;
-	t_vec = LLVMVectorType(LLVMTypeOf(v), LLVMGetVectorSize(t));
-	v_one = LLVMBuildInsertElement(b, LLVMGetUndef(t_vec), v,
-								   LLVMConstInt(LLVMInt32TypeInContext(LLVMGetTypeContext(t)), 0,
-												false), "");
-	return LLVMBuildShuffleVector(b, v_one, LLVMGetUndef(t_vec), LLVMConstNull(
-												LLVMVectorType(LLVMInt32TypeInContext(LLVMGetTypeContext(t)),
-															   LLVMGetVectorSize(t))), "");
+	return CgSplat(b, v, LLVMGetVectorSize(t));
 }
 
 /* type t as a vector like v_like, or t itself when v_like is scalar */

@@ -111,12 +111,7 @@ VectorWalkUnfit(CodegenContext *cg, const MirOp *op, const CodegenEnv *env)
 static LLVMValueRef
 SplatI32(VectorWalk *w, LLVMValueRef v)
 {
-	LLVMBuilderRef b = w->cg->builder;
-	LLVMValueRef v_one = LLVMBuildInsertElement(b, LLVMGetUndef(w->t_vi), v,
-												CgInt32(w->cg, 0), "");
-
-	return LLVMBuildShuffleVector(b, v_one, LLVMGetUndef(w->t_vi),
-								  LLVMConstNull(w->t_vi), "");
+	return CgSplat(w->cg->builder, v, VECTOR_LANES);
 }
 
 /* <16 x i32> constant of (base + lane) * scale */
@@ -203,10 +198,7 @@ RootHop(VectorWalk *w, LLVMValueRef v_root)
 								LLVMBuildGEP2(b, cg->t_value, w->v_floats, &v_at, 1, ""), "");
 	LLVMValueRef v_feat = CgLoad(cg, cg->t_i32,
 								 LLVMBuildGEP2(b, cg->t_i32, w->v_ints, &v_at1, 1, ""), "");
-	LLVMValueRef v_thr1 = LLVMBuildInsertElement(b, LLVMGetUndef(w->t_vf), v_thr,
-												 CgInt32(cg, 0), "");
-	LLVMValueRef v_thrs = LLVMBuildShuffleVector(b, v_thr1, LLVMGetUndef(w->t_vf),
-												 LLVMConstNull(w->t_vi), "");
+	LLVMValueRef v_thrs = CgSplat(b, v_thr, VECTOR_LANES);
 	LLVMValueRef v_feats = SplatI32(w, v_feat);
 
 	for (int v = 0; v < w->vectors; v++)

@@ -440,7 +440,7 @@ HostHasFastGathers(void)
 {
 	const char *features = JitHostCpuFeatures();
 
-	if (strstr(features, "+avx2") == NULL && strstr(features, "+avx512f") == NULL)
+	if (!CgHasFeature(features, "avx2") && !CgHasFeature(features, "avx512f"))
 		return false;
 	if (gather_policy >= 0)
 		return gather_policy > 0;
@@ -489,7 +489,7 @@ CodegenSetGatherPolicy(int policy)
 static bool
 HostHasCheapCarry(void)
 {
-	if (strstr(JitHostCpuFeatures(), "+sse2") == NULL)
+	if (!CgHasFeature(JitHostCpuFeatures(), "sse2"))
 		return false;
 	if (carry_policy >= 0)
 		return carry_policy > 0;
