@@ -259,6 +259,7 @@ extern void CgBeginHelper(CodegenContext *cg, LLVMValueRef fn, CodegenFunction *
 						  LLVMBasicBlockRef *b_saved);
 extern void CgEndHelper(CodegenContext *cg, const CodegenFunction *saved,
 						LLVMBasicBlockRef b_saved);
+extern void CgFinishStraight(CodegenContext *cg, LLVMValueRef fn);
 extern void CgLoopOpen(CodegenContext *cg, CodegenLoop *loop, const char *name,
 					   LLVMValueRef v_start, LLVMValueRef v_end);
 extern void CgLoopClose(CodegenContext *cg, CodegenLoop *loop, int64_t step);

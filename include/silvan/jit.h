@@ -15,6 +15,13 @@
 
 #include "silvan/status.h"
 
+/*
+ * A function attribute: the function is straight-line code the code
+ * generator emitted in its final form (CgFinishStraight), which the
+ * function passes skip
+ */
+#define JIT_NO_PASSES		"silvan-no-passes"
+
 /* A module under construction, in its own thread-safe context */
 typedef struct JitModule
 {

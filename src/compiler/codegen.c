@@ -66,6 +66,7 @@
 #include <llvm-c/Analysis.h>
 
 #include "silvan/codegen.h"
+#include "silvan/jit.h"
 
 /* A counted loop being emitted */
 static void EmitOps(CodegenContext *cg, const MirOp *op, CodegenEnv *env);
@@ -1124,6 +1125,56 @@ CgBeginHelper(CodegenContext *cg, LLVMValueRef fn, CodegenFunction *saved,
 	cg->fn.b_allocas = CgNewBlock(cg, "b_entry");
 	LLVMPositionBuilderAtEnd(cg->builder, cg->fn.b_allocas);
 	LoadArgs(cg, LLVMGetParam(fn, 0));
+}
+
+/* Can instruction i go when nothing uses it?  No effects, no terminator */
+static bool
+IsErasable(LLVMValueRef i)
+{
+	switch (LLVMGetInstructionOpcode(i))
+	{
+		case LLVMLoad:
+			return !LLVMGetVolatile(i);
+		case LLVMStore:
+		case LLVMCall:
+		case LLVMInvoke:
+		case LLVMFence:
+		case LLVMAtomicCmpXchg:
+		case LLVMAtomicRMW:
+		case LLVMAlloca:
+		case LLVMPHI:
+			return false;
+		default:
+			return LLVMIsATerminatorInst(i) == NULL;
+	}
+}
+
+/*
+ * Finish straight-line helper fn (one block, no allocas) as it stands:
+ * erase what nothing uses (the argument fields and lane pointers it does
+ * not read; last to first, so whole dead chains go) and mark it
+ * JIT_NO_PASSES, so the function passes skip it.  Its repeated loads stay:
+ * instruction selection merges them
+ */
+void
+CgFinishStraight(CodegenContext *cg, LLVMValueRef fn)
+{
+	LLVMBasicBlockRef block = LLVMGetFirstBasicBlock(fn);
+	LLVMValueRef i;
+
+	if (block == NULL || LLVMGetNextBasicBlock(block) != NULL)
+		return;					/* not straight-line: the passes see it */
+	i = LLVMGetLastInstruction(block);
+
+	while (i != NULL)
+	{
+		LLVMValueRef prev = LLVMGetPreviousInstruction(i);
+
+		if (LLVMGetFirstUse(i) == NULL && IsErasable(i))
+			LLVMInstructionEraseFromParent(i);
+		i = prev;
+	}
+	AddStringAttribute(cg, fn, JIT_NO_PASSES, "");
 }
 
 /* Go back to the function CgBeginHelper left */

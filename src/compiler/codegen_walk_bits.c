@@ -25,9 +25,11 @@
  * <W x double> compares on W rows at once), which no branchy walk can do.
  * The lowest bit's index comes from a float conversion (LowestBit: AVX2
  * has no vector tzcnt), clamped so that the read stays in the table
- * whatever.  The leaf values sit in a constant table per tree, read once
- * per lane, or, for trees of at most 16 leaves on AVX2, permuted out of
- * registers (PermutedLeaves).
+ * whatever.  The leaf values sit in a constant table per tree, read by
+ * one gather where the host gathers fast, else once per lane, or, for
+ * trees of at most 16 leaves on AVX2, permuted out of registers
+ * (PermutedLeaves).  A tree's function is emitted final
+ * (CgFinishStraight): the function passes skip it.
  *
  * Where cache(i) stages the rows of a tile (CgBitvectorStageStride), a
  * tree function reads eight rows' feature with one load; where the stage
@@ -305,18 +307,30 @@ LanesTableLookup(CodegenContext *cg, LLVMValueRef g_table, LLVMTypeRef t_table, 
 }
 
 /*
- * Each lane's entry of the integer table g_table (of type t_table, entries
- * of type t_elem, i32 or i64) at its index in v_index (<width x i32>): one
- * masked gather, which LLVM turns into the target's gather instruction or
- * into one load per lane.  Against LanesTableLookup's loads on mtpl2's
- * category tables (2,000 of them, a quarter of its IR): 0.3 s less to
- * compile (2.0-2.1 s against 2.3-2.4 on two threads), the same kernel speed
- * (3.63-3.65 us per row against 3.61-3.64) on this Zen 4 core, where
- * gathers are microcoded; the leaf values gathered too took 3.75-3.77.
- * On lleaves' airline (100 trees, categorical sets of up to 288) the
- * kernel was 15% slower (0.388 against 0.338), so where gathers are slow
- * (buffers->gather false) only big forests (BITS_GATHER_SPLITS), whose
- * compile time it is about, gather.
+ * Each lane's entry of the constant table g_table (of type t_table,
+ * entries of type t_elem: i32, i64, float or double) at its index in
+ * v_index (<width x i32>): one masked gather, which LLVM turns into the
+ * target's gather instruction or into one load per lane.
+ *
+ * Category tables (CategoryGathered): against LanesTableLookup's loads on
+ * mtpl2's category tables (2,000 of them, a quarter of its IR): 0.3 s
+ * less to compile (2.0-2.1 s against 2.3-2.4 on two threads), the same
+ * kernel speed (3.63-3.65 us per row against 3.61-3.64) on this Zen 4
+ * core, where gathers are microcoded.  On lleaves' airline (100 trees,
+ * categorical sets of up to 288) the kernel was 15% slower (0.388 against
+ * 0.338), so where gathers are slow (buffers->gather false) only big
+ * forests (BITS_GATHER_SPLITS), whose compile time it is about, gather.
+ *
+ * Leaf values (LeavesGathered): on the Zen 4, mtpl2's kernel took 3.75-3.77
+ * us per row gathering them, so only hosts that gather fast do.  On an
+ * Intel Xeon with AVX-512 (bench_kernel, batch 1024, three interleaved
+ * rounds) the gather was faster than a load per lane on every lleaves
+ * model whose trees are not permuted out of registers: mtpl2 2.29-2.50
+ * against 2.48-2.87 us per row, NYC_taxi 0.16-0.17 against 0.19, boston
+ * 0.145-0.15 against 0.16-0.17, airline 0.17-0.19 against 0.21-0.24; and
+ * 40 IR instructions a tree fewer took mtpl2's compile from 1.94-2.08 to
+ * 1.67-1.79 s.  Trees of at most PERMUTE_MAX_LEAVES keep the permutes:
+ * multiclass was 5% slower with gathers.
  */
 static LLVMValueRef
 LanesTableGather(CodegenContext *cg, LLVMValueRef g_table, LLVMTypeRef t_table, LLVMTypeRef t_elem,
@@ -331,6 +345,21 @@ LanesTableGather(CodegenContext *cg, LLVMValueRef g_table, LLVMTypeRef t_table, 
 						  (unsigned) width, name);
 }
 
+/* Do width lanes read category tables by gathers?  See LanesTableGather */
+static bool
+CategoryGathered(CodegenContext *cg, int32_t width)
+{
+	return width > 1 && (cg->buffers->gather ||
+						 (cg->forest->num_nodes - cg->forest->num_trees) / 2 > BITS_GATHER_SPLITS);
+}
+
+/* Do width lanes read leaf values by gathers?  See LanesTableGather */
+static bool
+LeavesGathered(CodegenContext *cg, int32_t width)
+{
+	return width > 1 && cg->buffers->gather;
+}
+
 /* Each lane's mask from feature f's category table: one load per lane, or a gather */
 static LLVMValueRef
 LanesCategoryMask(CodegenContext *cg, const BitsTree *bt, int32_t f, int32_t num_keys,
@@ -343,8 +372,7 @@ LanesCategoryMask(CodegenContext *cg, const BitsTree *bt, int32_t f, int32_t num
 	if (g_table == NULL)
 		return NULL;
 	v_key = CgCategoryKey(cg, LaneFeatures(cg, rows, width, f, cache), num_keys);
-	return width > 1 && (cg->buffers->gather ||
-						 (cg->forest->num_nodes - cg->forest->num_trees) / 2 > BITS_GATHER_SPLITS) ?
+	return CategoryGathered(cg, width) ?
 		LanesTableGather(cg, g_table, t_table, bt->t_mask, v_key, width, "v_category_bits") :
 		LanesTableLookup(cg, g_table, t_table, bt->t_mask, v_key, width, "v_category_bits");
 }
@@ -573,6 +601,8 @@ EmitBitsTree(CodegenContext *cg, const BitsTree *bt, const BitsRows *rows, int32
 							  "v_leaf_index");
 	if (width == 8 && bt->num_leaves <= PERMUTE_MAX_LEAVES && CgTargetHas(cg, "avx2"))
 		return PermutedLeaves(cg, bt, v_index);
+	if (LeavesGathered(cg, width))
+		return LanesTableGather(cg, g_table, t_table, cg->t_value, v_index, width, "v_leaf");
 	return LanesTableLookup(cg, g_table, t_table, cg->t_value, v_index, width, "v_leaf");
 }
 
@@ -804,6 +834,7 @@ TreeFunction(CodegenContext *cg, const MirOp *op, int32_t t, int32_t width, int6
 	rows.stride = stride;
 	FinishTreeFunction(cg, fn, EmitBitsTree(cg, &bt, &rows, width), width, stride, acc,
 					   CgInt32(cg, bt.tree->group));
+	CgFinishStraight(cg, fn);
 	CgEndHelper(cg, &saved, b_saved);
 	return fn;
 }

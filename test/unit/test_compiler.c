@@ -875,6 +875,68 @@ TestBitvectorDefault(void)
 }
 
 /*
+ * The bitvector walk's tables and tree functions, on lleaves' NYC_taxi
+ * (trees of up to 31 leaves) under its default schedule, gathers on and
+ * off: with gathers a tree's leaf values are one gather (not a load per
+ * lane), without them loads; either way the margins are the
+ * interpreter's.  Each tree function is emitted final: marked so that the
+ * function passes skip it, and with none of the code it does not use
+ * (its lane pointers into the stage, clamps of an icmp and a select each)
+ */
+static void
+TestBitvectorTables(void)
+{
+	Forest	   *forest = LoadSharedModel("siboehm_lleaves/tests--models--NYC_taxi--model.txt");
+	bool		avx2 = CgHasFeature(JitHostCpuFeatures(), "avx2");
+	void	   *rows;
+
+	CHECK(forest != NULL);
+	if (forest == NULL)
+		return;
+	rows = GenRows(forest, 1000);
+	for (int gather = 0; gather <= 1; gather++)
+	{
+		Schedule	schedule;
+		SilvanStatus status;
+		CompiledForest *compiled;
+		char	   *text;
+		char	   *tree;
+		char	   *end;
+
+		CodegenSetGatherPolicy(gather);
+		ScheduleDefault(forest, 1024, &schedule);
+		compiled = CompileForest(forest, &schedule, NULL, &status);
+		CHECK_MSG(compiled != NULL, "gather %d: %s", gather, compiled ? "" : status.detail);
+		if (compiled == NULL)
+			continue;
+		CHECK_MSG(SameMargins(forest, compiled, rows, 1000, "bitvector tables"), "gather %d", gather);
+		text = CompiledForestExplain(compiled, true);
+		CHECK(text != NULL && strstr(text, "bitvector") != NULL);
+		CHECK_MSG(text != NULL &&
+				  (strstr(text, "llvm.masked.gather.v8f64") != NULL) == (gather && avx2),
+				  "gather %d: leaves %s", gather, text && strstr(text, "v8f64") ? "gathered" : "loaded");
+		CHECK_MSG(text != NULL && strstr(text, JIT_NO_PASSES) != NULL, "gather %d: not marked", gather);
+		/* tree 0's definition, up to its end */
+		tree = text ? strstr(text, "_bits0_w8_staged_acc(") : NULL;
+		end = tree ? strstr(tree, "\n}\n") : NULL;
+		CHECK_MSG(tree != NULL && end != NULL, "gather %d: no tree function", gather);
+		if (end != NULL)
+		{
+			*end = '\0';
+			CHECK_MSG(strstr(tree, "icmp slt i64") == NULL, "gather %d: dead lane clamps", gather);
+			CHECK_MSG(strstr(tree, "load i8*, i8**") != NULL &&
+					  strstr(tree, "%partials = load") == NULL,
+					  "gather %d: unused argument fields kept", gather);
+		}
+		free(text);
+		CompiledForestFree(compiled);
+	}
+	CodegenSetGatherPolicy(-1);
+	free(rows);
+	ForestFree(forest);
+}
+
+/*
  * A 65,536-class LightGBM model (three trees of one split) under the
  * staged bitvector default: its margins stay out of the stage, which
  * would take 142 MB of stack and an unrolled copy of 65,536 classes per
@@ -1226,6 +1288,7 @@ main(void)
 	TestScheduleAndExplain();
 	TestGenerated();
 	TestBitvectorDefault();
+	TestBitvectorTables();
 	TestManyClassesStage();
 	TestSplitRows();
 	TestCarryHops();
