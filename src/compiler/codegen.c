@@ -1150,31 +1150,33 @@ IsErasable(LLVMValueRef i)
 }
 
 /*
- * Finish straight-line helper fn (one block, no allocas) as it stands:
- * erase what nothing uses (the argument fields and lane pointers it does
- * not read; last to first, so whole dead chains go) and mark it
- * JIT_NO_PASSES, so the function passes skip it.  Its repeated loads stay:
- * instruction selection merges them
+ * Finish straight-line helper fn as it stands: erase what nothing uses
+ * (the argument fields and lane pointers it does not read; last to first,
+ * so whole dead chains go) and mark it JIT_NO_PASSES, so the function
+ * passes skip it.  Its repeated loads stay: instruction selection merges
+ * them.  A function of more than one block, or with an alloca (only
+ * mem2reg would promote it), is left to the passes.
  */
 void
 CgFinishStraight(CodegenContext *cg, LLVMValueRef fn)
 {
 	LLVMBasicBlockRef block = LLVMGetFirstBasicBlock(fn);
 	LLVMValueRef i;
+	bool		allocas = false;
 
 	if (block == NULL || LLVMGetNextBasicBlock(block) != NULL)
-		return;					/* not straight-line: the passes see it */
-	i = LLVMGetLastInstruction(block);
-
-	while (i != NULL)
+		return;
+	for (i = LLVMGetLastInstruction(block); i != NULL;)
 	{
 		LLVMValueRef prev = LLVMGetPreviousInstruction(i);
 
+		allocas = allocas || LLVMGetInstructionOpcode(i) == LLVMAlloca;
 		if (LLVMGetFirstUse(i) == NULL && IsErasable(i))
 			LLVMInstructionEraseFromParent(i);
 		i = prev;
 	}
-	AddStringAttribute(cg, fn, JIT_NO_PASSES, "");
+	if (!allocas)
+		AddStringAttribute(cg, fn, JIT_NO_PASSES, "");
 }
 
 /* Go back to the function CgBeginHelper left */

@@ -869,6 +869,40 @@ TreeTable(CodegenContext *cg, const MirOp *op, int32_t width, int64_t stride, bo
 }
 
 /*
+ * Tree t's code in place, for all width lanes of a staged tile whose stage
+ * holds the margins too (env->v_stage_acc): the body of its tree function,
+ * its leaves added to the lanes' staged margins.  In a loop over the
+ * tile's rows (a tree loop specialized by specialize(tree)) the passes
+ * then hoist the tree's thresholds, masks and leaf tables out of the loop,
+ * where a call per eight rows set them up again each time.  false (nothing
+ * emitted) when the form does not take the tree: it is called, as before.
+ */
+static bool
+EmitTreeInPlace(CodegenContext *cg, const MirOp *op, int32_t t, const CodegenEnv *env,
+				const WalkLane *lanes, int32_t width)
+{
+	const Hir  *hir = cg->mir->hir;
+	BitsTree	bt = {.hir = hir, .tree = &hir->trees[t], .forest = cg->forest};
+	LLVMBuilderRef b = cg->builder;
+	LLVMValueRef v_at;
+	LLVMValueRef v_leaves;
+	BitsRows	rows = {.lanes = lanes, .stride = env->stage_stride};
+
+	if (!BitsCollect(&bt, 0) || bt.num_splits > op->code_nodes ||
+		bt.num_splits > cg->code_nodes_left)
+		return false;
+	cg->code_nodes_left -= bt.num_splits;
+	bt.t_mask = bt.num_leaves <= 32 ? cg->t_i32 : cg->t_i64;
+	v_at = LLVMBuildSub(b, lanes[0].v_row, env->v_stage_lo, "");
+	rows.v_base = LLVMBuildGEP2(b, cg->t_value, env->v_stage, &v_at, 1, "v_staged");
+	v_leaves = EmitBitsTree(cg, &bt, &rows, width);
+	AddLeavesToStage(cg, v_leaves, width,
+					 LLVMBuildGEP2(b, cg->t_value, env->v_stage_acc, &v_at, 1, "v_staged_acc"),
+					 CgInt64(cg, (int64_t) bt.tree->group * env->stage_stride), CgInt64(cg, width));
+	return true;
+}
+
+/*
  * Each lane's leaf by one call of fn (v_tree: the tree) for op_width
  * lanes.  From row pointers, fewer lanes pass their last row again for
  * the missing ones; from a staged tile (env->v_stage), the call passes
@@ -1010,6 +1044,11 @@ CgBitvectorEmit(CodegenContext *cg, const MirOp *op, const CodegenEnv *env, cons
 		/* a known tree's group is a constant: the reduce may keep it in a register */
 		for (int32_t k = 0; k < width; k++)
 			v_groups[k] = CgInt32(cg, hir->trees[t0].group);
+		if (acc && width == op_width && EmitTreeInPlace(cg, op, (int32_t) t0, env, lanes, width))
+		{
+			v_leaf[0] = NULL;
+			return;
+		}
 		if (width == op_width || stride > 0)
 		{
 			CallTreeFunction(cg, env, TreeFunction(cg, op, (int32_t) t0, op_width, stride, acc),

@@ -392,13 +392,17 @@ ScheduleDeepDefault(const Forest *forest, Schedule *schedule)
  *
  * Forests of trees of at most SCHEDULE_BITS_SPECIALIZE_SPLITS splits also
  * specialize the tree loop: each tree becomes one function that runs its
- * code over the whole tile (its thresholds and masks stay in registers
- * across the tile's rows, no call per eight rows).  Multiclass (4-6
- * leaves): 0.19 against 0.26 us per row (medians of 3 interleaved runs),
- * compiled in 1.4-1.8 s against 0.6-0.7; on trees of 18-31 leaves
+ * code over the whole tile, the tree's code in the loop itself
+ * (codegen_walk_bits.c, EmitTreeInPlace: its thresholds and masks stay in
+ * registers across the tile's rows, no call per eight rows).  Multiclass
+ * (4-6 leaves): 0.19 against 0.26 us per row (medians of 3 interleaved
+ * runs), compiled in 1.4-1.8 s against 0.6-0.7; on trees of 18-31 leaves
  * (nyc_taxi, airline, boston) it was within noise and took 40-60% longer
- * to compile.  Each tree is a function of its own (about 12 ms to
- * compile), so only forests of at most SCHEDULE_BITS_SPECIALIZE_TREES.
+ * to compile.  That was with a call per eight rows: the code in place
+ * took multiclass from 0.079-0.090 to 0.057-0.061 us per row, compiled in
+ * 1.0-1.1 s against 0.75-0.81 (bench_kernel, batch 1024, interleaved).
+ * Each tree is a function of its own (about 12 ms to compile), so only
+ * forests of at most SCHEDULE_BITS_SPECIALIZE_TREES.
  */
 static bool
 ScheduleBitvectorDefault(const Forest *forest, int32_t batch_size, Schedule *schedule)

@@ -934,6 +934,55 @@ TestBitvectorTables(void)
 	CodegenSetGatherPolicy(-1);
 	free(rows);
 	ForestFree(forest);
+
+	/*
+	 * lleaves' multiclass (trees of 4-6 leaves) specializes the tree loop:
+	 * each tree's code sits in its loop over the tile's rows (the
+	 * thresholds' loads before the loop), the rows past the last full
+	 * vector call the tree's function; margins the interpreter's for
+	 * batches of whole vectors, of a remainder, and of fewer rows than a
+	 * vector
+	 */
+	forest = LoadSharedModel("siboehm_lleaves/tests--models--multiclass--model.txt");
+	CHECK(forest != NULL);
+	if (forest == NULL)
+		return;
+	rows = GenRows(forest, 1000);
+	{
+		static const int64_t batches[] = {1000, 517, 7, 1};
+		Schedule	schedule;
+		SilvanStatus status;
+		CompiledForest *compiled;
+		char	   *text;
+		char	   *loop;
+		char	   *end;
+
+		ScheduleDefault(forest, 1024, &schedule);
+		compiled = CompileForest(forest, &schedule, NULL, &status);
+		CHECK_MSG(compiled != NULL, "multiclass: %s", compiled ? "" : status.detail);
+		for (size_t b = 0; compiled != NULL && b < sizeof(batches) / sizeof(batches[0]); b++)
+			CHECK_MSG(SameMargins(forest, compiled, rows, batches[b], "trees in place"),
+					  "multiclass, %lld rows", (long long) batches[b]);
+		text = compiled ? CompiledForestExplain(compiled, true) : NULL;
+		CHECK(text != NULL && strstr(text, "specialize(tree)") != NULL);
+		loop = text ? strstr(text, "define internal fastcc void @silvan_forest_batch_spec1(") : NULL;
+		end = loop ? strstr(loop, "\n}\n") : NULL;
+		CHECK_MSG(loop != NULL && end != NULL, "multiclass: no specialized tree loop");
+		if (end != NULL)
+		{
+			char	   *body = strstr(loop, "b_b3_w8_body:");
+
+			*end = '\0';
+			CHECK_MSG(body != NULL && strstr(body, "fcmp") != NULL,
+					  "multiclass: the tree's code is not in its loop");
+			CHECK_MSG(body != NULL && strstr(loop, "v_code_const") != NULL && strstr(loop, "v_code_const") < body,
+					  "multiclass: thresholds loaded in the loop");
+		}
+		free(text);
+		CompiledForestFree(compiled);
+	}
+	free(rows);
+	ForestFree(forest);
 }
 
 /*
