@@ -798,6 +798,24 @@ ColdLanesFunction(CodegenContext *cg, int32_t width, int64_t stride, bool acc)
 }
 
 /*
+ * Collect tree bt for walk op and take its splits from the module's budget
+ * of splits in code; false (nothing taken) when the form does not take it:
+ * more than 64 leaves, or more splits than the directive's budget or what
+ * is left of the module's
+ */
+static bool
+TakeBitsTree(CodegenContext *cg, const MirOp *op, BitsTree *bt)
+{
+	if (!BitsCollect(bt, 0) || bt->num_splits > op->code_nodes ||
+		bt->num_splits > cg->code_nodes_left)
+		return false;
+	cg->code_nodes_left -= bt->num_splits;
+	/* half the vector registers: measured as fast, 20-30% less to compile */
+	bt->t_mask = bt->num_leaves <= 32 ? cg->t_i32 : cg->t_i64;
+	return true;
+}
+
+/*
  * The function of HIR tree t for width lanes: its bits when the form takes
  * it (at most 64 leaves, op->code_nodes splits and what is left of the
  * module's budget), else the cold one.  A function per tree keeps LLVM's
@@ -824,12 +842,8 @@ TreeFunction(CodegenContext *cg, const MirOp *op, int32_t t, int32_t width, int6
 			 t, width, KindSuffix(stride, acc));
 	if ((fn = LLVMGetNamedFunction(cg->module, name)) != NULL)
 		return fn;
-	if (!BitsCollect(&bt, 0) || bt.num_splits > op->code_nodes ||
-		bt.num_splits > cg->code_nodes_left)
+	if (!TakeBitsTree(cg, op, &bt))
 		return ColdLanesFunction(cg, width, stride, acc);
-	cg->code_nodes_left -= bt.num_splits;
-	/* half the vector registers: measured as fast, 20-30% less to compile */
-	bt.t_mask = bt.num_leaves <= 32 ? cg->t_i32 : cg->t_i64;
 	fn = BeginTreeFunction(cg, name, width, stride > 0, lanes, &rows, &saved, &b_saved);
 	rows.stride = stride;
 	FinishTreeFunction(cg, fn, EmitBitsTree(cg, &bt, &rows, width), width, stride, acc,
@@ -888,11 +902,8 @@ EmitTreeInPlace(CodegenContext *cg, const MirOp *op, int32_t t, const CodegenEnv
 	LLVMValueRef v_leaves;
 	BitsRows	rows = {.lanes = lanes, .stride = env->stage_stride};
 
-	if (!BitsCollect(&bt, 0) || bt.num_splits > op->code_nodes ||
-		bt.num_splits > cg->code_nodes_left)
+	if (!TakeBitsTree(cg, op, &bt))
 		return false;
-	cg->code_nodes_left -= bt.num_splits;
-	bt.t_mask = bt.num_leaves <= 32 ? cg->t_i32 : cg->t_i64;
 	v_at = LLVMBuildSub(b, lanes[0].v_row, env->v_stage_lo, "");
 	rows.v_base = LLVMBuildGEP2(b, cg->t_value, env->v_stage, &v_at, 1, "v_staged");
 	v_leaves = EmitBitsTree(cg, &bt, &rows, width);
