@@ -939,7 +939,7 @@ TestBitvectorTables(void)
 	 * lleaves' multiclass (trees of 4-6 leaves) specializes the tree loop:
 	 * each tree's code sits in its loop over the tile's rows (the
 	 * thresholds' loads before the loop), the rows past the last full
-	 * vector call the tree's function; margins the interpreter's for
+	 * vector call the tree's function one by one; margins the interpreter's for
 	 * batches of whole vectors, of a remainder, and of fewer rows than a
 	 * vector
 	 */
@@ -965,6 +965,9 @@ TestBitvectorTables(void)
 					  "multiclass, %lld rows", (long long) batches[b]);
 		text = compiled ? CompiledForestExplain(compiled, true) : NULL;
 		CHECK(text != NULL && strstr(text, "specialize(tree)") != NULL);
+		/* a remainder calls the tree's function row by row: no loop of four */
+		CHECK_MSG(text != NULL && strstr(text, "step 8 (remainder 1)") != NULL,
+				  "multiclass: %s", text && strstr(text, "step 8") ? strstr(text, "step 8") : "no step");
 		loop = text ? strstr(text, "define internal fastcc void @silvan_forest_batch_spec1(") : NULL;
 		end = loop ? strstr(loop, "\n}\n") : NULL;
 		CHECK_MSG(loop != NULL && end != NULL, "multiclass: no specialized tree loop");
