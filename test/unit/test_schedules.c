@@ -136,7 +136,7 @@ static const TestSchedule schedules[] = {
 	"reorder(b0, tree, b2, b3); parallel(b0); interleave(b3); codeWalk(b3, 63, bitvector)", false},
 	{"bitvector, trees interleaved", "tile(tree, t0, t1, 4); interleave(t1); "
 	"codeWalk(t1, 20, bitvector)", false},
-	/* 44: cache(b0) stages the row tile feature-major: table, known trees, one lane */
+	/* 44: cache(b0) stages the row tile feature-major: table, known trees (their code in the tile loop), one lane */
 	{"bitvector, staged rows", "tile(batch, b0, b1, 256); tile(b1, b2, b3, 8); "
 	"reorder(b0, tree, b2, b3); parallel(b0); cache(b0); interleave(b3); "
 	"codeWalk(b3, 63, bitvector)", false},
@@ -148,7 +148,7 @@ static const TestSchedule schedules[] = {
 	/* 47: a tile of tiles, whose rows b3 fixes: prefetched, not staged (staged once: wrong) */
 	{"bitvector, staged tile of tiles", "tile(batch, b0, b1, 8); tile(b0, b2, b3, 8); "
 	"reorder(b2, tree, b3, b1); cache(b2); interleave(b1); codeWalk(b1, 63, bitvector)", false},
-	/* 48: staged rows and margins, 16 lanes (remainders of 4 and 1 mask their adds) */
+	/* 48: staged rows and margins, 16 lanes (remainder rows one by one mask their adds) */
 	{"bitvector, staged margins, 16 lanes", "tile(batch, b0, b1, 128); tile(b1, b2, b3, 16); "
 	"reorder(b0, tree, b2, b3); cache(b0); interleave(b3); codeWalk(b3, 63, bitvector)", false},
 	/* 49: a parallel tree loop inside: its functions add into partial slices, nothing staged */
