@@ -313,6 +313,25 @@ SameMargins(const Forest *forest, const CompiledForest *compiled,
 	return same;
 }
 
+/*
+ * The forest compiled under its default schedule for batches of 1,024;
+ * NULL, and a failed check naming what and the status, if it does not
+ * compile
+ */
+static CompiledForest *
+CompileDefault(const Forest *forest, const char *what)
+{
+	Schedule	schedule;
+	SilvanStatus status;
+	CompiledForest *compiled;
+
+	ScheduleDefault(forest, 1024, &schedule);
+	compiled = CompileForest(forest, &schedule, NULL, &status);
+	CHECK_MSG(compiled != NULL, "%s: %s: %s", what, compiled ? "" : status.message,
+			  compiled ? "" : status.detail);
+	return compiled;
+}
+
 /* Compile under one schedule and compare on batches of 1, 3 and 4097 rows */
 static void
 CheckSchedule(const char *name, const Forest *forest, const Schedule *schedule,
@@ -896,18 +915,13 @@ TestBitvectorTables(void)
 	rows = GenRows(forest, 1000);
 	for (int gather = 0; gather <= 1; gather++)
 	{
-		Schedule	schedule;
-		SilvanStatus status;
 		CompiledForest *compiled;
 		char	   *text;
 		char	   *tree;
 		char	   *end;
 
 		CodegenSetGatherPolicy(gather);
-		ScheduleDefault(forest, 1024, &schedule);
-		compiled = CompileForest(forest, &schedule, NULL, &status);
-		CHECK_MSG(compiled != NULL, "gather %d: %s", gather, compiled ? "" : status.detail);
-		if (compiled == NULL)
+		if ((compiled = CompileDefault(forest, gather ? "gathers on" : "gathers off")) == NULL)
 			continue;
 		CHECK_MSG(SameMargins(forest, compiled, rows, 1000, "bitvector tables"), "gather %d", gather);
 		text = CompiledForestExplain(compiled, true);
@@ -950,16 +964,11 @@ TestBitvectorTables(void)
 	rows = GenRows(forest, 1000);
 	{
 		static const int64_t batches[] = {1000, 517, 7, 1};
-		Schedule	schedule;
-		SilvanStatus status;
-		CompiledForest *compiled;
+		CompiledForest *compiled = CompileDefault(forest, "multiclass");
 		char	   *text;
 		char	   *loop;
 		char	   *end;
 
-		ScheduleDefault(forest, 1024, &schedule);
-		compiled = CompileForest(forest, &schedule, NULL, &status);
-		CHECK_MSG(compiled != NULL, "multiclass: %s", compiled ? "" : status.detail);
 		for (size_t b = 0; compiled != NULL && b < sizeof(batches) / sizeof(batches[0]); b++)
 			CHECK_MSG(SameMargins(forest, compiled, rows, batches[b], "trees in place"),
 					  "multiclass, %lld rows", (long long) batches[b]);
@@ -1142,16 +1151,11 @@ TestCarryHops(void)
 	rows = GenRows(forest, 1000);
 	for (int carry = 0; carry < 2; carry++)
 	{
-		Schedule	schedule;
-		SilvanStatus status;
 		CompiledForest *compiled;
 		char	   *text;
 
 		CodegenSetCarryPolicy(carry);
-		ScheduleDefault(forest, 1024, &schedule);
-		compiled = CompileForest(forest, &schedule, NULL, &status);
-		CHECK_MSG(compiled != NULL, "carry %d: %s", carry, compiled ? "" : status.message);
-		if (compiled == NULL)
+		if ((compiled = CompileDefault(forest, carry ? "carry hops" : "shift hops")) == NULL)
 			continue;
 		text = CompiledForestExplain(compiled, true);
 		CHECK_MSG(text && strstr(text, "representation: perfect (plain") &&
