@@ -15,6 +15,7 @@ StatusClear(SilvanStatus *status)
 	status->kind = SILVAN_OK;
 	status->message[0] = '\0';
 	status->detail[0] = '\0';
+	status->hint[0] = '\0';
 }
 
 /* Record a failure; always returns false */
@@ -29,6 +30,7 @@ StatusFail(SilvanStatus *status, SilvanErrorKind kind, const char *message,
 	va_start(args, detail_fmt);
 	vsnprintf(status->detail, sizeof(status->detail), detail_fmt, args);
 	va_end(args);
+	status->hint[0] = '\0';
 	return false;
 }
 
@@ -38,4 +40,16 @@ StatusNoMemory(SilvanStatus *status, const char *what)
 {
 	return StatusFail(status, SILVAN_ERROR_OUT_OF_MEMORY, "out of memory",
 					  "Failed to allocate %s.", what);
+}
+
+/* Add a hint to the failure just recorded; always returns false */
+bool
+StatusHint(SilvanStatus *status, const char *hint_fmt,...)
+{
+	va_list		args;
+
+	va_start(args, hint_fmt);
+	vsnprintf(status->hint, sizeof(status->hint), hint_fmt, args);
+	va_end(args);
+	return false;
 }

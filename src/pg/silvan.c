@@ -14,6 +14,7 @@
 #include "utils/rel.h"
 #include "miscadmin.h"
 
+#include "silvan/cancel.h"
 #include "silvan/code_cache.h"
 #include "silvan/jit.h"
 #include "silvan/llvm_errors.h"
@@ -114,6 +115,17 @@ SilvanLlvmError(const char *message, bool out_of_memory)
 			 errdetail("LLVM cannot continue after this error, so the session ends.")));
 }
 
+/*
+ * The cancel check of the core's long phases (cancel.h): a pending query
+ * cancel (statement_timeout, pg_cancel_backend) or session end
+ * (pg_terminate_backend).  Only reads flags, so any thread may call it.
+ */
+static bool
+SilvanCancelPending(void)
+{
+	return QueryCancelPending || ProcDiePending;
+}
+
 /* Define GUCs and set up the model cache */
 void
 _PG_init(void)
@@ -168,6 +180,7 @@ _PG_init(void)
 	SilvanSetCodeCache(silvan_code_cache, silvan_code_cache_entries);
 	SilvanSetThreads(silvan_max_threads, silvan_max_threads_limit);
 	RuntimeSetInterruptFlag(&InterruptPending);
+	CancelSetCheck(SilvanCancelPending);
 	ModelCacheInit();
 	LlvmErrorsSetCallback(SilvanLlvmError);
 	/* preloaded: every backend forked from here inherits a started JIT */
@@ -189,19 +202,32 @@ StatusErrcode(SilvanErrorKind kind)
 			return ERRCODE_INVALID_PARAMETER_VALUE;
 		case SILVAN_ERROR_OUT_OF_MEMORY:
 			return ERRCODE_OUT_OF_MEMORY;
+		case SILVAN_ERROR_CANCELED:
+			return ERRCODE_QUERY_CANCELED;
+		case SILVAN_ERROR_LIMIT:
+			return ERRCODE_PROGRAM_LIMIT_EXCEEDED;
 		default:
 			return ERRCODE_INTERNAL_ERROR;
 	}
 }
 
-/* Turn a core status into ereport */
+/*
+ * Turn a core status into ereport.  A phase that stopped on a cancel
+ * request first lets PostgreSQL service the interrupt, which raises its
+ * own error (57014 for a cancel or statement_timeout, FATAL for
+ * pg_terminate_backend); if the request is held off, the status itself
+ * is the 57014.
+ */
 void
 SilvanReportStatus(int elevel, const SilvanStatus *status)
 {
+	if (status->kind == SILVAN_ERROR_CANCELED && elevel >= ERROR)
+		CHECK_FOR_INTERRUPTS();
 	ereport(elevel,
 			(errcode(StatusErrcode(status->kind)),
 			 errmsg("%s", status->message),
-			 status->detail[0] ? errdetail("%s", status->detail) : 0));
+			 status->detail[0] ? errdetail("%s", status->detail) : 0,
+			 status->hint[0] ? errhint("%s", status->hint) : 0));
 }
 
 PG_FUNCTION_INFO_V1(silvan_catalog_changed);

@@ -105,6 +105,13 @@ VariantSlot(ModelVersion *version)
 	return &version->variants[version->num_variants];
 }
 
+/* Error context of a compile: which schedule */
+static void
+VariantCompileContext(void *arg)
+{
+	errcontext("compiling %s", (const char *) arg);
+}
+
 /*
  * Compile a schedule's code for a target: for the cpu the code cache's
  * whole answer if it has one (the trees are then never read), else a
@@ -128,12 +135,20 @@ VariantCompile(ModelVersion *version, const Schedule *schedule, const Target *ta
 				(errmsg("model is interpreted instead of compiled"),
 				 errdetail("%s: %s", status.message, status.detail)));
 	else if (code == NULL)
-		ereport(ERROR,
-				(errcode(status.kind == SILVAN_ERROR_OUT_OF_MEMORY ? ERRCODE_OUT_OF_MEMORY
-						 : ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s", status.message),
-				 errdetail("%s", status.detail),
-				 errcontext("compiling %s", origin)));
+	{
+		ErrorContextCallback context = {
+			.previous = error_context_stack,
+			.callback = VariantCompileContext,
+			.arg = (void *) origin
+		};
+
+		/* a schedule the compiler refuses is an invalid parameter (22023) */
+		if (status.kind != SILVAN_ERROR_OUT_OF_MEMORY && status.kind != SILVAN_ERROR_CANCELED &&
+			status.kind != SILVAN_ERROR_LIMIT)
+			status.kind = SILVAN_ERROR_INVALID;
+		error_context_stack = &context;
+		SilvanReportStatus(ERROR, &status);
+	}
 	else
 		elog(DEBUG1, "silvan: machine code for %s: %s", origin, CompiledForestCodeOrigin(code));
 	return code;

@@ -1,0 +1,41 @@
+/*
+ * cancel.h
+ *		How the long phases of the core learn that they should stop.
+ *
+ * Parsing a big model, lowering a schedule, generating code and LLVM's
+ * passes and instruction selection can each take seconds on a large or
+ * hostile input, and a user's statement_timeout, pg_cancel_backend() or
+ * pg_terminate_backend() must stop them within a second.  The core never
+ * raises, so it polls: the adapter registers a check (CancelSetCheck)
+ * that reads PostgreSQL's pending-cancel and pending-die flags, and every
+ * long phase calls CancelRequested() between units of work (a tree, a
+ * function, a pass) and returns false with a status of kind
+ * SILVAN_ERROR_CANCELED (StatusCanceled).  What the phase allocated is
+ * freed on the way out, as on any failure.  The adapter then services
+ * the interrupt (CHECK_FOR_INTERRUPTS), which raises PostgreSQL's own
+ * error.
+ *
+ * The check may be called from any thread (LLVM's helper threads poll it
+ * too): it only reads flags.  With no check registered (the unit tests,
+ * the fuzzers) nothing is ever cancelled.
+ */
+#ifndef SILVAN_CANCEL_H
+#define SILVAN_CANCEL_H
+
+#include <stdbool.h>
+
+#include "silvan/status.h"
+
+/* Answers whether the work in progress should stop; callable from any thread */
+typedef bool (*CancelCheck) (void);
+
+/* Register the check (NULL: nothing cancels) */
+extern void CancelSetCheck(CancelCheck check);
+
+/* Should the work in progress stop? */
+extern bool CancelRequested(void);
+
+/* Record that a phase stopped on a cancel request; always returns false */
+extern bool StatusCanceled(SilvanStatus *status, const char *phase);
+
+#endif							/* SILVAN_CANCEL_H */
