@@ -26,6 +26,11 @@
 
 #include "silvan/status.h"
 
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
 /* Answers whether the work in progress should stop; callable from any thread */
 typedef bool (*CancelCheck) (void);
 
@@ -37,5 +42,9 @@ extern bool CancelRequested(void);
 
 /* Record that a phase stopped on a cancel request; always returns false */
 extern bool StatusCanceled(SilvanStatus *status, const char *phase);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif							/* SILVAN_CANCEL_H */

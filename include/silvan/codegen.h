@@ -18,6 +18,7 @@
 
 #include <llvm-c/Core.h>
 
+#include "silvan/compile_cost.h"
 #include "silvan/mir.h"
 #include "silvan/repr.h"
 #include "silvan/runtime.h"
@@ -147,6 +148,7 @@ struct CodegenContext
 	int64_t    *code_const_index;	/* open addressing: slot + 1, 0 empty */
 	int64_t		code_const_index_size;
 	bool		code_consts_failed;	/* out of memory: the compile fails */
+	bool		canceled;		/* a cancel request came: emit nothing more */
 	/* a gpu block's rows staged in shared memory (cache), and its first row */
 	LLVMValueRef v_gpu_stage;
 	LLVMValueRef v_gpu_stage_lo;
@@ -278,6 +280,12 @@ extern void CgEmitGpuLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 extern void CodegenSetGatherPolicy(int policy);
 /* compile.c: tests force perfect's add-with-carry hops on (1) or off (0); -1 by CPU */
 extern void CodegenSetCarryPolicy(int policy);
+/*
+ * codegen.c: has a cancel request come (cancel.h)?  Polled once per copy
+ * of a specialized loop's body and once per tree function; once true,
+ * the loops that poll emit nothing more and CodegenForest fails
+ */
+extern bool CgCanceled(CodegenContext *cg);
 /* codegen.c: v (a scalar) splatted to a vector of lanes lanes */
 extern LLVMValueRef CgSplat(LLVMBuilderRef b, LLVMValueRef v, unsigned lanes);
 /* codegen.c: is feature name (LLVM's, without the sign) on in a +a,-b,... list? */
@@ -295,6 +303,13 @@ typedef struct WalkStrategy
 	const char *name;
 	void		(*emit) (CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 						 LLVMValueRef *v_leaf, LLVMValueRef *v_rows, LLVMValueRef *v_groups);
+	/*
+	 * The code one emission of the op with width lanes makes, about, for
+	 * the compile's bound (compile_cost.c); tree is the HIR tree a
+	 * specialized copy fixes, else -1
+	 */
+	void		(*cost) (CostModel *model, const MirOp *op, int32_t width, int32_t tree,
+						 WalkCost *cost);
 } WalkStrategy;
 
 /* One lane of a walk: where it starts and what it reads */
@@ -328,6 +343,10 @@ extern LLVMValueRef CgWalkToLeaf(CodegenContext *cg, LLVMValueRef v_index,
 
 /* codegen_walk_code.c: the tree's top compiled in */
 extern const WalkStrategy WalkCode;
+
+/* codegen_walk_bits.c: the bitvector form's cost (WalkStrategy.cost) */
+extern void CgBitvectorCost(CostModel *model, const MirOp *op, int32_t width, int32_t tree,
+							WalkCost *cost);
 
 /* codegen_walk_vector.c: rows as the lanes of AVX-512 vectors */
 extern const WalkStrategy WalkVector;

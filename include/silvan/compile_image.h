@@ -12,6 +12,8 @@
 
 #include "silvan/repr.h"
 
+#define IMAGE_COST_FIELDS	4
+
 typedef struct CompileImage
 {
 	ReprBuffers buffers;		/* record_of is never part of an image */
@@ -20,6 +22,12 @@ typedef struct CompileImage
 	uint8_t		aggregate;
 	bool		needs_partials;
 	int64_t		code_splits;	/* splits compiled into code (codeWalk) */
+	/*
+	 * the code's size, estimated and counted (CompileCost: instructions,
+	 * loops, largest function's instructions, most loops in a function)
+	 */
+	int64_t		estimated[IMAGE_COST_FIELDS];
+	int64_t		counted[IMAGE_COST_FIELDS];
 	char	   *hir_text;
 	char	   *mir_text;
 } CompileImage;

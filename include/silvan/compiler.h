@@ -50,6 +50,54 @@
 typedef struct CompiledForest CompiledForest;
 typedef struct ReprBuffers ReprBuffers;
 
+/*
+ * What one compile may cost (compile_cost.c): LLVM IR instructions in all,
+ * and instructions and loops in its largest function (LLVM's time on a
+ * function grows faster than either), estimated from the MIR before any
+ * code is generated and counted exactly before LLVM runs; a compile over
+ * any fails with SILVAN_ERROR_LIMIT.  The adapter sets them from
+ * silvan.compile_max_instructions, silvan.compile_max_function_
+ * instructions and silvan.compile_max_function_loops; 0 means no bound.
+ */
+typedef struct CompileLimits
+{
+	int64_t		max_instructions;
+	int64_t		max_function_instructions;
+	int64_t		max_function_loops;
+} CompileLimits;
+
+#define COMPILE_MAX_INSTRUCTIONS_DEFAULT			2000000
+#define COMPILE_MAX_FUNCTION_INSTRUCTIONS_DEFAULT	60000
+#define COMPILE_MAX_FUNCTION_LOOPS_DEFAULT			300
+
+extern void CompileSetLimits(const CompileLimits *limits);
+extern const CompileLimits *CompileGetLimits(void);
+
+/* A compile's size: estimated from the MIR, or counted in the module */
+typedef struct CompileCost
+{
+	int64_t		walk_copies;	/* walks emitted: copies of bodies times step widths */
+	int64_t		instructions;	/* LLVM IR instructions in all */
+	int64_t		loops;			/* loops in all */
+	int64_t		largest_function;	/* instructions of the largest function */
+	int64_t		largest_function_loops; /* loops of the function of most */
+	char		directive[64];	/* the directive that multiplies it most, as written */
+	char		blame[160];		/* how, in words */
+} CompileCost;
+
+/*
+ * The cost of compiling a forest with a schedule: the passes up to the
+ * layout (MIR, HIR, buffers) and the estimate, no code generated; false
+ * and a status when the schedule does not lower
+ */
+extern bool CompileEstimate(const Forest *forest, const Schedule *schedule,
+							const ForestProfile *profile, CompileCost *cost,
+							SilvanStatus *status);
+
+/* The estimate a compile made, and what it counted in the module before LLVM ran */
+extern void CompiledForestCost(const CompiledForest *compiled, CompileCost *estimated,
+							   CompileCost *counted);
+
 /* Pick the default schedule for a forest and a typical batch size */
 extern void ScheduleDefault(const Forest *forest, int32_t batch_size,
 							Schedule *schedule);

@@ -64,7 +64,7 @@ extern unsigned long JitNextId(void);
 extern bool JitOptimizeModule(JitModule *jm, SilvanStatus *status);
 /* The function passes JitOptimizeModule runs on kernels (gpu_emit.c runs them too) */
 extern void JitAddKernelPasses(LLVMPassManagerRef fpm);
-extern void JitRunPasses(LLVMModuleRef module, LLVMTargetMachineRef tm);
+extern bool JitRunPasses(LLVMModuleRef module, LLVMTargetMachineRef tm);
 extern JitCode *JitAddModule(JitModule *jm, const char *symbol, void **address,
 							 SilvanStatus *status);
 extern JitCode *JitFindBySource(const char *source, size_t source_len, void **address,

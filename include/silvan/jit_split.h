@@ -37,6 +37,7 @@ typedef struct JitSplit
 	char		key_entry[64];	/* the entry's name in the bitcode */
 	LLVMMemoryBufferRef object;		/* the helper's object */
 	char		failure[SILVAN_DETAIL_LEN];	/* the helper's, "" if none */
+	bool		canceled;		/* the helper stopped on a cancel request */
 	char		diagnosed[SILVAN_DETAIL_LEN];
 } JitSplit;
 

@@ -65,11 +65,21 @@
 
 #include <llvm-c/Analysis.h>
 
+#include "silvan/cancel.h"
 #include "silvan/codegen.h"
 #include "silvan/jit.h"
 
 /* A counted loop being emitted */
 static void EmitOps(CodegenContext *cg, const MirOp *op, CodegenEnv *env);
+
+/* See codegen.h */
+bool
+CgCanceled(CodegenContext *cg)
+{
+	if (!cg->canceled && CancelRequested())
+		cg->canceled = true;
+	return cg->canceled;
+}
 
 /* Append a block to the function being emitted */
 LLVMBasicBlockRef
@@ -1355,7 +1365,8 @@ EmitSpecializedLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const 
 		CgCapture	cap;
 
 		CaptureEnv(cg, env, &cap);
-		for (int64_t i = LLVMConstIntGetSExtValue(v_lo); i < LLVMConstIntGetSExtValue(v_hi); i++)
+		for (int64_t i = LLVMConstIntGetSExtValue(v_lo);
+			 i < LLVMConstIntGetSExtValue(v_hi) && !CgCanceled(cg); i++)
 		{
 			if (op->poll)
 				EmitPoll(cg);
@@ -1365,7 +1376,8 @@ EmitSpecializedLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const 
 	}
 	cg->specialized_hi = local ? LLVMConstIntGetSExtValue(v_hi) : -1;
 	cg->code_cache_count = 0;
-	for (int64_t i = LLVMConstIntGetSExtValue(v_lo); i < LLVMConstIntGetSExtValue(v_hi); i++)
+	for (int64_t i = LLVMConstIntGetSExtValue(v_lo);
+		 i < LLVMConstIntGetSExtValue(v_hi) && !CgCanceled(cg); i++)
 	{
 		CodegenEnv	inner = body;
 
@@ -1675,12 +1687,15 @@ CodegenForest(const Mir *mir, const Representation *repr, const ReprBuffers *buf
 	stats->code_consts = cg->code_consts;
 	stats->num_code_consts = cg->num_code_consts;
 	free(cg->code_const_index);
-	if (cg->code_consts_failed)
+	if (cg->canceled || cg->code_consts_failed)
 	{
+		bool		canceled = cg->canceled;
+
 		free(cg->code_consts);
 		stats->code_consts = NULL;
 		free(cg);
-		return StatusNoMemory(status, "the code constants");
+		return canceled ? StatusCanceled(status, "generating code") :
+			StatusNoMemory(status, "the code constants");
 	}
 	free(cg);
 

@@ -461,7 +461,27 @@ CgEmitReduce(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 	}
 }
 
+/* IR instructions per lock-step walk emission, per lane, and per lane and hop loop */
+#define COST_LOCKSTEP_BASE		30
+#define COST_LOCKSTEP_LANE		14
+#define COST_LOCKSTEP_HOPS		16
+
+/* The code one lock-step walk of width lanes emits: a hop loop or two, all lanes in each */
+static void
+LockstepCost(CostModel *model, const MirOp *op, int32_t width, int32_t tree,
+			 WalkCost *cost)
+{
+	bool		check = op->leaf_walk ||
+		(op->lanes == MIR_LANES_TREES && width > 1 && op->fixed_walk);
+	int			loops = (op->fixed_walk ? 1 : 0) + (check ? 1 : 0);
+
+	cost->inline_instructions = COST_LOCKSTEP_BASE +
+		(int64_t) width * (COST_LOCKSTEP_LANE + COST_LOCKSTEP_HOPS * loops);
+	cost->inline_loops = loops;
+}
+
 const WalkStrategy WalkLockstep = {
 	.name = "lockstep",
-	.emit = LockstepEmit
+	.emit = LockstepEmit,
+	.cost = LockstepCost
 };

@@ -875,8 +875,8 @@ TreeTable(CodegenContext *cg, const MirOp *op, int32_t width, int64_t stride, bo
 	if ((fns = malloc(sizeof(LLVMValueRef) * (size_t) n)) == NULL)
 		return NULL;
 	for (int32_t t = 0; t < n; t++)
-		fns[t] = t >= op->tree_lo && t < op->tree_hi ? TreeFunction(cg, op, t, width, stride, acc) :
-			ColdLanesFunction(cg, width, stride, acc);
+		fns[t] = t >= op->tree_lo && t < op->tree_hi && !CgCanceled(cg) ?
+			TreeFunction(cg, op, t, width, stride, acc) : ColdLanesFunction(cg, width, stride, acc);
 	g = ConstantTable(cg, name, t_ptr, fns, n, false, t_table);
 	free(fns);
 	return g;
@@ -1079,4 +1079,55 @@ CgBitvectorEmit(CodegenContext *cg, const MirOp *op, const CodegenEnv *env, cons
 	}
 	for (int32_t k = 0; k < width; k++)
 		v_leaf[k] = CgColdLeaf(cg, lanes[k].v_row_ptr, lanes[k].v_root, lanes[k].v_fixed);
+}
+
+/* IR instructions per tree function, per split (per lane vector), per lane and call */
+#define COST_BITS_FUNCTION		40
+#define COST_BITS_SPLIT			16
+#define COST_BITS_LANE			6
+
+/* The instructions of tree t's function for width lanes, about; 0 when it is walked cold */
+static int64_t
+BitsTreeCost(const CostModel *model, const MirOp *op, int32_t t, int32_t width)
+{
+	const HirTree *tree = &model->hir->trees[t];
+	int64_t		splits = (tree->num_nodes - 1) / 2;
+
+	if (splits + 1 > BITS_MAX_LEAVES || splits > op->code_nodes)
+		return 0;
+	return COST_BITS_FUNCTION + splits * COST_BITS_SPLIT * ((width + 7) / 8) +
+		(int64_t) width * COST_BITS_LANE;
+}
+
+/*
+ * See codegen.h: the call of a tree's function, and the function (a known
+ * tree's, at the op's width), or the op's table of every tree's functions
+ * once per width
+ */
+void
+CgBitvectorCost(CostModel *model, const MirOp *op, int32_t width, int32_t tree, WalkCost *cost)
+{
+	int32_t		op_width = op->lanes == MIR_LANES_ROWS && op->width > width ? op->width : width;
+	uint32_t	bit = 1u << (op_width & 31);
+	uint32_t   *tables = &model->bits_tables[op - model->mir->ops];
+
+	cost->inline_instructions = 20 + (int64_t) width * COST_BITS_LANE;
+	if (tree >= 0 && tree < model->hir->num_trees)
+	{
+		if (width == op_width)
+			cost->outlined_instructions = cost->largest_outlined =
+				BitsTreeCost(model, op, tree, op_width);
+		return;
+	}
+	if ((*tables & bit) != 0)
+		return;
+	*tables |= bit;
+	for (int32_t t = op->tree_lo; t < op->tree_hi && t < model->hir->num_trees; t++)
+	{
+		int64_t		n = BitsTreeCost(model, op, t, op_width);
+
+		cost->outlined_instructions += n;
+		if (n > cost->largest_outlined)
+			cost->largest_outlined = n;
+	}
 }

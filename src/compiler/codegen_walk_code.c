@@ -1003,7 +1003,53 @@ CodeEmit(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 	}
 }
 
+/*
+ * IR instructions per code walk lane (call, leaf), per split in code, per
+ * tree function, per tree whose top is not all of it (the call of the
+ * module's walk from the buffers, ColdFunction)
+ */
+#define COST_CODE_LANE			12
+#define COST_CODE_SPLIT			12
+#define COST_CODE_FUNCTION		30
+#define COST_CODE_COLD			40
+
+/*
+ * The code one code walk of width lanes emits: each lane's tree top,
+ * inline while an outlined iteration has room for it (codegen.c), else
+ * in a function of its own (or the bitvector form's tree functions); no
+ * loop: the walk below a top calls the module's one cold function
+ */
+static void
+CodeCost(CostModel *model, const MirOp *op, int32_t width, int32_t tree, WalkCost *cost)
+{
+	if (op->code_form == CODE_WALK_BITVECTOR)
+	{
+		CgBitvectorCost(model, op, width, tree, cost);
+		return;
+	}
+	cost->inline_instructions = (int64_t) width * COST_CODE_LANE;
+	for (int32_t k = 0; k < width; k++)
+	{
+		int32_t		t = tree >= 0 ? tree : op->tree_lo;
+		int64_t		splits = CostCodeSplits(model, op, t);
+		bool		cold = t >= 0 && t < model->hir->num_trees &&
+			(model->hir->trees[t].num_nodes - 1) / 2 > splits;
+		int64_t		size = splits * COST_CODE_SPLIT + (cold ? COST_CODE_COLD : 0);
+
+		if (model->inline_splits_left >= splits)
+		{
+			model->inline_splits_left -= splits;
+			cost->inline_instructions += size;
+			continue;
+		}
+		cost->outlined_instructions += COST_CODE_FUNCTION + size;
+		if (COST_CODE_FUNCTION + size > cost->largest_outlined)
+			cost->largest_outlined = COST_CODE_FUNCTION + size;
+	}
+}
+
 const WalkStrategy WalkCode = {
 	.name = "code",
-	.emit = CodeEmit
+	.emit = CodeEmit,
+	.cost = CodeCost
 };

@@ -108,7 +108,21 @@ EarlyExitEmit(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 	}
 }
 
+/* IR instructions per early-exit walk emission, and per lane (its own hop loop) */
+#define COST_EARLY_BASE		10
+#define COST_EARLY_LANE		40
+
+/* The code one early-exit walk of width lanes emits: a loop per lane */
+static void
+EarlyExitCost(CostModel *model, const MirOp *op, int32_t width, int32_t tree,
+			  WalkCost *cost)
+{
+	cost->inline_instructions = COST_EARLY_BASE + (int64_t) width * COST_EARLY_LANE;
+	cost->inline_loops = width;
+}
+
 const WalkStrategy WalkEarlyExit = {
 	.name = "earlyExit",
-	.emit = EarlyExitEmit
+	.emit = EarlyExitEmit,
+	.cost = EarlyExitCost
 };

@@ -485,7 +485,46 @@ VectorEmit(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 	v_leaf[0] = NULL;			/* added here */
 }
 
+/* IR instructions per vector walk emission, per vector, and per vector and level */
+#define COST_VECTOR_BASE		100
+#define COST_VECTOR_VECTOR		20
+#define COST_VECTOR_LEVEL		10
+
+/*
+ * The code one vector walk of width lanes emits: its levels, vector by
+ * vector, where VectorWalkUnfit's checks that the estimate can make pass
+ * (the target, the layout, the width), else lock-step groups
+ */
+static void
+VectorCost(CostModel *model, const MirOp *op, int32_t width, int32_t tree, WalkCost *cost)
+{
+	const ReprBuffers *buffers = model->buffers;
+	int64_t		vectors = width / VECTOR_LANES;
+	bool		fit = CgHasFeature(model->features, "avx512f") &&
+		strcmp(model->mir->schedule->representation, "perfect") == 0 &&
+		model->hir->forest->precision == FOREST_FLOAT32 &&
+		buffers->layout == REPR_SPLIT_PLAIN &&
+		(buffers->plain_form == REPR_PLAIN_BELOW_X || buffers->plain_form == REPR_PLAIN_X_BELOW) &&
+		buffers->num_nodes >= 64 && width >= MIR_MIN_VECTOR_WIDTH &&
+		width % VECTOR_LANES == 0 && op->lanes == MIR_LANES_ROWS;
+
+	if (!fit)
+	{
+		/* walked in lock-step, in groups of MIR_MAX_WIDTH */
+		int32_t		groups = (width + MIR_MAX_WIDTH - 1) / MIR_MAX_WIDTH;
+
+		WalkLockstep.cost(model, op, width < MIR_MAX_WIDTH ? width : MIR_MAX_WIDTH, tree, cost);
+		cost->inline_instructions *= groups;
+		cost->inline_loops *= groups;
+		return;
+	}
+	cost->inline_instructions = COST_VECTOR_BASE +
+		vectors * (COST_VECTOR_VECTOR + COST_VECTOR_LEVEL * (model->hir->max_padded_depth + 1));
+	cost->inline_loops = 1;
+}
+
 const WalkStrategy WalkVector = {
 	.name = "vector",
-	.emit = VectorEmit
+	.emit = VectorEmit,
+	.cost = VectorCost
 };

@@ -47,7 +47,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "silvan/cancel.h"
 #include "silvan/codegen.h"
+#include "silvan/compile_cost.h"
 #include "silvan/compile_image.h"
 #include "silvan/compiler.h"
 #include "silvan/gpu.h"
@@ -86,6 +88,8 @@ struct CompiledForest
 	JitIr		llvm_ir;		/* optimized IR, when compiled here */
 	char		forest_digest[2 * SHA256_DIGEST_LEN + 1];	/* of the serialized
 															 * forest */
+	CompileCost estimated;		/* the size estimated before generating code */
+	CompileCost counted;		/* the size generated, before LLVM ran */
 };
 
 /*
@@ -172,6 +176,26 @@ CodeSource(const CompiledForest *compiled, const ForestProfile *profile)
 	return TextFinish(&buf);
 }
 
+/* A compile's size as the image keeps it, and back */
+static void
+CostToImage(const CompileCost *cost, int64_t *fields)
+{
+	fields[0] = cost->instructions;
+	fields[1] = cost->loops;
+	fields[2] = cost->largest_function;
+	fields[3] = cost->largest_function_loops;
+}
+
+static void
+CostFromImage(const int64_t *fields, CompileCost *cost)
+{
+	memset(cost, 0, sizeof(CompileCost));
+	cost->instructions = fields[0];
+	cost->loops = fields[1];
+	cost->largest_function = fields[2];
+	cost->largest_function_loops = fields[3];
+}
+
 /*
  * Keep what the passes built beside the machine code in the code cache
  * (compile_image.c), so that the next backend runs none of them; best
@@ -192,6 +216,9 @@ StoreImage(const CompiledForest *compiled, const char *source, size_t source_len
 	};
 	uint8_t    *data;
 	size_t		size;
+
+	CostToImage(&compiled->estimated, image.estimated);
+	CostToImage(&compiled->counted, image.counted);
 
 	if (CompileImageWrite(&image, &data, &size))
 	{
@@ -228,6 +255,24 @@ ModuleText(LLVMModuleRef module)
 
 	LLVMDisposeMessage(llvm_text);
 	return text;
+}
+
+/*
+ * Count what code generation made and hold it to the compile's limits
+ * before LLVM works on it (compile_cost.c); the estimate's words say
+ * which directive made it big
+ */
+static bool
+CountGenerated(CompiledForest *compiled, LLVMModuleRef module, SilvanStatus *status)
+{
+	CompileCost *counted = &compiled->counted;
+
+	memset(counted, 0, sizeof(CompileCost));
+	CompileCountModule(module, counted);
+	counted->walk_copies = compiled->estimated.walk_copies;
+	memcpy(counted->directive, compiled->estimated.directive, sizeof(counted->directive));
+	memcpy(counted->blame, compiled->estimated.blame, sizeof(counted->blame));
+	return CompileCheckCost(counted, false, status);
 }
 
 /* Emit what the device's driver loads: PTX text, or a linked HSA code object */
@@ -280,6 +325,7 @@ CompileDeviceCode(CompiledForest *compiled, const Mir *mir, const Representation
 					   compiled->arch, "", &stats, status);
 	if (ok)
 		InstallCodeConstants(compiled, &stats);
+	ok = ok && CountGenerated(compiled, module, status);
 	if (ok && (compiled->device_ir = ModuleText(module)) == NULL)
 		ok = StatusNoMemory(status, "the kernel's LLVM IR");
 	if (ok)
@@ -328,6 +374,11 @@ CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr
 		goto done;
 	}
 	InstallCodeConstants(compiled, &stats);
+	if (!CountGenerated(compiled, jm.module, status))
+	{
+		JitModuleDispose(&jm);
+		goto done;
+	}
 	jm.fast_codegen = !compiled->schedule.full_codegen &&
 		(stats.code_splits > COMPILE_FULL_CODEGEN_SPLITS || stats.code_categorical > 0);
 	/* the same code may come from this process, another backend, or be compiled */
@@ -530,9 +581,13 @@ DumpHir(const Hir *hir, const ReprBuffers *buffers)
 	return TextFinish(&buf);
 }
 
-/* Run the passes after the MIR; the HIR is freed by the caller */
+/*
+ * Run the passes after the MIR, up to the estimate only when estimate_only;
+ * the HIR is freed by the caller
+ */
 static bool
-CompileFromMir(CompiledForest *compiled, Mir *mir, const Hir *hir, SilvanStatus *status)
+CompileFromMir(CompiledForest *compiled, Mir *mir, const Hir *hir, bool estimate_only,
+			   SilvanStatus *status)
 {
 	const Representation *repr = ReprLookup(compiled->schedule.representation);
 
@@ -541,7 +596,13 @@ CompileFromMir(CompiledForest *compiled, Mir *mir, const Hir *hir, SilvanStatus 
 	compiled->buffers.carry_hops = !compiled->target->gpu && HostHasCheapCarry();
 	if (!repr->build(hir, &compiled->buffers, status))
 		return false;
+	if (CancelRequested())
+		return StatusCanceled(status, "laying out the model");
 	MirFinish(mir, hir, compiled->buffers.trees);
+	CompileEstimateMir(mir, hir, &compiled->buffers,
+					   compiled->target->gpu ? "" : JitHostCpuFeatures(), &compiled->estimated);
+	if (estimate_only || !CompileCheckCost(&compiled->estimated, true, status))
+		return estimate_only;
 	compiled->schedule_text = ScheduleOneLine(&compiled->schedule);
 	compiled->hir_text = DumpHir(hir, &compiled->buffers);
 	compiled->mir_text = MirDump(mir);
@@ -610,6 +671,8 @@ AdoptImage(CompiledForest *compiled, CompileImage *image)
 	compiled->mir_text = image->mir_text;
 	compiled->needs_partials = image->needs_partials;
 	compiled->code_splits = image->code_splits;
+	CostFromImage(image->estimated, &compiled->estimated);
+	CostFromImage(image->counted, &compiled->counted);
 	compiled->from_image = true;
 	return true;
 }
@@ -659,11 +722,15 @@ CompileFromCache(const Forest *forest, const char *forest_digest, const Schedule
 	return compiled;
 }
 
-/* CompileForest inside its bracket; forest_digest is "" if unknown */
+/*
+ * CompileForest inside its bracket; forest_digest is "" if unknown.  With
+ * estimate_only the passes stop at the estimate (CompileEstimate): the
+ * result has no code and is only good for its cost.
+ */
 static CompiledForest *
 CompileBracketed(const Forest *forest, const char *forest_digest, const Schedule *schedule,
 				 const ForestProfile *profile, const CompileTarget *target,
-				 SilvanStatus *status)
+				 bool estimate_only, SilvanStatus *status)
 {
 	double		start = NowMillis();
 	CompiledForest *compiled = CompiledForestStart(forest, forest_digest, schedule, status);
@@ -706,10 +773,14 @@ CompileBracketed(const Forest *forest, const char *forest_digest, const Schedule
 		compiled->needs_partials = mir->needs_partials;
 		if (compiled->schedule.tile_size > 1)
 			ok = (tiled = TileTrees(forest, &compiled->schedule, profile, mir, status)) != NULL;
+		if (ok && CancelRequested())
+			ok = StatusCanceled(status, "lowering the schedule");
 		hir = ok ? BuildHir(forest, &compiled->schedule, mir, status) : NULL;
+		if (hir != NULL && CancelRequested())
+			ok = StatusCanceled(status, "lowering the schedule");
 		if (hir)
 			hir->tiled = tiled;
-		ok = hir != NULL && CompileFromMir(compiled, mir, hir, status);
+		ok = ok && hir != NULL && CompileFromMir(compiled, mir, hir, estimate_only, status);
 	}
 	HirFree(hir);
 	TiledForestFree(tiled);
@@ -784,10 +855,40 @@ CompileForestFor(const Forest *forest, const Schedule *schedule, const ForestPro
 		return NULL;
 	LlvmErrorsEnter();
 	compiled = CompileBracketed(normalized ? normalized : forest, digest, schedule, profile,
-								target, status);
+								target, false, status);
 	LlvmErrorsLeave();
 	HirFreeNormalized(normalized);
 	return compiled;
+}
+
+/* See compiler.h: the front passes and the estimate, no code generated */
+bool
+CompileEstimate(const Forest *forest, const Schedule *schedule, const ForestProfile *profile,
+				CompileCost *cost, SilvanStatus *status)
+{
+	CompiledForest *compiled;
+	Forest	   *normalized;
+
+	if (!CompileSupported(forest, status) || !HirNormalizeCompares(forest, &normalized, status))
+		return false;
+	LlvmErrorsEnter();
+	compiled = CompileBracketed(normalized ? normalized : forest, "", schedule, profile, NULL,
+								true, status);
+	LlvmErrorsLeave();
+	HirFreeNormalized(normalized);
+	if (compiled == NULL)
+		return false;
+	*cost = compiled->estimated;
+	CompiledForestFree(compiled);
+	return true;
+}
+
+/* See compiler.h */
+void
+CompiledForestCost(const CompiledForest *compiled, CompileCost *estimated, CompileCost *counted)
+{
+	*estimated = compiled->estimated;
+	*counted = compiled->counted;
 }
 
 /*
@@ -986,6 +1087,19 @@ CompiledForestExplain(const CompiledForest *compiled, bool with_llvm_ir)
 	TextAppend(&buf, "%s", compiled->mir_text);
 	TextAppend(&buf, "compile time: %.3f ms (machine code %s)\n", compiled->compile_ms,
 			   CompiledForestCodeOrigin(compiled));
+	if (compiled->counted.instructions > 0)
+		TextAppend(&buf, "code size: %lld llvm ir instructions (estimated %lld, at most %lld), "
+				   "largest function %lld (estimated %lld, at most %lld), most loops in a "
+				   "function %lld (estimated %lld, at most %lld)\n",
+				   (long long) compiled->counted.instructions,
+				   (long long) compiled->estimated.instructions,
+				   (long long) CompileGetLimits()->max_instructions,
+				   (long long) compiled->counted.largest_function,
+				   (long long) compiled->estimated.largest_function,
+				   (long long) CompileGetLimits()->max_function_instructions,
+				   (long long) compiled->counted.largest_function_loops,
+				   (long long) compiled->estimated.largest_function_loops,
+				   (long long) CompileGetLimits()->max_function_loops);
 	if (compiled->from_image)
 		TextAppend(&buf, "passes: none ran; the buffers and the text above are the code "
 				   "cache's image of the compile that made this code\n");

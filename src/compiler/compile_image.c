@@ -14,9 +14,9 @@
  * Layout (host byte order, like the objects beside it; the key holds the
  * build ID, so the writer had this very ReprBuffers struct):
  *
- *   "SLVIMG2\n", u32 sizeof(ReprBuffers), u32 REPR_NUM_BUFFERS
+ *   "SLVIMG3\n", u32 sizeof(ReprBuffers), u32 REPR_NUM_BUFFERS
  *   i32 num_groups, u32 value_size, u8 aggregate, u8 needs_partials,
- *   i64 code_splits
+ *   i64 code_splits, i64 estimated[4], i64 counted[4] (the code's size)
  *   the ReprBuffers struct (its pointers are ignored)
  *   per buffer: u64 bytes, the bytes
  *   hir text, mir text: u64 length, the characters
@@ -30,7 +30,7 @@
 
 #include "silvan/compile_image.h"
 
-#define IMAGE_MAGIC		"SLVIMG2\n"
+#define IMAGE_MAGIC		"SLVIMG3\n"
 #define IMAGE_MAGIC_LEN	8
 
 /* A growable output buffer, or a bounds-checked input cursor */
@@ -100,6 +100,8 @@ CompileImageWrite(const CompileImage *image, uint8_t **data, size_t *size)
 	Put(&out, &image->value_size, sizeof(image->value_size));
 	Put(&out, flags, sizeof(flags));
 	Put(&out, &image->code_splits, sizeof(image->code_splits));
+	Put(&out, image->estimated, sizeof(image->estimated));
+	Put(&out, image->counted, sizeof(image->counted));
 	Put(&out, &buffers, sizeof(buffers));
 	for (int id = 0; id < REPR_NUM_BUFFERS; id++)
 	{
@@ -210,6 +212,8 @@ CompileImageRead(const uint8_t *data, size_t size, CompileImage *image)
 	Get(&in, &image->value_size, sizeof(image->value_size));
 	Get(&in, flags, sizeof(flags));
 	Get(&in, &image->code_splits, sizeof(image->code_splits));
+	Get(&in, image->estimated, sizeof(image->estimated));
+	Get(&in, image->counted, sizeof(image->counted));
 	if (in.failed || memcmp(magic, IMAGE_MAGIC, IMAGE_MAGIC_LEN) != 0 || image->code_splits < 0 ||
 		struct_size != sizeof(ReprBuffers) || num_buffers != REPR_NUM_BUFFERS ||
 		!Get(&in, b, sizeof(ReprBuffers)))

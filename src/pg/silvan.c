@@ -32,6 +32,9 @@ int			silvan_code_cache_entries = 1024;
 int			silvan_tune_max_threads = 1;
 int			silvan_tune_sample_rows = 16384;
 double		silvan_tune_min_speedup = 1.05;
+int			silvan_compile_max_instructions = COMPILE_MAX_INSTRUCTIONS_DEFAULT;
+int			silvan_compile_max_function_instructions = COMPILE_MAX_FUNCTION_INSTRUCTIONS_DEFAULT;
+int			silvan_compile_max_function_loops = COMPILE_MAX_FUNCTION_LOOPS_DEFAULT;
 
 void		_PG_init(void);
 
@@ -93,6 +96,44 @@ SilvanAssignVectorWalk(bool newval, void *extra)
 {
 	CodegenSetVectorWalkPolicy(newval ? -1 : 0);
 	silvan_defaults_epoch++;
+}
+
+/* Give the compiler its bounds (compile_cost.c) */
+static void
+SilvanSetCompileLimits(int max_instructions, int max_function_instructions,
+					   int max_function_loops)
+{
+	CompileLimits limits = {
+		.max_instructions = max_instructions,
+		.max_function_instructions = max_function_instructions,
+		.max_function_loops = max_function_loops
+	};
+
+	CompileSetLimits(&limits);
+}
+
+/* Assign hook of silvan.compile_max_instructions */
+static void
+SilvanAssignCompileMax(int newval, void *extra)
+{
+	SilvanSetCompileLimits(newval, silvan_compile_max_function_instructions,
+						   silvan_compile_max_function_loops);
+}
+
+/* Assign hook of silvan.compile_max_function_instructions */
+static void
+SilvanAssignCompileMaxFunction(int newval, void *extra)
+{
+	SilvanSetCompileLimits(silvan_compile_max_instructions, newval,
+						   silvan_compile_max_function_loops);
+}
+
+/* Assign hook of silvan.compile_max_function_loops */
+static void
+SilvanAssignCompileMaxLoops(int newval, void *extra)
+{
+	SilvanSetCompileLimits(silvan_compile_max_instructions,
+						   silvan_compile_max_function_instructions, newval);
 }
 
 /* Assign hook of silvan.code_cache_entries */
@@ -174,6 +215,22 @@ _PG_init(void)
 							 "Measured again against the default after the search; 0 stores the best whatever it is.",
 							 &silvan_tune_min_speedup, 1.05, 0, 100,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("silvan.compile_max_instructions",
+							"Most LLVM IR instructions one compile of a model may generate.",
+							"A schedule whose code is estimated, or counted before LLVM runs, above it is refused (SQLSTATE 54000); 0: no bound.",
+							&silvan_compile_max_instructions, COMPILE_MAX_INSTRUCTIONS_DEFAULT,
+							0, INT_MAX, PGC_SUSET, 0, NULL, SilvanAssignCompileMax, NULL);
+	DefineCustomIntVariable("silvan.compile_max_function_instructions",
+							"Most LLVM IR instructions one function of a compile may have.",
+							"LLVM's time on a function grows faster than its size; a schedule over it is refused (SQLSTATE 54000); 0: no bound.",
+							&silvan_compile_max_function_instructions,
+							COMPILE_MAX_FUNCTION_INSTRUCTIONS_DEFAULT, 0, INT_MAX, PGC_SUSET, 0,
+							NULL, SilvanAssignCompileMaxFunction, NULL);
+	DefineCustomIntVariable("silvan.compile_max_function_loops",
+							"Most loops one function of a compile may have.",
+							"LLVM's loop optimizations take time that grows with the square of a function's loops; a schedule over it is refused (SQLSTATE 54000); 0: no bound.",
+							&silvan_compile_max_function_loops, COMPILE_MAX_FUNCTION_LOOPS_DEFAULT,
+							0, INT_MAX, PGC_SUSET, 0, NULL, SilvanAssignCompileMaxLoops, NULL);
 	SilvanDefineDeviceGucs();
 	ScanNodeInit();
 	MarkGUCPrefixReserved("silvan");

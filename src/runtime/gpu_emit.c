@@ -51,8 +51,10 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 
+#include "silvan/cancel.h"
 #include "silvan/gpu.h"
 #include "silvan/jit.h"
+#include "silvan/llvm_emit.h"
 #include "silvan/llvm_errors.h"
 
 extern char **environ;
@@ -210,21 +212,24 @@ GpuTargetMachine(const char *triple, const char *cpu, SilvanStatus *status)
  * The IR passes that jit.c runs on host code (promotion of allocas, CSE,
  * instruction combining, loop-invariant motion), with the device's own
  * cost model; code generation then runs the target's (for NVPTX, address
- * space inference among them).  Only on a module that verifies.
+ * space inference among them).  Only on a module that verifies.  false
+ * when a cancel request stopped it (cancel.h).
  */
-static void
+static bool
 GpuOptimize(LLVMModuleRef clone, LLVMTargetMachineRef tm)
 {
 	LLVMPassManagerRef fpm = LLVMCreateFunctionPassManagerForModule(clone);
+	bool		canceled = false;
 
 	LLVMAddAnalysisPasses(tm, fpm);
 	JitAddKernelPasses(fpm);
 	LLVMInitializeFunctionPassManager(fpm);
-	for (LLVMValueRef fn = LLVMGetFirstFunction(clone); fn; fn = LLVMGetNextFunction(fn))
-		if (!LLVMIsDeclaration(fn))
+	for (LLVMValueRef fn = LLVMGetFirstFunction(clone); fn && !canceled; fn = LLVMGetNextFunction(fn))
+		if (!(canceled = CancelRequested()) && !LLVMIsDeclaration(fn))
 			LLVMRunFunctionPassManager(fpm, fn);
 	LLVMFinalizeFunctionPassManager(fpm);
 	LLVMDisposePassManager(fpm);
+	return !canceled;
 }
 
 /* Verify the clone, optimize it and run code generation; the output buffer or NULL */
@@ -234,6 +239,7 @@ GpuCodegen(LLVMModuleRef clone, LLVMTargetMachineRef tm, LLVMCodeGenFileType typ
 {
 	LLVMMemoryBufferRef out = NULL;
 	char	   *message = NULL;
+	bool		canceled = false;
 
 	if (LLVMVerifyModule(clone, LLVMReturnStatusAction, &message))
 	{
@@ -247,9 +253,14 @@ GpuCodegen(LLVMModuleRef clone, LLVMTargetMachineRef tm, LLVMCodeGenFileType typ
 	}
 	LLVMDisposeMessage(message);
 	message = NULL;
-	GpuOptimize(clone, tm);
-	if (LLVMTargetMachineEmitToMemoryBuffer(tm, clone, type, &message, &out) ||
-		gpu_diagnosed[0] != '\0')
+	if (!GpuOptimize(clone, tm) ||
+		(!LlvmEmitCancellable(tm, clone, type, &message, &out, &canceled) && canceled))
+	{
+		StatusCanceled(status, "compiling the GPU code");
+		LLVMDisposeMessage(message);
+		return NULL;
+	}
+	if (out == NULL || gpu_diagnosed[0] != '\0')
 	{
 		StatusFail(status, SILVAN_ERROR_INTERNAL, "could not emit GPU code", "LLVM: %s",
 				   gpu_diagnosed[0] != '\0' ? gpu_diagnosed : message ? message : "no reason");

@@ -45,8 +45,10 @@
 #include <llvm-c/Transforms/Scalar.h>
 #include <llvm-c/Transforms/Utils.h>
 
+#include "silvan/cancel.h"
 #include "silvan/jit.h"
 #include "silvan/jit_split.h"
+#include "silvan/llvm_emit.h"
 #include "silvan/llvm_errors.h"
 
 #include <llvm/Config/llvm-config.h>
@@ -355,12 +357,15 @@ JitAddKernelPasses(LLVMPassManagerRef fpm)
 }
 
 /*
- * Run the function passes (see above) over module with tm's cost model; no
- * state of this file, so jit_split.c's helper thread runs it on its half
+ * Run the function passes (see above) over module with tm's cost model,
+ * polling for a cancel request before each function; false when one came
+ * (the module is then half optimized).  No state of this file, so
+ * jit_split.c's helper thread runs it on its half.
  */
-void
+bool
 JitRunPasses(LLVMModuleRef module, LLVMTargetMachineRef tm)
 {
+	bool		canceled = false;
 	LLVMPassManagerRef fpm;
 	LLVMPassManagerRef light;
 	LLVMPassManagerRef straight;
@@ -381,9 +386,9 @@ JitRunPasses(LLVMModuleRef module, LLVMTargetMachineRef tm)
 	LLVMInitializeFunctionPassManager(fpm);
 	LLVMInitializeFunctionPassManager(light);
 	LLVMInitializeFunctionPassManager(straight);
-	for (LLVMValueRef fn = LLVMGetFirstFunction(module); fn; fn = LLVMGetNextFunction(fn))
+	for (LLVMValueRef fn = LLVMGetFirstFunction(module); fn && !canceled; fn = LLVMGetNextFunction(fn))
 	{
-		unsigned	blocks = LLVMIsDeclaration(fn) ||
+		unsigned	blocks = (canceled = CancelRequested()) || LLVMIsDeclaration(fn) ||
 			LLVMGetStringAttributeAtIndex(fn, LLVMAttributeFunctionIndex, JIT_NO_PASSES,
 										  strlen(JIT_NO_PASSES)) != NULL ? 0 :
 			LLVMCountBasicBlocks(fn);
@@ -399,6 +404,7 @@ JitRunPasses(LLVMModuleRef module, LLVMTargetMachineRef tm)
 	LLVMDisposePassManager(fpm);
 	LLVMDisposePassManager(light);
 	LLVMDisposePassManager(straight);
+	return !canceled;
 }
 
 /* Optimize a module for the host (see above) */
@@ -407,10 +413,14 @@ JitOptimizeModule(JitModule *jm, SilvanStatus *status)
 {
 	LLVMTargetMachineRef tm;
 
+	bool		done;
+
 	if (!JitEnsure(status) || (tm = JitTargetMachine(LLVMCodeGenLevelDefault, status)) == NULL)
 		return false;
-	JitRunPasses(jm->module, tm);
+	done = JitRunPasses(jm->module, tm);
 	LLVMDisposeTargetMachine(tm);
+	if (!done)
+		return StatusCanceled(status, "optimizing the generated code");
 	if (jit_diagnosed[0] != '\0')
 		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not optimize generated code",
 						  "LLVM: %s", jit_diagnosed);
@@ -440,13 +450,16 @@ JitEmitFast(JitModule *jm, LLVMMemoryBufferRef *object, SilvanStatus *status)
 													  JitHostCpuFeatures(), LLVMCodeGenLevelNone,
 													  LLVMRelocDefault, LLVMCodeModelJITDefault);
 	char	   *message = NULL;
+	bool		canceled = false;
 	bool		failed;
 
 	if (tm == NULL)
 		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not compile generated code",
 						  "LLVM could not create a target machine for %s.", jit_triple);
-	failed = LLVMTargetMachineEmitToMemoryBuffer(tm, jm->module, LLVMObjectFile, &message, object);
+	failed = !LlvmEmitCancellable(tm, jm->module, LLVMObjectFile, &message, object, &canceled);
 	LLVMDisposeTargetMachine(tm);
+	if (canceled)
+		return StatusCanceled(status, "compiling the generated code");
 	if (failed || jit_diagnosed[0] != '\0')
 	{
 		StatusFail(status, SILVAN_ERROR_INTERNAL, "could not compile generated code",
@@ -765,9 +778,13 @@ JitEmitObjects(JitModule *jm, const char *entry, const char *key_entry, const ch
 	}
 	if (ok)
 	{
-		ok = !LLVMTargetMachineEmitToMemoryBuffer(tm, jm->module, LLVMObjectFile, &message,
-												  &object) && jit_diagnosed[0] == '\0';
-		if (!ok)
+		bool		canceled = false;
+
+		ok = LlvmEmitCancellable(tm, jm->module, LLVMObjectFile, &message, &object, &canceled) &&
+			jit_diagnosed[0] == '\0';
+		if (canceled)
+			StatusCanceled(status, "compiling the generated code");
+		else if (!ok)
 			StatusFail(status, SILVAN_ERROR_INTERNAL, "could not compile generated code",
 					   "LLVM: %s", jit_diagnosed[0] != '\0' ? jit_diagnosed : message ? message : "");
 		LLVMDisposeMessage(message);
@@ -775,9 +792,11 @@ JitEmitObjects(JitModule *jm, const char *entry, const char *key_entry, const ch
 	}
 	if (object != NULL)
 		objects->object[objects->count++] = object;
-	/* the helper is waited for whatever happened here */
+	/* the helper is waited for whatever happened here (it stops on a cancel too) */
 	if (!JitSplitFinish(&split, &object, ok ? status : &(SilvanStatus) {0}))
 		ok = false;
+	if (!ok && status->kind != SILVAN_ERROR_CANCELED && CancelRequested())
+		StatusCanceled(status, "compiling the generated code");
 	if (object != NULL)
 		objects->object[objects->count++] = object;
 	if (!ok)

@@ -50,8 +50,10 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
 
+#include "silvan/cancel.h"
 #include "silvan/jit.h"
 #include "silvan/jit_split.h"
+#include "silvan/llvm_emit.h"
 #include "silvan/llvm_errors.h"
 #include "silvan/runtime.h"
 
@@ -274,7 +276,7 @@ HelperMain(void *arg)
 									 LLVMCodeModelJITDefault);
 		if (tm != NULL)
 		{
-			JitRunPasses(module, tm);
+			split->canceled = !JitRunPasses(module, tm);
 			LLVMDisposeTargetMachine(tm);
 			tm = LLVMCreateTargetMachine(split->target.target, split->target.triple,
 										 split->target.cpu, split->target.features,
@@ -285,12 +287,13 @@ HelperMain(void *arg)
 			snprintf(split->failure, sizeof(split->failure), "no target machine");
 		else
 		{
-			if (split->diagnosed[0] != '\0' ||
-				LLVMTargetMachineEmitToMemoryBuffer(tm, module, LLVMObjectFile, &message,
-													&split->object) ||
+			if (split->canceled || split->diagnosed[0] != '\0' ||
+				!LlvmEmitCancellable(tm, module, LLVMObjectFile, &message, &split->object,
+									 &split->canceled) ||
 				split->diagnosed[0] != '\0')
 				snprintf(split->failure, sizeof(split->failure), "%s",
-						 split->diagnosed[0] ? split->diagnosed : message ? message : "");
+						 split->canceled ? "canceled" : split->diagnosed[0] ? split->diagnosed :
+						 message ? message : "");
 			LLVMDisposeMessage(message);
 			LLVMDisposeTargetMachine(tm);
 		}
@@ -361,6 +364,8 @@ JitSplitFinish(JitSplit *split, LLVMMemoryBufferRef *object, SilvanStatus *statu
 		if (split->object != NULL)
 			LLVMDisposeMemoryBuffer(split->object);
 		split->object = NULL;
+		if (split->canceled)
+			return StatusCanceled(status, "compiling the generated code");
 		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not compile generated code",
 						  "LLVM, on the helper thread: %s", split->failure);
 	}

@@ -24,7 +24,8 @@
  * so that the search never times a point that cannot help: a tile of rows
  * must be smaller than the batch, interleaving smaller than the rows it
  * splits, code walks a small forest or a deep one (TUNE_CODE_SPLITS in
- * code, whole trees or the top of each), Treebeard tiles only with lock-step walks
+ * code, whole trees or the top of each, a copy per lane when interleaved),
+ * Treebeard tiles only with lock-step walks
  * and the array, sparse or reorg layouts (perfect walks one node per hop), a
  * profile for probabilistic tiling, more than one thread for parallel
  * trees, and inexact tuning for anything that reorders sums.  At one
@@ -225,6 +226,10 @@ TuneCpuValid(const TuneShape *shape, const TuneCpuPoint *p)
 	if (p->reorder_trees && shape->exact)
 		return false;
 	if (IsCodeWalk(p->walk) && (!CodeWalkFits(shape) || p->tile_size > 1 || parallel_trees))
+		return false;
+	/* interleaved, each lane has its own copy of every tree's top: TUNE_CODE_SPLITS in all */
+	if (IsCodeWalk(p->walk) && p->interleave > 1 &&
+		(int64_t) p->interleave * CodeSplitsPerTree(shape) * shape->num_trees > TUNE_CODE_SPLITS)
 		return false;
 	/* bitvectors: rows in vectors, trees through the table (no specialize) */
 	if (p->walk == TUNE_WALK_CODE_BITVECTOR &&

@@ -302,9 +302,12 @@ TestImageReads(const char *path)
 			free(image.mir_text);
 		}
 	CHECK_MSG(accepted == 0, "%d prefixes of an image were accepted", accepted);
-	/* the splits in code follow magic, two u32, i32, u32 and two u8; then the struct */
+	/*
+	 * the splits in code follow magic, two u32, i32, u32 and two u8; then
+	 * the code's size estimated and counted, then the struct
+	 */
 	code_splits_at = 8 + 4 + 4 + 4 + 4 + 2;
-	num_nodes_at = code_splits_at + 8 + offsetof(ReprBuffers, num_nodes);
+	num_nodes_at = code_splits_at + 8 + 2 * IMAGE_COST_FIELDS * 8 + offsetof(ReprBuffers, num_nodes);
 	memcpy(saved, payload + num_nodes_at, sizeof(saved));
 	memcpy(payload + num_nodes_at, &huge, sizeof(huge));
 	CHECK_MSG(!CompileImageRead(payload, size, &image),
