@@ -174,6 +174,13 @@ extern char *GpuDataLayout(const char *triple, const char *cpu, SilvanStatus *st
 extern char *GpuEmitAmdgpuAssembly(LLVMModuleRef module, const char *gfx, SilvanStatus *status);
 extern bool GpuEmitAmdgpuObject(LLVMModuleRef module, const char *gfx, void **object,
 								size_t *len, SilvanStatus *status);
+/*
+ * gpu_link.c: link a relocatable AMDGPU object into an HSA code object
+ * (malloc'd) with ld.lld, in a private directory under the work directory
+ * (GpuSetWorkDirectory: the adapter's $PGDATA/silvan_tmp; else $TMPDIR or
+ * /tmp); linker NULL means ld.lld from LLVM 14
+ */
+extern void GpuSetWorkDirectory(const char *dir);
 extern bool GpuLinkHsaco(const void *object, size_t len, const char *linker, void **hsaco,
 						 size_t *hsaco_len, SilvanStatus *status);
 

@@ -42,6 +42,9 @@
  * out-of-memory there reaches the adapter's callback, not abort().
  */
 #include <math.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -822,6 +825,19 @@ ForestDigest(const Forest *forest, char *digest)
 	}
 }
 
+/*
+ * Give the memory of a compile that failed back to the system: LLVM has
+ * freed it, but the allocator keeps the pages, and a canceled compile of
+ * a big module would otherwise leave the backend hundreds of MB larger
+ */
+static void
+ReleaseAbandoned(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
 /* Compile a validated forest for the host cpu; NULL and a status on failure */
 CompiledForest *
 CompileForest(const Forest *forest, const Schedule *schedule,
@@ -858,6 +874,8 @@ CompileForestFor(const Forest *forest, const Schedule *schedule, const ForestPro
 								target, false, status);
 	LlvmErrorsLeave();
 	HirFreeNormalized(normalized);
+	if (compiled == NULL)
+		ReleaseAbandoned();
 	return compiled;
 }
 

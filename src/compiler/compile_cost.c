@@ -216,15 +216,18 @@ CostCopyTree(const MirOp *walk, int64_t copy, int64_t copies)
 	return walk->tree_lo + (int32_t) (copy * span / copies);
 }
 
-static void CostOps(CostWalker *w, const MirOp *op, int64_t copies, bool in_outlined);
+static void CostOps(CostWalker *w, const MirOp *op, int64_t copies, bool in_outlined,
+					bool fixed);
 
 /*
  * One walk op, emitted copies times (specialized loops around it), once
- * per step width of its loop (each with its loop); code walks of fixed
- * trees are priced per copy's tree, on a sample when there are many
+ * per step width of its loop (each with its loop), or once per copy when
+ * its own loop is the specialized one; where specialized loops fix its
+ * tree (fixed) walks are priced per copy's tree, on a sample when there
+ * are many
  */
 static void
-CostWalk(CostWalker *w, const MirOp *op, int64_t copies, bool specialized)
+CostWalk(CostWalker *w, const MirOp *op, int64_t copies, bool specialized, bool fixed)
 {
 	const WalkStrategy *strategy = CgWalkStrategy(op->strategy);
 	int32_t		widths[5];
@@ -241,7 +244,7 @@ CostWalk(CostWalker *w, const MirOp *op, int64_t copies, bool specialized)
 		for (int64_t s = 0; s < samples; s++)
 		{
 			WalkCost	one = {0};
-			int32_t		tree = specialized ? CostCopyTree(op, s * copies / samples, copies) : -1;
+			int32_t		tree = fixed ? CostCopyTree(op, s * copies / samples, copies) : -1;
 
 			strategy->cost(&w->model, op, widths[i], tree, &one);
 			sum.inline_instructions += one.inline_instructions;
@@ -278,7 +281,7 @@ CostWalk(CostWalker *w, const MirOp *op, int64_t copies, bool specialized)
  * are alike)
  */
 static void
-CostOutlinedBody(CostWalker *w, const MirOp *op, int64_t functions)
+CostOutlinedBody(CostWalker *w, const MirOp *op, int64_t functions, bool fixed)
 {
 	CostSize	saved = w->fn;
 	const MirOp *saved_walk = w->fn_walk;
@@ -295,7 +298,7 @@ CostOutlinedBody(CostWalker *w, const MirOp *op, int64_t functions)
 	w->fn_walk_size = 0;
 	/* an outlined iteration takes its code walks' first splits inline */
 	w->model.inline_splits_left = op->parallel ? -1 : CODEGEN_INLINE_CODE_NODES;
-	CostOps(w, op->body, 1, !op->parallel);
+	CostOps(w, op->body, 1, !op->parallel, fixed);
 	w->model.inline_splits_left = saved_inline;
 	/* the others alike, and each function's base */
 	w->cost->instructions += COST_FUNCTION_BASE +
@@ -311,41 +314,43 @@ CostOutlinedBody(CostWalker *w, const MirOp *op, int64_t functions)
 
 /* A loop op: a function of its own when parallel, copies when specialized */
 static void
-CostLoop(CostWalker *w, const MirOp *op, int64_t copies, bool in_outlined)
+CostLoop(CostWalker *w, const MirOp *op, int64_t copies, bool in_outlined, bool fixed)
 {
 	bool		specialized = CostSpecialized(op);
+	int64_t		body_copies = specialized ? copies * op->extent : copies;
 
+	fixed = fixed || specialized;
 	if (op->parallel || (specialized && CostOutlinesIterations(w, op, in_outlined)))
 	{
 		CostAdd(w, COST_LOOP, 1);
-		CostOutlinedBody(w, op, op->parallel ? 1 : op->extent);
+		CostOutlinedBody(w, op, op->parallel ? 1 : op->extent, fixed);
 		return;
 	}
 	if (op->body != NULL && op->body->kind == MIR_WALK)
 	{
 		/* the walk's loop: its step loops (CostWalk), or its copies */
-		CostWalk(w, op->body, specialized ? copies * op->extent : copies, specialized);
-		CostOps(w, op->body->next, specialized ? copies * op->extent : copies, in_outlined);
+		CostWalk(w, op->body, body_copies, specialized, fixed);
+		CostOps(w, op->body->next, body_copies, in_outlined, fixed);
 		return;
 	}
 	if (!specialized)
 		CostAdd(w, COST_LOOP, 1);
-	CostOps(w, op->body, specialized ? copies * op->extent : copies, in_outlined);
+	CostOps(w, op->body, body_copies, in_outlined, fixed);
 }
 
-/* A list of MIR ops */
+/* A list of MIR ops; fixed: specialized loops around them fix the tree */
 static void
-CostOps(CostWalker *w, const MirOp *op, int64_t copies, bool in_outlined)
+CostOps(CostWalker *w, const MirOp *op, int64_t copies, bool in_outlined, bool fixed)
 {
 	for (; op != NULL; op = op->next)
 	{
 		switch (op->kind)
 		{
 			case MIR_LOOP:
-				CostLoop(w, op, copies, in_outlined);
+				CostLoop(w, op, copies, in_outlined, fixed);
 				break;
 			case MIR_WALK:
-				CostWalk(w, op, copies, false);
+				CostWalk(w, op, copies, false, fixed);
 				break;
 			case MIR_REDUCE:
 				break;			/* priced with its walk */
@@ -445,7 +450,7 @@ CompileEstimateMir(const Mir *mir, const Hir *hir, const ReprBuffers *buffers,
 	w.model.inline_splits_left = -1;
 	w.fn.instructions = COST_FUNCTION_BASE;
 	cost->instructions = COST_FUNCTION_BASE;
-	CostOps(&w, mir->root, 1, false);
+	CostOps(&w, mir->root, 1, false, false);
 	CostFunctionDone(&w, &w.fn, w.fn_walk, w.fn_walk_copies);
 	CostBlame(&w, cost);
 }

@@ -16,6 +16,7 @@
 
 #include "silvan/cancel.h"
 #include "silvan/code_cache.h"
+#include "silvan/gpu.h"
 #include "silvan/jit.h"
 #include "silvan/llvm_errors.h"
 #include "silvan/runtime.h"
@@ -167,6 +168,22 @@ SilvanCancelPending(void)
 	return QueryCancelPending || ProcDiePending;
 }
 
+/*
+ * Files silvan's helpers need (the AMDGPU linker's) go in private
+ * directories under $PGDATA/silvan_tmp, which only the server's OS user
+ * can reach (gpu_link.c)
+ */
+static void
+SilvanSetWorkDirectory(void)
+{
+	char		dir[MAXPGPATH];
+
+	if (DataDir == NULL)
+		return;
+	snprintf(dir, sizeof(dir), "%s/silvan_tmp", DataDir);
+	GpuSetWorkDirectory(dir);
+}
+
 /* Define GUCs and set up the model cache */
 void
 _PG_init(void)
@@ -238,6 +255,7 @@ _PG_init(void)
 	SilvanSetThreads(silvan_max_threads, silvan_max_threads_limit);
 	RuntimeSetInterruptFlag(&InterruptPending);
 	CancelSetCheck(SilvanCancelPending);
+	SilvanSetWorkDirectory();
 	ModelCacheInit();
 	LlvmErrorsSetCallback(SilvanLlvmError);
 	/* preloaded: every backend forked from here inherits a started JIT */

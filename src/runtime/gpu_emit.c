@@ -30,20 +30,16 @@
  * C++ only and, in Debian, shipped only as static archives (liblldELF.a in
  * liblld-14, which lld-14 does not depend on), never as a shared library
  * that an extension could link; the linker binary is the supported
- * interface.  LLVM 14 knows AMDGPU processors up to gfx90a/gfx90c and
+ * interface (gpu_link.c runs it).  LLVM 14 knows AMDGPU processors up to gfx90a/gfx90c and
  * gfx1035 (RDNA 3's gfx1100 and MI300's gfx94x came in LLVM 15 and 17);
  * given an unknown processor name LLVM only prints a warning and emits
  * generic code, so names are checked against LLVM 14's list first.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <llvm-c/Analysis.h>
@@ -56,8 +52,6 @@
 #include "silvan/jit.h"
 #include "silvan/llvm_emit.h"
 #include "silvan/llvm_errors.h"
-
-extern char **environ;
 
 #define NVPTX_TRIPLE "nvptx64-nvidia-cuda"
 #define AMDGPU_TRIPLE "amdgcn-amd-amdhsa"
@@ -451,138 +445,3 @@ GpuEmitAmdgpuObject(LLVMModuleRef module, const char *gfx, void **object, size_t
 	return true;
 }
 
-/* Write bytes to path; false and a status naming the file on failure */
-static bool
-GpuWriteFile(int fd, const char *path, const void *bytes, size_t len, SilvanStatus *status)
-{
-	const char *p = bytes;
-
-	while (len > 0)
-	{
-		ssize_t		n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not link GPU code",
-							  "Writing the object file %s failed: %s.", path, strerror(errno));
-		p += n;
-		len -= (size_t) n;
-	}
-	return true;
-}
-
-/* Read a whole file (malloc'd, NUL-terminated); NULL if unreadable */
-static char *
-GpuReadFile(const char *path, size_t *len)
-{
-	FILE	   *f = fopen(path, "rb");
-	char	   *buf = NULL;
-	long		size;
-
-	if (f == NULL)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-		(buf = malloc((size_t) size + 1)) != NULL)
-	{
-		if (fread(buf, 1, (size_t) size, f) != (size_t) size)
-		{
-			free(buf);
-			buf = NULL;
-		}
-		else
-		{
-			buf[size] = '\0';
-			*len = (size_t) size;
-		}
-	}
-	fclose(f);
-	return buf;
-}
-
-/* The linker to run: ld.lld from LLVM 14's directory, else ld.lld-14 on PATH */
-static const char *
-GpuDefaultLinker(void)
-{
-	if (access("/usr/lib/llvm-14/bin/ld.lld", X_OK) == 0)
-		return "/usr/lib/llvm-14/bin/ld.lld";
-	return "ld.lld-14";
-}
-
-/* Run linker -shared -o out in, its output into log; false and a status */
-static bool
-GpuRunLinker(const char *linker, const char *in, const char *out, const char *log,
-			 SilvanStatus *status)
-{
-	char	   *argv[] = {(char *) linker, "-shared", "-o", (char *) out, (char *) in, NULL};
-	posix_spawn_file_actions_t actions;
-	pid_t		pid;
-	int			rc;
-	int			wstatus = 0;
-
-	posix_spawn_file_actions_init(&actions);
-	posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	posix_spawn_file_actions_adddup2(&actions, 1, 2);
-	posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-	rc = posix_spawnp(&pid, linker, &actions, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&actions);
-	if (rc != 0)
-		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "could not link GPU code",
-						  "The linker %s could not be started: %s (it comes with the "
-						  "package lld-14).", linker, strerror(rc));
-	while (waitpid(pid, &wstatus, 0) < 0)
-		if (errno != EINTR)
-			return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not link GPU code",
-							  "Waiting for the linker %s failed: %s.", linker, strerror(errno));
-	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)
-		return true;
-	{
-		size_t		len = 0;
-		char	   *text = GpuReadFile(log, &len);
-
-		StatusFail(status, SILVAN_ERROR_INTERNAL, "could not link GPU code",
-				   "The linker %s failed (%s %d): %s", linker,
-				   WIFEXITED(wstatus) ? "exit status" : "signal",
-				   WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : WTERMSIG(wstatus),
-				   text && text[0] ? text : "no output.");
-		free(text);
-		return false;
-	}
-}
-
-/*
- * Link a relocatable AMDGPU object into an HSA code object (malloc'd)
- * with ld.lld -shared, through files in $TMPDIR (or /tmp) that are
- * removed afterwards; linker NULL means GpuDefaultLinker()
- */
-bool
-GpuLinkHsaco(const void *object, size_t len, const char *linker, void **hsaco,
-			 size_t *hsaco_len, SilvanStatus *status)
-{
-	const char *dir = getenv("TMPDIR") != NULL && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
-	char		in[512];
-	char		out[520];
-	char		log[520];
-	int			fd;
-	bool		ok;
-
-	*hsaco = NULL;
-	*hsaco_len = 0;
-	snprintf(in, sizeof(in), "%s/silvan-gpu-XXXXXX", dir);
-	if ((fd = mkstemp(in)) < 0)
-		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not link GPU code",
-						  "Creating a temporary file in %s failed: %s.", dir, strerror(errno));
-	snprintf(out, sizeof(out), "%s.hsaco", in);
-	snprintf(log, sizeof(log), "%s.log", in);
-	ok = GpuWriteFile(fd, in, object, len, status);
-	close(fd);
-	if (ok)
-		ok = GpuRunLinker(linker ? linker : GpuDefaultLinker(), in, out, log, status);
-	if (ok && (*hsaco = GpuReadFile(out, hsaco_len)) == NULL)
-		ok = StatusFail(status, SILVAN_ERROR_INTERNAL, "could not link GPU code",
-						"The linker's output %s could not be read.", out);
-	unlink(in);
-	unlink(out);
-	unlink(log);
-	return ok;
-}
