@@ -21,10 +21,13 @@
  */
 #include "silvan_pg.h"
 
+#include <signal.h>
+
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "postmaster/bgworker.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -40,6 +43,7 @@ typedef struct CatalogModel
 	int64		revision;
 } CatalogModel;
 
+static void CatalogCheckTuningQuota(const CatalogSql *sql, const TuneRequest *request);
 static int64 CatalogInsertTuning(const CatalogSql *sql, int64 model_id,
 								 const TuneRequest *request);
 
@@ -731,6 +735,7 @@ CatalogInsertTuning(const CatalogSql *sql, int64 model_id, const TuneRequest *re
 	bool		isnull;
 
 	Assert(sql->as_owner);
+	CatalogCheckTuningQuota(sql, request);
 	args[0] = Int64GetDatum(model_id);
 	args[1] = ObjectIdGetDatum(sql->caller);
 	args[2] = ObjectIdGetDatum(request->sample_relid);
@@ -775,9 +780,68 @@ CatalogQueueTuning(const TuneRequest *request)
 }
 
 /*
- * Cancel a queued or running tuning job (the worker stops at its next
- * candidate and stores nothing); true when it was queued or running.  The
- * job's owner, or whoever may change its model, may cancel it.
+ * Refuse a job that would take the caller past its share of the tuning
+ * worker: silvan.tune_max_jobs_per_role jobs queued or running, and
+ * silvan.tune_max_budget_per_role of budget among them (0: no limit).
+ * Jobs queued at the same moment by other sessions of the role are not
+ * seen, so the limits hold within a few jobs.
+ */
+static void
+CatalogCheckTuningQuota(const CatalogSql *sql, const TuneRequest *request)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1] = {ObjectIdGetDatum(sql->caller)};
+	bool		isnull;
+	int64		jobs;
+	double		seconds;
+
+	CatalogSqlRun(sql,
+				  "SELECT pg_catalog.count(*), COALESCE(pg_catalog.sum(pg_catalog.date_part('epoch',"
+				  " budget)), 0) FROM silvan.tuning_job WHERE owner::pg_catalog.oid OPERATOR(pg_catalog.=) $1"
+				  " AND state OPERATOR(pg_catalog.=) ANY ('{queued,running}'::pg_catalog.text[])",
+				  1, argtypes, args, NULL, SPI_OK_SELECT);
+	jobs = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	seconds = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	if (silvan_tune_max_jobs_per_role > 0 && jobs >= silvan_tune_max_jobs_per_role)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many tuning jobs queued by role \"%s\"", GetUserNameFromId(sql->caller, false)),
+				 errdetail("The role has %lld jobs queued or running; silvan.tune_max_jobs_per_role is %d.",
+						   (long long) jobs, silvan_tune_max_jobs_per_role),
+				 errhint("Wait for them to finish, cancel some with silvan.cancel_tuning(), or ask a superuser to raise the limit.")));
+	if (silvan_tune_max_budget_per_role > 0 &&
+		seconds + request->budget_seconds > silvan_tune_max_budget_per_role)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("tuning budget of role \"%s\" exceeded", GetUserNameFromId(sql->caller, false)),
+				 errdetail("The role's queued and running jobs have %.0f s of budget and this one %.0f s; silvan.tune_max_budget_per_role is %d s.",
+						   seconds, request->budget_seconds, silvan_tune_max_budget_per_role),
+				 errhint("Give the job a smaller budget, wait for the role's jobs to finish, or ask a superuser to raise the limit.")));
+}
+
+/*
+ * Stop the tuning worker running a job: a query cancel, sent while the
+ * caller holds the job's row, so that the worker is still on this job
+ * (it cannot record its end before the caller commits).  Only a pid that
+ * is a silvan tuning worker's gets the signal.
+ */
+static void
+CatalogStopWorker(int32 pid)
+{
+	const char *type = GetBackgroundWorkerTypeByPid((pid_t) pid);
+
+	if (type != NULL && strcmp(type, "silvan tuning worker") == 0 && kill(pid, SIGINT) != 0)
+		ereport(WARNING,
+				(errmsg("could not signal the tuning worker with pid %d: %m", pid),
+				 errdetail("The job is cancelled; the worker stores nothing and stops at its next candidate.")));
+}
+
+/*
+ * Cancel a queued or running tuning job: a running one's worker gets a
+ * query cancel and stops whatever it is doing (its sample query, a
+ * compile, a timing) and stores nothing; true when it was queued or
+ * running.  The job's owner, or whoever may change its model, may cancel
+ * it.
  */
 bool
 CatalogCancelTuning(int64 job)
@@ -786,14 +850,17 @@ CatalogCancelTuning(int64 job)
 	Oid			argtypes[1] = {INT8OID};
 	Datum		args[1] = {Int64GetDatum(job)};
 	bool		isnull;
+	bool		running;
 	Oid			job_owner;
 	Oid			model_owner;
+	int32		pid;
 	bool		changed;
 
 	CatalogSqlBegin(&sql);
 	CatalogSqlBecomeOwner(&sql);
 	CatalogSqlRun(&sql,
-				  "SELECT j.owner::pg_catalog.oid, m.owner::pg_catalog.oid"
+				  "SELECT j.owner::pg_catalog.oid, m.owner::pg_catalog.oid,"
+				  " j.state OPERATOR(pg_catalog.=) 'running', j.worker_pid"
 				  " FROM silvan.tuning_job j JOIN silvan.model m ON m.id OPERATOR(pg_catalog.=) j.model_id"
 				  " WHERE j.id OPERATOR(pg_catalog.=) $1 FOR UPDATE OF j",
 				  1, argtypes, args, NULL, SPI_OK_SELECT);
@@ -804,6 +871,10 @@ CatalogCancelTuning(int64 job)
 				 errhint("silvan.tuning_jobs lists the jobs you may see.")));
 	job_owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	model_owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	running = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+	pid = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &isnull));
+	if (isnull)
+		pid = 0;
 	if (!has_privs_of_role(sql.caller, job_owner) && !CatalogMayManage(sql.caller, model_owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -815,6 +886,8 @@ CatalogCancelTuning(int64 job)
 				  " AND state OPERATOR(pg_catalog.=) ANY ('{queued,running}'::pg_catalog.text[])",
 				  1, argtypes, args, NULL, SPI_OK_UPDATE);
 	changed = SPI_processed > 0;
+	if (changed && running && pid > 0)
+		CatalogStopWorker(pid);
 	CatalogSqlEnd(&sql);
 	return changed;
 }

@@ -33,6 +33,8 @@ int			silvan_code_cache_entries = 1024;
 int			silvan_tune_max_threads = 1;
 int			silvan_tune_sample_rows = 16384;
 double		silvan_tune_min_speedup = 1.05;
+int			silvan_tune_max_jobs_per_role = 8;
+int			silvan_tune_max_budget_per_role = 3600;
 int			silvan_compile_max_instructions = COMPILE_MAX_INSTRUCTIONS_DEFAULT;
 int			silvan_compile_max_function_instructions = COMPILE_MAX_FUNCTION_INSTRUCTIONS_DEFAULT;
 int			silvan_compile_max_function_loops = COMPILE_MAX_FUNCTION_LOOPS_DEFAULT;
@@ -232,6 +234,16 @@ _PG_init(void)
 							 "Measured again against the default after the search; 0 stores the best whatever it is.",
 							 &silvan_tune_min_speedup, 1.05, 0, 100,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("silvan.tune_max_jobs_per_role",
+							"Most tuning jobs one role may have queued or running.",
+							"tune_async() beyond it is refused (SQLSTATE 53400); 0: no limit.",
+							&silvan_tune_max_jobs_per_role, 8, 0, INT_MAX,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("silvan.tune_max_budget_per_role",
+							"Most budget one role's queued and running tuning jobs may have together.",
+							"tune_async() beyond it is refused (SQLSTATE 53400); 0: no limit.",
+							&silvan_tune_max_budget_per_role, 3600, 0, INT_MAX,
+							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomIntVariable("silvan.compile_max_instructions",
 							"Most LLVM IR instructions one compile of a model may generate.",
 							"A schedule whose code is estimated, or counted before LLVM runs, above it is refused (SQLSTATE 54000); 0: no bound.",

@@ -31,6 +31,8 @@ extern int	silvan_max_threads;
 extern int	silvan_tune_max_threads;
 extern int	silvan_tune_sample_rows;
 extern double silvan_tune_min_speedup;
+extern int	silvan_tune_max_jobs_per_role;
+extern int	silvan_tune_max_budget_per_role;
 
 /* What a scoring function returns per row */
 typedef enum ScoreOutput

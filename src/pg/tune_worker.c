@@ -6,9 +6,16 @@
  * when its transaction commits (so the worker sees the row); nothing needs
  * shared_preload_libraries: the worker is a dynamic background worker of
  * this library, connected to the job's database.  At most one works per
- * database, holding a session advisory lock; a worker that finds the lock
- * taken leaves, and the holder, after releasing the lock, looks for queued
- * jobs once more before it exits, so no job is left behind.
+ * database.  What says so is the job table itself, under a lock no user
+ * can take: a worker claims a job in a transaction that first locks
+ * silvan.tuning_job in SHARE UPDATE EXCLUSIVE mode (self-exclusive, so
+ * claims take turns; users' inserts and updates do not wait for it, and
+ * LOCK TABLE on the table needs privileges no role but the catalog's
+ * owner has), and there takes the oldest queued job only if no other
+ * live tuning worker has one running; otherwise it leaves, and that
+ * worker takes the job after its own.  No advisory lock is involved, so
+ * nothing user SQL can take or release (a job's own sample query
+ * included) stalls the queue or lets a second worker in.
  *
  * A job runs as its owner (the role that queued it), under search_path
  * "pg_catalog, pg_temp", with the rights checked again as that role
@@ -18,17 +25,24 @@
  * another role's).  The worker runs at nice 10 with silvan.tune_max_threads
  * threads.  Its transactions:
  *
- *   claim     the oldest queued job becomes running, with the worker's pid
+ *   claim     jobs of workers that are gone are marked failed; the oldest
+ *             queued job becomes running, with the worker's pid, unless
+ *             another live worker has a job running
  *   begin     rights, the model (pinned), the sample rows (tune.c)
  *   search    no transaction: each candidate's progress is written in a
  *             short one of its own, which also tells that the job was
  *             cancelled (or its model dropped): then the job stops
  *   store     the schedules found and the job's result, in one transaction
  *
- * Any error marks the job failed with the error's message.  A worker that
+ * The sample query runs under a statement timeout of the job's budget.
+ * cancel_tuning() marks the job cancelled and, while it still holds the
+ * job's row (so the worker cannot have moved on to another job), sends
+ * the worker a query cancel: whatever the job is doing (its sample query,
+ * a compile, a timing) stops within moments.  Any error marks the job
+ * failed with the error's message, unless it was cancelled.  A worker that
  * dies (a crash, a restart, SIGTERM) leaves its job running with a pid
- * that no longer exists: the tuning_jobs view shows such jobs as failed,
- * and the next worker marks them so in the table.
+ * that is no longer a tuning worker's: the tuning_jobs view shows such
+ * jobs as failed, and the next worker marks them so in the table.
  */
 #include "silvan_pg.h"
 
@@ -48,13 +62,14 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
+#include "utils/timeout.h"
 #include "utils/timestamp.h"
 
 #include "silvan/tune.h"
 
 #define TUNE_WORKER_NICE		10
-#define TUNE_WORKER_LOCK		"7451200312345"	/* advisory lock key */
 #define TUNE_PROGRESS_SECONDS	0.5
+#define TUNE_WORKER_TYPE		"silvan tuning worker"
 
 PGDLLEXPORT void silvan_tune_worker_main(Datum arg);
 
@@ -68,8 +83,8 @@ TuneLaunchWorker(void)
 	BackgroundWorker worker;
 
 	memset(&worker, 0, sizeof(worker));
-	snprintf(worker.bgw_name, BGW_MAXLEN, "silvan tuning worker");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "silvan tuning worker");
+	snprintf(worker.bgw_name, BGW_MAXLEN, TUNE_WORKER_TYPE);
+	snprintf(worker.bgw_type, BGW_MAXLEN, TUNE_WORKER_TYPE);
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	worker.bgw_restart_time = BGW_NEVER_RESTART;
@@ -108,27 +123,27 @@ TuneLaunchAtCommit(void)
 	launch_pending = true;
 }
 
-/* Run a statement of the worker (in a transaction, with a snapshot) */
+/* Run a statement of the worker (between WorkerBegin and WorkerCommit) */
 static void
 WorkerSql(const char *query, int nargs, Oid *argtypes, Datum *args, const char *nulls,
 		  int expected)
 {
 	int			ret;
 
-	SPI_connect();
 	ret = SPI_execute_with_args(query, nargs, argtypes, args, nulls, false, 0);
 	if (ret != expected)
 		elog(ERROR, "silvan tuning worker: could not run a statement: %s",
 			 SPI_result_code_string(ret));
 }
 
-/* Begin and end a transaction of the worker */
+/* Begin and end a transaction of the worker, with a snapshot and SPI */
 static void
 WorkerBegin(void)
 {
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
+	SPI_connect();
 }
 
 static void
@@ -137,37 +152,6 @@ WorkerCommit(void)
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
-}
-
-/* One boolean answer of a statement (in its own transaction) */
-static bool
-WorkerAsk(const char *query)
-{
-	bool		isnull;
-	bool		answer;
-
-	WorkerBegin();
-	WorkerSql(query, 0, NULL, NULL, NULL, SPI_OK_SELECT);
-	answer = SPI_processed == 1 &&
-		DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) &&
-		!isnull;
-	WorkerCommit();
-	return answer;
-}
-
-/* Mark jobs whose worker is gone as failed */
-static void
-WorkerFailStale(void)
-{
-	WorkerBegin();
-	WorkerSql("UPDATE silvan.tuning_job SET state = 'failed', finished = pg_catalog.now(),"
-			  " error = 'the tuning worker exited before finishing the job'"
-			  " WHERE state OPERATOR(pg_catalog.=) 'running'"
-			  " AND worker_pid IS DISTINCT FROM pg_catalog.pg_backend_pid()"
-			  " AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a"
-			  " WHERE a.pid OPERATOR(pg_catalog.=) worker_pid)",
-			  0, NULL, NULL, NULL, SPI_OK_UPDATE);
-	WorkerCommit();
 }
 
 /* A claimed job: its id, owner and request */
@@ -185,8 +169,30 @@ JobText(int c)
 	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, c);
 }
 
-/* Claim the oldest queued job (in its own transaction); false when none */
-static bool
+/* What a claim came to */
+typedef enum WorkerClaimed
+{
+	CLAIMED_JOB,				/* a job to run */
+	CLAIMED_NONE,				/* nothing queued */
+	CLAIMED_BUSY				/* another live worker has a job running */
+} WorkerClaimed;
+
+/*
+ * Is a job running in another live tuning worker?  (A pid that is no
+ * worker of ours, or no process at all, is a worker that is gone.)
+ */
+#define TUNE_LIVE_WORKER \
+	"EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a" \
+	" WHERE a.pid OPERATOR(pg_catalog.=) worker_pid" \
+	" AND a.backend_type OPERATOR(pg_catalog.=) '" TUNE_WORKER_TYPE "')"
+
+/*
+ * Claim the oldest queued job, in a transaction of its own that takes
+ * turns with every other worker's claim (see above): jobs of dead workers
+ * are marked failed, and the oldest queued job becomes this worker's
+ * unless another live worker has one running
+ */
+static WorkerClaimed
 WorkerClaim(WorkerJob *job, MemoryContext cxt)
 {
 	HeapTuple	tuple;
@@ -195,12 +201,27 @@ WorkerClaim(WorkerJob *job, MemoryContext cxt)
 	MemoryContext old;
 
 	WorkerBegin();
+	WorkerSql("LOCK TABLE silvan.tuning_job IN SHARE UPDATE EXCLUSIVE MODE",
+			  0, NULL, NULL, NULL, SPI_OK_UTILITY);
+	WorkerSql("UPDATE silvan.tuning_job SET state = 'failed', finished = pg_catalog.now(),"
+			  " error = 'the tuning worker exited before finishing the job'"
+			  " WHERE state OPERATOR(pg_catalog.=) 'running'"
+			  " AND worker_pid IS DISTINCT FROM pg_catalog.pg_backend_pid()"
+			  " AND NOT " TUNE_LIVE_WORKER,
+			  0, NULL, NULL, NULL, SPI_OK_UPDATE);
+	WorkerSql("SELECT 1 FROM silvan.tuning_job WHERE state OPERATOR(pg_catalog.=) 'running'"
+			  " AND worker_pid IS DISTINCT FROM pg_catalog.pg_backend_pid()",
+			  0, NULL, NULL, NULL, SPI_OK_SELECT);
+	if (SPI_processed > 0)
+	{
+		WorkerCommit();
+		return CLAIMED_BUSY;
+	}
 	WorkerSql("UPDATE silvan.tuning_job j SET state = 'running', started = pg_catalog.now(),"
 			  " worker_pid = pg_catalog.pg_backend_pid(), phase = 'starting'"
 			  " FROM silvan.model m WHERE m.id OPERATOR(pg_catalog.=) j.model_id"
 			  " AND j.id OPERATOR(pg_catalog.=) (SELECT id FROM silvan.tuning_job"
-			  "   WHERE state OPERATOR(pg_catalog.=) 'queued' ORDER BY id LIMIT 1"
-			  "   FOR UPDATE SKIP LOCKED)"
+			  "   WHERE state OPERATOR(pg_catalog.=) 'queued' ORDER BY id LIMIT 1)"
 			  " RETURNING j.id, j.owner::pg_catalog.oid, m.name, j.sample_relation,"
 			  " j.sample_query, j.key_column, j.feature_columns, j.batch_sizes, j.target,"
 			  " j.strategy, j.budget, j.exact",
@@ -208,7 +229,7 @@ WorkerClaim(WorkerJob *job, MemoryContext cxt)
 	if (SPI_processed != 1)
 	{
 		WorkerCommit();
-		return false;
+		return CLAIMED_NONE;
 	}
 	tuple = SPI_tuptable->vals[0];
 	desc = SPI_tuptable->tupdesc;
@@ -245,7 +266,7 @@ WorkerClaim(WorkerJob *job, MemoryContext cxt)
 	job->request.exact = DatumGetBool(SPI_getbinval(tuple, desc, 12, &isnull));
 	MemoryContextSwitchTo(old);
 	WorkerCommit();
-	return true;
+	return CLAIMED_JOB;
 }
 
 /*
@@ -378,10 +399,13 @@ WorkerRunJob(WorkerJob *job, MemoryContext cxt)
 		WorkerBegin();
 		nest = WorkerBecomeOwner(job);
 		TuneRequestCheck(&job->request);
+		/* the sample query may take the job's budget, no more */
+		enable_timeout_after(STATEMENT_TIMEOUT,
+							 (int) Min(Max(job->request.budget_seconds, 1.0) * 1000.0, INT_MAX));
 		session = TuneBegin(&job->request, job->id);
+		disable_timeout(STATEMENT_TIMEOUT, false);
 		WorkerLeaveOwner(worker_user, nest);
-		PopActiveSnapshot();
-		CommitTransactionCommand();
+		WorkerCommit();
 		for (int i = 0; i < TuneBatchCount(session); i++)
 			TuneBatch(session, i);
 		WorkerFinish(job, session, worker_user);
@@ -390,9 +414,12 @@ WorkerRunJob(WorkerJob *job, MemoryContext cxt)
 	{
 		ErrorData  *edata;
 
+		disable_timeout(STATEMENT_TIMEOUT, false);
 		MemoryContextSwitchTo(cxt);
 		edata = CopyErrorData();
 		FlushErrorState();
+		/* a cancel was for this job (cancel_tuning) or its timeout: it is handled */
+		QueryCancelPending = false;
 		AbortCurrentTransaction();
 		SetUserIdAndSecContext(worker_user, 0);
 		TuneEnd(session);
@@ -406,13 +433,14 @@ WorkerRunJob(WorkerJob *job, MemoryContext cxt)
 
 /*
  * The worker: lower priority, the locked search_path, the tuning thread
- * count; then queued jobs one at a time while it holds the lock
+ * count; then queued jobs one at a time, as long as it can claim them
  */
 void
 silvan_tune_worker_main(Datum arg)
 {
 	MemoryContext cxt;
 	char		threads[16];
+	WorkerJob	job;
 
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
@@ -423,23 +451,15 @@ silvan_tune_worker_main(Datum arg)
 	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
 	snprintf(threads, sizeof(threads), "%d", silvan_tune_max_threads);
 	SetConfigOption("silvan.max_threads", threads, PGC_SUSET, PGC_S_OVERRIDE);
-	pgstat_report_appname("silvan tuning worker");
+	pgstat_report_appname(TUNE_WORKER_TYPE);
 	cxt = AllocSetContextCreate(TopMemoryContext, "silvan tuning job", ALLOCSET_DEFAULT_SIZES);
-	while (WorkerAsk("SELECT pg_catalog.pg_try_advisory_lock(" TUNE_WORKER_LOCK ")"))
+	while (WorkerClaim(&job, cxt) == CLAIMED_JOB)
 	{
-		WorkerJob	job;
-
-		WorkerFailStale();
-		while (WorkerClaim(&job, cxt))
-		{
-			WorkerRunJob(&job, cxt);
-			MemoryContextReset(cxt);
-			CHECK_FOR_INTERRUPTS();
-		}
-		(void) WorkerAsk("SELECT pg_catalog.pg_advisory_unlock(" TUNE_WORKER_LOCK ")");
-		if (!WorkerAsk("SELECT EXISTS (SELECT 1 FROM silvan.tuning_job"
-					   " WHERE state OPERATOR(pg_catalog.=) 'queued')"))
-			break;
+		WorkerRunJob(&job, cxt);
+		MemoryContextReset(cxt);
+		/* SIGTERM ends the worker; a late cancel of the job just run is moot */
+		QueryCancelPending = false;
+		CHECK_FOR_INTERRUPTS();
 	}
 	proc_exit(0);
 }
