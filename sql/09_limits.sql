@@ -74,3 +74,43 @@ INSERT INTO victim SELECT * FROM fx_in LIMIT 1;
 DROP TABLE victim, two_features;
 REVOKE ALL ON fx_in, fx_exp FROM regress_silvan_user;
 DROP ROLE regress_silvan_user;
+
+-- A compile is bounded before it starts: the attack's schedule over 512
+-- one-split trees (each tree's walk copied into one function, 16 rows at
+-- a time) is refused by the estimate, with 54000, naming the directive
+CREATE FUNCTION pg_temp.one_split_trees(n int) RETURNS text LANGUAGE sql AS $$
+SELECT E'tree\nversion=v3\nnum_class=1\nnum_tree_per_iteration=1\nlabel_index=0\n' ||
+       E'max_feature_idx=1\nobjective=regression\nfeature_names=a b\nfeature_infos=[-1:1] [-1:1]\n\n' ||
+       string_agg(format(E'Tree=%s\nnum_leaves=2\nnum_cat=0\nsplit_feature=%s\nsplit_gain=1\n' ||
+                         E'threshold=%s\ndecision_type=2\nleft_child=-1\nright_child=-2\n' ||
+                         E'leaf_value=%s %s\nshrinkage=1\n\n',
+                         t, t % 2, round((t % 17) / 17.0 - 0.5, 4), (t % 5) * 0.125, -(t % 3) * 0.25),
+                  '' ORDER BY t) || E'end of trees\n'
+  FROM generate_series(0, n - 1) AS t $$;
+SELECT silvan.load_model('bomb', pg_temp.one_split_trees(512)) > 0 AS loaded;
+SELECT silvan.set_schedule('bomb', 'tile(batch, b0, b1, 64); reorder(b0, tree, b1); specialize(tree); interleave(b1)');
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) AS schedules FROM silvan.schedules WHERE model = 'bomb';
+-- predictions go on with the default schedule
+SELECT silvan.predict('bomb', ARRAY[0.1, -0.2]::float8[]);
+-- the bounds are a superuser's to set: 150 trees' walks in one function
+-- are just over the loops one function may have, until a superuser allows more
+SELECT silvan.load_model('bomb', pg_temp.one_split_trees(150), replace => true) > 0 AS replaced;
+SELECT silvan.set_schedule('bomb', 'tile(batch, b0, b1, 64); reorder(b0, tree, b1); specialize(tree)');
+SET silvan.compile_max_function_loops = 400;
+SELECT silvan.set_schedule('bomb', 'tile(batch, b0, b1, 64); reorder(b0, tree, b1); specialize(tree)');
+SELECT substring(silvan.explain('bomb', 4096) FROM 'most loops in a function ([0-9]+)')::int > 300 AS over_the_default;
+RESET silvan.compile_max_function_loops;
+CREATE ROLE regress_silvan_user;
+SET ROLE regress_silvan_user;
+SET silvan.compile_max_function_loops = 0;
+SET silvan.compile_max_instructions = 0;
+RESET ROLE;
+DROP ROLE regress_silvan_user;
+SELECT silvan.drop_model('bomb');
+
+-- a relation passed by an OID that names none: 42P01, not an internal error
+SELECT * FROM silvan.predict_table('binary_logistic', 4000000000::oid::regclass, 'id');
+\echo :LAST_ERROR_SQLSTATE
+SELECT silvan.profile('binary_logistic', 4000000000::oid::regclass, 'id');
+\echo :LAST_ERROR_SQLSTATE

@@ -93,7 +93,10 @@ GRANT USAGE ON SCHEMA silvan TO PUBLIC;
 REVOKE ALL ON model, schedule, profile FROM PUBLIC;
 GRANT SELECT ON model, schedule, profile TO PUBLIC;
 
-CREATE VIEW models AS
+-- The views run with the caller's rights (security_invoker), so that
+-- row-level security an administrator puts on silvan.model hides a
+-- model's row in them too
+CREATE VIEW models WITH (security_invoker = true) AS
 	SELECT id, name, format, objective, task, num_features, num_classes,
 		   num_trees, max_depth, owner, created, revision,
 		   coalesce(octet_length(source), octet_length(source_binary)) AS source_bytes,
@@ -104,14 +107,14 @@ GRANT SELECT ON models TO PUBLIC;
 -- One row per feature of every model: its position (as in feature_columns;
 -- explain's feature index is position - 1), and the name and type the
 -- training library recorded, NULL where it recorded none
-CREATE VIEW model_features AS
+CREATE VIEW model_features WITH (security_invoker = true) AS
 	SELECT m.name AS model, p.position, m.feature_names[p.position] AS name,
 		   m.feature_types[p.position] AS type
 	  FROM model m, generate_series(1, m.num_features) AS p(position);
 GRANT SELECT ON model_features TO PUBLIC;
 
 -- The stored schedules by model name: batch_size NULL applies to every size
-CREATE VIEW schedules AS
+CREATE VIEW schedules WITH (security_invoker = true) AS
 	SELECT m.name AS model, s.target, s.batch_size, s.schedule, s.origin, s.provenance, s.created
 	  FROM schedule s JOIN model m ON m.id = s.model_id;
 GRANT SELECT ON schedules TO PUBLIC;
@@ -258,15 +261,20 @@ REVOKE ALL ON tuning_job FROM PUBLIC;
 
 -- Jobs the caller may see: its own and those of roles whose privileges it
 -- has.  A job whose worker is gone (a crash, a restart) shows as failed.
-CREATE VIEW tuning_jobs AS
+-- The view reads the job table with its owner's rights, so it is a
+-- security barrier: the caller's own conditions run only on the rows it
+-- may see.
+CREATE VIEW tuning_jobs WITH (security_barrier = true) AS
 	SELECT j.id AS job, m.name AS model, j.owner,
 		   CASE WHEN j.state = 'running' AND NOT EXISTS
-					(SELECT 1 FROM pg_catalog.pg_stat_activity a WHERE a.pid = j.worker_pid)
+					(SELECT 1 FROM pg_catalog.pg_stat_activity a
+					  WHERE a.pid = j.worker_pid AND a.backend_type = 'silvan tuning worker')
 				THEN 'failed' ELSE j.state END AS state,
 		   j.phase, j.batch_size, j.candidates_done, j.candidates_planned,
 		   j.best_us_per_row, j.default_us_per_row,
 		   CASE WHEN j.state = 'running' AND NOT EXISTS
-					(SELECT 1 FROM pg_catalog.pg_stat_activity a WHERE a.pid = j.worker_pid)
+					(SELECT 1 FROM pg_catalog.pg_stat_activity a
+					  WHERE a.pid = j.worker_pid AND a.backend_type = 'silvan tuning worker')
 				THEN 'the tuning worker exited before finishing the job' ELSE j.error END AS error,
 		   j.result, j.batch_sizes, j.strategy, j.budget, j.exact,
 		   j.created, j.started, j.finished

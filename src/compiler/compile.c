@@ -1103,8 +1103,6 @@ CompiledForestExplain(const CompiledForest *compiled, bool with_llvm_ir)
 		TextAppend(&buf, ", %lld leaves", (long long) b->num_leaves);
 	TextAppend(&buf, ", %d category sets\n", b->num_category_sets);
 	TextAppend(&buf, "%s", compiled->mir_text);
-	TextAppend(&buf, "compile time: %.3f ms (machine code %s)\n", compiled->compile_ms,
-			   CompiledForestCodeOrigin(compiled));
 	if (compiled->counted.instructions > 0)
 		TextAppend(&buf, "code size: %lld llvm ir instructions (estimated %lld, at most %lld), "
 				   "largest function %lld (estimated %lld, at most %lld), most loops in a "
@@ -1118,6 +1116,8 @@ CompiledForestExplain(const CompiledForest *compiled, bool with_llvm_ir)
 				   (long long) compiled->counted.largest_function_loops,
 				   (long long) compiled->estimated.largest_function_loops,
 				   (long long) CompileGetLimits()->max_function_loops);
+	TextAppend(&buf, "compile time: %.3f ms (machine code %s)\n", compiled->compile_ms,
+			   CompiledForestCodeOrigin(compiled));
 	if (compiled->from_image)
 		TextAppend(&buf, "passes: none ran; the buffers and the text above are the code "
 				   "cache's image of the compile that made this code\n");

@@ -24,25 +24,53 @@
  * catalog asks in one query which of the cached names still exist and
  * retires the others, so a backend that scores many short-lived models
  * keeps only the living ones.
+ *
+ * A state read in an old snapshot (a REPEATABLE READ transaction that
+ * began before a model was replaced or dropped, or a statement whose
+ * snapshot predates a commit whose invalidation it received) is right for
+ * that snapshot but not for the statements after it.  So every read of
+ * the catalog is followed by the same comparison in the latest snapshot
+ * (ModelCatalogCurrent); when they differ the entry serves the read's
+ * version now but stays stale, and the next lookup reads again: after a
+ * drop or replace commits, every backend's next statement (its next
+ * transaction's, under REPEATABLE READ) sees it.
+ *
+ * Who may see a model is the catalog's to say (row-level security on
+ * silvan.model, privileges): a read runs as the calling role, so the
+ * entry holds the roles that have seen its row since it was read
+ * (seen_by), and another role (mallory calling predict() herself after
+ * alice's SECURITY DEFINER function loaded the model) is checked before
+ * the entry serves her: without row-level security, SELECT on the table
+ * decides; with it, a read of the row as that role.
  */
 #include "silvan_pg.h"
 
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/acl.h"
 #include "utils/memutils.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+
+/* Roles an entry remembers having shown the model to */
+#define MODEL_CACHE_ROLES	4
 
 typedef struct ModelCacheEntry
 {
 	char		name[NAMEDATALEN];	/* hash key */
 	bool		stale;			/* revalidate against the catalog */
 	ModelVersion *version;
+	int			num_seen;		/* roles that saw its row since it was read */
+	Oid			seen_by[MODEL_CACHE_ROLES];
 } ModelCacheEntry;
 
 static HTAB *model_cache = NULL;
@@ -430,6 +458,47 @@ CacheLoadVersion(const CatalogSql *sql, const char *name, int64 id, int64 revisi
 }
 
 /*
+ * Is what a read found (found, and then the state of version) the
+ * model's state in the latest snapshot too?  Compared the way the read
+ * was made: through the tables' indexes, or through SQL.
+ */
+static bool
+ModelCatalogCurrent(const char *name, bool found, const ModelVersion *version)
+{
+	Snapshot	latest = RegisterSnapshot(GetLatestSnapshot());
+	ModelVersion *ignored;
+	bool		unchanged = false;
+	bool		exists = false;
+	bool		current;
+
+	if (CatalogReadModel(name, version, latest, true, &ignored, &unchanged, &exists))
+		current = exists == found && (!found || unchanged);
+	else
+	{
+		CatalogSql	sql;
+		Oid			argtype = TEXTOID;
+		Datum		arg = CStringGetTextDatum(name);
+		SPIPlanPtr	plan;
+		bool		isnull;
+
+		CatalogSqlBegin(&sql);
+		plan = SPI_prepare(fetch_sql, 1, &argtype);
+		if (plan == NULL ||
+			SPI_execute_snapshot(plan, &arg, NULL, latest, InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the silvan catalog in the latest snapshot");
+		exists = SPI_processed == 1;
+		current = exists == found;
+		if (current && found)
+			current = version->id == DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) &&
+				version->revision == DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)) &&
+				strcmp(version->fingerprint, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3)) == 0;
+		CatalogSqlEnd(&sql);
+	}
+	UnregisterSnapshot(latest);
+	return current;
+}
+
+/*
  * Read a model's state from the catalog; a new version unless it matches
  * known (then *unchanged).  NULL with *found false when it does not exist.
  */
@@ -441,7 +510,8 @@ ModelCatalogFetch(const char *name, const ModelVersion *known, bool *unchanged, 
 	bool		isnull;
 
 	/* straight from the tables' indexes when nothing asks for SQL */
-	if (CatalogReadModel(name, known, &version, unchanged, found))
+	if (ActiveSnapshotSet() &&
+		CatalogReadModel(name, known, GetActiveSnapshot(), false, &version, unchanged, found))
 		return version;
 	*unchanged = false;
 	CatalogSqlBegin(&sql);
@@ -514,6 +584,54 @@ ModelCacheSweep(bool only_this_one)
 	CatalogSqlEnd(&sql);
 }
 
+/* Has role seen the entry's model since it was read? */
+static bool
+ModelSeenBy(const ModelCacheEntry *entry, Oid role)
+{
+	for (int i = 0; i < entry->num_seen; i++)
+		if (entry->seen_by[i] == role)
+			return true;
+	return false;
+}
+
+/* Remember that role may see the entry's model (the oldest role goes when full) */
+static void
+ModelSeen(ModelCacheEntry *entry, Oid role)
+{
+	if (ModelSeenBy(entry, role))
+		return;
+	if (entry->num_seen == MODEL_CACHE_ROLES)
+	{
+		memmove(&entry->seen_by[0], &entry->seen_by[1], sizeof(Oid) * (MODEL_CACHE_ROLES - 1));
+		entry->num_seen--;
+	}
+	entry->seen_by[entry->num_seen++] = role;
+}
+
+/*
+ * May the current role see the cached model's row?  Without row-level
+ * security on silvan.model its SELECT privilege says; with it, the row is
+ * read as the role (a role without SELECT gets SQL's error)
+ */
+static bool
+ModelVisible(const ModelCacheEntry *entry)
+{
+	CatalogSql	sql;
+	Oid			argtype = INT8OID;
+	Datum		arg = Int64GetDatum(entry->version->id);
+	bool		visible;
+
+	if (check_enable_rls(model_relid, InvalidOid, true) != RLS_ENABLED &&
+		pg_class_aclcheck(model_relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK)
+		return true;
+	CatalogSqlBegin(&sql);
+	CatalogSqlRun(&sql, "SELECT 1 FROM silvan.model WHERE id OPERATOR(pg_catalog.=) $1",
+				  1, &argtype, &arg, NULL, SPI_OK_SELECT);
+	visible = SPI_processed == 1;
+	CatalogSqlEnd(&sql);
+	return visible;
+}
+
 /* Find a model by name: the current version, loading it when needed */
 ModelVersion *
 ModelCacheLookup(const char *name)
@@ -523,6 +641,7 @@ ModelCacheLookup(const char *name)
 	bool		found;
 	bool		unchanged;
 	bool		exists;
+	Oid			role = GetUserId();
 
 	if (strlen(name) >= NAMEDATALEN)
 		CatalogReportNoModel(name);
@@ -530,7 +649,15 @@ ModelCacheLookup(const char *name)
 		model_relid = SilvanCatalogRelid("model");
 	entry = hash_search(model_cache, name, HASH_FIND, &found);
 	if (found && !entry->stale && entry->version != NULL)
+	{
+		if (!ModelSeenBy(entry, role))
+		{
+			if (!ModelVisible(entry))
+				CatalogReportNoModel(name);
+			ModelSeen(entry, role);
+		}
 		return entry->version;
+	}
 	if (cache_sweep_needed)
 	{
 		ModelCacheSweep(found && hash_get_num_entries(model_cache) == 1);
@@ -545,12 +672,22 @@ ModelCacheLookup(const char *name)
 	}
 	entry = hash_search(model_cache, name, HASH_ENTER, &found);
 	if (!found)
+	{
 		entry->version = NULL;
+		entry->num_seen = 0;
+	}
 	if (!unchanged)
 	{
 		ModelVersionRetire(entry->version);
 		entry->version = fresh;
+		entry->num_seen = 0;
 	}
-	entry->stale = false;
+	/*
+	 * Read as this role: it sees the row.  Read in an old snapshot: read
+	 * again next time.  A parallel query cannot take the latest snapshot,
+	 * so what it reads is read again after it.
+	 */
+	ModelSeen(entry, role);
+	entry->stale = IsInParallelMode() || !ModelCatalogCurrent(name, true, entry->version);
 	return entry->version;
 }

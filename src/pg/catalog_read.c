@@ -52,6 +52,7 @@ typedef struct CatalogTable
 	Oid			index;			/* btree whose first column is the key */
 	Oid			collation;		/* of that column in the index */
 	AttrNumber	key;			/* the key column */
+	Snapshot	snapshot;		/* what the scans see */
 } CatalogTable;
 
 /* A row of silvan.schedule, copied out of the scan */
@@ -148,13 +149,16 @@ CatalogTablesClose(CatalogTable *tables, int n)
 			table_close(tables[i].rel, AccessShareLock);
 }
 
-/* Begin an index scan of a table for rows whose key equals value (compared with eqproc) */
+/*
+ * Begin an index scan of a table for rows whose key equals value
+ * (compared with eqproc), in the table's snapshot
+ */
 static SysScanDesc
 CatalogScan(const CatalogTable *table, RegProcedure eqproc, Datum value, ScanKey key)
 {
 	ScanKeyEntryInitialize(key, 0, table->key, BTEqualStrategyNumber, InvalidOid,
 						   table->collation, eqproc, value);
-	return systable_beginscan(table->rel, table->index, true, GetActiveSnapshot(), 1, key);
+	return systable_beginscan(table->rel, table->index, true, table->snapshot, 1, key);
 }
 
 /* The text of a jsonb object's field as ->> gives it; "" for NULL or absent */
@@ -346,11 +350,14 @@ VersionFromRows(const char *name, const CatalogTable *tables, HeapTuple model,
  * Read a model's state from the catalog's tables: false when the read
  * must go through SQL instead (see above).  Otherwise *found says whether
  * the model exists, *unchanged whether its state is known's, and the
- * result is a new version when neither.
+ * result is a new version when neither (none with compare_only).  The
+ * rows are those snapshot sees: the calling query's, or the latest
+ * (cache.c asks whether a version read in an old snapshot is still the
+ * current state).
  */
 bool
-CatalogReadModel(const char *name, const ModelVersion *known, ModelVersion **version,
-				 bool *unchanged, bool *found)
+CatalogReadModel(const char *name, const ModelVersion *known, Snapshot snapshot,
+				 bool compare_only, ModelVersion **version, bool *unchanged, bool *found)
 {
 	CatalogTable tables[3] = {{0}};
 	HeapTuple	model;
@@ -364,7 +371,7 @@ CatalogReadModel(const char *name, const ModelVersion *known, ModelVersion **ver
 
 	*version = NULL;
 	*unchanged = false;
-	if (!ActiveSnapshotSet() ||
+	if (snapshot == NULL ||
 		!CatalogTableOpen(&tables[0], "model", "name") ||
 		!CatalogTableOpen(&tables[1], "schedule", "model_id") ||
 		!CatalogTableOpen(&tables[2], "profile", "model_id"))
@@ -372,6 +379,8 @@ CatalogReadModel(const char *name, const ModelVersion *known, ModelVersion **ver
 		CatalogTablesClose(tables, 3);
 		return false;
 	}
+	for (int i = 0; i < 3; i++)
+		tables[i].snapshot = snapshot;
 	model = ModelRowRead(&tables[0], name);
 	*found = model != NULL;
 	if (*found)
@@ -385,7 +394,7 @@ CatalogReadModel(const char *name, const ModelVersion *known, ModelVersion **ver
 		if (known != NULL && known->id == id && known->revision == revision &&
 			strcmp(known->fingerprint, fingerprint.data) == 0)
 			*unchanged = true;
-		else
+		else if (!compare_only)
 			*version = VersionFromRows(name, tables, model, schedules, num_schedules, profile,
 									   fingerprint.data);
 	}

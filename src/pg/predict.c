@@ -10,15 +10,17 @@
 #include "silvan_pg.h"
 
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-/* What a call site remembers between calls */
+/* What a call site remembers between calls: the model, for a role, while the cache holds */
 typedef struct PredictCallCache
 {
 	char		name[NAMEDATALEN];
 	uint64		generation;
+	Oid			role;
 	ModelVersion *version;
 } PredictCallCache;
 
@@ -28,7 +30,7 @@ PredictLookup(FunctionCallInfo fcinfo, const char *name)
 {
 	PredictCallCache *cc = fcinfo->flinfo->fn_extra;
 
-	if (cc != NULL && cc->generation == ModelCacheGeneration() &&
+	if (cc != NULL && cc->generation == ModelCacheGeneration() && cc->role == GetUserId() &&
 		strcmp(cc->name, name) == 0)
 		return cc->version;
 	if (cc == NULL)
@@ -36,6 +38,7 @@ PredictLookup(FunctionCallInfo fcinfo, const char *name)
 			MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(PredictCallCache));
 	cc->version = ModelCacheLookup(name);
 	cc->generation = ModelCacheGeneration();
+	cc->role = GetUserId();
 	strlcpy(cc->name, name, NAMEDATALEN);
 	return cc->version;
 }

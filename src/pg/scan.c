@@ -579,11 +579,18 @@ ScanColumn(Relation rel, const char *column)
 static char *
 ScanTableQuery(BatchScan *state)
 {
-	Relation	rel = relation_open(state->source_relid, AccessShareLock);
-	TupleDesc	desc = RelationGetDescr(rel);
+	Relation	rel = try_relation_open(state->source_relid, AccessShareLock);
+	TupleDesc	desc;
 	const char *key = state->key_column ? state->key_column : "";	/* no column is "" */
 	StringInfoData sql;
 
+	/* an OID that names no relation (dropped, or made up) */
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", state->source_relid),
+				 errdetail("Argument \"source\" names no relation.")));
+	desc = RelationGetDescr(rel);
 	initStringInfo(&sql);
 	if (state->key_column != NULL)
 		appendStringInfo(&sql, "SELECT %s", ScanColumn(rel, state->key_column));

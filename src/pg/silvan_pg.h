@@ -14,6 +14,7 @@
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "utils/relcache.h"
+#include "utils/snapshot.h"
 #include "access/tupdesc.h"
 #include "utils/array.h"
 #include "utils/tuplestore.h"
@@ -126,7 +127,8 @@ extern void ModelVersionSetSchedule(ModelVersion *version, uint64 i, const char 
 extern void ModelVersionSetProfile(ModelVersion *version, int64 num_rows, Datum node_hits);
 
 /* catalog_read.c */
-extern bool CatalogReadModel(const char *name, const ModelVersion *known,
+extern bool CatalogReadModel(const char *name, const ModelVersion *known, Snapshot snapshot,
+							 bool compare_only,
 							 ModelVersion **version, bool *unchanged, bool *found);
 
 /*
