@@ -34,6 +34,22 @@
  * to float with strtof instead of going through double, which could round
  * twice.  The model is untrusted: every count is range-checked before it
  * sizes anything, and every failure names the offending field.
+ *
+ * Memory.  The read is held to its budget (decode_budget.h), some four
+ * times the text.  json-c is the expensive part: before it parses
+ * anything (the document without its trees, a tree of an unusual shape,
+ * or the whole document when the scan gave up on it) the reader charges
+ * the bound json_scan.h gives for that text, so a document of tiny
+ * values, empty objects or deep arrays is refused before json-c builds
+ * it, and feeds it to json-c a megabyte at a time, polling for
+ * cancellation in between.  Trees read straight from the text hold eight
+ * bytes a value while they are read, charged as they grow, and the node
+ * arrays 48 bytes a node, charged as they double.  XGBoost writes some
+ * 100 bytes a node, so its models take about twice their size; a tree in
+ * the fewest bytes the required arrays allow (12 a node) would take
+ * eight times, and is refused, as is a category set whose largest
+ * category needs more words than the text justifies.  The reader polls
+ * for cancellation per tree and every CANCEL_POLL_INTERVAL nodes.
  */
 #include <errno.h>
 #include <limits.h>
@@ -44,8 +60,12 @@
 
 #include <json.h>
 
+#include "silvan/cancel.h"
 #include "silvan/json_scan.h"
 #include "silvan/parse.h"
+
+/* Bytes of text fed to json-c between two polls for cancellation */
+#define XGB_FEED_CHUNK	(1 << 20)
 
 /* How the base score (in output space) becomes a base margin */
 typedef enum XgbMarginRule
@@ -136,6 +156,9 @@ typedef struct XgbTrees
 	json_tokener *tok;			/* streamed: parses one tree at a time */
 	size_t		pos;			/* streamed: where the previous tree ended */
 	JsonFlat	flat;			/* streamed: the tree read straight from the text */
+	DecodeBudget *budget;
+	int64_t		tree_cost;		/* charged for the tree json-c holds now */
+	uint32_t	ticks;			/* cancel polls (CancelTick) */
 } XgbTrees;
 
 /* The node arrays growing as trees are read, in the order of the text */
@@ -149,27 +172,51 @@ typedef struct XgbBuild
 	float	   *weight;			/* weight[position]: dart's weight_drop, or 1 */
 	int32_t    *walk;			/* scratch for XgbDropUnreached: 2 per node */
 	int64_t		walk_capacity;
+	DecodeBudget *budget;
+	uint32_t   *ticks;			/* the XgbTrees' cancel polls */
 } XgbBuild;
 
-/* Parse the whole text as one JSON value; NULL with a syntax error if not */
+/*
+ * Parse the whole text as one JSON value, charging json-c's bound for it
+ * (*cost); NULL with a syntax error if it is not one
+ */
 static json_object *
-XgbParseText(const char *text, size_t len, SilvanStatus *status)
+XgbParseText(const char *text, size_t len, DecodeBudget *budget, int64_t *cost,
+			 SilvanStatus *status)
 {
-	json_tokener *tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+	json_tokener *tok;
 	json_object *root = NULL;
 	enum json_tokener_error err = json_tokener_continue;
 	size_t		done = 0;
 	size_t		end = 0;
 
-	if (tok == NULL)
+	*cost = JsonTextCost(text, len);
+	if (*cost < 0)
+	{
+		*cost = 0;
+		StatusCanceled(status, "parsing the model");
+		return NULL;
+	}
+	if (!DecodeCharge(budget, *cost, "the whole document through json-c", status))
+	{
+		*cost = 0;
+		return NULL;
+	}
+	if ((tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH)) == NULL)
 	{
 		StatusNoMemory(status, "a JSON parser");
 		return NULL;
 	}
 	while (done < len && err == json_tokener_continue)
 	{
-		int			chunk = len - done > (1 << 30) ? (1 << 30) : (int) (len - done);
+		int			chunk = len - done > XGB_FEED_CHUNK ? XGB_FEED_CHUNK : (int) (len - done);
 
+		if (done > 0 && CancelRequested())
+		{
+			json_tokener_free(tok);
+			StatusCanceled(status, "parsing the model");
+			return NULL;
+		}
 		root = json_tokener_parse_ex(tok, text + done, chunk);
 		err = json_tokener_get_error(tok);
 		end = done + json_tokener_get_parse_end(tok);
@@ -199,46 +246,48 @@ XgbParseText(const char *text, size_t len, SilvanStatus *status)
 }
 
 /*
- * Feed text to a tokener in pieces it can take; the value once it is
- * complete, and in *used (if not NULL) the bytes it took
+ * Feed text to a tokener a chunk at a time, polling for cancellation in
+ * between (*canceled); the value once it is complete
  */
 static json_object *
-XgbFeed(json_tokener *tok, const char *text, size_t len, size_t *used)
+XgbFeed(json_tokener *tok, const char *text, size_t len, bool *canceled)
 {
 	json_object *value = NULL;
 	size_t		done = 0;
-	size_t		end = 0;
 
 	do
 	{
-		int			chunk = len - done > (1 << 30) ? (1 << 30) : (int) (len - done);
+		int			chunk = len - done > XGB_FEED_CHUNK ? XGB_FEED_CHUNK : (int) (len - done);
 
+		if (done > 0 && CancelRequested())
+		{
+			*canceled = true;
+			return NULL;
+		}
 		value = json_tokener_parse_ex(tok, text + done, chunk);
-		end = done + json_tokener_get_parse_end(tok);
 		done += chunk;
 	} while (done < len && json_tokener_get_error(tok) == json_tokener_continue);
-	if (used != NULL)
-		*used = end;
 	return value;
 }
 
 /*
  * Parse the document with the scanned trees array left out (an empty one
- * in its place); NULL if json-c does not agree with the scan
+ * in its place); NULL if json-c does not agree with the scan or a cancel
+ * request stopped it (*canceled)
  */
 static json_object *
-XgbParseSkeleton(const char *text, size_t len, const JsonTreesSpan *span)
+XgbParseSkeleton(const char *text, size_t len, const JsonTreesSpan *span, bool *canceled)
 {
 	json_tokener *tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
 	json_object *root = NULL;
 
 	if (tok == NULL)
 		return NULL;
-	if (XgbFeed(tok, text, span->start, NULL) == NULL &&
+	if (XgbFeed(tok, text, span->start, canceled) == NULL && !*canceled &&
 		json_tokener_get_error(tok) == json_tokener_continue &&
-		XgbFeed(tok, "[]", 2, NULL) == NULL &&
+		XgbFeed(tok, "[]", 2, canceled) == NULL &&
 		json_tokener_get_error(tok) == json_tokener_continue)
-		root = XgbFeed(tok, text + span->end, len - span->end, NULL);
+		root = XgbFeed(tok, text + span->end, len - span->end, canceled);
 	if (root != NULL && json_tokener_get_error(tok) != json_tokener_success)
 	{
 		json_object_put(root);
@@ -615,13 +664,15 @@ XgbReadHeader(json_object *learner, Forest *forest, SilvanStatus *status)
  */
 static bool
 XgbReadFeatureStrings(json_object *learner, const char *key, ForestFeatureField field,
-					  Forest *forest, SilvanStatus *status)
+					  Forest *forest, DecodeBudget *budget, SilvanStatus *status)
 {
 	json_object *list;
 	const char **strings;
 	size_t	   *lengths;
 	size_t		n;
 	bool		ok = true;
+	int64_t		total = 0;
+	uint32_t	ticks = 0;
 
 	if (!XgbOptionalMember(learner, key, json_type_array, "learner", &list, status))
 		return false;
@@ -631,6 +682,8 @@ XgbReadFeatureStrings(json_object *learner, const char *key, ForestFeatureField 
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
 						  "Field \"%s\" has %zu entries; field \"num_feature\" is %d.",
 						  key, n, forest->num_features);
+	if (!DecodeCharge(budget, 16 * (int64_t) n + 2 * DECODE_CHUNK_OVERHEAD, key, status))
+		return false;
 	strings = malloc(sizeof(char *) * n);
 	lengths = malloc(sizeof(size_t) * n);
 	if (strings == NULL || lengths == NULL)
@@ -639,7 +692,9 @@ XgbReadFeatureStrings(json_object *learner, const char *key, ForestFeatureField 
 	{
 		json_object *entry = json_object_array_get_idx(list, i);
 
-		if (!json_object_is_type(entry, json_type_string))
+		if (CancelTick(&ticks))
+			ok = StatusCanceled(status, "reading the feature names");
+		else if (!json_object_is_type(entry, json_type_string))
 			ok = StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
 							"Entry %zu of field \"%s\" is %s; expected a string.",
 							i, key, XgbTypeName(json_object_get_type(entry)));
@@ -647,12 +702,18 @@ XgbReadFeatureStrings(json_object *learner, const char *key, ForestFeatureField 
 		{
 			strings[i] = json_object_get_string(entry);
 			lengths[i] = (size_t) json_object_get_string_len(entry);
+			total += (int64_t) lengths[i] + 1;
 		}
 	}
+	/* the forest's copy (pointers and text) and the sorted pointers that check it */
 	if (ok)
-		ok = ForestSetFeatureStrings(forest, field, strings, lengths, (int64_t) n, status);
+		ok = DecodeCharge(budget, 16 * (int64_t) n + total + 2 * DECODE_CHUNK_OVERHEAD,
+						  key, status) &&
+			ForestSetFeatureStrings(forest, field, strings, lengths, (int64_t) n, status);
 	free(strings);
 	free(lengths);
+	if (ok)
+		DecodeRelease(budget, 24 * (int64_t) n + 3 * DECODE_CHUNK_OVERHEAD);
 	return ok;
 }
 
@@ -972,7 +1033,8 @@ XgbCategoryList(const XgbTree *tree, int64_t k, int64_t *node, int64_t *begin,
  * in node order, must be categories_nodes[k].  Adds up the words needed.
  */
 static bool
-XgbCountCategoryWords(const XgbTree *tree, int64_t *words, SilvanStatus *status)
+XgbCountCategoryWords(const XgbTree *tree, int64_t *words, uint32_t *ticks,
+					  SilvanStatus *status)
 {
 	int64_t		k = 0;
 
@@ -984,6 +1046,8 @@ XgbCountCategoryWords(const XgbTree *tree, int64_t *words, SilvanStatus *status)
 					size;
 		int32_t		need;
 
+		if (CancelTick(ticks))
+			return StatusCanceled(status, "parsing the model");
 		if (!XgbIsCategorical(tree, i, status, &categorical))
 			return false;
 		if (!categorical)
@@ -1129,7 +1193,7 @@ XgbFillSplit(Forest *forest, const XgbTree *tree, int32_t i, int64_t left,
 /* Fill in every node of one tree */
 static bool
 XgbFillTree(Forest *forest, const XgbTree *tree, ForestNode *nodes,
-			float weight, int64_t *word_cursor, SilvanStatus *status)
+			float weight, int64_t *word_cursor, uint32_t *ticks, SilvanStatus *status)
 {
 	int64_t		category_k = 0;
 
@@ -1139,6 +1203,9 @@ XgbFillTree(Forest *forest, const XgbTree *tree, ForestNode *nodes,
 					right;
 		bool		ok;
 
+		if (CancelTick(ticks))
+			return StatusCanceled(status, "parsing the model");
+		memset(&nodes[i], 0, sizeof(ForestNode));
 		if (!XgbArrayInt(&tree->left, i, "left_children", tree->index, -1,
 						 INT32_MAX, &left, status) ||
 			!XgbArrayInt(&tree->right, i, "right_children", tree->index, -1,
@@ -1183,12 +1250,14 @@ XgbTreePosition(json_object *tree, int32_t i, int32_t n, int32_t *order,
 /* Read each tree's group and dart weight */
 static bool
 XgbTreeGroups(Forest *forest, json_object *tree_info, json_object *weights,
-			  float *weight, SilvanStatus *status)
+			  float *weight, uint32_t *ticks, SilvanStatus *status)
 {
 	for (int32_t t = 0; t < forest->num_trees; t++)
 	{
 		int64_t		group;
 
+		if (CancelTick(ticks))
+			return StatusCanceled(status, "parsing the model");
 		if (!XgbToInt64(json_object_array_get_idx(tree_info, t), &group) ||
 			group < 0 || group >= forest->num_groups)
 			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
@@ -1245,43 +1314,6 @@ XgbTreeStart(const XgbTrees *src, int32_t i)
 	return start;
 }
 
-/* Parse entry i of the trees array with json-c (entries come in order) */
-static bool
-XgbNextTree(XgbTrees *src, int32_t i, json_object **tree, SilvanStatus *status)
-{
-	size_t		start;
-	size_t		end;
-
-	if (src->array != NULL)
-	{
-		*tree = json_object_array_get_idx(src->array, i);
-		return true;
-	}
-	start = XgbTreeStart(src, i);
-	json_tokener_reset(src->tok);
-	if (start < src->len && src->text[start] == '{')
-	{
-		/* json-c stops where the object closes */
-		*tree = XgbFeed(src->tok, src->text + start, src->span->end - start, &end);
-		end += start;
-	}
-	else
-	{
-		end = JsonScanValueEnd(src->text, src->len, start);
-		*tree = XgbFeed(src->tok, src->text + start, end - start, NULL);
-		if (*tree == NULL && json_tokener_get_error(src->tok) == json_tokener_continue)
-			*tree = XgbFeed(src->tok, " ", 1, NULL);	/* a number needs an end */
-	}
-	if (*tree == NULL || json_tokener_get_error(src->tok) != json_tokener_success)
-	{
-		json_object_put(*tree);
-		return StatusFail(status, SILVAN_ERROR_SYNTAX, "invalid XGBoost model JSON",
-						  "The JSON text is malformed in tree %d, from byte %zu.", i, start);
-	}
-	src->pos = end;
-	return true;
-}
-
 /* Release entry i of the trees array once it is read */
 static void
 XgbReleaseTree(XgbTrees *src, int32_t i, json_object *tree)
@@ -1290,16 +1322,61 @@ XgbReleaseTree(XgbTrees *src, int32_t i, json_object *tree)
 		json_object_array_put_idx(src->array, i, NULL);
 	else
 		json_object_put(tree);
+	DecodeRelease(src->budget, src->tree_cost);
+	src->tree_cost = 0;
+}
+
+/* Parse entry i of the trees array with json-c (entries come in order) */
+static bool
+XgbNextTree(XgbTrees *src, int32_t i, json_object **tree, SilvanStatus *status)
+{
+	size_t		start;
+	size_t		end;
+	int64_t		cost;
+	bool		canceled = false;
+	char		what[64];
+
+	if (src->array != NULL)
+	{
+		*tree = json_object_array_get_idx(src->array, i);
+		return true;
+	}
+	start = XgbTreeStart(src, i);
+	end = JsonScanValueEnd(src->text, src->len, start, &cost);
+	snprintf(what, sizeof(what), "tree %d through json-c", i);
+	if (!DecodeCharge(src->budget, cost, what, status))
+		return false;
+	src->tree_cost = cost;
+	json_tokener_reset(src->tok);
+	*tree = XgbFeed(src->tok, src->text + start, end - start, &canceled);
+	if (*tree == NULL && !canceled && json_tokener_get_error(src->tok) == json_tokener_continue)
+		*tree = XgbFeed(src->tok, " ", 1, &canceled);	/* a number needs an end */
+	/* json-c takes about as long per 16 bytes as the rest per node */
+	if (canceled || CancelTickN(&src->ticks, (uint32_t) ((end - start) >> 4)))
+	{
+		XgbReleaseTree(src, i, *tree);
+		return StatusCanceled(status, "parsing the model");
+	}
+	if (*tree == NULL || json_tokener_get_error(src->tok) != json_tokener_success)
+	{
+		XgbReleaseTree(src, i, *tree);
+		return StatusFail(status, SILVAN_ERROR_SYNTAX, "invalid XGBoost model JSON",
+						  "The JSON text is malformed in tree %d, from byte %zu.", i, start);
+	}
+	src->pos = end;
+	return true;
 }
 
 /*
- * Make room for need entries of size bytes (at least one), zeroed; the
- * capacity doubles, but not past limit.  NULL when out of memory, the
- * array left as it was.
+ * Make room for need entries of size bytes (at least one), not zeroed
+ * (zeroing a large array at once would keep a cancel waiting: the node
+ * loops zero each node before they fill it); the capacity doubles, but
+ * not past limit, each growth charged.  NULL when out of memory or
+ * budget, the array left as it was.
  */
 static void *
 XgbGrow(void *array, int64_t *capacity, int64_t need, size_t size, int64_t limit,
-		SilvanStatus *status)
+		DecodeBudget *budget, const char *what, SilvanStatus *status)
 {
 	int64_t		cap = *capacity;
 	char	   *grown;
@@ -1312,12 +1389,14 @@ XgbGrow(void *array, int64_t *capacity, int64_t need, size_t size, int64_t limit
 		cap = cap < 1024 ? 1024 : cap * 2;
 	if (cap > limit)
 		cap = need;
+	if (!DecodeCharge(budget, (cap - *capacity) * (int64_t) size, what, status))
+		return NULL;
 	if ((grown = realloc(array, (size_t) cap * size)) == NULL)
 	{
+		DecodeRelease(budget, (cap - *capacity) * (int64_t) size);
 		StatusNoMemory(status, "the node arrays");
 		return NULL;
 	}
-	memset(grown + (size_t) *capacity * size, 0, (size_t) (cap - *capacity) * size);
 	*capacity = cap;
 	return grown;
 }
@@ -1339,7 +1418,8 @@ XgbDropUnreached(Forest *forest, int32_t pos, XgbBuild *b, SilvanStatus *status)
 	if (n == 1)
 		return true;
 	if ((walk = XgbGrow(b->walk, &b->walk_capacity, 2 * (int64_t) n, sizeof(int32_t),
-						2 * (int64_t) INT32_MAX, status)) == NULL)
+						2 * (int64_t) INT32_MAX, b->budget, "the walk of a tree",
+						status)) == NULL)
 		return false;
 	b->walk = walk;
 	kept = ForestCompactTree(nodes, n, nodes, walk);
@@ -1361,7 +1441,7 @@ XgbLoadTree(Forest *forest, const XgbTree *tree, int32_t pos, XgbBuild *b,
 	ForestNode *nodes;
 	uint32_t   *bits;
 
-	if (!XgbCountCategoryWords(tree, &words, status))
+	if (!XgbCountCategoryWords(tree, &words, b->ticks, status))
 		return false;
 	if (b->num_nodes + tree->num_nodes > FOREST_MAX_NODES ||
 		b->num_words + words > FOREST_MAX_CATEGORY_WORDS)
@@ -1370,19 +1450,22 @@ XgbLoadTree(Forest *forest, const XgbTree *tree, int32_t pos, XgbBuild *b,
 						  (long long) FOREST_MAX_NODES,
 						  (long long) FOREST_MAX_CATEGORY_WORDS);
 	if ((nodes = XgbGrow(forest->nodes, &b->node_capacity, b->num_nodes + tree->num_nodes,
-						 sizeof(ForestNode), FOREST_MAX_NODES, status)) == NULL)
+						 sizeof(ForestNode), FOREST_MAX_NODES, b->budget, "the nodes",
+						 status)) == NULL)
 		return false;
 	forest->nodes = nodes;
 	if ((bits = XgbGrow(forest->category_words, &b->word_capacity, b->num_words + words,
-						sizeof(uint32_t), FOREST_MAX_CATEGORY_WORDS, status)) == NULL)
+						sizeof(uint32_t), FOREST_MAX_CATEGORY_WORDS, b->budget,
+						"the category sets", status)) == NULL)
 		return false;
 	forest->category_words = bits;
 	forest->num_category_words = b->word_capacity;
+	memset(bits + b->num_words, 0, sizeof(uint32_t) * (size_t) words);
 	forest->trees[pos].first_node = b->num_nodes;
 	forest->trees[pos].num_nodes = tree->num_nodes;
 	b->num_nodes += tree->num_nodes;
 	return XgbFillTree(forest, tree, nodes + b->num_nodes - tree->num_nodes,
-					   b->weight[pos], &b->num_words, status) &&
+					   b->weight[pos], &b->num_words, b->ticks, status) &&
 		XgbDropUnreached(forest, pos, b, status);
 }
 
@@ -1506,6 +1589,10 @@ XgbLoadEntry(Forest *forest, XgbTrees *src, int32_t i, XgbBuild *b,
 
 	if (XgbReadFlatTree(src, i, forest->num_trees, b->order, &tree, &pos))
 		return XgbLoadTree(forest, &tree, pos, b, status);
+	if (src->flat.over_budget)
+		return DecodeBudgetFail(src->budget, status);
+	if (src->flat.canceled)
+		return StatusCanceled(status, "parsing the model");
 	if (!XgbNextTree(src, i, &tree_json, status))
 		return false;
 	ok = XgbTreePosition(tree_json, i, forest->num_trees, b->order, &pos, status) &&
@@ -1515,19 +1602,27 @@ XgbLoadEntry(Forest *forest, XgbTrees *src, int32_t i, XgbBuild *b,
 	return ok;
 }
 
-/* Trim the grown arrays to what the trees use */
+/* Trim the grown arrays to what the trees use, giving back the rest of their charge */
 static void
-XgbTrimArrays(Forest *forest, const XgbBuild *b)
+XgbTrimArrays(Forest *forest, XgbBuild *b)
 {
-	ForestNode *nodes = realloc(forest->nodes,
-								sizeof(ForestNode) * (size_t) (b->num_nodes > 0 ? b->num_nodes : 1));
-	uint32_t   *bits = realloc(forest->category_words,
-							   sizeof(uint32_t) * (size_t) (b->num_words > 0 ? b->num_words : 1));
+	int64_t		nodes_kept = b->num_nodes > 0 ? b->num_nodes : 1;
+	int64_t		words_kept = b->num_words > 0 ? b->num_words : 1;
+	ForestNode *nodes = realloc(forest->nodes, sizeof(ForestNode) * (size_t) nodes_kept);
+	uint32_t   *bits = realloc(forest->category_words, sizeof(uint32_t) * (size_t) words_kept);
 
 	if (nodes != NULL)
+	{
 		forest->nodes = nodes;
+		DecodeRelease(b->budget, (b->node_capacity - nodes_kept) * (int64_t) sizeof(ForestNode));
+		b->node_capacity = nodes_kept;
+	}
 	if (bits != NULL)
+	{
 		forest->category_words = bits;
+		DecodeRelease(b->budget, (b->word_capacity - words_kept) * (int64_t) sizeof(uint32_t));
+		b->word_capacity = words_kept;
+	}
 	forest->num_nodes = b->num_nodes;
 	forest->num_category_words = b->num_words;
 }
@@ -1537,17 +1632,21 @@ XgbTrimArrays(Forest *forest, const XgbBuild *b)
  * (they were filled in in the order of the trees array)
  */
 static bool
-XgbPlaceTrees(Forest *forest, const int32_t *order, SilvanStatus *status)
+XgbPlaceTrees(Forest *forest, const int32_t *order, DecodeBudget *budget,
+			  SilvanStatus *status)
 {
 	ForestNode *placed;
 	int64_t		next = 0;
 	int32_t		t = 0;
+	int64_t		bytes = (int64_t) sizeof(ForestNode) * (forest->num_nodes > 0 ? forest->num_nodes : 1);
 
 	while (t < forest->num_trees && order[t] == t)
 		t++;
 	if (t == forest->num_trees)
 		return true;
-	placed = malloc(sizeof(ForestNode) * (size_t) (forest->num_nodes > 0 ? forest->num_nodes : 1));
+	if (!DecodeCharge(budget, bytes, "the nodes in model order", status))
+		return false;
+	placed = malloc((size_t) bytes);
 	if (placed == NULL)
 		return StatusNoMemory(status, "the node array");
 	for (t = 0; t < forest->num_trees; t++)
@@ -1561,6 +1660,7 @@ XgbPlaceTrees(Forest *forest, const int32_t *order, SilvanStatus *status)
 	}
 	free(forest->nodes);
 	forest->nodes = placed;
+	DecodeRelease(budget, bytes);
 	return true;
 }
 
@@ -1576,18 +1676,23 @@ XgbLoadTrees(Forest *forest, XgbTrees *src, XgbBuild *b, SilvanStatus *status)
 	uint32_t   *bits;
 
 	for (int32_t i = 0; i < forest->num_trees; i++)
+	{
+		if (CancelTick(b->ticks))
+			return StatusCanceled(status, "parsing the model");
 		if (!XgbLoadEntry(forest, src, i, b, status))
 			return false;
+	}
 	if ((nodes = XgbGrow(forest->nodes, &b->node_capacity, 1, sizeof(ForestNode),
-						 FOREST_MAX_NODES, status)) == NULL)
+						 FOREST_MAX_NODES, b->budget, "the nodes", status)) == NULL)
 		return false;
 	forest->nodes = nodes;
 	if ((bits = XgbGrow(forest->category_words, &b->word_capacity, 1, sizeof(uint32_t),
-						FOREST_MAX_CATEGORY_WORDS, status)) == NULL)
+						FOREST_MAX_CATEGORY_WORDS, b->budget, "the category sets",
+						status)) == NULL)
 		return false;
 	forest->category_words = bits;
 	XgbTrimArrays(forest, b);
-	return XgbPlaceTrees(forest, b->order, status);
+	return XgbPlaceTrees(forest, b->order, b->budget, status);
 }
 
 /* Check the tree counts agree, then read all trees */
@@ -1601,7 +1706,10 @@ XgbReadTrees(Forest *forest, json_object *model, json_object *weights,
 	size_t		n = 0;
 	XgbBuild	b = {0};
 	bool		ok;
+	int64_t		per_tree = sizeof(ForestTree) + sizeof(int32_t) + sizeof(float);
 
+	b.budget = src->budget;
+	b.ticks = &src->ticks;
 	if (!XgbOpenTrees(src, model, weights != NULL, &n, status) ||
 		(tree_info = XgbMember(model, "tree_info", json_type_array, "the gbtree model", status)) == NULL ||
 		(param = XgbMember(model, "gbtree_model_param", json_type_object, "the gbtree model", status)) == NULL ||
@@ -1620,7 +1728,10 @@ XgbReadTrees(Forest *forest, json_object *model, json_object *weights,
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
 						  "Field \"weight_drop\" has %zu entries; expected %zu.",
 						  json_object_array_length(weights), n);
-	if (!ForestAllocTrees(forest, (int32_t) n, status))
+	/* the trees stay charged; their order and weights are given back */
+	if (!DecodeCharge(src->budget, per_tree * (int64_t) n + 3 * DECODE_CHUNK_OVERHEAD,
+					  "the trees", status) ||
+		!ForestAllocTrees(forest, (int32_t) n, status))
 		return false;
 	b.order = malloc(sizeof(int32_t) * (n > 0 ? n : 1));
 	b.weight = malloc(sizeof(float) * (n > 0 ? n : 1));
@@ -1630,12 +1741,14 @@ XgbReadTrees(Forest *forest, json_object *model, json_object *weights,
 	{
 		for (size_t t = 0; t < n; t++)
 			b.order[t] = -1;
-		ok = XgbTreeGroups(forest, tree_info, weights, b.weight, status) &&
+		ok = XgbTreeGroups(forest, tree_info, weights, b.weight, b.ticks, status) &&
 			XgbLoadTrees(forest, src, &b, status);
 	}
 	free(b.order);
 	free(b.weight);
 	free(b.walk);
+	DecodeRelease(src->budget, (int64_t) (sizeof(int32_t) + sizeof(float)) * (int64_t) n +
+				  b.walk_capacity * (int64_t) sizeof(int32_t));
 	return ok;
 }
 
@@ -1683,8 +1796,10 @@ XgbReadDocument(json_object *root, XgbTrees *src, SilvanStatus *status)
 	forest->average_output = false;
 	forest->average_divisor = 1;
 	if (XgbReadHeader(learner, forest, status) &&
-		XgbReadFeatureStrings(learner, "feature_names", FOREST_FEATURE_NAMES, forest, status) &&
-		XgbReadFeatureStrings(learner, "feature_types", FOREST_FEATURE_TYPES, forest, status) &&
+		XgbReadFeatureStrings(learner, "feature_names", FOREST_FEATURE_NAMES, forest,
+							  src->budget, status) &&
+		XgbReadFeatureStrings(learner, "feature_types", FOREST_FEATURE_TYPES, forest,
+							  src->budget, status) &&
 		(model = XgbFindModel(learner, &weights, status)) != NULL &&
 		XgbReadTrees(forest, model, weights, src, status))
 		return forest;
@@ -1706,33 +1821,54 @@ XgbLooksLikeUbjson(const char *text, size_t len)
  * whole document at once
  */
 Forest *
-ParseXgboostJson(const char *text, size_t len, SilvanStatus *status)
+ParseXgboostJson(const char *text, size_t len, DecodeBudget *budget, SilvanStatus *status)
 {
-	JsonTreesSpan span;
+	JsonTreesSpan span = {0};
 	XgbTrees	src;
 	json_object *root = NULL;
 	Forest	   *forest;
+	int64_t		cost = 0;
+	bool		canceled = false;
 
 	StatusClear(status);
 	memset(&src, 0, sizeof(src));
 	src.text = text;
 	src.len = len;
+	src.budget = budget;
+	src.flat.budget = budget;
 	if (XgbLooksLikeUbjson(text, len))
 	{
 		StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported model format",
 				   "This looks like XGBoost's binary UBJSON format; save the model with save_model(\"model.json\") instead.");
 		return NULL;
 	}
-	if (xgb_read_mode != XGBOOST_READ_WHOLE && JsonScanTrees(text, len, &span) &&
-		(root = XgbParseSkeleton(text, len, &span)) != NULL)
-		src.span = &span;
-	else if ((root = XgbParseText(text, len, status)) == NULL)
+	if (xgb_read_mode != XGBOOST_READ_WHOLE && JsonScanTrees(text, len, &span))
+	{
+		if (!DecodeCharge(budget, span.skeleton_cost, "the document without its trees through json-c", status))
+			return NULL;
+		cost = span.skeleton_cost;
+		root = XgbParseSkeleton(text, len, &span, &canceled);
+		if (root != NULL)
+			src.span = &span;
+		else
+		{
+			DecodeRelease(budget, cost);
+			cost = 0;
+		}
+	}
+	if (canceled || span.canceled)
+	{
+		StatusCanceled(status, "parsing the model");
+		return NULL;
+	}
+	if (root == NULL && (root = XgbParseText(text, len, budget, &cost, status)) == NULL)
 		return NULL;
 	forest = XgbReadDocument(root, &src, status);
 	if (src.tok != NULL)
 		json_tokener_free(src.tok);
 	JsonFlatFree(&src.flat);
 	json_object_put(root);
+	DecodeRelease(budget, cost);
 	return forest;
 }
 
