@@ -49,7 +49,7 @@ include $(PGXS)
 srcdir ?= .
 
 # Rebuild everything when a header changes (struct layouts are shared)
-$(OBJS): $(wildcard include/silvan/*.h src/pg/*.h)
+$(OBJS): $(wildcard include/silvan/*.h src/pg/*.h src/core/*.h)
 
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
 	cp $< $@

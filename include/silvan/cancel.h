@@ -23,6 +23,7 @@
 #define SILVAN_CANCEL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "silvan/status.h"
 
@@ -42,6 +43,34 @@ extern bool CancelRequested(void);
 
 /* Record that a phase stopped on a cancel request; always returns false */
 extern bool StatusCanceled(SilvanStatus *status, const char *phase);
+
+/*
+ * Loops over a model's nodes, lines or values poll every
+ * CANCEL_POLL_INTERVAL units of work: often enough that a cancel lands
+ * within milliseconds, rarely enough that the check's indirect call costs
+ * nothing next to the work
+ */
+#define CANCEL_POLL_INTERVAL	65536
+
+/* Count one unit of work; poll the check once every CANCEL_POLL_INTERVAL */
+static inline bool
+CancelTick(uint32_t *ticks)
+{
+	if (++*ticks < CANCEL_POLL_INTERVAL)
+		return false;
+	*ticks = 0;
+	return CancelRequested();
+}
+
+/* Count n units of work at once (a chunk of text); poll as CancelTick */
+static inline bool
+CancelTickN(uint32_t *ticks, uint32_t n)
+{
+	if ((*ticks += n) < CANCEL_POLL_INTERVAL)
+		return false;
+	*ticks = 0;
+	return CancelRequested();
+}
 
 #ifdef __cplusplus
 }

@@ -176,11 +176,12 @@ typedef struct ForestNode
 	int32_t		feature;		/* split feature, -1 on leaves */
 	int32_t		left;			/* tree-local child indices, -1 on leaves */
 	int32_t		right;
+	int32_t		category_words; /* categorical: number of words */
 	double		threshold;		/* numeric split threshold */
 	double		leaf_value;		/* leaves: the value, any weight applied */
 	int64_t		category_offset;	/* categorical: first word of the set */
-	int32_t		category_words; /* categorical: number of words */
-} ForestNode;
+} ForestNode;					/* 48 bytes: a model's nodes are most of a
+								 * reader's memory */
 
 /* One tree: a range of nodes and the output group it adds to */
 typedef struct ForestTree

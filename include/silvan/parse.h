@@ -10,6 +10,7 @@
 #ifndef SILVAN_PARSE_H
 #define SILVAN_PARSE_H
 
+#include "silvan/decode_budget.h"
 #include "silvan/forest.h"
 
 typedef enum ModelFormat
@@ -32,8 +33,14 @@ extern bool ModelFormatIsBinary(ModelFormat format);
 /* Guess the format from the text; MODEL_FORMAT_AUTO when unrecognized */
 extern ModelFormat ModelFormatDetect(const char *text, size_t len);
 
+/*
+ * The readers: each charges what it holds to budget (decode_budget.h) and
+ * returns a forest that stays charged, or NULL with a status
+ */
+
 /* xgboost_json.c: XGBoost save_model() JSON, 1.x and 2.x layouts */
-extern Forest *ParseXgboostJson(const char *text, size_t len, SilvanStatus *status);
+extern Forest *ParseXgboostJson(const char *text, size_t len, DecodeBudget *budget,
+								SilvanStatus *status);
 
 /*
  * How the XGBoost reader reads trees; each gives the same forest or the
@@ -53,14 +60,16 @@ typedef enum XgboostReadMode
 extern void ParseXgboostReadMode(XgboostReadMode mode);
 
 /* lightgbm_text.c: LightGBM save_model() text, v2 to v4 */
-extern Forest *ParseLightgbmText(const char *text, size_t len, SilvanStatus *status);
+extern Forest *ParseLightgbmText(const char *text, size_t len, DecodeBudget *budget,
+								 SilvanStatus *status);
 
 /*
  * onnx_model.c: an ONNX model (protobuf bytes, not NUL-terminated) holding
  * one TreeEnsembleRegressor or TreeEnsembleClassifier, ai.onnx.ml opset
  * 1 to 3 (see the file's header for what is read and what is refused)
  */
-extern Forest *ParseOnnx(const char *data, size_t len, SilvanStatus *status);
+extern Forest *ParseOnnx(const char *data, size_t len, DecodeBudget *budget,
+						 SilvanStatus *status);
 
 /* A decoded ONNX TensorProto (test data sets ship them as .pb files) */
 typedef struct OnnxTensor
@@ -79,6 +88,8 @@ extern bool OnnxTensorRead(const char *data, size_t len, OnnxTensor *tensor,
 /*
  * parse.c: detect (when AUTO), parse, validate; *detected gets the format.
  * text is len bytes: NUL-free text for the text formats, binary for ONNX.
+ * The read is held to DecodeBudgetLimit(len) bytes (SILVAN_ERROR_LIMIT)
+ * and stops on a cancel request (SILVAN_ERROR_CANCELED).
  */
 extern Forest *ParseModel(const char *text, size_t len, ModelFormat format,
 						  ModelFormat *detected, SilvanStatus *status);

@@ -7,8 +7,8 @@
 
 #include "silvan/cancel.h"
 
-/* The registered check; read by any thread */
-static _Atomic(CancelCheck) cancel_check = NULL;
+/* The registered check (none until one is set); read by any thread */
+static _Atomic(CancelCheck) cancel_check;
 
 /* Register the check (NULL: nothing cancels) */
 void

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "silvan/cancel.h"
 #include "silvan/forest.h"
 
 /*
@@ -105,6 +106,7 @@ ForestDropUnreached(Forest *forest, SilvanStatus *status)
 	int64_t		out = 0;
 	int32_t		largest = 1;
 	int32_t    *scratch;
+	uint32_t	ticks = 0;
 
 	for (int32_t t = 0; t < forest->num_trees; t++)
 	{
@@ -122,6 +124,11 @@ ForestDropUnreached(Forest *forest, SilvanStatus *status)
 	{
 		ForestTree *tree = &forest->trees[t];
 
+		if (CancelTickN(&ticks, (uint32_t) tree->num_nodes))
+		{
+			free(scratch);
+			return StatusCanceled(status, "reading the stored model");
+		}
 		tree->num_nodes = ForestCompactTree(forest->nodes + tree->first_node, tree->num_nodes,
 											forest->nodes + out, scratch);
 		tree->first_node = out;

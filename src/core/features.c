@@ -24,9 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "silvan/cancel.h"
+#include "silvan/decode_budget.h"
 #include "silvan/forest.h"
 
-/* Compare two strings through pointers to them, for qsort */
+/* Compare two strings through pointers to them, for sorting */
 static int
 CompareNames(const void *a, const void *b)
 {
@@ -39,9 +41,13 @@ FeatureStringsCheck(const char *field, const char *const *strings,
 					const size_t *lengths, int32_t count, size_t *total,
 					SilvanStatus *status)
 {
+	uint32_t	ticks = 0;
+
 	*total = 0;
 	for (int32_t i = 0; i < count; i++)
 	{
+		if (CancelTick(&ticks))
+			return StatusCanceled(status, "reading the feature names");
 		if (lengths[i] > FOREST_MAX_FEATURE_NAME)
 			return StatusFail(status, SILVAN_ERROR_INVALID, "feature name too long",
 							  "Entry %d of field \"%s\" has %zu bytes; at most %d are supported.",
@@ -63,7 +69,11 @@ FeatureNamesUnique(char **names, int32_t count, SilvanStatus *status)
 	if (sorted == NULL)
 		return StatusNoMemory(status, "the feature names");
 	memcpy(sorted, names, sizeof(char *) * count);
-	qsort(sorted, count, sizeof(char *), CompareNames);
+	if (!DecodeSort(sorted, count, sizeof(char *), CompareNames))
+	{
+		free(sorted);
+		return StatusCanceled(status, "checking the feature names");
+	}
 	for (int32_t i = 1; i < count; i++)
 		if (strcmp(sorted[i - 1], sorted[i]) == 0)
 		{

@@ -29,10 +29,18 @@
  * Anything else in a tree (nesting, null, escapes, a number of more than
  * 18 digits, which json-c clamps) makes it give up, and json-c reads that
  * tree.
+ *
+ * While it scans, the scan counts the objects, arrays and separators
+ * outside the trees array, which bound what json-c will hold for the
+ * document without it (JSON_COST); the reader charges that to its budget
+ * before json-c starts.  It polls for cancellation every
+ * CANCEL_POLL_INTERVAL values, and JsonReadFlat every as many scalars;
+ * JsonReadFlat's arrays are charged to the budget as they grow.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "silvan/cancel.h"
 #include "silvan/json_scan.h"
 
 /* Deepest nesting we scan; XGBoost documents reach about 7 */
@@ -70,6 +78,14 @@ static const struct
 
 #define SCAN_STEPS	(sizeof(scan_steps) / sizeof(scan_steps[0]))
 
+/* What json-c will build: counted outside the trees array [0] and inside it [1] */
+typedef struct ScanCounts
+{
+	int64_t		objects;
+	int64_t		arrays;
+	int64_t		separators;
+} ScanCounts;
+
 typedef struct Scan
 {
 	const char *text;
@@ -79,6 +95,11 @@ typedef struct Scan
 	bool		ambiguous;		/* the path is not certain */
 	bool		found;
 	JsonTreesSpan *span;
+	bool		poll;			/* poll for cancellation */
+	bool		canceled;
+	uint32_t	ticks;
+	int			in_trees;		/* 1 inside the trees array, else 0 */
+	ScanCounts	counts[2];
 } Scan;
 
 static bool ScanValue(Scan *s, ScanPath path);
@@ -226,13 +247,20 @@ ScanArray(Scan *s, ScanPath path)
 	size_t		start = s->pos;
 	int64_t		count = 0;
 
+	bool		trees = path == PATH_TREES || path == PATH_DART_TREES;
+	int			outer = s->in_trees;
+
 	if (!Take(s, '['))
 		return false;
+	s->counts[outer].arrays++;
+	s->in_trees = trees ? 1 : outer;
 	SkipBlanks(s);
 	if (!Take(s, ']'))
 	{
 		do
 		{
+			if (count > 0)
+				s->counts[s->in_trees].separators++;
 			if (!ScanValue(s, PATH_NONE))
 				return false;
 			count++;
@@ -241,7 +269,8 @@ ScanArray(Scan *s, ScanPath path)
 		if (!Take(s, ']'))
 			return false;
 	}
-	if (path == PATH_TREES || path == PATH_DART_TREES)
+	s->in_trees = outer;
+	if (trees)
 	{
 		s->ambiguous |= s->found;
 		s->found = true;
@@ -283,6 +312,7 @@ ScanObject(Scan *s, ScanPath path)
 
 	if (!Take(s, '{'))
 		return false;
+	s->counts[s->in_trees].objects++;
 	SkipBlanks(s);
 	if (Take(s, '}'))
 		return true;
@@ -293,6 +323,7 @@ ScanObject(Scan *s, ScanPath path)
 		bool		escaped;
 		ScanPath	child;
 
+		s->counts[s->in_trees].separators += 2;	/* the ':' and a ',' */
 		SkipBlanks(s);
 		if (!ScanString(s, &key, &key_end, &escaped))
 			return false;
@@ -318,6 +349,12 @@ ScanValue(Scan *s, ScanPath path)
 	SkipBlanks(s);
 	if (s->pos >= s->len)
 		return false;
+	if (s->poll && CancelTick(&s->ticks))
+	{
+		s->canceled = true;
+		s->pos = s->len;
+		return false;
+	}
 	c = s->text[s->pos];
 	if (c == '{' || c == '[')
 	{
@@ -335,6 +372,13 @@ ScanValue(Scan *s, ScanPath path)
 	return ScanNumber(s);
 }
 
+/* What json-c holds for text of the given bytes and counts */
+static int64_t
+ScanCost(size_t bytes, const ScanCounts *c)
+{
+	return JSON_COST(bytes, c->objects, c->arrays, c->separators);
+}
+
 /* Scan a whole document; true when it is valid and its trees found for sure */
 bool
 JsonScanTrees(const char *text, size_t len, JsonTreesSpan *span)
@@ -342,21 +386,54 @@ JsonScanTrees(const char *text, size_t len, JsonTreesSpan *span)
 	Scan		s = {text, len, 0, 0, false, false, span};
 
 	memset(span, 0, sizeof(*span));
+	s.poll = true;
 	if (!ScanValue(&s, PATH_ROOT))
+	{
+		span->canceled = s.canceled;
 		return false;
+	}
 	SkipBlanks(&s);
-	return s.pos == len && s.found && !s.ambiguous;
+	if (s.pos != len || !s.found || s.ambiguous)
+		return false;
+	span->skeleton_cost = ScanCost(len - (span->end - span->start) + 2, &s.counts[0]);
+	return true;
 }
 
-/* Offset just past the value at pos of a scanned text */
+/* Offset just past the value at pos of a scanned text; *cost what json-c holds for it */
 size_t
-JsonScanValueEnd(const char *text, size_t len, size_t pos)
+JsonScanValueEnd(const char *text, size_t len, size_t pos, int64_t *cost)
 {
 	JsonTreesSpan unused;
 	Scan		s = {text, len, pos, 0, false, false, &unused};
 
 	ScanValue(&s, PATH_NONE);
+	if (cost != NULL)
+		*cost = ScanCost(s.pos - pos, &s.counts[0]);
 	return s.pos;
+}
+
+/* What json-c holds, at most, for any text; -1 when a cancel request stopped the count */
+int64_t
+JsonTextCost(const char *text, size_t len)
+{
+	ScanCounts	c = {0};
+
+	for (size_t done = 0; done < len;)
+	{
+		size_t		end = len - done > ((size_t) 1 << 20) ? done + ((size_t) 1 << 20) : len;
+
+		for (; done < end; done++)
+		{
+			char		ch = text[done];
+
+			c.objects += ch == '{';
+			c.arrays += ch == '[';
+			c.separators += ch == ',' || ch == ':';
+		}
+		if (CancelRequested())
+			return -1;
+	}
+	return ScanCost(len, &c);
 }
 
 /* Offset of the first non-blank byte at or after pos */
@@ -368,17 +445,35 @@ JsonScanSkipBlanks(const char *text, size_t len, size_t pos)
 	return pos;
 }
 
-/* Make room for one more entry of size bytes in a growing array */
+/*
+ * Make room for one more entry of size bytes in a growing array of a flat
+ * object, charging the growth to its budget; polls for cancellation
+ */
 static bool
-FlatReserve(void **array, int64_t *capacity, int64_t used, size_t size)
+FlatReserve(JsonFlat *f, void **array, int64_t *capacity, int64_t used, size_t size)
 {
 	int64_t		cap = *capacity < 64 ? 64 : *capacity * 2;
+	int64_t		grow = (cap - *capacity) * (int64_t) size;
 	void	   *grown;
 
+	if (CancelTick(&f->ticks))
+	{
+		f->canceled = true;
+		return false;
+	}
 	if (used < *capacity)
 		return true;
-	if ((grown = realloc(*array, (size_t) cap * size)) == NULL)
+	if (f->budget != NULL && !DecodeTake(f->budget, grow, "the arrays of a tree"))
+	{
+		f->over_budget = true;
 		return false;
+	}
+	if ((grown = realloc(*array, (size_t) cap * size)) == NULL)
+	{
+		if (f->budget != NULL)
+			DecodeRelease(f->budget, grow);
+		return false;
+	}
 	*array = grown;
 	*capacity = cap;
 	return true;
@@ -432,7 +527,8 @@ ReadScalar(Scan *s, JsonFlat *f, size_t base)
 		b = s->pos;
 	}
 	if (b - a > JSON_FLAT_MAX_TOKEN ||
-		!FlatReserve((void **) &f->scalars, &f->scalar_capacity, f->num_scalars, sizeof(JsonScalar)))
+		!FlatReserve(f, (void **) &f->scalars, &f->scalar_capacity, f->num_scalars,
+					 sizeof(JsonScalar)))
 		return false;
 	sc.offset = (uint32_t) (a - base);
 	sc.len = (uint8_t) (b - a);
@@ -509,7 +605,7 @@ ReadFlatMembers(Scan *s, JsonFlat *f, size_t base, int32_t parent)
 
 		SkipBlanks(s);
 		if (!ScanString(s, &key, &key_end, &escaped) || escaped ||
-			!FlatReserve((void **) &f->members, &f->member_capacity, f->num_members,
+			!FlatReserve(f, (void **) &f->members, &f->member_capacity, f->num_members,
 						 sizeof(JsonMember)))
 			return false;
 		memset(&f->members[index], 0, sizeof(JsonMember));
@@ -538,6 +634,8 @@ JsonReadFlat(const char *text, size_t len, size_t pos, JsonFlat *flat, size_t *e
 	flat->base = text + base;
 	flat->num_members = 0;
 	flat->num_scalars = 0;
+	flat->over_budget = false;
+	flat->canceled = false;
 	if (!ReadFlatMembers(&s, flat, base, -1) || s.pos - base > UINT32_MAX)
 		return false;
 	*end = s.pos;
@@ -565,6 +663,9 @@ JsonFlatFind(const JsonFlat *flat, int64_t parent, const char *key)
 void
 JsonFlatFree(JsonFlat *flat)
 {
+	if (flat->budget != NULL)
+		DecodeRelease(flat->budget, flat->member_capacity * (int64_t) sizeof(JsonMember) +
+					  flat->scalar_capacity * (int64_t) sizeof(JsonScalar));
 	free(flat->members);
 	free(flat->scalars);
 	memset(flat, 0, sizeof(*flat));

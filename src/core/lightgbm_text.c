@@ -31,6 +31,16 @@
  *
  * Objectives follow LightGBM's ObjectiveFunction::ConvertOutput; "none"
  * and "custom" (no objective at prediction time) give raw scores.
+ *
+ * Memory: nothing is sized before the text backs it, and what is sized is
+ * charged to the read's budget (decode_budget.h) first: the forest's
+ * arrays (48 bytes a node, two nodes a leaf), the scratch for the largest
+ * tree (seven numbers a leaf) and the feature names.  LightGBM writes
+ * some 100 bytes a leaf, so its models take about twice their size; a
+ * tree written in fewer bytes than any writer uses (a leaf in 20 bytes)
+ * would take seven times its size, and is refused.  Category words are
+ * read straight into the forest.  The readers poll for cancellation every
+ * CANCEL_POLL_INTERVAL lines, entries or nodes.
  */
 #include <errno.h>
 #include <limits.h>
@@ -39,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "silvan/cancel.h"
 #include "silvan/parse.h"
 
 /* Longest number token we accept */
@@ -123,7 +134,7 @@ typedef struct LgbScratch
 	int64_t    *cat_boundaries;
 	double	   *threshold;
 	double	   *leaf_value;
-	int64_t    *cat_threshold;
+	uint32_t	ticks;			/* cancel polls (CancelTick) */
 } LgbScratch;
 
 /* What one LightGBM objective means for prediction */
@@ -360,11 +371,14 @@ LgbReadHeader(LgbCursor *cur, LgbHeader *header, SilvanStatus *status)
 {
 	LgbCursor	before = *cur;
 	LgbSpan		line;
+	uint32_t	ticks = 0;
 
 	memset(header, 0, sizeof(*header));
 	header->num_tree_sizes = -1;
 	while (LgbNextLine(cur, &line))
 	{
+		if (CancelTickN(&ticks, 1 + (uint32_t) (line.len >> 6)))
+			return StatusCanceled(status, "parsing the model");
 		if (LgbSpanStarts(line, "Tree=") || LgbSpanIs(line, "end of trees"))
 		{
 			*cur = before;		/* leave it for the tree reader */
@@ -559,10 +573,14 @@ LgbBadToken(const LgbTreeText *tree, LgbField field, int64_t i, bool too_long,
 					  too_long ? "too long" : "not a number");
 }
 
-/* Parse a field of exactly n integers, each within [lo, hi] */
+/*
+ * Parse a field of exactly n integers, each within [lo, hi], into out or,
+ * when out is NULL, into the 32-bit words out32
+ */
 static bool
-LgbIntField(const LgbTreeText *tree, LgbField field, int64_t n, int64_t lo,
-			int64_t hi, int64_t *out, SilvanStatus *status)
+LgbIntFieldAs(const LgbTreeText *tree, LgbField field, int64_t n, int64_t lo,
+			  int64_t hi, int64_t *out, uint32_t *out32, uint32_t *ticks,
+			  SilvanStatus *status)
 {
 	LgbSpan		span = tree->value[field];
 	char		buf[LGB_MAX_TOKEN];
@@ -572,21 +590,37 @@ LgbIntField(const LgbTreeText *tree, LgbField field, int64_t n, int64_t lo,
 		return false;
 	for (int64_t i = 0; i < n; i++)
 	{
-		if (!LgbNextToken(&span, buf, &too_long) || !LgbTokenToInt64(buf, &out[i]))
+		int64_t		v;
+
+		if (CancelTick(ticks))
+			return StatusCanceled(status, "parsing the model");
+		if (!LgbNextToken(&span, buf, &too_long) || !LgbTokenToInt64(buf, &v))
 			return LgbBadToken(tree, field, i, too_long, status);
-		if (out[i] < lo || out[i] > hi)
+		if (v < lo || v > hi)
 			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid LightGBM model",
 							  "Entry %lld of field \"%s\" of tree %d is %lld; expected %lld to %lld.",
 							  (long long) i, lgb_field_names[field], tree->index,
-							  (long long) out[i], (long long) lo, (long long) hi);
+							  (long long) v, (long long) lo, (long long) hi);
+		if (out != NULL)
+			out[i] = v;
+		else
+			out32[i] = (uint32_t) v;
 	}
 	return true;
+}
+
+/* Parse a field of exactly n integers, each within [lo, hi] */
+static bool
+LgbIntField(const LgbTreeText *tree, LgbField field, int64_t n, int64_t lo,
+			int64_t hi, int64_t *out, uint32_t *ticks, SilvanStatus *status)
+{
+	return LgbIntFieldAs(tree, field, n, lo, hi, out, NULL, ticks, status);
 }
 
 /* Parse a field of exactly n doubles, none of them NaN */
 static bool
 LgbDoubleField(const LgbTreeText *tree, LgbField field, int64_t n, double *out,
-			   SilvanStatus *status)
+			   uint32_t *ticks, SilvanStatus *status)
 {
 	LgbSpan		span = tree->value[field];
 	char		buf[LGB_MAX_TOKEN];
@@ -596,6 +630,8 @@ LgbDoubleField(const LgbTreeText *tree, LgbField field, int64_t n, double *out,
 		return false;
 	for (int64_t i = 0; i < n; i++)
 	{
+		if (CancelTick(ticks))
+			return StatusCanceled(status, "parsing the model");
 		if (!LgbNextToken(&span, buf, &too_long) || !LgbTokenToDouble(buf, &out[i]))
 			return LgbBadToken(tree, field, i, too_long, status);
 		if (isnan(out[i]))
@@ -606,32 +642,35 @@ LgbDoubleField(const LgbTreeText *tree, LgbField field, int64_t n, double *out,
 	return true;
 }
 
-/* Parse every array field of a tree with more than one leaf */
+/*
+ * Parse every array field of a tree with more than one leaf; its category
+ * words go straight to words
+ */
 static bool
 LgbParseSplits(const Forest *forest, const LgbTreeText *tree, LgbScratch *s,
-			   SilvanStatus *status)
+			   uint32_t *words, SilvanStatus *status)
 {
 	int64_t		inner = tree->num_leaves - 1;
 
 	if (!LgbIntField(tree, LGB_SPLIT_FEATURE, inner, 0, forest->num_features - 1,
-					 s->split_feature, status) ||
-		!LgbDoubleField(tree, LGB_THRESHOLD, inner, s->threshold, status) ||
+					 s->split_feature, &s->ticks, status) ||
+		!LgbDoubleField(tree, LGB_THRESHOLD, inner, s->threshold, &s->ticks, status) ||
 		!LgbIntField(tree, LGB_LEFT_CHILD, inner, -tree->num_leaves, inner - 1,
-					 s->left, status) ||
+					 s->left, &s->ticks, status) ||
 		!LgbIntField(tree, LGB_RIGHT_CHILD, inner, -tree->num_leaves, inner - 1,
-					 s->right, status))
+					 s->right, &s->ticks, status))
 		return false;
 	if (!tree->present[LGB_DECISION_TYPE])
 		memset(s->decision_type, 0, sizeof(int64_t) * inner);
 	else if (!LgbIntField(tree, LGB_DECISION_TYPE, inner, 0, 15,
-						  s->decision_type, status))
+						  s->decision_type, &s->ticks, status))
 		return false;
 	if (tree->num_cat == 0)
 		return true;
 	return LgbIntField(tree, LGB_CAT_BOUNDARIES, tree->num_cat + 1, 0,
-					   tree->num_cat_words, s->cat_boundaries, status) &&
-		LgbIntField(tree, LGB_CAT_THRESHOLD, tree->num_cat_words, 0, UINT32_MAX,
-					s->cat_threshold, status);
+					   tree->num_cat_words, s->cat_boundaries, &s->ticks, status) &&
+		LgbIntFieldAs(tree, LGB_CAT_THRESHOLD, tree->num_cat_words, 0, UINT32_MAX,
+					  NULL, words, &s->ticks, status);
 }
 
 /* Check cat_boundaries runs from 0 up to the number of cat_threshold words */
@@ -717,26 +756,32 @@ LgbFillTree(Forest *forest, const LgbTreeText *tree, LgbScratch *s,
 	ForestNode *nodes = forest->nodes + ftree->first_node;
 	int64_t		inner = tree->num_leaves - 1;
 
-	if (!LgbDoubleField(tree, LGB_LEAF_VALUE, tree->num_leaves, s->leaf_value, status))
+	if (!LgbDoubleField(tree, LGB_LEAF_VALUE, tree->num_leaves, s->leaf_value, &s->ticks,
+						status))
 		return false;
-	if (inner > 0 && (!LgbParseSplits(forest, tree, s, status) ||
+	if (inner > 0 && (!LgbParseSplits(forest, tree, s, forest->category_words + first_word,
+									  status) ||
 					  (tree->num_cat > 0 && !LgbCheckBoundaries(tree, s, status))))
 		return false;
 	for (int64_t i = 0; i < inner; i++)
+	{
+		if (CancelTick(&s->ticks))
+			return StatusCanceled(status, "parsing the model");
 		if (!LgbFillSplit(tree, s, i, first_word, &nodes[i], status))
 			return false;
+	}
 	for (int64_t j = 0; j < tree->num_leaves; j++)
 	{
 		ForestNode *leaf = &nodes[inner + j];
 
+		if (CancelTick(&s->ticks))
+			return StatusCanceled(status, "parsing the model");
 		leaf->kind = FOREST_NODE_LEAF;
 		leaf->feature = -1;
 		leaf->left = -1;
 		leaf->right = -1;
 		leaf->leaf_value = s->leaf_value[j];
 	}
-	for (int64_t w = 0; w < tree->num_cat_words; w++)
-		forest->category_words[first_word + w] = (uint32_t) s->cat_threshold[w];
 	return true;
 }
 
@@ -748,7 +793,6 @@ typedef struct LgbSizes
 	int64_t		num_words;
 	int64_t		max_leaves;
 	int64_t		max_cat;
-	int64_t		max_words;
 } LgbSizes;
 
 /*
@@ -763,16 +807,21 @@ LgbScanTrees(LgbCursor cur, LgbSizes *sizes, SilvanStatus *status)
 	LgbTreeText tree;
 	bool		done = false;
 	SilvanStatus arrays;
+	uint32_t	ticks = 0;
 
 	memset(sizes, 0, sizeof(*sizes));
 	StatusClear(&arrays);
 	while (true)
 	{
+		const char *start = cur.p;
+
 		if (sizes->num_trees >= FOREST_MAX_TREES)
 			return StatusFail(status, SILVAN_ERROR_INVALID, "too many trees",
 							  "The model has more than %d trees.", FOREST_MAX_TREES);
 		if (!LgbNextTree(&cur, sizes->num_trees, &tree, &done, status))
 			return false;
+		if (CancelTickN(&ticks, 1 + (uint32_t) ((cur.p - start) >> 6)))
+			return StatusCanceled(status, "parsing the model");
 		if (done)
 		{
 			*status = arrays;
@@ -793,7 +842,6 @@ LgbScanTrees(LgbCursor cur, LgbSizes *sizes, SilvanStatus *status)
 							  (long long) FOREST_MAX_CATEGORY_WORDS);
 		sizes->max_leaves = tree.num_leaves > sizes->max_leaves ? tree.num_leaves : sizes->max_leaves;
 		sizes->max_cat = tree.num_cat > sizes->max_cat ? tree.num_cat : sizes->max_cat;
-		sizes->max_words = tree.num_cat_words > sizes->max_words ? tree.num_cat_words : sizes->max_words;
 	}
 }
 
@@ -824,7 +872,6 @@ LgbFreeScratch(LgbScratch *s)
 	free(s->cat_boundaries);
 	free(s->threshold);
 	free(s->leaf_value);
-	free(s->cat_threshold);
 }
 
 /* Allocate scratch arrays big enough for the largest tree */
@@ -840,24 +887,40 @@ LgbAllocScratch(LgbScratch *s, const LgbSizes *sizes, SilvanStatus *status)
 	s->cat_boundaries = malloc(sizeof(int64_t) * ((size_t) sizes->max_cat + 1));
 	s->threshold = malloc(sizeof(double) * leaves);
 	s->leaf_value = malloc(sizeof(double) * leaves);
-	s->cat_threshold = malloc(sizeof(int64_t) * ((size_t) sizes->max_words + 1));
 	if (s->split_feature && s->decision_type && s->left && s->right &&
-		s->cat_boundaries && s->threshold && s->leaf_value && s->cat_threshold)
+		s->cat_boundaries && s->threshold && s->leaf_value)
 		return true;
 	return StatusNoMemory(status, "scratch space for reading trees");
 }
 
-/* Second pass: allocate the forest's arrays and fill in every tree */
+/* Bytes of the scratch arrays for the largest tree (LgbAllocScratch) */
+static int64_t
+LgbScratchBytes(const LgbSizes *sizes)
+{
+	return (int64_t) (6 * sizeof(int64_t)) * (sizes->max_leaves + 1) +
+		(int64_t) sizeof(int64_t) * (sizes->max_cat + 1) + 7 * DECODE_CHUNK_OVERHEAD;
+}
+
+/*
+ * Second pass: allocate the forest's arrays and fill in every tree.  The
+ * arrays are charged first; the forest's stay charged, the scratch's are
+ * given back.
+ */
 static bool
 LgbFillTrees(Forest *forest, LgbCursor cur, const LgbSizes *sizes,
-			 int64_t per_iteration, SilvanStatus *status)
+			 int64_t per_iteration, DecodeBudget *budget, SilvanStatus *status)
 {
 	LgbScratch	scratch = {0};
 	int64_t		node = 0;
 	int64_t		word = 0;
 	bool		ok;
 
-	ok = ForestAllocTrees(forest, sizes->num_trees, status) &&
+	ok = DecodeCharge(budget, (int64_t) sizeof(ForestTree) * sizes->num_trees +
+					  (int64_t) sizeof(ForestNode) * sizes->num_nodes +
+					  (int64_t) sizeof(uint32_t) * sizes->num_words + 3 * DECODE_CHUNK_OVERHEAD,
+					  "the trees", status) &&
+		DecodeCharge(budget, LgbScratchBytes(sizes), "the largest tree", status) &&
+		ForestAllocTrees(forest, sizes->num_trees, status) &&
 		ForestAllocNodes(forest, sizes->num_nodes, status) &&
 		ForestAllocCategoryWords(forest, sizes->num_words, status) &&
 		LgbAllocScratch(&scratch, sizes, status);
@@ -871,6 +934,8 @@ LgbFillTrees(Forest *forest, LgbCursor cur, const LgbSizes *sizes,
 		if (ok && done)
 			ok = StatusFail(status, SILVAN_ERROR_INTERNAL, "LightGBM reader lost its place",
 							"Tree %d was counted but not found again.", t);
+		if (ok && CancelTickN(&scratch.ticks, (uint32_t) tree.num_leaves))
+			ok = StatusCanceled(status, "parsing the model");
 		if (!ok)
 			break;
 		forest->trees[t].first_node = node;
@@ -881,6 +946,8 @@ LgbFillTrees(Forest *forest, LgbCursor cur, const LgbSizes *sizes,
 		word += tree.num_cat_words;
 	}
 	LgbFreeScratch(&scratch);
+	if (ok)
+		DecodeRelease(budget, LgbScratchBytes(sizes));
 	return ok;
 }
 
@@ -995,9 +1062,14 @@ LgbNotText(const char *text, size_t len, SilvanStatus *status)
 					  "The text has no \"Tree=\" or \"end of trees\" line; it is not a LightGBM save_model() text file.");
 }
 
-/* Give the forest the names of the header's "feature_names=" line, if any */
+/*
+ * Give the forest the names of the header's "feature_names=" line, if any.
+ * Charged: the pointers and lengths here, the forest's copy (a pointer and
+ * the text) and the sorted pointers that check it; the copy stays charged.
+ */
 static bool
-LgbApplyFeatureNames(Forest *forest, const LgbHeader *header, SilvanStatus *status)
+LgbApplyFeatureNames(Forest *forest, const LgbHeader *header, DecodeBudget *budget,
+					 SilvanStatus *status)
 {
 	LgbSpan		rest = header->feature_names;
 	int64_t		n;
@@ -1012,14 +1084,25 @@ LgbApplyFeatureNames(Forest *forest, const LgbHeader *header, SilvanStatus *stat
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid LightGBM model",
 						  "Field \"feature_names\" has %lld names; field \"max_feature_idx\" makes %d features.",
 						  (long long) n, forest->num_features);
+	if (!DecodeCharge(budget, 32 * n + (int64_t) rest.len + n + 4 * DECODE_CHUNK_OVERHEAD,
+					  "field \"feature_names\"", status))
+		return false;
 	strings = malloc(sizeof(char *) * (n > 0 ? n : 1));
 	lengths = malloc(sizeof(size_t) * (n > 0 ? n : 1));
 	if (strings == NULL || lengths == NULL)
 		ok = StatusNoMemory(status, "the feature names");
 	else
 	{
+		uint32_t	ticks = 0;
+
 		for (int64_t i = 0; i < n; i++)
 		{
+			if (CancelTick(&ticks))
+			{
+				free(strings);
+				free(lengths);
+				return StatusCanceled(status, "reading the feature names");
+			}
 			while (*rest.p == ' ' || *rest.p == '\t')
 				rest.p++, rest.len--;
 			strings[i] = rest.p;
@@ -1033,12 +1116,15 @@ LgbApplyFeatureNames(Forest *forest, const LgbHeader *header, SilvanStatus *stat
 	}
 	free(strings);
 	free(lengths);
+	if (ok)
+		DecodeRelease(budget, 24 * n + 3 * DECODE_CHUNK_OVERHEAD);
 	return ok;
 }
 
 /* Read the header's counts into the forest */
 static bool
-LgbApplyHeader(Forest *forest, const LgbHeader *header, SilvanStatus *status)
+LgbApplyHeader(Forest *forest, const LgbHeader *header, DecodeBudget *budget,
+			   SilvanStatus *status)
 {
 	forest->source = FOREST_SOURCE_LIGHTGBM;
 	forest->precision = FOREST_FLOAT64;
@@ -1048,13 +1134,13 @@ LgbApplyHeader(Forest *forest, const LgbHeader *header, SilvanStatus *status)
 	forest->num_features = (int32_t) header->max_feature_idx + 1;
 	forest->average_output = header->average_output;
 	forest->average_divisor = 1;
-	return LgbApplyFeatureNames(forest, header, status) &&
+	return LgbApplyFeatureNames(forest, header, budget, status) &&
 		LgbApplyObjective(forest, header, status);
 }
 
 /* Parse LightGBM save_model() text into a forest */
 Forest *
-ParseLightgbmText(const char *text, size_t len, SilvanStatus *status)
+ParseLightgbmText(const char *text, size_t len, DecodeBudget *budget, SilvanStatus *status)
 {
 	LgbCursor	cur = {text, text + len, 1};
 	LgbHeader	header;
@@ -1064,7 +1150,7 @@ ParseLightgbmText(const char *text, size_t len, SilvanStatus *status)
 	StatusClear(status);
 	if (!LgbReadHeader(&cur, &header, status))
 	{
-		if (cur.p >= cur.end)	/* never found a tree */
+		if (cur.p >= cur.end && status->kind != SILVAN_ERROR_CANCELED)	/* never found a tree */
 			LgbNotText(text, len, status);
 		return NULL;
 	}
@@ -1075,10 +1161,10 @@ ParseLightgbmText(const char *text, size_t len, SilvanStatus *status)
 	}
 	if ((forest = ForestCreate(status)) == NULL)
 		return NULL;
-	if (LgbApplyHeader(forest, &header, status) &&
+	if (LgbApplyHeader(forest, &header, budget, status) &&
 		LgbScanTrees(cur, &sizes, status) &&
 		LgbCheckTreeCount(&header, &sizes, status) &&
-		LgbFillTrees(forest, cur, &sizes, header.num_tree_per_iteration, status))
+		LgbFillTrees(forest, cur, &sizes, header.num_tree_per_iteration, budget, status))
 	{
 		if (forest->average_output)
 			forest->average_divisor = (int32_t) (forest->num_trees / header.num_tree_per_iteration);

@@ -45,56 +45,8 @@
  * them: the class-0 trees are copied again with negated leaves (exact:
  * negation commutes with rounding).
  *
- * TreeEnsemble (ai.onnx.ml opset 5) stores interior nodes (nodes_*) apart
- * from leaves (leaf_*): each branch names a node or a leaf (nodes_trueleafs,
- * nodes_falseleafs), tree_roots names each tree's root, and each leaf has
- * one weight for one target (leaf_targetids); integer attributes replace
- * the enum strings (aggregate_function AVERAGE=0 SUM=1 MIN=2 MAX=3;
- * post_transform NONE=0 SOFTMAX=1 LOGISTIC=2 SOFTMAX_ZERO=3 PROBIT=4;
- * nodes_modes a uint8 tensor, 6 = BRANCH_MEMBER) and there are no
- * base_values.  As ONNX Runtime does (tree_ensemble_attribute.h), we
- * convert it into the old operators' layout and build the forest from
- * that with the same code:
- *
- *   - tree t is the t-th entry of tree_roots; its nodes are written depth
- *     first from the root, numbered 0..n-1, each leaf as a LEAF node with
- *     its one weight.  A node or leaf reached twice (the format allows
- *     sharing) is written twice; cycles are refused, naming the node;
- *   - BRANCH_MEMBER (x in a set) tests exact equality, so it becomes a
- *     chain of BRANCH_EQ nodes, one per member: each true branch leads to
- *     its own copy of the true subtree, each false branch to the next test
- *     and the last to the false subtree.  Its sets are read from
- *     membership_values in node order, each ended by a NaN, as the
- *     specification says (ONNX Runtime agrees; onnx's reference evaluator
- *     reads them in walk order and stops a set at a 0.0, which we take for
- *     a bug).  A categorical split would not do: its category truncates,
- *     so 2.5 would match 2.  NaN is in no set: it takes the true branch only
- *     where nodes_missing_value_tracks_true says so, at every test of the
- *     chain, so the chain agrees;
- *   - a root whose two branches name the same leaf is a one-leaf tree;
- *     ONNX Runtime and onnx's reference then read leaf number root (the
- *     node's own index) instead of the leaf it names: refused unless the
- *     two are the same;
- *   - several targets become several groups, as a classifier's classes:
- *     the forest is a multi-class one without labels, its probabilities
- *     the transformed targets (the operator's output), predict the first
- *     largest target (what an ArgMax after it returns).  One target is a
- *     regressor, with the old regressor's rules;
- *   - AVERAGE divides the sum by the number of trees, and a target no tree
- *     reaches is 0 under MIN and MAX, as ONNX Runtime computes (onnx's
- *     reference adds each weight divided by the tree count and starts MIN
- *     and MAX at the largest and smallest floats, and ignores
- *     post_transform);
- *   - the output has the input's type: a double model's sums are double;
- *     a post_transform on a double model is refused (ONNX Runtime computes
- *     it in double, ours are in float).
- *
- * The expansion (copies of shared nodes and of true subtrees of sets) is
- * bounded like the per-class copies: at most ONNX_MAX_COPY_FACTOR times
- * the model's nodes, leaves and set members, else it is refused; ids,
- * modes, targets and tensor lengths are checked before anything is
- * indexed, and a set without its terminating NaN, an empty set or values
- * left after the last set are refused.
+ * TreeEnsemble (ai.onnx.ml opset 5) is converted into the old operators'
+ * layout and built by the same code (onnx_v5.c).
  *
  * Refused, with the reason in the status: multi-target
  * TreeEnsembleRegressors, LOGISTIC/SOFTMAX on a one-target regressor
@@ -116,39 +68,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "silvan/parse.h"
-#include "onnx/onnx-ml-subset.pb-c.h"
+#include "onnx_model.h"
 
-/*
- * Forest nodes from copying (per class or target, and TreeEnsemble's shared
- * nodes and sets) may be at most this many times the model's entries
- */
-#define ONNX_MAX_COPY_FACTOR	4
-/* ... plus this many, so small models with many classes always load */
-#define ONNX_MIN_COPY_ALLOWANCE	(1 << 16)
-
-/* AttributeProto.type values */
-#define ATTR_FLOAT		1
-#define ATTR_INT		2
-#define ATTR_STRING		3
-#define ATTR_TENSOR		4
-#define ATTR_FLOATS		6
-#define ATTR_INTS		7
-#define ATTR_STRINGS	8
-
-/* TensorProto.data_type values */
-#define TENSOR_FLOAT	1
-#define TENSOR_UINT8	2
-#define TENSOR_INT32	6
-#define TENSOR_INT64	7
-#define TENSOR_DOUBLE	11
-
-/* ONNX node modes, in our order */
-typedef enum OnnxMode
-{
-	MODE_LEQ, MODE_LT, MODE_GTE, MODE_GT, MODE_EQ, MODE_NEQ, MODE_LEAF
-} OnnxMode;
-
+/* ONNX node modes' names, in OnnxMode's order */
 static const char *const mode_names[] = {
 	"BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ", "LEAF"
 };
@@ -163,49 +85,6 @@ static const ForestTransform onnx_transforms[] = {
 	FOREST_TRANSFORM_ONNX_PROBIT
 };
 
-/* A list of numbers read from an attribute (floats, ints or a tensor) */
-typedef struct OnnxNumbers
-{
-	int64_t		count;
-	double	   *values;			/* malloc'd, or NULL when count is 0 */
-	bool		doubles;		/* came from a double tensor */
-} OnnxNumbers;
-
-/* What the reader takes from the ensemble's attributes */
-typedef struct OnnxEnsemble
-{
-	const char *op;				/* operator name, for messages */
-	bool		classifier;
-	int64_t		num_nodes;
-	const int64_t *tree_ids;
-	const int64_t *node_ids;
-	const int64_t *feature_ids;
-	const int64_t *true_ids;
-	const int64_t *false_ids;
-	const int64_t *tracks_true; /* NULL: none */
-	uint8_t    *modes;			/* OnnxMode per node, malloc'd */
-	OnnxNumbers values;
-
-	int64_t		num_weights;
-	const int64_t *w_tree;
-	const int64_t *w_node;
-	const int64_t *w_class;
-	OnnxNumbers weights;
-	OnnxNumbers base;
-
-	int64_t		n_targets;
-	int			aggregate;		/* 0 SUM, 1 AVERAGE, 2 MIN, 3 MAX */
-	int			post_transform; /* index into transform_names */
-
-	int64_t		num_labels;
-	char	  **labels;			/* malloc'd strings */
-	size_t	   *label_lengths;
-
-	bool		v5;				/* converted from TreeEnsemble (opset 5) */
-	int64_t		model_entries;	/* what the model holds, bounding the copies */
-	int64_t    *owned[9];		/* the arrays a conversion made, malloc'd */
-} OnnxEnsemble;
-
 /* Fail with a model-level syntax error */
 static bool
 OnnxSyntax(SilvanStatus *status, const char *detail)
@@ -213,11 +92,81 @@ OnnxSyntax(SilvanStatus *status, const char *detail)
 	return StatusFail(status, SILVAN_ERROR_SYNTAX, "invalid onnx model", "%s", detail);
 }
 
-/* Is the protobuf string s equal to the C string c? */
-static bool
-StrIs(const char *s, const char *c)
+/*
+ * Allocate count elements of size bytes (at least one) for the reader,
+ * charged to e's budget and held until OnnxUnhold or EnsembleFree; with
+ * no ensemble, plain malloc.  NULL with a status.
+ */
+void *
+OnnxHold(OnnxEnsemble *e, int64_t count, size_t size, const char *what, SilvanStatus *status)
 {
-	return s != NULL && strcmp(s, c) == 0;
+	int64_t		bytes;
+	void	   *p;
+
+	if (count < 1)
+		count = 1;
+	bytes = count * (int64_t) size + DECODE_CHUNK_OVERHEAD;
+	if (e != NULL && e->num_held >= ONNX_MAX_HELD)
+	{
+		StatusFail(status, SILVAN_ERROR_INTERNAL, "onnx reader holds too many arrays",
+				   "Reading %s needed more than %d arrays.", what, ONNX_MAX_HELD);
+		return NULL;
+	}
+	if (e != NULL && !DecodeCharge(e->budget, bytes, what, status))
+		return NULL;
+	if ((p = malloc((size_t) (bytes - DECODE_CHUNK_OVERHEAD))) == NULL)
+	{
+		if (e != NULL)
+			DecodeRelease(e->budget, bytes);
+		StatusNoMemory(status, what);
+		return NULL;
+	}
+	if (e != NULL)
+		e->held[e->num_held++] = (OnnxHeld) {p, bytes};
+	return p;
+}
+
+/* Resize a held array (NULL: make one) to count elements, charging the difference */
+bool
+OnnxRegrow(OnnxEnsemble *e, void **p, int64_t count, size_t size, const char *what,
+		   SilvanStatus *status)
+{
+	int64_t		bytes = (count < 1 ? 1 : count) * (int64_t) size + DECODE_CHUNK_OVERHEAD;
+	void	   *grown;
+
+	for (int i = 0; *p != NULL && i < e->num_held; i++)
+		if (e->held[i].p == *p)
+		{
+			if (bytes > e->held[i].bytes &&
+				!DecodeCharge(e->budget, bytes - e->held[i].bytes, what, status))
+				return false;
+			if ((grown = realloc(*p, (size_t) (bytes - DECODE_CHUNK_OVERHEAD))) == NULL)
+			{
+				if (bytes > e->held[i].bytes)
+					DecodeRelease(e->budget, bytes - e->held[i].bytes);
+				return StatusNoMemory(status, what);
+			}
+			if (bytes < e->held[i].bytes)
+				DecodeRelease(e->budget, e->held[i].bytes - bytes);
+			e->held[i] = (OnnxHeld) {grown, bytes};
+			*p = grown;
+			return true;
+		}
+	return (*p = OnnxHold(e, count, size, what, status)) != NULL;
+}
+
+/* Free a held array (NULL, or one not held: nothing), giving back its charge */
+void
+OnnxUnhold(OnnxEnsemble *e, const void *p)
+{
+	for (int i = 0; p != NULL && i < e->num_held; i++)
+		if (e->held[i].p == p)
+		{
+			free(e->held[i].p);
+			DecodeRelease(e->budget, e->held[i].bytes);
+			e->held[i] = e->held[--e->num_held];
+			return;
+		}
 }
 
 /* Bytes of one element of a tensor type we read */
@@ -269,8 +218,9 @@ RawValues(const ProtobufCBinaryData *raw, int32_t type, double *out, int64_t n)
  */
 static bool
 TensorNumbers(const Onnx__TensorProto *t, const char *what, OnnxNumbers *out,
-			  SilvanStatus *status)
+			  OnnxEnsemble *e, SilvanStatus *status)
 {
+	char		held[96];
 	int64_t		n = 1;
 	int32_t		type = t->data_type;
 
@@ -308,9 +258,9 @@ TensorNumbers(const Onnx__TensorProto *t, const char *what, OnnxNumbers *out,
 	}
 	out->count = n;
 	out->doubles = type == TENSOR_DOUBLE;
-	out->values = malloc(sizeof(double) * (size_t) (n > 0 ? n : 1));
-	if (out->values == NULL)
-		return StatusNoMemory(status, "an onnx tensor");
+	snprintf(held, sizeof(held), "tensor %s", what);
+	if ((out->values = OnnxHold(e, n, sizeof(double), held, status)) == NULL)
+		return false;
 	if (t->raw_data.len > 0)
 		return RawValues(&t->raw_data, type, out->values, n);
 	for (int64_t i = 0; i < n; i++)
@@ -322,8 +272,8 @@ TensorNumbers(const Onnx__TensorProto *t, const char *what, OnnxNumbers *out,
 }
 
 /* Check an attribute's declared type (0: not declared, as old writers did) */
-static bool
-AttrType(const Onnx__AttributeProto *a, int32_t type, const char *what, SilvanStatus *status)
+bool
+OnnxAttrType(const Onnx__AttributeProto *a, int32_t type, const char *what, SilvanStatus *status)
 {
 	static const char *const names[] = {
 		"UNDEFINED", "FLOAT", "INT", "STRING", "TENSOR", "GRAPH", "FLOATS", "INTS", "STRINGS"
@@ -336,45 +286,80 @@ AttrType(const Onnx__AttributeProto *a, int32_t type, const char *what, SilvanSt
 					  a->name, what, a->type, names[type]);
 }
 
-/* Read an ints attribute */
-static bool
-AttrInts(const Onnx__AttributeProto *a, const int64_t **ints, int64_t *count,
-		 const char *op, SilvanStatus *status)
+/*
+ * Read an ints attribute into a held array (NULL when it has none, as
+ * protobuf-c gives an empty repeated field), replacing *ints
+ */
+bool
+OnnxAttrInts(const OnnxAttr *a, OnnxEnsemble *e, const int64_t **ints, int64_t *count,
+			 SilvanStatus *status)
 {
-	if (!AttrType(a, ATTR_INTS, op, status))
+	OnnxIter	it;
+	int64_t    *v;
+	char		what[96];
+
+	if (!OnnxAttrType(a->pb, ATTR_INTS, e->op, status))
 		return false;
-	*ints = a->ints;
-	*count = (int64_t) a->n_ints;
+	OnnxUnhold(e, *ints);
+	*ints = NULL;
+	*count = a->n_ints;
+	if (a->n_ints == 0)
+		return true;
+	snprintf(what, sizeof(what), "attribute \"%.64s\"", a->pb->name);
+	if ((v = OnnxHold(e, a->n_ints, sizeof(int64_t), what, status)) == NULL)
+		return false;
+	OnnxIterStart(&it, a, ONNX_ATTR_INTS);
+	for (int64_t i = 0; i < a->n_ints; i++)
+	{
+		if (CancelTick(&e->ticks))
+		{
+			OnnxUnhold(e, v);
+			return StatusCanceled(status, "parsing the model");
+		}
+		OnnxIterInt(&it, &v[i]);
+	}
+	*ints = v;
 	return true;
 }
 
 /* Read a floats attribute (or, for *_as_tensor, a tensor) as doubles */
-static bool
-AttrNumbers(const Onnx__AttributeProto *a, bool tensor, OnnxNumbers *out,
-			const char *op, SilvanStatus *status)
+bool
+OnnxAttrNumbers(const OnnxAttr *a, bool tensor, OnnxNumbers *out, OnnxEnsemble *e,
+				SilvanStatus *status)
 {
 	char		what[128];
+	OnnxIter	it;
+	const char *op = e->op;
+	const char *name = a->pb->name;
 
-	free(out->values);
+	OnnxUnhold(e, out->values);
 	memset(out, 0, sizeof(*out));
 	if (tensor)
 	{
-		if (!AttrType(a, ATTR_TENSOR, op, status))
+		if (!OnnxAttrType(a->pb, ATTR_TENSOR, op, status))
 			return false;
-		if (a->t == NULL)
+		if (a->pb->t == NULL)
 			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx attribute",
-							  "Attribute \"%s\" of %s has no tensor.", a->name, op);
-		snprintf(what, sizeof(what), "\"%.64s\"", a->name);
-		return TensorNumbers(a->t, what, out, status);
+							  "Attribute \"%s\" of %s has no tensor.", name, op);
+		snprintf(what, sizeof(what), "\"%.64s\"", name);
+		return TensorNumbers(a->pb->t, what, out, e, status);
 	}
-	if (!AttrType(a, ATTR_FLOATS, op, status))
+	if (!OnnxAttrType(a->pb, ATTR_FLOATS, op, status))
 		return false;
-	out->count = (int64_t) a->n_floats;
-	out->values = malloc(sizeof(double) * (a->n_floats > 0 ? a->n_floats : 1));
-	if (out->values == NULL)
-		return StatusNoMemory(status, "an onnx attribute");
-	for (size_t i = 0; i < a->n_floats; i++)
-		out->values[i] = a->floats[i];
+	out->count = a->n_floats;
+	snprintf(what, sizeof(what), "attribute \"%.64s\"", name);
+	if ((out->values = OnnxHold(e, a->n_floats, sizeof(double), what, status)) == NULL)
+		return false;
+	OnnxIterStart(&it, a, ONNX_ATTR_FLOATS);
+	for (int64_t i = 0; i < a->n_floats; i++)
+	{
+		float		f;
+
+		if (CancelTick(&e->ticks))
+			return StatusCanceled(status, "parsing the model");
+		OnnxIterFloat(&it, &f);
+		out->values[i] = f;
+	}
 	return true;
 }
 
@@ -383,7 +368,7 @@ static bool
 AttrEnum(const Onnx__AttributeProto *a, const char *const *names, int count,
 		 int *index, const char *op, SilvanStatus *status)
 {
-	if (!AttrType(a, ATTR_STRING, op, status))
+	if (!OnnxAttrType(a, ATTR_STRING, op, status))
 		return false;
 	for (int i = 0; i < count; i++)
 		if (a->s.len == strlen(names[i]) && memcmp(a->s.data, names[i], a->s.len) == 0)
@@ -399,29 +384,33 @@ AttrEnum(const Onnx__AttributeProto *a, const char *const *names, int count,
 
 /* Read nodes_modes into OnnxMode values */
 static bool
-AttrModes(const Onnx__AttributeProto *a, OnnxEnsemble *e, int64_t *count,
-		  SilvanStatus *status)
+AttrModes(const OnnxAttr *a, OnnxEnsemble *e, int64_t *count, SilvanStatus *status)
 {
-	if (!AttrType(a, ATTR_STRINGS, e->op, status))
+	OnnxIter	it;
+
+	if (!OnnxAttrType(a->pb, ATTR_STRINGS, e->op, status))
 		return false;
-	free(e->modes);
-	e->modes = malloc(a->n_strings > 0 ? a->n_strings : 1);
-	if (e->modes == NULL)
-		return StatusNoMemory(status, "the node modes");
-	*count = (int64_t) a->n_strings;
-	for (size_t i = 0; i < a->n_strings; i++)
+	OnnxUnhold(e, e->modes);
+	if ((e->modes = OnnxHold(e, a->n_strings, 1, "attribute \"nodes_modes\"", status)) == NULL)
+		return false;
+	*count = a->n_strings;
+	OnnxIterStart(&it, a, ONNX_ATTR_STRINGS);
+	for (int64_t i = 0; i < a->n_strings; i++)
 	{
-		const ProtobufCBinaryData *s = &a->strings[i];
+		const uint8_t *s;
+		size_t		len;
 		int			m;
 
+		if (CancelTick(&e->ticks))
+			return StatusCanceled(status, "parsing the model");
+		OnnxIterBytes(&it, &s, &len);
 		for (m = 0; m <= MODE_LEAF; m++)
-			if (s->len == strlen(mode_names[m]) && memcmp(s->data, mode_names[m], s->len) == 0)
+			if (len == strlen(mode_names[m]) && memcmp(s, mode_names[m], len) == 0)
 				break;
 		if (m > MODE_LEAF)
 			return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx node mode",
-							  "Entry %zu of attribute \"nodes_modes\" of %s is \"%.*s\"; supported are BRANCH_LEQ, BRANCH_LT, BRANCH_GTE, BRANCH_GT, BRANCH_EQ, BRANCH_NEQ and LEAF.",
-							  i, e->op, (int) (s->len > 64 ? 64 : s->len),
-							  s->data ? (const char *) s->data : "");
+							  "Entry %lld of attribute \"nodes_modes\" of %s is \"%.*s\"; supported are BRANCH_LEQ, BRANCH_LT, BRANCH_GTE, BRANCH_GT, BRANCH_EQ, BRANCH_NEQ and LEAF.",
+							  (long long) i, e->op, (int) (len > 64 ? 64 : len), (const char *) s);
 		e->modes[i] = (uint8_t) m;
 	}
 	return true;
@@ -429,22 +418,23 @@ AttrModes(const Onnx__AttributeProto *a, OnnxEnsemble *e, int64_t *count,
 
 /* Read the class labels (int64s written in decimal, or strings) */
 static bool
-AttrLabels(const Onnx__AttributeProto *a, bool strings, OnnxEnsemble *e,
-		   SilvanStatus *status)
+AttrLabels(const OnnxAttr *a, bool strings, OnnxEnsemble *e, SilvanStatus *status)
 {
-	size_t		n = strings ? a->n_strings : a->n_ints;
+	int64_t		n = strings ? a->n_strings : a->n_ints;
+	OnnxIter	it;
 
-	if (!AttrType(a, strings ? ATTR_STRINGS : ATTR_INTS, e->op, status))
+	if (!OnnxAttrType(a->pb, strings ? ATTR_STRINGS : ATTR_INTS, e->op, status))
 		return false;
 	if (e->labels != NULL)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx attribute",
 						  "%s has both \"classlabels_strings\" and \"classlabels_int64s\".", e->op);
-	e->labels = calloc(n > 0 ? n : 1, sizeof(char *));
-	e->label_lengths = calloc(n > 0 ? n : 1, sizeof(size_t));
-	if (e->labels == NULL || e->label_lengths == NULL)
-		return StatusNoMemory(status, "the class labels");
-	e->num_labels = (int64_t) n;
-	for (size_t i = 0; i < n; i++)
+	if ((e->labels = OnnxHold(e, n, sizeof(char *), "the class labels", status)) == NULL ||
+		(e->label_lengths = OnnxHold(e, n, sizeof(size_t), "the class labels", status)) == NULL)
+		return false;
+	memset(e->labels, 0, sizeof(char *) * (size_t) (n > 0 ? n : 1));
+	e->num_labels = n;
+	OnnxIterStart(&it, a, strings ? ONNX_ATTR_STRINGS : ONNX_ATTR_INTS);
+	for (int64_t i = 0; i < n; i++)
 	{
 		char		digits[32];
 		const char *src = digits;
@@ -452,11 +442,21 @@ AttrLabels(const Onnx__AttributeProto *a, bool strings, OnnxEnsemble *e,
 
 		if (strings)
 		{
-			src = (const char *) a->strings[i].data;
-			len = a->strings[i].len;
+			const uint8_t *data;
+
+			OnnxIterBytes(&it, &data, &len);
+			src = (const char *) data;
 		}
 		else
-			len = (size_t) snprintf(digits, sizeof(digits), "%" PRId64, a->ints[i]);
+		{
+			int64_t		v;
+
+			OnnxIterInt(&it, &v);
+			len = (size_t) snprintf(digits, sizeof(digits), "%" PRId64, v);
+		}
+		if (!DecodeCharge(e->budget, (int64_t) len + 1 + DECODE_CHUNK_OVERHEAD,
+						  "the class labels", status))
+			return false;
 		e->labels[i] = malloc(len + 1);
 		if (e->labels[i] == NULL)
 			return StatusNoMemory(status, "the class labels");
@@ -485,9 +485,9 @@ AsTensor(const char *name, char *stem, size_t size)
 
 /* Read one attribute of the ensemble into e */
 static bool
-ReadAttribute(const Onnx__AttributeProto *a, OnnxEnsemble *e, int64_t *counts,
-			  SilvanStatus *status)
+ReadAttribute(const OnnxAttr *at, OnnxEnsemble *e, int64_t *counts, SilvanStatus *status)
 {
+	const Onnx__AttributeProto *a = at->pb;
 	char		stem[64];
 	bool		tensor;
 	const char *prefix = e->classifier ? "class_" : "target_";
@@ -504,7 +504,7 @@ ReadAttribute(const Onnx__AttributeProto *a, OnnxEnsemble *e, int64_t *counts,
 #define NODE_INTS(field, target) \
 	if (StrIs(stem, field) && !tensor) \
 	{ \
-		if (!AttrInts(a, &(target), &n, e->op, status)) return false; \
+		if (!OnnxAttrInts(at, e, &(target), &n, status)) return false; \
 		if (counts[0] >= 0 && n != counts[0]) goto node_count; \
 		counts[0] = n; \
 		return true; \
@@ -518,7 +518,7 @@ ReadAttribute(const Onnx__AttributeProto *a, OnnxEnsemble *e, int64_t *counts,
 #undef NODE_INTS
 	if (StrIs(stem, "nodes_modes") && !tensor)
 	{
-		if (!AttrModes(a, e, &n, status))
+		if (!AttrModes(at, e, &n, status))
 			return false;
 		if (counts[0] >= 0 && n != counts[0])
 			goto node_count;
@@ -527,7 +527,7 @@ ReadAttribute(const Onnx__AttributeProto *a, OnnxEnsemble *e, int64_t *counts,
 	}
 	if (StrIs(stem, "nodes_values"))
 	{
-		if (!AttrNumbers(a, tensor, &e->values, e->op, status))
+		if (!OnnxAttrNumbers(at, tensor, &e->values, e, status))
 			return false;
 		if (counts[0] >= 0 && e->values.count != counts[0])
 			goto node_count;
@@ -544,12 +544,12 @@ ReadAttribute(const Onnx__AttributeProto *a, OnnxEnsemble *e, int64_t *counts,
 
 		if (target != NULL && !tensor)
 		{
-			if (!AttrInts(a, target, &n, e->op, status))
+			if (!OnnxAttrInts(at, e, target, &n, status))
 				return false;
 		}
 		else if (StrIs(rest, "weights"))
 		{
-			if (!AttrNumbers(a, tensor, &e->weights, e->op, status))
+			if (!OnnxAttrNumbers(at, tensor, &e->weights, e, status))
 				return false;
 			n = e->weights.count;
 		}
@@ -563,7 +563,7 @@ ReadAttribute(const Onnx__AttributeProto *a, OnnxEnsemble *e, int64_t *counts,
 		return true;
 	}
 	if (StrIs(stem, "base_values"))
-		return AttrNumbers(a, tensor, &e->base, e->op, status);
+		return OnnxAttrNumbers(at, tensor, &e->base, e, status);
 	if (StrIs(stem, "post_transform") && !tensor)
 		return AttrEnum(a, transform_names, 5, &e->post_transform, e->op, status);
 	if (!e->classifier && StrIs(stem, "aggregate_function") && !tensor)
@@ -574,15 +574,15 @@ ReadAttribute(const Onnx__AttributeProto *a, OnnxEnsemble *e, int64_t *counts,
 	}
 	if (!e->classifier && StrIs(stem, "n_targets") && !tensor)
 	{
-		if (!AttrType(a, ATTR_INT, e->op, status))
+		if (!OnnxAttrType(a, ATTR_INT, e->op, status))
 			return false;
 		e->n_targets = a->i;
 		return true;
 	}
 	if (e->classifier && StrIs(stem, "classlabels_strings") && !tensor)
-		return AttrLabels(a, true, e, status);
+		return AttrLabels(at, true, e, status);
 	if (e->classifier && StrIs(stem, "classlabels_int64s") && !tensor)
-		return AttrLabels(a, false, e, status);
+		return AttrLabels(at, false, e, status);
 unknown:
 	return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx attribute",
 					  "%s has attribute \"%.64s\", which is not supported.", e->op, a->name);
@@ -592,33 +592,30 @@ node_count:
 					  a->name, e->op, (long long) n, (long long) counts[0]);
 }
 
-/* Free what an OnnxEnsemble owns */
+/* Free what an OnnxEnsemble holds, giving back its charge */
 static void
 EnsembleFree(OnnxEnsemble *e)
 {
-	free(e->modes);
-	free(e->values.values);
-	free(e->weights.values);
-	free(e->base.values);
-	for (int64_t i = 0; e->labels != NULL && i < e->num_labels; i++)
+	for (int64_t i = 0; e->labels != NULL && i < e->num_labels && e->labels[i] != NULL; i++)
+	{
+		DecodeRelease(e->budget, (int64_t) e->label_lengths[i] + 1 + DECODE_CHUNK_OVERHEAD);
 		free(e->labels[i]);
-	free(e->labels);
-	free(e->label_lengths);
-	for (int i = 0; i < 9; i++)
-		free(e->owned[i]);
+	}
+	while (e->num_held > 0)
+		OnnxUnhold(e, e->held[0].p);
 }
 
 /* Read every attribute and check the arrays are present and agree */
 static bool
-ReadEnsemble(const Onnx__NodeProto *node, OnnxEnsemble *e, SilvanStatus *status)
+ReadEnsemble(const OnnxAttr *attrs, size_t num_attrs, OnnxEnsemble *e, SilvanStatus *status)
 {
 	int64_t		counts[2] = {-1, -1};
 
 	e->op = e->classifier ? "TreeEnsembleClassifier" : "TreeEnsembleRegressor";
 	e->n_targets = 1;
 	e->aggregate = 0;
-	for (size_t i = 0; i < node->n_attribute; i++)
-		if (!ReadAttribute(node->attribute[i], e, counts, status))
+	for (size_t i = 0; i < num_attrs; i++)
+		if (!ReadAttribute(&attrs[i], e, counts, status))
 			return false;
 	e->num_nodes = counts[0] < 0 ? 0 : counts[0];
 	e->num_weights = counts[1] < 0 ? 0 : counts[1];
@@ -643,7 +640,7 @@ ReadEnsemble(const Onnx__NodeProto *node, OnnxEnsemble *e, SilvanStatus *status)
 	return true;
 }
 
-/* Compare int64s, for qsort */
+/* Compare int64s, for sorting */
 static int
 CompareInt64(const void *a, const void *b)
 {
@@ -662,13 +659,16 @@ FindId(const int64_t *ids, int64_t n, int64_t id)
 	return p == NULL ? -1 : p - ids;
 }
 
-/* One weight, located: which tree (index), node (local), class */
+/*
+ * One weight, located: which tree (index), node (local), class; each is
+ * checked to fit before it is stored
+ */
 typedef struct OnnxWeight
 {
-	int64_t		tree;
-	int64_t		node;
-	int64_t		cls;
-	int64_t		order;			/* position in the attributes */
+	int32_t		tree;
+	int32_t		node;
+	int32_t		cls;
+	int32_t		order;			/* position in the attributes */
 } OnnxWeight;
 
 /* Order weights by tree, class, node, then position */
@@ -693,44 +693,59 @@ typedef struct OnnxLayout
 	int64_t		num_trees;
 	int64_t    *tree_ids;		/* sorted unique */
 	int64_t    *first;			/* first slot of each tree (num_trees + 1) */
-	int64_t    *slot_node;		/* slot (first[t] + node id) -> attribute index */
+	int32_t    *slot_node;		/* slot (first[t] + node id) -> attribute index */
 	OnnxWeight *weights;		/* sorted */
 } OnnxLayout;
 
 /* Free a layout */
 static void
-LayoutFree(OnnxLayout *l)
+LayoutFree(OnnxEnsemble *e, OnnxLayout *l)
 {
-	free(l->tree_ids);
-	free(l->first);
-	free(l->slot_node);
-	free(l->weights);
+	OnnxUnhold(e, l->tree_ids);
+	OnnxUnhold(e, l->first);
+	OnnxUnhold(e, l->slot_node);
+	OnnxUnhold(e, l->weights);
 }
 
-/* Group nodes by tree id; check node ids are 0..n-1 within each tree */
+/*
+ * Group nodes by tree id; check node ids are 0..n-1 within each tree.  The
+ * tree ids are sorted in a copy, kept once duplicates are gone; a slot
+ * takes four bytes (n is at most FOREST_MAX_NODES).
+ */
 static bool
-BuildLayout(const OnnxEnsemble *e, OnnxLayout *l, SilvanStatus *status)
+BuildLayout(OnnxEnsemble *e, OnnxLayout *l, SilvanStatus *status)
 {
 	int64_t		n = e->num_nodes;
 	int64_t		u = 0;
 
-	l->tree_ids = malloc(sizeof(int64_t) * (size_t) n);
-	l->first = calloc((size_t) n + 1, sizeof(int64_t));
-	l->slot_node = malloc(sizeof(int64_t) * (size_t) n);
-	if (l->tree_ids == NULL || l->first == NULL || l->slot_node == NULL)
-		return StatusNoMemory(status, "the onnx trees");
+	if ((l->tree_ids = OnnxHold(e, n, sizeof(int64_t), "the tree ids", status)) == NULL)
+		return false;
 	memcpy(l->tree_ids, e->tree_ids, sizeof(int64_t) * (size_t) n);
-	qsort(l->tree_ids, (size_t) n, sizeof(int64_t), CompareInt64);
+	if (!DecodeSort(l->tree_ids, (size_t) n, sizeof(int64_t), CompareInt64))
+		return StatusCanceled(status, "parsing the model");
 	for (int64_t i = 0; i < n; i++)
+	{
+		if (CancelTick(&e->ticks))
+			return StatusCanceled(status, "parsing the model");
 		if (i == 0 || l->tree_ids[i] != l->tree_ids[u - 1])
 			l->tree_ids[u++] = l->tree_ids[i];
+	}
 	l->num_trees = u;
 	if (u > FOREST_MAX_TREES)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "too many trees",
 						  "%s has %lld trees; at most %d are supported.",
 						  e->op, (long long) u, FOREST_MAX_TREES);
+	if (!OnnxRegrow(e, (void **) &l->tree_ids, u, sizeof(int64_t), "the tree ids", status) ||
+		(l->first = OnnxHold(e, u + 1, sizeof(int64_t), "the trees", status)) == NULL ||
+		(l->slot_node = OnnxHold(e, n, sizeof(int32_t), "the node slots", status)) == NULL)
+		return false;
+	memset(l->first, 0, sizeof(int64_t) * (size_t) (u + 1));
 	for (int64_t i = 0; i < n; i++)
+	{
+		if (CancelTick(&e->ticks))
+			return StatusCanceled(status, "parsing the model");
 		l->first[FindId(l->tree_ids, u, e->tree_ids[i]) + 1]++;
+	}
 	for (int64_t t = 0; t < u; t++)
 	{
 		if (l->first[t + 1] > INT32_MAX)
@@ -740,7 +755,11 @@ BuildLayout(const OnnxEnsemble *e, OnnxLayout *l, SilvanStatus *status)
 		l->first[t + 1] += l->first[t];
 	}
 	for (int64_t i = 0; i < n; i++)
+	{
+		if (CancelTick(&e->ticks))
+			return StatusCanceled(status, "parsing the model");
 		l->slot_node[i] = -1;
+	}
 	for (int64_t i = 0; i < n; i++)
 	{
 		int64_t		t = FindId(l->tree_ids, u, e->tree_ids[i]);
@@ -755,7 +774,7 @@ BuildLayout(const OnnxEnsemble *e, OnnxLayout *l, SilvanStatus *status)
 			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx tree",
 							  "Node %lld of tree %lld is defined twice (field \"nodes_nodeids\").",
 							  (long long) id, (long long) e->tree_ids[i]);
-		l->slot_node[l->first[t] + id] = i;
+		l->slot_node[l->first[t] + id] = (int32_t) i;
 	}
 	for (int64_t i = 0; i < n; i++)
 	{
@@ -780,20 +799,21 @@ BuildLayout(const OnnxEnsemble *e, OnnxLayout *l, SilvanStatus *status)
 
 /* Locate every weight: its tree must exist and its node be a leaf */
 static bool
-LocateWeights(const OnnxEnsemble *e, OnnxLayout *l, int64_t num_classes,
-			  SilvanStatus *status)
+LocateWeights(OnnxEnsemble *e, OnnxLayout *l, int64_t num_classes, SilvanStatus *status)
 {
 	const char *prefix = e->classifier ? "class" : "target";
 
-	l->weights = malloc(sizeof(OnnxWeight) * (size_t) (e->num_weights > 0 ? e->num_weights : 1));
-	if (l->weights == NULL)
-		return StatusNoMemory(status, "the onnx weights");
+	if ((l->weights = OnnxHold(e, e->num_weights, sizeof(OnnxWeight), "the weights",
+							   status)) == NULL)
+		return false;
 	for (int64_t i = 0; i < e->num_weights; i++)
 	{
 		OnnxWeight *w = &l->weights[i];
 		int64_t		t = FindId(l->tree_ids, l->num_trees, e->w_tree[i]);
 		int64_t		size;
 
+		if (CancelTick(&e->ticks))
+			return StatusCanceled(status, "parsing the model");
 		if (t < 0)
 			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx tree",
 							  "Entry %lld of \"%s_treeids\" is %lld, which is no tree of the model.",
@@ -809,12 +829,13 @@ LocateWeights(const OnnxEnsemble *e, OnnxLayout *l, int64_t num_classes,
 							  "Entry %lld of \"%s_ids\" is %lld; the model has %lld %ss.",
 							  (long long) i, prefix, (long long) e->w_class[i],
 							  (long long) num_classes, prefix);
-		w->tree = t;
-		w->node = e->w_node[i];
-		w->cls = e->w_class[i];
-		w->order = i;
+		w->tree = (int32_t) t;
+		w->node = (int32_t) e->w_node[i];
+		w->cls = (int32_t) e->w_class[i];
+		w->order = (int32_t) i;
 	}
-	qsort(l->weights, (size_t) e->num_weights, sizeof(OnnxWeight), CompareWeights);
+	if (!DecodeSort(l->weights, (size_t) e->num_weights, sizeof(OnnxWeight), CompareWeights))
+		return StatusCanceled(status, "parsing the model");
 	for (int64_t i = 1; i < e->num_weights; i++)
 		if (CompareWeights(&(OnnxWeight) {l->weights[i].tree, l->weights[i].node, l->weights[i].cls, 0},
 						   &(OnnxWeight) {l->weights[i - 1].tree, l->weights[i - 1].node, l->weights[i - 1].cls, 0}) == 0)
@@ -832,8 +853,8 @@ FillNode(const OnnxEnsemble *e, const Forest *forest, int64_t i, int64_t tree_si
 {
 	int			mode = e->modes[i];
 	bool		nan_true;
-	int64_t		t_child = e->true_ids[i];
-	int64_t		f_child = e->false_ids[i];
+	int64_t		t_child = e->true32[i];
+	int64_t		f_child = e->false32[i];
 	double		v = e->values.values[i];
 
 	memset(node, 0, sizeof(*node));
@@ -848,11 +869,10 @@ FillNode(const OnnxEnsemble *e, const Forest *forest, int64_t i, int64_t tree_si
 		t_child = -1;
 	if (f_child < 0 || f_child >= tree_size)
 		f_child = -1;
-	nan_true = (e->tracks_true != NULL && e->tracks_true[i] != 0) || mode == MODE_NEQ;
+	nan_true = (e->tracks8 != NULL && e->tracks8[i] != 0) || mode == MODE_NEQ;
 	node->kind = FOREST_NODE_NUMERIC;
 	node->missing = FOREST_MISSING_NAN;
-	node->feature = e->feature_ids[i] < 0 || e->feature_ids[i] > INT32_MAX ? -1 :
-		(int32_t) e->feature_ids[i];
+	node->feature = e->feature32[i];
 	node->threshold = forest->precision == FOREST_FLOAT32 ? (double) (float) v : v;
 	if (mode == MODE_GTE || mode == MODE_GT)
 	{
@@ -886,12 +906,15 @@ EmitTrees(const OnnxEnsemble *e, const OnnxLayout *l, Forest *forest,
 	int64_t		tree_out = 0;
 	int64_t		node_out = 0;
 	bool		minmax = e->aggregate >= 2;
+	uint32_t	ticks = 0;
 
 	for (int64_t t = 0; t < l->num_trees; t++)
 	{
 		int64_t		size = l->first[t + 1] - l->first[t];
 		int64_t		leaves = 0;
 
+		if (CancelTickN(&ticks, (uint32_t) (size >> 2)))
+			return StatusCanceled(status, "parsing the model");
 		for (int64_t s = 0; s < size; s++)
 			leaves += e->modes[l->slot_node[l->first[t] + s]] == MODE_LEAF;
 		while (w < e->num_weights && l->weights[w].tree == t)
@@ -917,7 +940,11 @@ EmitTrees(const OnnxEnsemble *e, const OnnxLayout *l, Forest *forest,
 					ft->num_nodes = (int32_t) size;
 					ft->group = negated_twin ? (copy == 0 ? 1 : 0) : (int32_t) cls;
 					for (int64_t s = 0; s < size; s++)
+					{
+						if (CancelTick(&ticks))
+							return StatusCanceled(status, "parsing the model");
 						FillNode(e, forest, l->slot_node[l->first[t] + s], size, &nodes[s]);
+					}
 					for (int64_t k = start; k < w; k++)
 					{
 						double		v = e->weights.values[l->weights[k].order];
@@ -1057,9 +1084,59 @@ RegressorShape(const OnnxEnsemble *e, Forest *forest, SilvanStatus *status)
 	return true;
 }
 
-/* Build the forest's trees from the ensemble */
+/*
+ * Narrow a held array of int64s in place to int32s, a value outside
+ * [0, INT32_MAX] becoming -1 (or, as flags, to bytes, non-zero becoming
+ * 1), and shrink it; the wide pointer is cleared
+ */
 static bool
-BuildForest(const OnnxEnsemble *e, Forest *forest, int64_t num_features_hint,
+NarrowArray(OnnxEnsemble *e, const int64_t **wide, void **narrow, bool flags,
+			SilvanStatus *status)
+{
+	int64_t    *src = (int64_t *) *wide;
+	void	   *p = src;
+
+	*narrow = NULL;
+	if (src == NULL)
+		return true;
+	for (int64_t i = 0; i < e->num_nodes; i++)
+	{
+		int64_t		v = src[i];
+
+		if (flags)
+			((uint8_t *) p)[i] = v != 0;
+		else
+			((int32_t *) p)[i] = v < 0 || v > INT32_MAX ? -1 : (int32_t) v;
+	}
+	*wide = NULL;
+	if (!OnnxRegrow(e, &p, e->num_nodes, flags ? 1 : sizeof(int32_t), "the nodes", status))
+		return false;
+	*narrow = p;
+	return true;
+}
+
+/*
+ * Once the layout has checked every split's children and feature, all
+ * FillNode needs of them fits 32 bits (features past INT32_MAX are
+ * refused before any node is filled): narrow them, four bytes a node
+ * instead of eight, tracks one
+ */
+static bool
+NarrowNodes(OnnxEnsemble *e, SilvanStatus *status)
+{
+	return NarrowArray(e, &e->feature_ids, (void **) &e->feature32, false, status) &&
+		NarrowArray(e, &e->true_ids, (void **) &e->true32, false, status) &&
+		NarrowArray(e, &e->false_ids, (void **) &e->false32, false, status) &&
+		NarrowArray(e, &e->tracks_true, (void **) &e->tracks8, true, status);
+}
+
+/*
+ * Build the forest's trees from the ensemble.  Arrays are given back as
+ * soon as nothing reads them, and narrowed, before the forest's nodes
+ * are allocated: the forest and what it is built from peak together.
+ */
+static bool
+BuildForest(OnnxEnsemble *e, Forest *forest, int64_t num_features_hint,
 			SilvanStatus *status)
 {
 	OnnxLayout	l = {0};
@@ -1072,9 +1149,27 @@ BuildForest(const OnnxEnsemble *e, Forest *forest, int64_t num_features_hint,
 	ok = e->classifier ? ClassifierShape(e, forest, &negated_twin, status)
 		: e->v5 && e->n_targets > 1 ? TargetsShape(e, forest, status)
 		: RegressorShape(e, forest, status);
-	ok = ok && BuildLayout(e, &l, status) &&
-		LocateWeights(e, &l, e->classifier ? e->num_labels : e->n_targets, status) &&
-		EmitTrees(e, &l, forest, negated_twin, &num_trees, &num_nodes, status);
+	ok = ok && BuildLayout(e, &l, status);
+	for (int64_t i = 0; ok && i < e->num_nodes; i++)
+		if (e->modes[i] != MODE_LEAF && e->feature_ids[i] > max_feature)
+			max_feature = e->feature_ids[i];
+	if (ok)
+	{
+		/* the layout replaces these; the located weights the weights' ids */
+		OnnxUnhold(e, e->tree_ids);
+		OnnxUnhold(e, e->node_ids);
+		e->tree_ids = e->node_ids = NULL;
+		ok = LocateWeights(e, &l, e->classifier ? e->num_labels : e->n_targets, status);
+	}
+	if (ok)
+	{
+		OnnxUnhold(e, e->w_tree);
+		OnnxUnhold(e, e->w_node);
+		OnnxUnhold(e, e->w_class);
+		e->w_tree = e->w_node = e->w_class = NULL;
+		ok = NarrowNodes(e, status) &&
+			EmitTrees(e, &l, forest, negated_twin, &num_trees, &num_nodes, status);
+	}
 	if (ok && (num_trees > FOREST_MAX_TREES ||
 			   num_nodes > e->model_entries * ONNX_MAX_COPY_FACTOR + ONNX_MIN_COPY_ALLOWANCE ||
 			   num_nodes > FOREST_MAX_NODES))
@@ -1082,9 +1177,6 @@ BuildForest(const OnnxEnsemble *e, Forest *forest, int64_t num_features_hint,
 						"%s weights so many %s per tree that its %lld nodes would become %lld forest nodes in %lld trees; at most %d times the model's entries are supported.",
 						e->op, e->classifier ? "classes" : "targets", (long long) e->num_nodes,
 						(long long) num_nodes, (long long) num_trees, ONNX_MAX_COPY_FACTOR);
-	for (int64_t i = 0; ok && i < e->num_nodes; i++)
-		if (e->modes[i] != MODE_LEAF && e->feature_ids[i] > max_feature)
-			max_feature = e->feature_ids[i];
 	if (ok && num_features_hint >= 0 && max_feature >= num_features_hint)
 		ok = StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx tree",
 						"%s splits on feature %lld; its input has %lld columns.",
@@ -1103,574 +1195,14 @@ BuildForest(const OnnxEnsemble *e, Forest *forest, int64_t num_features_hint,
 			forest->num_features = 1;
 		forest->average_output = e->aggregate == 1;
 		forest->average_divisor = (int32_t) (l.num_trees > 0 ? l.num_trees : 1);
-		ok = ForestAllocTrees(forest, (int32_t) num_trees, status) &&
+		ok = DecodeCharge(e->budget, (int64_t) sizeof(ForestTree) * num_trees +
+						  (int64_t) sizeof(ForestNode) * num_nodes + 2 * DECODE_CHUNK_OVERHEAD,
+						  "the forest's trees", status) &&
+			ForestAllocTrees(forest, (int32_t) num_trees, status) &&
 			ForestAllocNodes(forest, num_nodes, status) &&
 			EmitTrees(e, &l, forest, negated_twin, &num_trees, &num_nodes, status);
 	}
-	LayoutFree(&l);
-	return ok;
-}
-
-/* ---- TreeEnsemble (ai.onnx.ml opset 5) ---- */
-
-/* The attributes of a TreeEnsemble, as read */
-typedef struct OnnxV5
-{
-	int64_t		num_nodes;		/* interior nodes (nodes_*) */
-	const int64_t *feature_ids;
-	const int64_t *true_ids;
-	const int64_t *false_ids;
-	const int64_t *true_leafs;
-	const int64_t *false_leafs;
-	const int64_t *tracks_true; /* NULL: none */
-	OnnxNumbers splits;
-	OnnxNumbers modes;
-	OnnxNumbers members;		/* membership_values */
-	int64_t		num_leaves;
-	const int64_t *leaf_targets;
-	OnnxNumbers leaf_weights;
-	int64_t		num_roots;
-	const int64_t *roots;
-	int64_t    *set_first;		/* per node: first member of its set */
-	int64_t    *set_size;		/* per node: members (0: not BRANCH_MEMBER) */
-} OnnxV5;
-
-/* TreeEnsemble's nodes_modes values */
-#define V5_MEMBER	6
-
-/* Our OnnxMode for TreeEnsemble's modes 0 to 5 (the same order) */
-static const uint8_t v5_modes[] = {MODE_LEQ, MODE_LT, MODE_GTE, MODE_GT, MODE_EQ, MODE_NEQ};
-
-/* Free what an OnnxV5 owns */
-static void
-V5Free(OnnxV5 *v)
-{
-	free(v->splits.values);
-	free(v->modes.values);
-	free(v->members.values);
-	free(v->leaf_weights.values);
-	free(v->set_first);
-	free(v->set_size);
-}
-
-/* Read an int attribute within [lo, hi] */
-static bool
-AttrIntIn(const Onnx__AttributeProto *a, int64_t lo, int64_t hi, int64_t *out,
-		  const char *op, SilvanStatus *status)
-{
-	if (!AttrType(a, ATTR_INT, op, status))
-		return false;
-	if (a->i < lo || a->i > hi)
-		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx attribute value",
-						  "Attribute \"%s\" of %s is %lld; %lld to %lld are supported.",
-						  a->name, op, (long long) a->i, (long long) lo, (long long) hi);
-	*out = a->i;
-	return true;
-}
-
-/* Check that an array attribute's length agrees with the others of its kind */
-static bool
-V5Count(const Onnx__AttributeProto *a, int64_t n, int64_t *count, const char *kind,
-		SilvanStatus *status)
-{
-	if (*count >= 0 && n != *count)
-		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx attribute",
-						  "Attribute \"%s\" of TreeEnsemble has %lld entries; the other %s attributes have %lld.",
-						  a->name, (long long) n, kind, (long long) *count);
-	*count = n;
-	return true;
-}
-
-/* Read one attribute of a TreeEnsemble; counts: 0 nodes_*, 1 leaf_* */
-static bool
-V5Attribute(const Onnx__AttributeProto *a, OnnxV5 *v, OnnxEnsemble *e, int64_t *counts,
-			SilvanStatus *status)
-{
-	static const char *const node_ints[] = {
-		"nodes_featureids", "nodes_truenodeids", "nodes_falsenodeids",
-		"nodes_trueleafs", "nodes_falseleafs", "nodes_missing_value_tracks_true"
-	};
-	const int64_t **node_targets[] = {
-		&v->feature_ids, &v->true_ids, &v->false_ids, &v->true_leafs, &v->false_leafs,
-		&v->tracks_true
-	};
-	OnnxNumbers *tensor = StrIs(a->name, "nodes_splits") ? &v->splits :
-		StrIs(a->name, "nodes_modes") ? &v->modes :
-		StrIs(a->name, "membership_values") ? &v->members :
-		StrIs(a->name, "leaf_weights") ? &v->leaf_weights : NULL;
-	int64_t		n;
-	int64_t		value;
-
-	if (a->name == NULL)
-		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx attribute",
-						  "An attribute of TreeEnsemble has no name.");
-	if (a->ref_attr_name != NULL)
-		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx attribute",
-						  "Attribute \"%s\" of TreeEnsemble refers to a function attribute.", a->name);
-	for (int i = 0; i < 6; i++)
-		if (StrIs(a->name, node_ints[i]))
-			return AttrInts(a, node_targets[i], &n, e->op, status) &&
-				V5Count(a, n, &counts[0], "nodes_*", status);
-	if (tensor != NULL)
-	{
-		if (!AttrNumbers(a, true, tensor, e->op, status))
-			return false;
-		if (tensor == &v->members)
-			return true;
-		return V5Count(a, tensor->count, &counts[tensor == &v->leaf_weights ? 1 : 0],
-					   tensor == &v->leaf_weights ? "leaf_*" : "nodes_*", status);
-	}
-	if (StrIs(a->name, "leaf_targetids"))
-		return AttrInts(a, &v->leaf_targets, &n, e->op, status) &&
-			V5Count(a, n, &counts[1], "leaf_*", status);
-	if (StrIs(a->name, "tree_roots"))
-		return AttrInts(a, &v->roots, &v->num_roots, e->op, status);
-	if (StrIs(a->name, "nodes_hitrates"))
-		return true;			/* statistics only */
-	if (StrIs(a->name, "n_targets"))
-		return AttrIntIn(a, 1, FOREST_MAX_GROUPS, &e->n_targets, e->op, status);
-	if (StrIs(a->name, "post_transform"))
-	{
-		static const int ours[] = {0, 2, 1, 3, 4};	/* NONE SOFTMAX LOGISTIC ... */
-
-		if (!AttrIntIn(a, 0, 4, &value, e->op, status))
-			return false;
-		e->post_transform = ours[value];
-		return true;
-	}
-	if (StrIs(a->name, "aggregate_function"))
-	{
-		static const int ours[] = {1, 0, 2, 3};	/* AVERAGE SUM MIN MAX */
-
-		if (!AttrIntIn(a, 0, 3, &value, e->op, status))
-			return false;
-		e->aggregate = ours[value];
-		return true;
-	}
-	return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx attribute",
-					  "TreeEnsemble has attribute \"%.64s\", which is not supported.", a->name);
-}
-
-/* Read a TreeEnsemble's attributes and check they are present and agree */
-static bool
-V5Read(const Onnx__NodeProto *node, OnnxV5 *v, OnnxEnsemble *e, SilvanStatus *status)
-{
-	int64_t		counts[2] = {-1, -1};
-
-	e->op = "TreeEnsemble";
-	e->v5 = true;
-	e->n_targets = -1;
-	e->aggregate = 0;			/* SUM, the default */
-	for (size_t i = 0; i < node->n_attribute; i++)
-		if (!V5Attribute(node->attribute[i], v, e, counts, status))
-			return false;
-	v->num_nodes = counts[0] < 0 ? 0 : counts[0];
-	v->num_leaves = counts[1] < 0 ? 0 : counts[1];
-	if (v->num_nodes == 0 || v->num_leaves == 0 || v->feature_ids == NULL ||
-		v->true_ids == NULL || v->false_ids == NULL || v->true_leafs == NULL ||
-		v->false_leafs == NULL || v->splits.values == NULL || v->modes.values == NULL ||
-		v->leaf_targets == NULL || v->leaf_weights.values == NULL || v->roots == NULL ||
-		v->num_roots == 0 || e->n_targets < 0)
-		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx model",
-						  "TreeEnsemble lacks one of nodes_featureids, nodes_splits, nodes_modes, nodes_truenodeids, nodes_falsenodeids, nodes_trueleafs, nodes_falseleafs, leaf_targetids, leaf_weights, tree_roots, n_targets, or has no nodes, leaves or trees.");
-	if (v->num_nodes > FOREST_MAX_NODES || v->num_leaves > FOREST_MAX_NODES ||
-		v->num_roots > FOREST_MAX_TREES)
-		return StatusFail(status, SILVAN_ERROR_INVALID, "too many nodes",
-						  "TreeEnsemble has %lld nodes, %lld leaves and %lld trees; at most %lld nodes or leaves and %d trees are supported.",
-						  (long long) v->num_nodes, (long long) v->num_leaves,
-						  (long long) v->num_roots, (long long) FOREST_MAX_NODES, FOREST_MAX_TREES);
-	e->model_entries = v->num_nodes + v->num_leaves + v->members.count;
-	return true;
-}
-
-/* Check modes, children, targets and roots; every id before it indexes */
-static bool
-V5CheckIds(const OnnxV5 *v, const OnnxEnsemble *e, SilvanStatus *status)
-{
-	for (int64_t i = 0; i < v->num_nodes; i++)
-	{
-		double		m = v->modes.values[i];
-		int64_t		t_size = v->true_leafs[i] ? v->num_leaves : v->num_nodes;
-		int64_t		f_size = v->false_leafs[i] ? v->num_leaves : v->num_nodes;
-
-		if (!(m >= 0 && m <= V5_MEMBER) || m != (double) (int) m)
-			return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx node mode",
-							  "Entry %lld of attribute \"nodes_modes\" of TreeEnsemble is %g; 0 (BRANCH_LEQ) to 6 (BRANCH_MEMBER) are supported.",
-							  (long long) i, m);
-		if (v->true_ids[i] < 0 || v->true_ids[i] >= t_size)
-			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx tree",
-							  "Entry %lld of \"nodes_truenodeids\" is %lld; it is a %s id and the model has %lld.",
-							  (long long) i, (long long) v->true_ids[i],
-							  v->true_leafs[i] ? "leaf" : "node", (long long) t_size);
-		if (v->false_ids[i] < 0 || v->false_ids[i] >= f_size)
-			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx tree",
-							  "Entry %lld of \"nodes_falsenodeids\" is %lld; it is a %s id and the model has %lld.",
-							  (long long) i, (long long) v->false_ids[i],
-							  v->false_leafs[i] ? "leaf" : "node", (long long) f_size);
-	}
-	for (int64_t l = 0; l < v->num_leaves; l++)
-		if (v->leaf_targets[l] < 0 || v->leaf_targets[l] >= e->n_targets)
-			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx tree",
-							  "Entry %lld of \"leaf_targetids\" is %lld; the model has %lld targets (n_targets).",
-							  (long long) l, (long long) v->leaf_targets[l], (long long) e->n_targets);
-	for (int64_t t = 0; t < v->num_roots; t++)
-		if (v->roots[t] < 0 || v->roots[t] >= v->num_nodes)
-			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx tree",
-							  "Entry %lld of \"tree_roots\" is %lld; the model has %lld nodes.",
-							  (long long) t, (long long) v->roots[t], (long long) v->num_nodes);
-	return true;
-}
-
-/*
- * Split membership_values into the sets of the BRANCH_MEMBER nodes, in
- * node order (as the specification says), each ended by a NaN.
- */
-static bool
-V5Sets(OnnxV5 *v, SilvanStatus *status)
-{
-	int64_t		next = 0;
-
-	v->set_first = calloc((size_t) v->num_nodes, sizeof(int64_t));
-	v->set_size = calloc((size_t) v->num_nodes, sizeof(int64_t));
-	if (v->set_first == NULL || v->set_size == NULL)
-		return StatusNoMemory(status, "the membership sets");
-	for (int64_t i = 0; i < v->num_nodes; i++)
-	{
-		if (v->modes.values[i] != V5_MEMBER)
-			continue;
-		v->set_first[i] = next;
-		while (next < v->members.count && !isnan(v->members.values[next]))
-			next++;
-		if (next >= v->members.count)
-			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx tree",
-							  "The set of BRANCH_MEMBER node %lld has no terminating NaN in \"membership_values\" (%lld values).",
-							  (long long) i, (long long) v->members.count);
-		v->set_size[i] = next - v->set_first[i];
-		if (v->set_size[i] == 0)
-			return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx tree",
-							  "The set of BRANCH_MEMBER node %lld in \"membership_values\" is empty.",
-							  (long long) i);
-		next++;					/* the NaN */
-	}
-	if (next != v->members.count)
-		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx tree",
-						  "Attribute \"membership_values\" has %lld values after the sets of the BRANCH_MEMBER nodes.",
-						  (long long) (v->members.count - next));
-	return true;
-}
-
-/*
- * Refuse cycles among the interior nodes reachable from the roots: an
- * iterative depth-first search, grey while on the path.  Nodes reached
- * twice without a cycle are fine: the expansion copies them.
- */
-static bool
-V5CheckAcyclic(const OnnxV5 *v, SilvanStatus *status)
-{
-	uint8_t    *color = calloc((size_t) v->num_nodes, 1);	/* 0 new, 1..3 on path, 4 done */
-	int64_t    *stack = malloc(sizeof(int64_t) * (size_t) v->num_nodes);
-	bool		ok = color != NULL && stack != NULL;
-
-	if (!ok)
-		StatusNoMemory(status, "the onnx trees");
-	for (int64_t t = 0; ok && t < v->num_roots; t++)
-	{
-		int64_t		sp = 0;
-
-		if (color[v->roots[t]] != 0)
-			continue;
-		stack[sp++] = v->roots[t];
-		color[v->roots[t]] = 1;
-		while (ok && sp > 0)
-		{
-			int64_t		i = stack[sp - 1];
-			int			side = color[i]++;	/* 1: true child next, 2: false, 3: done */
-			int64_t		c = side == 1 ? v->true_ids[i] : v->false_ids[i];
-			bool		leaf = side == 1 ? v->true_leafs[i] != 0 : v->false_leafs[i] != 0;
-
-			if (side == 3)
-			{
-				color[i] = 4;
-				sp--;
-				continue;
-			}
-			if (leaf || color[c] == 4)
-				continue;
-			if (color[c] != 0)
-				ok = StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx tree",
-								"Node %lld of TreeEnsemble is reached again below itself (a cycle through field \"nodes_%snodeids\" of node %lld).",
-								(long long) c, side == 1 ? "true" : "false", (long long) i);
-			else
-			{
-				color[c] = 1;
-				stack[sp++] = c;
-			}
-		}
-	}
-	free(color);
-	free(stack);
-	return ok;
-}
-
-/* A child still to write: model node or leaf, and the id field to patch */
-typedef struct V5Pending
-{
-	int64_t		id;
-	bool		leaf;
-	int64_t		patch;			/* converted node whose child it is, or -1 */
-	bool		patch_true;
-} V5Pending;
-
-/* The conversion's progress; its arrays are OnnxEnsemble.owned */
-typedef struct V5Out
-{
-	int64_t		n;				/* nodes written */
-	int64_t		w;				/* weights written */
-	int64_t		cap;			/* room in the arrays */
-	int64_t		budget;			/* most nodes the expansion may write */
-	int64_t		tree_start;		/* first node of the tree being written */
-	V5Pending  *pending;			/* children still to write, a stack */
-	int64_t		sp;
-	int64_t		pending_cap;
-} V5Out;
-
-/* Indices into OnnxEnsemble.owned */
-enum
-{
-	OWN_TREE, OWN_NODE, OWN_FEATURE, OWN_TRUE, OWN_FALSE, OWN_TRACKS,
-	OWN_W_TREE, OWN_W_NODE, OWN_W_CLASS, OWN_COUNT
-};
-
-/* Refuse a model whose expansion would pass the budget */
-static bool
-V5TooLarge(const OnnxEnsemble *e, const V5Out *o, SilvanStatus *status)
-{
-	return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "onnx model too large",
-					  "TreeEnsemble's shared nodes and membership sets would expand its %lld entries to more than %lld tree nodes; at most %d times the model's entries are supported.",
-					  (long long) e->model_entries, (long long) o->budget, ONNX_MAX_COPY_FACTOR);
-}
-
-/* Make room for one more node (and its weight); refuse beyond the budget */
-static bool
-V5Grow(OnnxEnsemble *e, V5Out *o, SilvanStatus *status)
-{
-	int64_t		cap;
-	uint8_t    *m;
-	double	   *x;
-	double	   *w;
-
-	if (o->n >= o->budget)
-		return V5TooLarge(e, o, status);
-	if (o->n < o->cap)
-		return true;
-	cap = o->cap < 64 ? 64 : o->cap * 2;
-	if (cap > o->budget)
-		cap = o->budget;
-	for (int k = 0; k < OWN_COUNT; k++)
-	{
-		int64_t    *p = realloc(e->owned[k], sizeof(int64_t) * (size_t) cap);
-
-		if (p == NULL)
-			return StatusNoMemory(status, "the onnx trees");
-		e->owned[k] = p;
-	}
-	m = realloc(e->modes, (size_t) cap);
-	if (m != NULL)
-		e->modes = m;
-	x = realloc(e->values.values, sizeof(double) * (size_t) cap);
-	if (x != NULL)
-		e->values.values = x;
-	w = realloc(e->weights.values, sizeof(double) * (size_t) cap);
-	if (w != NULL)
-		e->weights.values = w;
-	if (m == NULL || x == NULL || w == NULL)
-		return StatusNoMemory(status, "the onnx trees");
-	o->cap = cap;
-	return true;
-}
-
-/* Push a child to write; each will write a node, so the budget bounds them */
-static bool
-V5Push(const OnnxEnsemble *e, V5Out *o, V5Pending next, SilvanStatus *status)
-{
-	if (o->n + o->sp >= o->budget)
-		return V5TooLarge(e, o, status);
-	if (o->sp >= o->pending_cap)
-	{
-		int64_t		cap = o->pending_cap < 64 ? 64 : o->pending_cap * 2;
-		V5Pending  *p = realloc(o->pending, sizeof(V5Pending) * (size_t) cap);
-
-		if (p == NULL)
-			return StatusNoMemory(status, "the onnx trees");
-		o->pending = p;
-		o->pending_cap = cap;
-	}
-	o->pending[o->sp++] = next;
-	return true;
-}
-
-/* Append a node of the tree being written; its tree-local id goes to *local */
-static bool
-V5Node(OnnxEnsemble *e, V5Out *o, int64_t t, int mode, int64_t feature, double value,
-	   bool tracks, int64_t *local, SilvanStatus *status)
-{
-	int64_t		n;
-
-	if (!V5Grow(e, o, status))
-		return false;
-	n = o->n++;
-	*local = n - o->tree_start;
-	e->owned[OWN_TREE][n] = t;
-	e->owned[OWN_NODE][n] = *local;
-	e->owned[OWN_FEATURE][n] = feature;
-	e->owned[OWN_TRUE][n] = 0;
-	e->owned[OWN_FALSE][n] = 0;
-	e->owned[OWN_TRACKS][n] = tracks;
-	e->modes[n] = (uint8_t) mode;
-	e->values.values[n] = value;
-	return true;
-}
-
-/* Append leaf l of the model, with its weight, to tree t */
-static bool
-V5Leaf(const OnnxV5 *v, OnnxEnsemble *e, V5Out *o, int64_t t, int64_t l, int64_t *local,
-	   SilvanStatus *status)
-{
-	if (!V5Node(e, o, t, MODE_LEAF, 0, 0.0, false, local, status))
-		return false;
-	e->owned[OWN_W_TREE][o->w] = t;
-	e->owned[OWN_W_NODE][o->w] = *local;
-	e->owned[OWN_W_CLASS][o->w] = v->leaf_targets[l];
-	e->weights.values[o->w] = v->leaf_weights.values[l];
-	o->w++;
-	return true;
-}
-
-/*
- * Write interior node i: its split or, for BRANCH_MEMBER, a chain of ==
- * splits, one per member, each true branch to its own copy of the true
- * subtree and each false branch to the next test, the last one's to the
- * false subtree.  NaN takes the true branch at every test when the node's
- * missing value tracks true, so the chain does too; else it falls through
- * to the false subtree, as x in {...} is false for NaN.  The children are
- * pushed to be written.
- */
-static bool
-V5Interior(const OnnxV5 *v, OnnxEnsemble *e, V5Out *o, int64_t t, int64_t i,
-		   int64_t *local, SilvanStatus *status)
-{
-	int			m = (int) v->modes.values[i];
-	int64_t		k = m == V5_MEMBER ? v->set_size[i] : 1;
-	bool		tracks = v->tracks_true != NULL && v->tracks_true[i] != 0;
-
-	for (int64_t j = 0; j < k; j++)
-	{
-		double		value = m == V5_MEMBER ? v->members.values[v->set_first[i] + j] :
-			v->splits.values[i];
-		int64_t		here;
-
-		if (!V5Node(e, o, t, m == V5_MEMBER ? MODE_EQ : v5_modes[m], v->feature_ids[i],
-					value, tracks, &here, status))
-			return false;
-		if (j == 0)
-			*local = here;
-		else
-			e->owned[OWN_FALSE][o->n - 2] = here;
-		if (!V5Push(e, o, (V5Pending) {v->true_ids[i], v->true_leafs[i] != 0, o->n - 1, true},
-					status))
-			return false;
-	}
-	return V5Push(e, o, (V5Pending) {v->false_ids[i], v->false_leafs[i] != 0, o->n - 1, false},
-				  status);
-}
-
-/*
- * Write tree t (root node r) in the old layout, nodes numbered from 0 in
- * the order written.  A root whose two branches name the same leaf is a
- * one-leaf tree; ONNX Runtime and onnx's reference then read leaf number r
- * (the root's own index), the specification the leaf it names: refused
- * where the two differ.
- */
-static bool
-V5Tree(const OnnxV5 *v, OnnxEnsemble *e, V5Out *o, int64_t t, SilvanStatus *status)
-{
-	int64_t		r = v->roots[t];
-	int64_t		local;
-
-	o->tree_start = o->n;
-	if (v->true_leafs[r] && v->false_leafs[r] && v->true_ids[r] == v->false_ids[r])
-	{
-		if (v->true_ids[r] != r)
-			return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported onnx tree",
-							  "Tree %lld of TreeEnsemble is one leaf, %lld, named by root node %lld; ONNX Runtime reads leaf %lld there instead, so silvan refuses it.",
-							  (long long) t, (long long) v->true_ids[r], (long long) r, (long long) r);
-		return V5Leaf(v, e, o, t, r, &local, status);
-	}
-	o->sp = 0;
-	if (!V5Push(e, o, (V5Pending) {r, false, -1, false}, status))
-		return false;
-	while (o->sp > 0)
-	{
-		V5Pending	d = o->pending[--o->sp];
-		bool		ok;
-
-		ok = d.leaf ? V5Leaf(v, e, o, t, d.id, &local, status) :
-			V5Interior(v, e, o, t, d.id, &local, status);
-		if (!ok)
-			return false;
-		if (d.patch >= 0)
-			e->owned[d.patch_true ? OWN_TRUE : OWN_FALSE][d.patch] = local;
-	}
-	return true;
-}
-
-/*
- * Convert the TreeEnsemble into the TreeEnsembleRegressor layout that
- * BuildForest reads, as ONNX Runtime does (tree_ensemble_attribute.h):
- * tree ids are positions in tree_roots, leaves become LEAF nodes with one
- * weight, BRANCH_MEMBER becomes == splits.  Nodes and leaves reached
- * twice are copied; all copies are bounded like BuildForest's.
- */
-static bool
-V5Convert(const OnnxV5 *v, OnnxEnsemble *e, SilvanStatus *status)
-{
-	V5Out		o = {0};
-	bool		ok = true;
-
-	o.budget = e->model_entries * ONNX_MAX_COPY_FACTOR + ONNX_MIN_COPY_ALLOWANCE;
-	if (o.budget > FOREST_MAX_NODES)
-		o.budget = FOREST_MAX_NODES;
-	for (int64_t t = 0; ok && t < v->num_roots; t++)
-		ok = V5Tree(v, e, &o, t, status);
-	free(o.pending);
-	if (!ok)
-		return false;
-	e->num_nodes = e->values.count = o.n;
-	e->num_weights = e->weights.count = o.w;
-	e->tree_ids = e->owned[OWN_TREE];
-	e->node_ids = e->owned[OWN_NODE];
-	e->feature_ids = e->owned[OWN_FEATURE];
-	e->true_ids = e->owned[OWN_TRUE];
-	e->false_ids = e->owned[OWN_FALSE];
-	e->tracks_true = e->owned[OWN_TRACKS];
-	e->w_tree = e->owned[OWN_W_TREE];
-	e->w_node = e->owned[OWN_W_NODE];
-	e->w_class = e->owned[OWN_W_CLASS];
-	e->values.doubles = v->splits.doubles || v->members.doubles;
-	e->weights.doubles = v->leaf_weights.doubles;
-	return true;
-}
-
-/* Read a TreeEnsemble node into e, in the old operators' layout */
-static bool
-ReadTreeEnsemble(const Onnx__NodeProto *node, OnnxEnsemble *e, SilvanStatus *status)
-{
-	OnnxV5		v = {0};
-	bool		ok;
-
-	ok = V5Read(node, &v, e, status) && V5CheckIds(&v, e, status) &&
-		V5Sets(&v, status) && V5CheckAcyclic(&v, status) && V5Convert(&v, e, status);
-	V5Free(&v);
+	LayoutFree(e, &l);
 	return ok;
 }
 
@@ -1705,11 +1237,14 @@ Producer(const Onnx__GraphProto *g, const char *name)
 
 /* Element type a Cast node converts to (0 if not said) */
 static int64_t
-CastTarget(const Onnx__NodeProto *node)
+CastTarget(const OnnxDecoded *d, const Onnx__NodeProto *node)
 {
-	for (size_t i = 0; i < node->n_attribute; i++)
-		if (StrIs(node->attribute[i]->name, "to"))
-			return node->attribute[i]->i;
+	size_t		n;
+	const OnnxAttr *attrs = OnnxNodeAttrs(d, node, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (StrIs(attrs[i].pb->name, "to"))
+			return attrs[i].pb->i;
 	return 0;
 }
 
@@ -1719,19 +1254,23 @@ CastTarget(const Onnx__NodeProto *node)
  * column count (-1 when unknown or reshaped).
  */
 static bool
-TraceInput(const Onnx__GraphProto *g, const Onnx__NodeProto *ensemble,
+TraceInput(const OnnxDecoded *d, const Onnx__GraphProto *g, const Onnx__NodeProto *ensemble,
 		   int64_t *elem_type, int64_t *columns, SilvanStatus *status)
 {
 	const char *name = ensemble->n_input > 0 ? ensemble->input[0] : NULL;
 	bool		reshaped = false;
+	uint32_t	ticks = 0;
 
 	*elem_type = 0;
 	*columns = -1;
 	for (size_t hops = 0; name != NULL && hops <= g->n_node; hops++)
 	{
-		const Onnx__NodeProto *p = Producer(g, name);
+		const Onnx__NodeProto *p;
 
-		if (p == NULL)
+		/* each hop looks at every node */
+		if (CancelTickN(&ticks, (uint32_t) (g->n_node < UINT32_MAX ? g->n_node : UINT32_MAX)))
+			return StatusCanceled(status, "parsing the model");
+		if ((p = Producer(g, name)) == NULL)
 			break;
 		if (!(StrIs(p->op_type, "Cast") || StrIs(p->op_type, "Identity") ||
 			  StrIs(p->op_type, "Reshape") || StrIs(p->op_type, "Flatten")) || p->n_input < 1)
@@ -1739,7 +1278,7 @@ TraceInput(const Onnx__GraphProto *g, const Onnx__NodeProto *ensemble,
 							  "The tree ensemble's input comes from a \"%.64s\" operator; only Cast, Identity, Reshape and Flatten may stand between it and the graph input.",
 							  p->op_type ? p->op_type : "");
 		if (StrIs(p->op_type, "Cast") && *elem_type == 0)
-			*elem_type = CastTarget(p);
+			*elem_type = CastTarget(d, p);
 		if (!StrIs(p->op_type, "Cast") && !StrIs(p->op_type, "Identity"))
 			reshaped = true;
 		name = p->input[0];
@@ -1799,10 +1338,22 @@ FindEnsemble(const Onnx__GraphProto *g, const Onnx__NodeProto **found,
 	return true;
 }
 
+/* Charge the forest's copy of the class labels and the sorted pointers that check it */
+static bool
+ChargeLabels(const OnnxEnsemble *e, SilvanStatus *status)
+{
+	int64_t		bytes = 2 * DECODE_CHUNK_OVERHEAD;
+
+	for (int64_t i = 0; i < e->num_labels; i++)
+		bytes += 2 * (int64_t) sizeof(char *) + (int64_t) e->label_lengths[i] + 1;
+	return DecodeCharge(e->budget, bytes, "the class labels", status);
+}
+
 /* Read the graph's ensemble into forest */
 static bool
-ReadModel(const Onnx__ModelProto *model, Forest *forest, SilvanStatus *status)
+ReadModel(const OnnxDecoded *d, Forest *forest, DecodeBudget *budget, SilvanStatus *status)
 {
+	const Onnx__ModelProto *model = d->model;
 	const Onnx__GraphProto *g = model->graph;
 	const Onnx__NodeProto *node;
 	OnnxEnsemble e = {0};
@@ -1810,6 +1361,8 @@ ReadModel(const Onnx__ModelProto *model, Forest *forest, SilvanStatus *status)
 	int64_t		columns;
 	int64_t		opset = MlOpset(model);
 	bool		ok;
+	const OnnxAttr *attrs;
+	size_t		num_attrs;
 
 	if (g == NULL)
 		return OnnxSyntax(status, "The model has no graph.");
@@ -1818,15 +1371,18 @@ ReadModel(const Onnx__ModelProto *model, Forest *forest, SilvanStatus *status)
 						  "The model imports ai.onnx.ml opset %lld; opsets 1 to 5 are supported.",
 						  (long long) opset);
 	if (!FindEnsemble(g, &node, status) ||
-		!TraceInput(g, node, &elem_type, &columns, status))
+		!TraceInput(d, g, node, &elem_type, &columns, status))
 		return false;
+	e.budget = budget;
 	e.classifier = StrIs(node->op_type, "TreeEnsembleClassifier");
+	attrs = OnnxNodeAttrs(d, node, &num_attrs);
 	if (StrIs(node->op_type, "TreeEnsemble") && opset != 5)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid onnx model",
 						  "Operator TreeEnsemble is in ai.onnx.ml opset 5; the model imports opset %lld.",
 						  (long long) opset);
-	ok = StrIs(node->op_type, "TreeEnsemble") ? ReadTreeEnsemble(node, &e, status) :
-		ReadEnsemble(node, &e, status);
+	ok = StrIs(node->op_type, "TreeEnsemble") ?
+		OnnxReadTreeEnsemble(attrs, num_attrs, &e, status) :
+		ReadEnsemble(attrs, num_attrs, &e, status);
 	if (ok)
 	{
 		forest->source = FOREST_SOURCE_ONNX;
@@ -1845,32 +1401,35 @@ ReadModel(const Onnx__ModelProto *model, Forest *forest, SilvanStatus *status)
 		ok = BuildForest(&e, forest, columns, status);
 	}
 	if (ok && e.classifier)
-		ok = ForestSetClassLabels(forest, (const char *const *) e.labels, e.label_lengths,
-								  e.num_labels, status);
+		ok = ChargeLabels(&e, status) &&
+			ForestSetClassLabels(forest, (const char *const *) e.labels, e.label_lengths,
+								 e.num_labels, status);
 	EnsembleFree(&e);
 	return ok;
 }
 
-/* Parse an ONNX ModelProto holding a tree ensemble */
+/*
+ * Parse an ONNX ModelProto holding a tree ensemble: decode it within the
+ * budget (onnx_wire.c), read it, and keep the forest's charge
+ */
 Forest *
-ParseOnnx(const char *data, size_t len, SilvanStatus *status)
+ParseOnnx(const char *data, size_t len, DecodeBudget *budget, SilvanStatus *status)
 {
-	Onnx__ModelProto *model;
+	OnnxAlloc	alloc;
+	OnnxDecoded decoded;
 	Forest	   *forest;
 
-	model = onnx__model_proto__unpack(NULL, len, (const uint8_t *) data);
-	if (model == NULL)
-	{
-		OnnxSyntax(status, "The bytes are not an ONNX ModelProto (protobuf decoding failed: truncated, or a length or tag is wrong).");
+	StatusClear(status);
+	OnnxAllocInit(&alloc, budget);
+	if (!OnnxDecodeModel((const uint8_t *) data, len, &alloc, &decoded, status))
 		return NULL;
-	}
 	forest = ForestCreate(status);
-	if (forest != NULL && !ReadModel(model, forest, status))
+	if (forest != NULL && !ReadModel(&decoded, forest, budget, status))
 	{
 		ForestFree(forest);
 		forest = NULL;
 	}
-	onnx__model_proto__free_unpacked(model, NULL);
+	OnnxDecodedFree(&decoded, &alloc);
 	return forest;
 }
 
@@ -1878,14 +1437,21 @@ ParseOnnx(const char *data, size_t len, SilvanStatus *status)
 bool
 OnnxTensorRead(const char *data, size_t len, OnnxTensor *tensor, SilvanStatus *status)
 {
-	Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, len, (const uint8_t *) data);
+	DecodeBudget budget;
+	OnnxAlloc	alloc;
+	Onnx__TensorProto *t;
 	OnnxNumbers numbers;
 	bool		ok;
 
 	memset(tensor, 0, sizeof(*tensor));
+	DecodeBudgetInit(&budget, "ONNX tensor", len);
+	OnnxAllocInit(&alloc, &budget);
+	t = onnx__tensor_proto__unpack(&alloc.base, len, (const uint8_t *) data);
+	if (t == NULL && budget.refused)
+		return DecodeBudgetFail(&budget, status);
 	if (t == NULL)
 		return OnnxSyntax(status, "The bytes are not an ONNX TensorProto.");
-	ok = TensorNumbers(t, "\"tensor\"", &numbers, status);
+	ok = TensorNumbers(t, "\"tensor\"", &numbers, NULL, status);
 	if (ok && t->n_dims > 8)
 	{
 		free(numbers.values);
@@ -1901,6 +1467,6 @@ OnnxTensorRead(const char *data, size_t len, OnnxTensor *tensor, SilvanStatus *s
 		tensor->count = numbers.count;
 		tensor->values = numbers.values;
 	}
-	onnx__tensor_proto__free_unpacked(t, NULL);
+	onnx__tensor_proto__free_unpacked(t, &alloc.base);
 	return ok;
 }

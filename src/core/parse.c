@@ -52,11 +52,13 @@ static const struct
 	const char *name;
 	bool		binary;			/* bytes, not text */
 	bool		(*detect) (const char *text, size_t len);
-	Forest	   *(*parse) (const char *text, size_t len, SilvanStatus *status);
+	const char *label;			/* for messages */
+	Forest	   *(*parse) (const char *text, size_t len, DecodeBudget *budget,
+						  SilvanStatus *status);
 }			format_registry[] = {
-	{MODEL_FORMAT_XGBOOST_JSON, "xgboost_json", false, DetectXgboostJson, ParseXgboostJson},
-	{MODEL_FORMAT_LIGHTGBM_TEXT, "lightgbm_text", false, DetectLightgbmText, ParseLightgbmText},
-	{MODEL_FORMAT_ONNX, "onnx", true, DetectOnnx, ParseOnnx},
+	{MODEL_FORMAT_XGBOOST_JSON, "xgboost_json", false, DetectXgboostJson, "XGBoost JSON", ParseXgboostJson},
+	{MODEL_FORMAT_LIGHTGBM_TEXT, "lightgbm_text", false, DetectLightgbmText, "LightGBM text", ParseLightgbmText},
+	{MODEL_FORMAT_ONNX, "onnx", true, DetectOnnx, "ONNX", ParseOnnx},
 };
 
 #define NUM_FORMATS (sizeof(format_registry) / sizeof(format_registry[0]))
@@ -229,12 +231,29 @@ UnrecognizedFormat(const char *text, size_t len, SilvanStatus *status)
 					  "The text is neither XGBoost save_model() JSON nor LightGBM save_model() text.");
 }
 
+/*
+ * Charge what validation holds besides the forest: three arrays of the
+ * largest tree's nodes (validate.c)
+ */
+static bool
+ChargeValidation(const Forest *forest, DecodeBudget *budget, SilvanStatus *status)
+{
+	int64_t		largest = 1;
+
+	for (int32_t t = 0; t < forest->num_trees; t++)
+		if (forest->trees[t].num_nodes > largest)
+			largest = forest->trees[t].num_nodes;
+	return DecodeCharge(budget, 9 * largest + 3 * DECODE_CHUNK_OVERHEAD,
+						"validation scratch", status);
+}
+
 /* Detect (when AUTO), parse and validate a model */
 Forest *
 ParseModel(const char *text, size_t len, ModelFormat format,
 		   ModelFormat *detected, SilvanStatus *status)
 {
 	Forest	   *forest = NULL;
+	DecodeBudget budget;
 
 	StatusClear(status);
 	if (format == MODEL_FORMAT_AUTO)
@@ -248,10 +267,14 @@ ParseModel(const char *text, size_t len, ModelFormat format,
 	}
 	for (size_t i = 0; i < NUM_FORMATS; i++)
 		if (format_registry[i].format == format)
-			forest = format_registry[i].parse(text, len, status);
+		{
+			DecodeBudgetInit(&budget, format_registry[i].label, len);
+			forest = format_registry[i].parse(text, len, &budget, status);
+		}
 	if (forest == NULL && status->kind == SILVAN_OK)
 		UnrecognizedFormat(text, len, status);
-	if (forest != NULL && !ForestValidate(forest, status))
+	if (forest != NULL &&
+		(!ChargeValidation(forest, &budget, status) || !ForestValidate(forest, status)))
 	{
 		ForestFree(forest);
 		forest = NULL;

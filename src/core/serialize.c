@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "silvan/cancel.h"
 #include "silvan/forest.h"
 
 #define FOREST_MAGIC		"SLVF"
@@ -207,6 +208,7 @@ ForestSerialize(const Forest *forest, uint8_t **data, size_t *size,
 				SilvanStatus *status)
 {
 	Writer		w = {0};
+	uint32_t	ticks = 0;
 
 	WriteHeader(&w, forest);
 	for (int32_t t = 0; t < forest->num_trees; t++)
@@ -215,7 +217,14 @@ ForestSerialize(const Forest *forest, uint8_t **data, size_t *size,
 		WRITE(&w, int32_t, forest->trees[t].group);
 	}
 	for (int64_t n = 0; n < forest->num_nodes; n++)
+	{
+		if (CancelTick(&ticks))
+		{
+			free(w.data);
+			return StatusCanceled(status, "writing the model's binary form");
+		}
 		WriteNode(&w, forest, &forest->nodes[n]);
+	}
 	if (forest->num_category_words > 0)
 		WriteBytes(&w, forest->category_words,
 				   sizeof(uint32_t) * (size_t) forest->num_category_words);
@@ -448,6 +457,7 @@ ReadBody(Reader *r, Forest *forest, int32_t num_trees, int64_t num_nodes,
 		 int64_t num_words, bool has_labels, SilvanStatus *status)
 {
 	int64_t		first = 0;
+	uint32_t	ticks = 0;
 
 	if (!ForestAllocTrees(forest, num_trees, status) ||
 		!ForestAllocNodes(forest, num_nodes, status) ||
@@ -462,7 +472,11 @@ ReadBody(Reader *r, Forest *forest, int32_t num_trees, int64_t num_nodes,
 			first += forest->trees[t].num_nodes;
 	}
 	for (int64_t n = 0; n < num_nodes && !r->failed; n++)
+	{
+		if (CancelTick(&ticks))
+			return StatusCanceled(status, "reading the stored model");
 		ReadNode(r, forest, &forest->nodes[n]);
+	}
 	if (num_words > 0)
 		ReadBytes(r, forest->category_words, sizeof(uint32_t) * (size_t) num_words);
 	if (!r->failed && has_labels && !ReadClassLabels(r, forest, status))
@@ -520,14 +534,21 @@ ForestDeserializeHeader(const uint8_t *data, size_t size, int64_t *stored_nodes,
 		/* the labels follow the trees, nodes and words (ReadHeader checked their counts) */
 		size_t		value_size = forest->precision == FOREST_FLOAT32 ? sizeof(float) : sizeof(double);
 
+		uint32_t	ticks = 0;
+		bool		canceled = false;
+
 		r.pos += (size_t) num_trees * 2 * sizeof(int32_t);
-		for (int64_t n = 0; n < num_nodes && !r.failed; n++)
+		for (int64_t n = 0; n < num_nodes && !r.failed && !canceled; n++)
+		{
+			canceled = CancelTick(&ticks);
 			SkipNode(&r, value_size);
+		}
 		if (!r.failed && (uint64_t) num_words > (r.size - r.pos) / sizeof(uint32_t))
 			r.failed = true;
 		else if (!r.failed)
 			r.pos += (size_t) num_words * sizeof(uint32_t);
-		ok = !r.failed ? ReadClassLabels(&r, forest, status) :
+		ok = canceled ? StatusCanceled(status, "reading the stored model") :
+			!r.failed ? ReadClassLabels(&r, forest, status) :
 			StatusFail(status, SILVAN_ERROR_INVALID, "invalid stored model",
 					   "The stored model is truncated.");
 	}

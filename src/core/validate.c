@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "silvan/cancel.h"
 #include "silvan/forest.h"
 
 /*
@@ -155,15 +156,19 @@ ValidateReached(const uint8_t *seen, const ForestTree *tree, int32_t tree_index,
  */
 static bool
 ValidateTreeShape(Forest *forest, int32_t tree_index, uint8_t *seen,
-				  int32_t *stack, int32_t *depth_of, SilvanStatus *status)
+				  int32_t *stack, int32_t *depth_of, uint32_t *ticks, SilvanStatus *status)
 {
 	ForestTree *tree = &forest->trees[tree_index];
 	int32_t		top = 0;
 	int32_t		depth = 0;
 
 	for (int32_t local = 0; local < tree->num_nodes; local++)
+	{
+		if (CancelTick(ticks))
+			return StatusCanceled(status, "validating the model");
 		if (!ValidateNode(forest, tree_index, tree, local, status))
 			return false;
+	}
 	memset(seen, 0, tree->num_nodes);
 	stack[top++] = 0;
 	depth_of[0] = 0;
@@ -174,6 +179,8 @@ ValidateTreeShape(Forest *forest, int32_t tree_index, uint8_t *seen,
 		const ForestNode *node = &forest->nodes[tree->first_node + local];
 		int32_t		children[2];
 
+		if (CancelTick(ticks))
+			return StatusCanceled(status, "validating the model");
 		if (depth_of[local] > depth)
 			depth = depth_of[local];
 		if (node->kind == FOREST_NODE_LEAF)
@@ -244,6 +251,7 @@ ForestValidate(Forest *forest, SilvanStatus *status)
 	int32_t    *stack;
 	int32_t    *depth_of;
 	bool		ok = true;
+	uint32_t	ticks = 0;
 
 	if (!ForestValidateHeader(forest, status) ||
 		!ValidateTreeRanges(forest, &largest, status))
@@ -255,7 +263,11 @@ ForestValidate(Forest *forest, SilvanStatus *status)
 		ok = StatusNoMemory(status, "validation scratch space");
 	forest->max_depth = 0;
 	for (int32_t t = 0; ok && t < forest->num_trees; t++)
-		ok = ValidateTreeShape(forest, t, seen, stack, depth_of, status);
+	{
+		ok = ValidateTreeShape(forest, t, seen, stack, depth_of, &ticks, status);
+		if (ok && CancelTick(&ticks))
+			ok = StatusCanceled(status, "validating the model");
+	}
 	free(seen);
 	free(stack);
 	free(depth_of);

@@ -7,7 +7,8 @@
  * walk the learner: the model parameters (feature and class counts, the
  * base score), the objective (which fixes the task, the output transform
  * and how the base score becomes a margin), the booster (gbtree, or dart
- * with its per-tree weights) and finally the trees.
+ * with its per-tree weights) and finally the trees.  The learner's part
+ * is xgboost_learner.c; the document and its trees are read here.
  *
  * A model's trees are nearly all of its text, and json-c, which builds a
  * document whole, spends 30 to 100 heap bytes per byte of them.  So the
@@ -34,8 +35,23 @@
  * to float with strtof instead of going through double, which could round
  * twice.  The model is untrusted: every count is range-checked before it
  * sizes anything, and every failure names the offending field.
+ *
+ * Memory.  The read is held to its budget (decode_budget.h), some four
+ * times the text.  json-c is the expensive part: before it parses
+ * anything (the document without its trees, a tree of an unusual shape,
+ * or the whole document when the scan gave up on it) the reader charges
+ * the bound json_scan.h gives for that text, so a document of tiny
+ * values, empty objects or deep arrays is refused before json-c builds
+ * it, and feeds it to json-c a megabyte at a time, polling for
+ * cancellation in between.  Trees read straight from the text hold eight
+ * bytes a value while they are read, charged as they grow, and the node
+ * arrays 48 bytes a node, charged as they double.  XGBoost writes some
+ * 100 bytes a node, so its models take about twice their size; a tree in
+ * the fewest bytes the required arrays allow (12 a node) would take
+ * eight times, and is refused, as is a category set whose largest
+ * category needs more words than the text justifies.  The reader polls
+ * for cancellation per tree and every CANCEL_POLL_INTERVAL nodes.
  */
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -44,52 +60,12 @@
 
 #include <json.h>
 
+#include "silvan/cancel.h"
 #include "silvan/json_scan.h"
-#include "silvan/parse.h"
+#include "xgboost_json.h"
 
-/* How the base score (in output space) becomes a base margin */
-typedef enum XgbMarginRule
-{
-	XGB_MARGIN_SAME,			/* the score is the margin */
-	XGB_MARGIN_LOGIT,			/* -log(1/b - 1) */
-	XGB_MARGIN_LOG				/* log(b) */
-} XgbMarginRule;
-
-/* What one XGBoost objective means for prediction */
-typedef struct XgbObjective
-{
-	const char *name;
-	ForestTask	task;
-	ForestTransform transform;
-	XgbMarginRule margin;
-} XgbObjective;
-
-/*
- * Checked against XGBoost 1.7.4's predict(output_margin=True) and predict()
- * for each objective.  binary:logitraw takes its base score as the margin
- * (as XGBoost 1.7 and 2.x do; some older versions applied the logit).
- */
-static const XgbObjective xgb_objectives[] = {
-	{"reg:squarederror", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, XGB_MARGIN_SAME},
-	{"reg:linear", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, XGB_MARGIN_SAME},
-	{"reg:squaredlogerror", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, XGB_MARGIN_SAME},
-	{"reg:pseudohubererror", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, XGB_MARGIN_SAME},
-	{"reg:absoluteerror", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, XGB_MARGIN_SAME},
-	{"reg:logistic", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_SIGMOID, XGB_MARGIN_LOGIT},
-	{"binary:logistic", FOREST_TASK_BINARY, FOREST_TRANSFORM_SIGMOID, XGB_MARGIN_LOGIT},
-	{"binary:logitraw", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, XGB_MARGIN_SAME},
-	{"binary:hinge", FOREST_TASK_BINARY, FOREST_TRANSFORM_HINGE, XGB_MARGIN_SAME},
-	{"reg:gamma", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_EXP, XGB_MARGIN_LOG},
-	{"reg:tweedie", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_EXP, XGB_MARGIN_LOG},
-	{"count:poisson", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_EXP, XGB_MARGIN_LOG},
-	{"rank:pairwise", FOREST_TASK_RANKING, FOREST_TRANSFORM_IDENTITY, XGB_MARGIN_SAME},
-	{"rank:ndcg", FOREST_TASK_RANKING, FOREST_TRANSFORM_IDENTITY, XGB_MARGIN_SAME},
-	{"rank:map", FOREST_TASK_RANKING, FOREST_TRANSFORM_IDENTITY, XGB_MARGIN_SAME},
-	{"multi:softmax", FOREST_TASK_MULTICLASS, FOREST_TRANSFORM_SOFTMAX, XGB_MARGIN_SAME},
-	{"multi:softprob", FOREST_TASK_MULTICLASS, FOREST_TRANSFORM_SOFTMAX, XGB_MARGIN_SAME},
-	{"survival:cox", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_EXP, XGB_MARGIN_LOG},
-	{"survival:aft", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_EXP, XGB_MARGIN_LOG},
-};
+/* Bytes of text fed to json-c between two polls for cancellation */
+#define XGB_FEED_CHUNK	(1 << 20)
 
 /*
  * A per-node array of a tree: json-c's, or the scalars of a tree read
@@ -136,6 +112,9 @@ typedef struct XgbTrees
 	json_tokener *tok;			/* streamed: parses one tree at a time */
 	size_t		pos;			/* streamed: where the previous tree ended */
 	JsonFlat	flat;			/* streamed: the tree read straight from the text */
+	DecodeBudget *budget;
+	int64_t		tree_cost;		/* charged for the tree json-c holds now */
+	uint32_t	ticks;			/* cancel polls (CancelTick) */
 } XgbTrees;
 
 /* The node arrays growing as trees are read, in the order of the text */
@@ -149,27 +128,51 @@ typedef struct XgbBuild
 	float	   *weight;			/* weight[position]: dart's weight_drop, or 1 */
 	int32_t    *walk;			/* scratch for XgbDropUnreached: 2 per node */
 	int64_t		walk_capacity;
+	DecodeBudget *budget;
+	uint32_t   *ticks;			/* the XgbTrees' cancel polls */
 } XgbBuild;
 
-/* Parse the whole text as one JSON value; NULL with a syntax error if not */
+/*
+ * Parse the whole text as one JSON value, charging json-c's bound for it
+ * (*cost); NULL with a syntax error if it is not one
+ */
 static json_object *
-XgbParseText(const char *text, size_t len, SilvanStatus *status)
+XgbParseText(const char *text, size_t len, DecodeBudget *budget, int64_t *cost,
+			 SilvanStatus *status)
 {
-	json_tokener *tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+	json_tokener *tok;
 	json_object *root = NULL;
 	enum json_tokener_error err = json_tokener_continue;
 	size_t		done = 0;
 	size_t		end = 0;
 
-	if (tok == NULL)
+	*cost = JsonTextCost(text, len);
+	if (*cost < 0)
+	{
+		*cost = 0;
+		StatusCanceled(status, "parsing the model");
+		return NULL;
+	}
+	if (!DecodeCharge(budget, *cost, "the whole document through json-c", status))
+	{
+		*cost = 0;
+		return NULL;
+	}
+	if ((tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH)) == NULL)
 	{
 		StatusNoMemory(status, "a JSON parser");
 		return NULL;
 	}
 	while (done < len && err == json_tokener_continue)
 	{
-		int			chunk = len - done > (1 << 30) ? (1 << 30) : (int) (len - done);
+		int			chunk = len - done > XGB_FEED_CHUNK ? XGB_FEED_CHUNK : (int) (len - done);
 
+		if (done > 0 && CancelRequested())
+		{
+			json_tokener_free(tok);
+			StatusCanceled(status, "parsing the model");
+			return NULL;
+		}
 		root = json_tokener_parse_ex(tok, text + done, chunk);
 		err = json_tokener_get_error(tok);
 		end = done + json_tokener_get_parse_end(tok);
@@ -199,46 +202,48 @@ XgbParseText(const char *text, size_t len, SilvanStatus *status)
 }
 
 /*
- * Feed text to a tokener in pieces it can take; the value once it is
- * complete, and in *used (if not NULL) the bytes it took
+ * Feed text to a tokener a chunk at a time, polling for cancellation in
+ * between (*canceled); the value once it is complete
  */
 static json_object *
-XgbFeed(json_tokener *tok, const char *text, size_t len, size_t *used)
+XgbFeed(json_tokener *tok, const char *text, size_t len, bool *canceled)
 {
 	json_object *value = NULL;
 	size_t		done = 0;
-	size_t		end = 0;
 
 	do
 	{
-		int			chunk = len - done > (1 << 30) ? (1 << 30) : (int) (len - done);
+		int			chunk = len - done > XGB_FEED_CHUNK ? XGB_FEED_CHUNK : (int) (len - done);
 
+		if (done > 0 && CancelRequested())
+		{
+			*canceled = true;
+			return NULL;
+		}
 		value = json_tokener_parse_ex(tok, text + done, chunk);
-		end = done + json_tokener_get_parse_end(tok);
 		done += chunk;
 	} while (done < len && json_tokener_get_error(tok) == json_tokener_continue);
-	if (used != NULL)
-		*used = end;
 	return value;
 }
 
 /*
  * Parse the document with the scanned trees array left out (an empty one
- * in its place); NULL if json-c does not agree with the scan
+ * in its place); NULL if json-c does not agree with the scan or a cancel
+ * request stopped it (*canceled)
  */
 static json_object *
-XgbParseSkeleton(const char *text, size_t len, const JsonTreesSpan *span)
+XgbParseSkeleton(const char *text, size_t len, const JsonTreesSpan *span, bool *canceled)
 {
 	json_tokener *tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
 	json_object *root = NULL;
 
 	if (tok == NULL)
 		return NULL;
-	if (XgbFeed(tok, text, span->start, NULL) == NULL &&
+	if (XgbFeed(tok, text, span->start, canceled) == NULL && !*canceled &&
 		json_tokener_get_error(tok) == json_tokener_continue &&
-		XgbFeed(tok, "[]", 2, NULL) == NULL &&
+		XgbFeed(tok, "[]", 2, canceled) == NULL &&
 		json_tokener_get_error(tok) == json_tokener_continue)
-		root = XgbFeed(tok, text + span->end, len - span->end, NULL);
+		root = XgbFeed(tok, text + span->end, len - span->end, canceled);
 	if (root != NULL && json_tokener_get_error(tok) != json_tokener_success)
 	{
 		json_object_put(root);
@@ -246,450 +251,6 @@ XgbParseSkeleton(const char *text, size_t len, const JsonTreesSpan *span)
 	}
 	json_tokener_free(tok);
 	return root;
-}
-
-/* Name of a JSON type for messages */
-static const char *
-XgbTypeName(json_type type)
-{
-	switch (type)
-	{
-		case json_type_null:
-			return "null";
-		case json_type_boolean:
-			return "a boolean";
-		case json_type_double:
-		case json_type_int:
-			return "a number";
-		case json_type_object:
-			return "an object";
-		case json_type_array:
-			return "an array";
-		case json_type_string:
-			return "a string";
-	}
-	return "unknown";
-}
-
-/* Fetch member key of obj, which must exist and have the given type */
-static json_object *
-XgbMember(json_object *obj, const char *key, json_type type, const char *where,
-		  SilvanStatus *status)
-{
-	json_object *value;
-
-	if (!json_object_object_get_ex(obj, key, &value) || value == NULL)
-	{
-		StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
-				   "Field \"%s\" is missing from %s.", key, where);
-		return NULL;
-	}
-	if (!json_object_is_type(value, type))
-	{
-		StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
-				   "Field \"%s\" of %s is %s; expected %s.", key, where,
-				   XgbTypeName(json_object_get_type(value)), XgbTypeName(type));
-		return NULL;
-	}
-	return value;
-}
-
-/* Fetch an optional member: NULL when absent, else it must have the type */
-static bool
-XgbOptionalMember(json_object *obj, const char *key, json_type type,
-				  const char *where, json_object **out, SilvanStatus *status)
-{
-	*out = NULL;
-	if (!json_object_object_get_ex(obj, key, out) || *out == NULL)
-	{
-		*out = NULL;
-		return true;
-	}
-	*out = XgbMember(obj, key, type, where, status);
-	return *out != NULL;
-}
-
-/* Parse a whole string as a decimal integer */
-static bool
-XgbTextToInt64(const char *text, int64_t *out)
-{
-	char	   *end;
-	long long	v;
-
-	errno = 0;
-	v = strtoll(text, &end, 10);
-	if (end == text || *end != '\0' || errno != 0)
-		return false;
-	*out = v;
-	return true;
-}
-
-/* Read an integer given as a JSON integer, an integral number or a string */
-static bool
-XgbToInt64(json_object *value, int64_t *out)
-{
-	double		d;
-
-	switch (json_object_get_type(value))
-	{
-		case json_type_int:
-			*out = json_object_get_int64(value);
-			return true;
-		case json_type_double:
-			d = json_object_get_double(value);
-			if (!(d >= -9007199254740992.0 && d <= 9007199254740992.0) || d != floor(d))
-				return false;
-			*out = (int64_t) d;
-			return true;
-		case json_type_string:
-			return XgbTextToInt64(json_object_get_string(value), out);
-		default:
-			return false;
-	}
-}
-
-/* Read a float from a number's original text (or a numeric string) */
-static bool
-XgbToFloat(json_object *value, float *out)
-{
-	json_type	type = json_object_get_type(value);
-	const char *text;
-	char	   *end;
-
-	if (type != json_type_double && type != json_type_int && type != json_type_string)
-		return false;
-	text = json_object_get_string(value);
-	if (text == NULL)
-		return false;
-	*out = strtof(text, &end);
-	return end != text && *end == '\0';
-}
-
-/* Read a required integer member within [lo, hi] */
-static bool
-XgbIntMember(json_object *obj, const char *key, const char *where, int64_t lo,
-			 int64_t hi, int64_t *out, SilvanStatus *status)
-{
-	json_object *value;
-
-	if (!json_object_object_get_ex(obj, key, &value) || value == NULL)
-		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
-						  "Field \"%s\" is missing from %s.", key, where);
-	if (!XgbToInt64(value, out))
-		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
-						  "Field \"%s\" of %s is not an integer.", key, where);
-	if (*out < lo || *out > hi)
-		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
-						  "Field \"%s\" of %s is %lld; expected %lld to %lld.", key,
-						  where, (long long) *out, (long long) lo, (long long) hi);
-	return true;
-}
-
-/* Read an optional integer member within [lo, hi]; dflt when absent */
-static bool
-XgbOptionalIntMember(json_object *obj, const char *key, const char *where,
-					 int64_t lo, int64_t hi, int64_t dflt, int64_t *out,
-					 SilvanStatus *status)
-{
-	json_object *value;
-
-	if (!json_object_object_get_ex(obj, key, &value) || value == NULL)
-	{
-		*out = dflt;
-		return true;
-	}
-	return XgbIntMember(obj, key, where, lo, hi, out, status);
-}
-
-/* Count the values of a base_score string: one, or a bracketed list */
-static int64_t
-XgbCountScores(const char *text)
-{
-	int64_t		n = 1;
-
-	for (const char *p = text; *p; p++)
-		n += (*p == ',');
-	return n;
-}
-
-/*
- * Parse base_score: "5E-1", or a bracketed list "[5E-1]" / "[a,b,...]" as
- * XGBoost 2.1 and later write it.  Returns a malloc'd array of *count values.
- */
-static float *
-XgbParseBaseScore(json_object *value, int32_t *count, SilvanStatus *status)
-{
-	const char *text = json_object_get_string(value);
-	const char *p = text;
-	int64_t		n = XgbCountScores(text);
-	bool		bracketed = (*p == '[');
-	float	   *scores;
-
-	if (n > FOREST_MAX_GROUPS)
-	{
-		StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
-				   "Field \"base_score\" of learner_model_param has %lld values; at most %d are supported.",
-				   (long long) n, FOREST_MAX_GROUPS);
-		return NULL;
-	}
-	if ((scores = malloc(sizeof(float) * n)) == NULL)
-	{
-		StatusNoMemory(status, "the base scores");
-		return NULL;
-	}
-	p += bracketed;
-	for (*count = 0; *count < n; (*count)++)
-	{
-		char	   *end;
-
-		scores[*count] = strtof(p, &end);
-		if (end == p)
-			break;
-		for (p = end; *p == ' '; p++);
-		if (*count + 1 < n && *p++ != ',')
-			break;
-	}
-	if (*count != n || (bracketed && *p++ != ']') || *p != '\0')
-	{
-		free(scores);
-		StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
-				   "Field \"base_score\" of learner_model_param is \"%.64s\"; expected a number or a list of numbers.",
-				   text);
-		return NULL;
-	}
-	return scores;
-}
-
-/* Turn one base score into a margin, in float arithmetic like XGBoost */
-static bool
-XgbScoreToMargin(XgbMarginRule rule, float b, const char *objective,
-				 double *margin, SilvanStatus *status)
-{
-	if (!isfinite(b))
-		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
-						  "Field \"base_score\" of learner_model_param is not finite.");
-	if (rule == XGB_MARGIN_LOGIT && !(b > 0.0f && b < 1.0f))
-		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
-						  "Field \"base_score\" is %g; objective \"%s\" needs a value in (0, 1).",
-						  b, objective);
-	if (rule == XGB_MARGIN_LOG && !(b > 0.0f))
-		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
-						  "Field \"base_score\" is %g; objective \"%s\" needs a positive value.",
-						  b, objective);
-	if (rule == XGB_MARGIN_LOGIT)
-		*margin = -logf(1.0f / b - 1.0f);
-	else if (rule == XGB_MARGIN_LOG)
-		*margin = logf(b);
-	else
-		*margin = b;
-	return true;
-}
-
-/* Look up an objective by name; NULL if we do not support it */
-static const XgbObjective *
-XgbFindObjective(const char *name)
-{
-	for (size_t i = 0; i < sizeof(xgb_objectives) / sizeof(xgb_objectives[0]); i++)
-		if (strcmp(xgb_objectives[i].name, name) == 0)
-			return &xgb_objectives[i];
-	return NULL;
-}
-
-/* Set task, transform, groups and base margins from the objective */
-static bool
-XgbApplyObjective(Forest *forest, const char *name, int64_t num_class,
-				  const float *scores, int32_t num_scores, SilvanStatus *status)
-{
-	const XgbObjective *obj = XgbFindObjective(name);
-	int32_t		groups = 1;
-
-	if (obj == NULL)
-		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported XGBoost objective",
-						  "Objective \"%.64s\" is not supported.", name);
-	snprintf(forest->objective, sizeof(forest->objective), "%s", obj->name);
-	forest->task = obj->task;
-	forest->transform = obj->transform;
-	forest->sigmoid_alpha = 1.0;
-	if (obj->task == FOREST_TASK_MULTICLASS)
-	{
-		groups = (int32_t) num_class;
-		forest->num_classes = groups;
-	}
-	else if (num_class > 1)
-		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported XGBoost model",
-						  "Field \"num_class\" is %lld but objective \"%s\" has one output.",
-						  (long long) num_class, obj->name);
-	else
-		forest->num_classes = obj->task == FOREST_TASK_BINARY ? 2 : 1;
-	if (groups < 1)
-		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
-						  "Field \"num_class\" is %lld; objective \"%s\" needs at least 2 classes.",
-						  (long long) num_class, obj->name);
-	if (num_scores != 1 && num_scores != groups)
-		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
-						  "Field \"base_score\" has %d values; expected 1 or %d.",
-						  num_scores, groups);
-	if (!ForestAllocBaseMargin(forest, groups, status))
-		return false;
-	for (int32_t g = 0; g < groups; g++)
-		if (!XgbScoreToMargin(obj->margin, scores[num_scores == 1 ? 0 : g],
-							  obj->name, &forest->base_margin[g], status))
-			return false;
-	return true;
-}
-
-/* Read the base scores; XGBoost's default 0.5 when absent */
-static float *
-XgbReadBaseScores(json_object *param, int32_t *count, SilvanStatus *status)
-{
-	json_object *value = NULL;
-	float	   *scores;
-
-	if (json_object_object_get_ex(param, "base_score", &value) && value != NULL)
-	{
-		if (json_object_is_type(value, json_type_string))
-			return XgbParseBaseScore(value, count, status);
-		if (!json_object_is_type(value, json_type_double) &&
-			!json_object_is_type(value, json_type_int))
-		{
-			StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
-					   "Field \"base_score\" of learner_model_param is not a number.");
-			return NULL;
-		}
-	}
-	if ((scores = malloc(sizeof(float))) == NULL)
-	{
-		StatusNoMemory(status, "the base scores");
-		return NULL;
-	}
-	*count = 1;
-	scores[0] = 0.5f;
-	if (value != NULL)
-		XgbToFloat(value, &scores[0]);
-	return scores;
-}
-
-/* Read learner_model_param and the objective */
-static bool
-XgbReadHeader(json_object *learner, Forest *forest, SilvanStatus *status)
-{
-	json_object *param;
-	json_object *objective;
-	json_object *name;
-	float	   *scores;
-	int32_t		num_scores;
-	int64_t		num_feature;
-	int64_t		num_class;
-	int64_t		num_target;
-	bool		ok;
-
-	if ((param = XgbMember(learner, "learner_model_param", json_type_object,
-						   "learner", status)) == NULL ||
-		(objective = XgbMember(learner, "objective", json_type_object,
-							   "learner", status)) == NULL ||
-		(name = XgbMember(objective, "name", json_type_string,
-						  "learner.objective", status)) == NULL ||
-		!XgbIntMember(param, "num_feature", "learner_model_param", 1,
-					  FOREST_MAX_FEATURES, &num_feature, status) ||
-		!XgbOptionalIntMember(param, "num_class", "learner_model_param", 0,
-							  FOREST_MAX_GROUPS, 0, &num_class, status) ||
-		!XgbOptionalIntMember(param, "num_target", "learner_model_param", 0,
-							  INT32_MAX, 1, &num_target, status))
-		return false;
-	if (num_target > 1)
-		return StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported XGBoost model",
-						  "Field \"num_target\" is %lld; multi-target models are not supported.",
-						  (long long) num_target);
-	forest->num_features = (int32_t) num_feature;
-	if ((scores = XgbReadBaseScores(param, &num_scores, status)) == NULL)
-		return false;
-	ok = XgbApplyObjective(forest, json_object_get_string(name), num_class,
-						   scores, num_scores, status);
-	free(scores);
-	return ok;
-}
-
-/*
- * Read learner.feature_names or learner.feature_types, a list of strings
- * one per feature; absent or empty: the model has none
- */
-static bool
-XgbReadFeatureStrings(json_object *learner, const char *key, ForestFeatureField field,
-					  Forest *forest, SilvanStatus *status)
-{
-	json_object *list;
-	const char **strings;
-	size_t	   *lengths;
-	size_t		n;
-	bool		ok = true;
-
-	if (!XgbOptionalMember(learner, key, json_type_array, "learner", &list, status))
-		return false;
-	if (list == NULL || (n = json_object_array_length(list)) == 0)
-		return true;
-	if (n != (size_t) forest->num_features)
-		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
-						  "Field \"%s\" has %zu entries; field \"num_feature\" is %d.",
-						  key, n, forest->num_features);
-	strings = malloc(sizeof(char *) * n);
-	lengths = malloc(sizeof(size_t) * n);
-	if (strings == NULL || lengths == NULL)
-		ok = StatusNoMemory(status, "the feature names");
-	for (size_t i = 0; ok && i < n; i++)
-	{
-		json_object *entry = json_object_array_get_idx(list, i);
-
-		if (!json_object_is_type(entry, json_type_string))
-			ok = StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
-							"Entry %zu of field \"%s\" is %s; expected a string.",
-							i, key, XgbTypeName(json_object_get_type(entry)));
-		else
-		{
-			strings[i] = json_object_get_string(entry);
-			lengths[i] = (size_t) json_object_get_string_len(entry);
-		}
-	}
-	if (ok)
-		ok = ForestSetFeatureStrings(forest, field, strings, lengths, (int64_t) n, status);
-	free(strings);
-	free(lengths);
-	return ok;
-}
-
-/* Find the gbtree model object; for dart also its weight_drop array */
-static json_object *
-XgbFindModel(json_object *learner, json_object **weights, SilvanStatus *status)
-{
-	json_object *booster;
-	json_object *name;
-	const char *kind;
-
-	*weights = NULL;
-	if ((booster = XgbMember(learner, "gradient_booster", json_type_object,
-							 "learner", status)) == NULL ||
-		(name = XgbMember(booster, "name", json_type_string,
-						  "learner.gradient_booster", status)) == NULL)
-		return NULL;
-	kind = json_object_get_string(name);
-	if (strcmp(kind, "gbtree") == 0)
-		return XgbMember(booster, "model", json_type_object,
-						 "learner.gradient_booster", status);
-	if (strcmp(kind, "dart") == 0)
-	{
-		json_object *gbtree;
-
-		if ((gbtree = XgbMember(booster, "gbtree", json_type_object,
-								"learner.gradient_booster", status)) == NULL ||
-			(*weights = XgbMember(booster, "weight_drop", json_type_array,
-								  "learner.gradient_booster", status)) == NULL)
-			return NULL;
-		return XgbMember(gbtree, "model", json_type_object,
-						 "learner.gradient_booster.gbtree", status);
-	}
-	StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported XGBoost booster",
-			   "Booster \"%.64s\" is not supported; only \"gbtree\" and \"dart\" are.",
-			   kind);
-	return NULL;
 }
 
 /* Fill in an array's length and presence from its json-c array (or NULL) */
@@ -972,7 +533,8 @@ XgbCategoryList(const XgbTree *tree, int64_t k, int64_t *node, int64_t *begin,
  * in node order, must be categories_nodes[k].  Adds up the words needed.
  */
 static bool
-XgbCountCategoryWords(const XgbTree *tree, int64_t *words, SilvanStatus *status)
+XgbCountCategoryWords(const XgbTree *tree, int64_t *words, uint32_t *ticks,
+					  SilvanStatus *status)
 {
 	int64_t		k = 0;
 
@@ -984,6 +546,8 @@ XgbCountCategoryWords(const XgbTree *tree, int64_t *words, SilvanStatus *status)
 					size;
 		int32_t		need;
 
+		if (CancelTick(ticks))
+			return StatusCanceled(status, "parsing the model");
 		if (!XgbIsCategorical(tree, i, status, &categorical))
 			return false;
 		if (!categorical)
@@ -1129,7 +693,7 @@ XgbFillSplit(Forest *forest, const XgbTree *tree, int32_t i, int64_t left,
 /* Fill in every node of one tree */
 static bool
 XgbFillTree(Forest *forest, const XgbTree *tree, ForestNode *nodes,
-			float weight, int64_t *word_cursor, SilvanStatus *status)
+			float weight, int64_t *word_cursor, uint32_t *ticks, SilvanStatus *status)
 {
 	int64_t		category_k = 0;
 
@@ -1139,6 +703,9 @@ XgbFillTree(Forest *forest, const XgbTree *tree, ForestNode *nodes,
 					right;
 		bool		ok;
 
+		if (CancelTick(ticks))
+			return StatusCanceled(status, "parsing the model");
+		memset(&nodes[i], 0, sizeof(ForestNode));
 		if (!XgbArrayInt(&tree->left, i, "left_children", tree->index, -1,
 						 INT32_MAX, &left, status) ||
 			!XgbArrayInt(&tree->right, i, "right_children", tree->index, -1,
@@ -1183,12 +750,14 @@ XgbTreePosition(json_object *tree, int32_t i, int32_t n, int32_t *order,
 /* Read each tree's group and dart weight */
 static bool
 XgbTreeGroups(Forest *forest, json_object *tree_info, json_object *weights,
-			  float *weight, SilvanStatus *status)
+			  float *weight, uint32_t *ticks, SilvanStatus *status)
 {
 	for (int32_t t = 0; t < forest->num_trees; t++)
 	{
 		int64_t		group;
 
+		if (CancelTick(ticks))
+			return StatusCanceled(status, "parsing the model");
 		if (!XgbToInt64(json_object_array_get_idx(tree_info, t), &group) ||
 			group < 0 || group >= forest->num_groups)
 			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
@@ -1245,43 +814,6 @@ XgbTreeStart(const XgbTrees *src, int32_t i)
 	return start;
 }
 
-/* Parse entry i of the trees array with json-c (entries come in order) */
-static bool
-XgbNextTree(XgbTrees *src, int32_t i, json_object **tree, SilvanStatus *status)
-{
-	size_t		start;
-	size_t		end;
-
-	if (src->array != NULL)
-	{
-		*tree = json_object_array_get_idx(src->array, i);
-		return true;
-	}
-	start = XgbTreeStart(src, i);
-	json_tokener_reset(src->tok);
-	if (start < src->len && src->text[start] == '{')
-	{
-		/* json-c stops where the object closes */
-		*tree = XgbFeed(src->tok, src->text + start, src->span->end - start, &end);
-		end += start;
-	}
-	else
-	{
-		end = JsonScanValueEnd(src->text, src->len, start);
-		*tree = XgbFeed(src->tok, src->text + start, end - start, NULL);
-		if (*tree == NULL && json_tokener_get_error(src->tok) == json_tokener_continue)
-			*tree = XgbFeed(src->tok, " ", 1, NULL);	/* a number needs an end */
-	}
-	if (*tree == NULL || json_tokener_get_error(src->tok) != json_tokener_success)
-	{
-		json_object_put(*tree);
-		return StatusFail(status, SILVAN_ERROR_SYNTAX, "invalid XGBoost model JSON",
-						  "The JSON text is malformed in tree %d, from byte %zu.", i, start);
-	}
-	src->pos = end;
-	return true;
-}
-
 /* Release entry i of the trees array once it is read */
 static void
 XgbReleaseTree(XgbTrees *src, int32_t i, json_object *tree)
@@ -1290,16 +822,61 @@ XgbReleaseTree(XgbTrees *src, int32_t i, json_object *tree)
 		json_object_array_put_idx(src->array, i, NULL);
 	else
 		json_object_put(tree);
+	DecodeRelease(src->budget, src->tree_cost);
+	src->tree_cost = 0;
+}
+
+/* Parse entry i of the trees array with json-c (entries come in order) */
+static bool
+XgbNextTree(XgbTrees *src, int32_t i, json_object **tree, SilvanStatus *status)
+{
+	size_t		start;
+	size_t		end;
+	int64_t		cost;
+	bool		canceled = false;
+	char		what[64];
+
+	if (src->array != NULL)
+	{
+		*tree = json_object_array_get_idx(src->array, i);
+		return true;
+	}
+	start = XgbTreeStart(src, i);
+	end = JsonScanValueEnd(src->text, src->len, start, &cost);
+	snprintf(what, sizeof(what), "tree %d through json-c", i);
+	if (!DecodeCharge(src->budget, cost, what, status))
+		return false;
+	src->tree_cost = cost;
+	json_tokener_reset(src->tok);
+	*tree = XgbFeed(src->tok, src->text + start, end - start, &canceled);
+	if (*tree == NULL && !canceled && json_tokener_get_error(src->tok) == json_tokener_continue)
+		*tree = XgbFeed(src->tok, " ", 1, &canceled);	/* a number needs an end */
+	/* json-c takes about as long per 16 bytes as the rest per node */
+	if (canceled || CancelTickN(&src->ticks, (uint32_t) ((end - start) >> 4)))
+	{
+		XgbReleaseTree(src, i, *tree);
+		return StatusCanceled(status, "parsing the model");
+	}
+	if (*tree == NULL || json_tokener_get_error(src->tok) != json_tokener_success)
+	{
+		XgbReleaseTree(src, i, *tree);
+		return StatusFail(status, SILVAN_ERROR_SYNTAX, "invalid XGBoost model JSON",
+						  "The JSON text is malformed in tree %d, from byte %zu.", i, start);
+	}
+	src->pos = end;
+	return true;
 }
 
 /*
- * Make room for need entries of size bytes (at least one), zeroed; the
- * capacity doubles, but not past limit.  NULL when out of memory, the
- * array left as it was.
+ * Make room for need entries of size bytes (at least one), not zeroed
+ * (zeroing a large array at once would keep a cancel waiting: the node
+ * loops zero each node before they fill it); the capacity doubles, but
+ * not past limit, each growth charged.  NULL when out of memory or
+ * budget, the array left as it was.
  */
 static void *
 XgbGrow(void *array, int64_t *capacity, int64_t need, size_t size, int64_t limit,
-		SilvanStatus *status)
+		DecodeBudget *budget, const char *what, SilvanStatus *status)
 {
 	int64_t		cap = *capacity;
 	char	   *grown;
@@ -1312,12 +889,14 @@ XgbGrow(void *array, int64_t *capacity, int64_t need, size_t size, int64_t limit
 		cap = cap < 1024 ? 1024 : cap * 2;
 	if (cap > limit)
 		cap = need;
+	if (!DecodeCharge(budget, (cap - *capacity) * (int64_t) size, what, status))
+		return NULL;
 	if ((grown = realloc(array, (size_t) cap * size)) == NULL)
 	{
+		DecodeRelease(budget, (cap - *capacity) * (int64_t) size);
 		StatusNoMemory(status, "the node arrays");
 		return NULL;
 	}
-	memset(grown + (size_t) *capacity * size, 0, (size_t) (cap - *capacity) * size);
 	*capacity = cap;
 	return grown;
 }
@@ -1339,7 +918,8 @@ XgbDropUnreached(Forest *forest, int32_t pos, XgbBuild *b, SilvanStatus *status)
 	if (n == 1)
 		return true;
 	if ((walk = XgbGrow(b->walk, &b->walk_capacity, 2 * (int64_t) n, sizeof(int32_t),
-						2 * (int64_t) INT32_MAX, status)) == NULL)
+						2 * (int64_t) INT32_MAX, b->budget, "the walk of a tree",
+						status)) == NULL)
 		return false;
 	b->walk = walk;
 	kept = ForestCompactTree(nodes, n, nodes, walk);
@@ -1361,7 +941,7 @@ XgbLoadTree(Forest *forest, const XgbTree *tree, int32_t pos, XgbBuild *b,
 	ForestNode *nodes;
 	uint32_t   *bits;
 
-	if (!XgbCountCategoryWords(tree, &words, status))
+	if (!XgbCountCategoryWords(tree, &words, b->ticks, status))
 		return false;
 	if (b->num_nodes + tree->num_nodes > FOREST_MAX_NODES ||
 		b->num_words + words > FOREST_MAX_CATEGORY_WORDS)
@@ -1370,19 +950,22 @@ XgbLoadTree(Forest *forest, const XgbTree *tree, int32_t pos, XgbBuild *b,
 						  (long long) FOREST_MAX_NODES,
 						  (long long) FOREST_MAX_CATEGORY_WORDS);
 	if ((nodes = XgbGrow(forest->nodes, &b->node_capacity, b->num_nodes + tree->num_nodes,
-						 sizeof(ForestNode), FOREST_MAX_NODES, status)) == NULL)
+						 sizeof(ForestNode), FOREST_MAX_NODES, b->budget, "the nodes",
+						 status)) == NULL)
 		return false;
 	forest->nodes = nodes;
 	if ((bits = XgbGrow(forest->category_words, &b->word_capacity, b->num_words + words,
-						sizeof(uint32_t), FOREST_MAX_CATEGORY_WORDS, status)) == NULL)
+						sizeof(uint32_t), FOREST_MAX_CATEGORY_WORDS, b->budget,
+						"the category sets", status)) == NULL)
 		return false;
 	forest->category_words = bits;
 	forest->num_category_words = b->word_capacity;
+	memset(bits + b->num_words, 0, sizeof(uint32_t) * (size_t) words);
 	forest->trees[pos].first_node = b->num_nodes;
 	forest->trees[pos].num_nodes = tree->num_nodes;
 	b->num_nodes += tree->num_nodes;
 	return XgbFillTree(forest, tree, nodes + b->num_nodes - tree->num_nodes,
-					   b->weight[pos], &b->num_words, status) &&
+					   b->weight[pos], &b->num_words, b->ticks, status) &&
 		XgbDropUnreached(forest, pos, b, status);
 }
 
@@ -1506,6 +1089,10 @@ XgbLoadEntry(Forest *forest, XgbTrees *src, int32_t i, XgbBuild *b,
 
 	if (XgbReadFlatTree(src, i, forest->num_trees, b->order, &tree, &pos))
 		return XgbLoadTree(forest, &tree, pos, b, status);
+	if (src->flat.over_budget)
+		return DecodeBudgetFail(src->budget, status);
+	if (src->flat.canceled)
+		return StatusCanceled(status, "parsing the model");
 	if (!XgbNextTree(src, i, &tree_json, status))
 		return false;
 	ok = XgbTreePosition(tree_json, i, forest->num_trees, b->order, &pos, status) &&
@@ -1515,19 +1102,27 @@ XgbLoadEntry(Forest *forest, XgbTrees *src, int32_t i, XgbBuild *b,
 	return ok;
 }
 
-/* Trim the grown arrays to what the trees use */
+/* Trim the grown arrays to what the trees use, giving back the rest of their charge */
 static void
-XgbTrimArrays(Forest *forest, const XgbBuild *b)
+XgbTrimArrays(Forest *forest, XgbBuild *b)
 {
-	ForestNode *nodes = realloc(forest->nodes,
-								sizeof(ForestNode) * (size_t) (b->num_nodes > 0 ? b->num_nodes : 1));
-	uint32_t   *bits = realloc(forest->category_words,
-							   sizeof(uint32_t) * (size_t) (b->num_words > 0 ? b->num_words : 1));
+	int64_t		nodes_kept = b->num_nodes > 0 ? b->num_nodes : 1;
+	int64_t		words_kept = b->num_words > 0 ? b->num_words : 1;
+	ForestNode *nodes = realloc(forest->nodes, sizeof(ForestNode) * (size_t) nodes_kept);
+	uint32_t   *bits = realloc(forest->category_words, sizeof(uint32_t) * (size_t) words_kept);
 
 	if (nodes != NULL)
+	{
 		forest->nodes = nodes;
+		DecodeRelease(b->budget, (b->node_capacity - nodes_kept) * (int64_t) sizeof(ForestNode));
+		b->node_capacity = nodes_kept;
+	}
 	if (bits != NULL)
+	{
 		forest->category_words = bits;
+		DecodeRelease(b->budget, (b->word_capacity - words_kept) * (int64_t) sizeof(uint32_t));
+		b->word_capacity = words_kept;
+	}
 	forest->num_nodes = b->num_nodes;
 	forest->num_category_words = b->num_words;
 }
@@ -1537,17 +1132,21 @@ XgbTrimArrays(Forest *forest, const XgbBuild *b)
  * (they were filled in in the order of the trees array)
  */
 static bool
-XgbPlaceTrees(Forest *forest, const int32_t *order, SilvanStatus *status)
+XgbPlaceTrees(Forest *forest, const int32_t *order, DecodeBudget *budget,
+			  SilvanStatus *status)
 {
 	ForestNode *placed;
 	int64_t		next = 0;
 	int32_t		t = 0;
+	int64_t		bytes = (int64_t) sizeof(ForestNode) * (forest->num_nodes > 0 ? forest->num_nodes : 1);
 
 	while (t < forest->num_trees && order[t] == t)
 		t++;
 	if (t == forest->num_trees)
 		return true;
-	placed = malloc(sizeof(ForestNode) * (size_t) (forest->num_nodes > 0 ? forest->num_nodes : 1));
+	if (!DecodeCharge(budget, bytes, "the nodes in model order", status))
+		return false;
+	placed = malloc((size_t) bytes);
 	if (placed == NULL)
 		return StatusNoMemory(status, "the node array");
 	for (t = 0; t < forest->num_trees; t++)
@@ -1561,6 +1160,7 @@ XgbPlaceTrees(Forest *forest, const int32_t *order, SilvanStatus *status)
 	}
 	free(forest->nodes);
 	forest->nodes = placed;
+	DecodeRelease(budget, bytes);
 	return true;
 }
 
@@ -1576,18 +1176,23 @@ XgbLoadTrees(Forest *forest, XgbTrees *src, XgbBuild *b, SilvanStatus *status)
 	uint32_t   *bits;
 
 	for (int32_t i = 0; i < forest->num_trees; i++)
+	{
+		if (CancelTick(b->ticks))
+			return StatusCanceled(status, "parsing the model");
 		if (!XgbLoadEntry(forest, src, i, b, status))
 			return false;
+	}
 	if ((nodes = XgbGrow(forest->nodes, &b->node_capacity, 1, sizeof(ForestNode),
-						 FOREST_MAX_NODES, status)) == NULL)
+						 FOREST_MAX_NODES, b->budget, "the nodes", status)) == NULL)
 		return false;
 	forest->nodes = nodes;
 	if ((bits = XgbGrow(forest->category_words, &b->word_capacity, 1, sizeof(uint32_t),
-						FOREST_MAX_CATEGORY_WORDS, status)) == NULL)
+						FOREST_MAX_CATEGORY_WORDS, b->budget, "the category sets",
+						status)) == NULL)
 		return false;
 	forest->category_words = bits;
 	XgbTrimArrays(forest, b);
-	return XgbPlaceTrees(forest, b->order, status);
+	return XgbPlaceTrees(forest, b->order, b->budget, status);
 }
 
 /* Check the tree counts agree, then read all trees */
@@ -1601,7 +1206,10 @@ XgbReadTrees(Forest *forest, json_object *model, json_object *weights,
 	size_t		n = 0;
 	XgbBuild	b = {0};
 	bool		ok;
+	int64_t		per_tree = sizeof(ForestTree) + sizeof(int32_t) + sizeof(float);
 
+	b.budget = src->budget;
+	b.ticks = &src->ticks;
 	if (!XgbOpenTrees(src, model, weights != NULL, &n, status) ||
 		(tree_info = XgbMember(model, "tree_info", json_type_array, "the gbtree model", status)) == NULL ||
 		(param = XgbMember(model, "gbtree_model_param", json_type_object, "the gbtree model", status)) == NULL ||
@@ -1620,7 +1228,10 @@ XgbReadTrees(Forest *forest, json_object *model, json_object *weights,
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid XGBoost model",
 						  "Field \"weight_drop\" has %zu entries; expected %zu.",
 						  json_object_array_length(weights), n);
-	if (!ForestAllocTrees(forest, (int32_t) n, status))
+	/* the trees stay charged; their order and weights are given back */
+	if (!DecodeCharge(src->budget, per_tree * (int64_t) n + 3 * DECODE_CHUNK_OVERHEAD,
+					  "the trees", status) ||
+		!ForestAllocTrees(forest, (int32_t) n, status))
 		return false;
 	b.order = malloc(sizeof(int32_t) * (n > 0 ? n : 1));
 	b.weight = malloc(sizeof(float) * (n > 0 ? n : 1));
@@ -1630,12 +1241,14 @@ XgbReadTrees(Forest *forest, json_object *model, json_object *weights,
 	{
 		for (size_t t = 0; t < n; t++)
 			b.order[t] = -1;
-		ok = XgbTreeGroups(forest, tree_info, weights, b.weight, status) &&
+		ok = XgbTreeGroups(forest, tree_info, weights, b.weight, b.ticks, status) &&
 			XgbLoadTrees(forest, src, &b, status);
 	}
 	free(b.order);
 	free(b.weight);
 	free(b.walk);
+	DecodeRelease(src->budget, (int64_t) (sizeof(int32_t) + sizeof(float)) * (int64_t) n +
+				  b.walk_capacity * (int64_t) sizeof(int32_t));
 	return ok;
 }
 
@@ -1683,8 +1296,10 @@ XgbReadDocument(json_object *root, XgbTrees *src, SilvanStatus *status)
 	forest->average_output = false;
 	forest->average_divisor = 1;
 	if (XgbReadHeader(learner, forest, status) &&
-		XgbReadFeatureStrings(learner, "feature_names", FOREST_FEATURE_NAMES, forest, status) &&
-		XgbReadFeatureStrings(learner, "feature_types", FOREST_FEATURE_TYPES, forest, status) &&
+		XgbReadFeatureStrings(learner, "feature_names", FOREST_FEATURE_NAMES, forest,
+							  src->budget, status) &&
+		XgbReadFeatureStrings(learner, "feature_types", FOREST_FEATURE_TYPES, forest,
+							  src->budget, status) &&
 		(model = XgbFindModel(learner, &weights, status)) != NULL &&
 		XgbReadTrees(forest, model, weights, src, status))
 		return forest;
@@ -1706,33 +1321,54 @@ XgbLooksLikeUbjson(const char *text, size_t len)
  * whole document at once
  */
 Forest *
-ParseXgboostJson(const char *text, size_t len, SilvanStatus *status)
+ParseXgboostJson(const char *text, size_t len, DecodeBudget *budget, SilvanStatus *status)
 {
-	JsonTreesSpan span;
+	JsonTreesSpan span = {0};
 	XgbTrees	src;
 	json_object *root = NULL;
 	Forest	   *forest;
+	int64_t		cost = 0;
+	bool		canceled = false;
 
 	StatusClear(status);
 	memset(&src, 0, sizeof(src));
 	src.text = text;
 	src.len = len;
+	src.budget = budget;
+	src.flat.budget = budget;
 	if (XgbLooksLikeUbjson(text, len))
 	{
 		StatusFail(status, SILVAN_ERROR_UNSUPPORTED, "unsupported model format",
 				   "This looks like XGBoost's binary UBJSON format; save the model with save_model(\"model.json\") instead.");
 		return NULL;
 	}
-	if (xgb_read_mode != XGBOOST_READ_WHOLE && JsonScanTrees(text, len, &span) &&
-		(root = XgbParseSkeleton(text, len, &span)) != NULL)
-		src.span = &span;
-	else if ((root = XgbParseText(text, len, status)) == NULL)
+	if (xgb_read_mode != XGBOOST_READ_WHOLE && JsonScanTrees(text, len, &span))
+	{
+		if (!DecodeCharge(budget, span.skeleton_cost, "the document without its trees through json-c", status))
+			return NULL;
+		cost = span.skeleton_cost;
+		root = XgbParseSkeleton(text, len, &span, &canceled);
+		if (root != NULL)
+			src.span = &span;
+		else
+		{
+			DecodeRelease(budget, cost);
+			cost = 0;
+		}
+	}
+	if (canceled || span.canceled)
+	{
+		StatusCanceled(status, "parsing the model");
+		return NULL;
+	}
+	if (root == NULL && (root = XgbParseText(text, len, budget, &cost, status)) == NULL)
 		return NULL;
 	forest = XgbReadDocument(root, &src, status);
 	if (src.tok != NULL)
 		json_tokener_free(src.tok);
 	JsonFlatFree(&src.flat);
 	json_object_put(root);
+	DecodeRelease(budget, cost);
 	return forest;
 }
 

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "silvan/decode_budget.h"
 #include "silvan/forest.h"
 #include "silvan/schedule.h"
 
@@ -33,7 +34,8 @@ extern void FuzzFail(const char *fmt,...)
 
 /*
  * A failed stage must leave a clean status: a kind, a message, a detail;
- * SILVAN_ERROR_INTERNAL (a can't-happen) counts as a finding
+ * SILVAN_ERROR_INTERNAL (a can't-happen) counts as a finding, and so does
+ * SILVAN_ERROR_CANCELED (no target registers a cancel check)
  */
 extern void FuzzCheckStatus(const SilvanStatus *status, const char *stage);
 
@@ -48,6 +50,12 @@ extern void FuzzAllocBegin(void);
  */
 extern void FuzzAllocEnd(const char *stage, size_t input_size, int64_t per_byte,
 						 int64_t extra);
+
+/*
+ * The peak FuzzAllocEnd last measured must also fit the budget a read of
+ * input_size bytes is held to (DecodeBudgetLimit, plus FUZZ_ALLOC_SLACK)
+ */
+extern void FuzzCheckBudget(const char *stage, size_t input_size);
 
 /*
  * Serialize, reload, re-serialize and compare; interpret both forests on

@@ -31,6 +31,14 @@
 # test/fuzz/build/<name>.log.  Add the input to findings/<name> and a test
 # to test/unit/test_fuzz_findings.c once it is fixed.
 #
+# The model readers hold themselves to a budget of 8 MB plus 4 bytes per
+# byte of the model (include/silvan/decode_budget.h); their targets count
+# the heap a parse holds at its peak and fail past that budget
+# (FuzzCheckBudget), and run with inputs of at most FUZZ_MAX_LEN bytes
+# and a single allocation of at most FUZZ_MODEL_MALLOC_MB, the budget of
+# the largest input plus some slack, so a reader that sizes something by
+# an unchecked count is stopped at the allocation.
+#
 # Needs on Debian 12: apt-get install clang-14 libclang-rt-14-dev
 # libjson-c-dev libprotobuf-c-dev llvm-14-dev make.  libFuzzer itself (libclang_rt.fuzzer)
 # and the sanitizer runtimes are in libclang-rt-14-dev, under
@@ -46,6 +54,8 @@ FUZZ_CXX ?= clang++-14
 FUZZ_SECONDS ?= 60
 FUZZ_TIMEOUT ?= 10
 FUZZ_TARGETS ?= xgboost_json lightgbm_text onnx forest_binary schedule
+FUZZ_MAX_LEN ?= 524288
+FUZZ_MODEL_MALLOC_MB ?= $(shell expr 8 + 4 \* $(FUZZ_MAX_LEN) / 1048576 + 8)
 FUZZ_LLVM_CONFIG ?= $(or $(LLVM_CONFIG),llvm-config-14)
 
 FUZZ_DIR = test/fuzz
@@ -69,7 +79,7 @@ FUZZ_COMPILER_OBJS = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,\
 	$(sort $(wildcard src/compiler/*.c src/runtime/*.c))) \
 	$(patsubst %.cpp,$(FUZZ_BUILD)/obj/%.o,$(sort $(wildcard src/runtime/*.cpp)))
 FUZZ_BINS = $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(FUZZ_TARGETS))
-FUZZ_HEADERS = $(wildcard include/silvan/*.h) $(FUZZ_DIR)/fuzz.h
+FUZZ_HEADERS = $(wildcard include/silvan/*.h src/core/*.h) $(FUZZ_DIR)/fuzz.h
 
 .PHONY: fuzz fuzz-build fuzz-clean
 .PRECIOUS: $(FUZZ_BUILD)/obj/%.o
@@ -77,7 +87,8 @@ FUZZ_HEADERS = $(wildcard include/silvan/*.h) $(FUZZ_DIR)/fuzz.h
 fuzz-build: $(FUZZ_BINS)
 
 fuzz: fuzz-build
-	bash $(FUZZ_DIR)/run.sh $(FUZZ_SECONDS) $(FUZZ_TIMEOUT) $(FUZZ_TARGETS)
+	FUZZ_MAX_LEN=$(FUZZ_MAX_LEN) FUZZ_MODEL_MALLOC_MB=$(FUZZ_MODEL_MALLOC_MB) \
+		bash $(FUZZ_DIR)/run.sh $(FUZZ_SECONDS) $(FUZZ_TIMEOUT) $(FUZZ_TARGETS)
 
 fuzz-clean:
 	rm -rf $(FUZZ_BUILD)

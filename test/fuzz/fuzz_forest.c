@@ -61,7 +61,9 @@ FuzzCheckStatus(const SilvanStatus *status, const char *stage)
 	size_t		mlen = strnlen(status->message, SILVAN_MESSAGE_LEN);
 	size_t		dlen = strnlen(status->detail, SILVAN_DETAIL_LEN);
 
-	if (status->kind <= SILVAN_OK || status->kind > SILVAN_ERROR_INTERNAL)
+	/* nothing registers a cancel check here, so nothing may be cancelled */
+	if (status->kind <= SILVAN_OK || status->kind > SILVAN_ERROR_LIMIT ||
+		status->kind == SILVAN_ERROR_CANCELED)
 		FuzzFail("%s failed with status kind %d", stage, (int) status->kind);
 	if (status->kind == SILVAN_ERROR_INTERNAL)
 		FuzzFail("%s failed with an internal error: %s: %s", stage,
@@ -117,6 +119,17 @@ FuzzAllocEnd(const char *stage, size_t input_size, int64_t per_byte,
 	alloc_tracking = false;
 	if (alloc_peak > allowed)
 		FuzzFail("%s held %lld heap bytes for %zu input bytes; at most %lld allowed",
+				 stage, (long long) alloc_peak, input_size, (long long) allowed);
+}
+
+/* The peak of the stage FuzzAllocEnd stopped counting must fit a read's budget */
+void
+FuzzCheckBudget(const char *stage, size_t input_size)
+{
+	int64_t		allowed = DecodeBudgetLimit(input_size) + FUZZ_ALLOC_SLACK;
+
+	if (alloc_peak > allowed)
+		FuzzFail("%s held %lld heap bytes for %zu input bytes; its budget (decode_budget.h) is %lld",
 				 stage, (long long) alloc_peak, input_size, (long long) allowed);
 }
 

@@ -4,8 +4,9 @@
  *
  * The input is the model text, not NUL-terminated.  A model that fails
  * must fail cleanly, and no model may take heap out of proportion to its
- * text; one that parses goes through FuzzCheckForest (binary form,
- * reload, interpreter on awkward rows).
+ * text (HEAP_PER_BYTE, and the budget the reader holds itself to,
+ * decode_budget.h); one that parses goes through FuzzCheckForest (binary
+ * form, reload, interpreter on awkward rows).
  */
 #include "fuzz.h"
 #include "silvan/parse.h"
@@ -25,6 +26,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FuzzAllocBegin();
 	forest = ParseModel(text, size, MODEL_FORMAT_LIGHTGBM_TEXT, NULL, &status);
 	FuzzAllocEnd("parsing", size, HEAP_PER_BYTE, 0);
+	FuzzCheckBudget("parsing", size);
 	if (forest == NULL)
 	{
 		FuzzCheckStatus(&status, "LightGBM text");

@@ -3,26 +3,22 @@
  *		libFuzzer target: XGBoost save_model() JSON.
  *
  * The input is the model text, not NUL-terminated.  A model that fails
- * must fail cleanly, and no model may take heap out of proportion to its
- * text; one that parses goes through FuzzCheckForest (binary form,
- * reload, interpreter on awkward rows).  The reader's default way (the
- * document without its trees through json-c, then each tree straight from
- * the text) is then checked against json-c reading the whole document at
- * once: the same forest, byte for byte, or the same error, word for word.
+ * must fail cleanly, and no model may take more heap than the budget the
+ * reader holds itself to (decode_budget.h: json-c's document is charged
+ * at a bound taken from the text before json-c builds it, category sets
+ * as they grow); one that parses goes through FuzzCheckForest (binary
+ * form, reload, interpreter on awkward rows).  The reader's default way
+ * (the document without its trees through json-c, then each tree straight
+ * from the text) is then checked against json-c reading the whole
+ * document at once, with a budget that lets json-c hold it: the same
+ * forest, byte for byte, or the same error, word for word, unless the
+ * default way ran out of its budget.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz.h"
 #include "silvan/parse.h"
-
-/*
- * json-c's document costs up to ~100 heap bytes per input byte (an empty
- * array takes ~300 bytes for its three bytes "[],"); the forest adds less,
- * but for its category sets: a bitset holding category c takes c / 32
- * words whatever the length of its list, as in XGBoost itself
- */
-#define HEAP_PER_BYTE	256
 
 /* Parse with json-c reading the whole document; compare with the default read */
 static void
@@ -36,8 +32,12 @@ CompareWithWhole(const char *text, size_t size, const Forest *forest,
 	size_t		na = 0;
 	size_t		nb = 0;
 
+	if (status->kind == SILVAN_ERROR_LIMIT)
+		return;
 	ParseXgboostReadMode(XGBOOST_READ_WHOLE);
+	DecodeBudgetOverride(INT64_C(1) << 30, 256);
 	whole = ParseModel(text, size, MODEL_FORMAT_XGBOOST_JSON, NULL, &whole_status);
+	DecodeBudgetOverride(0, 0);
 	ParseXgboostReadMode(XGBOOST_READ_FLAT);
 	if ((forest == NULL) != (whole == NULL))
 		FuzzFail("read whole, the model %s: %s: %s", whole ? "parses" : "fails",
@@ -69,8 +69,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ModelFormatDetect(text, size);
 	FuzzAllocBegin();
 	forest = ParseModel(text, size, MODEL_FORMAT_XGBOOST_JSON, NULL, &status);
-	FuzzAllocEnd("parsing", size, HEAP_PER_BYTE,
-				 forest ? 4 * forest->num_category_words : 0);
+	FuzzAllocEnd("parsing", size, DECODE_BUDGET_PER_BYTE, DECODE_BUDGET_FLOOR);
 	CompareWithWhole(text, size, forest, &status);
 	if (forest == NULL)
 	{

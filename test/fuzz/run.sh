@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Run each fuzz target for a while on a scratch copy of its seed corpus.
 #   test/fuzz/run.sh SECONDS TIMEOUT TARGET...
+# The model readers' targets take inputs of up to $FUZZ_MAX_LEN bytes and
+# allocations of up to $FUZZ_MODEL_MALLOC_MB (fuzz.mk).
 # Prints one line per target, then "N passed, N failed"; fails on any finding.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,9 +23,15 @@ for t in "$@"; do
 	cp "$dir/corpus/$t"/* "$scratch"/
 	corpora=("$scratch")
 	[ -d "$dir/findings/$t" ] && corpora+=("$dir/findings/$t")
+	limits=(-malloc_limit_mb=2048)
+	case $t in
+	xgboost_json | lightgbm_text | onnx)
+		limits=(-malloc_limit_mb="${FUZZ_MODEL_MALLOC_MB:-18}" -max_len="${FUZZ_MAX_LEN:-524288}")
+		;;
+	esac
 	echo "== fuzz_$t: ${seconds} s, log in $log"
 	"$build/fuzz_$t" -max_total_time="$seconds" -timeout="$timeout" \
-		-rss_limit_mb=2048 -malloc_limit_mb=2048 -dict="$dir/$t.dict" \
+		-rss_limit_mb=2048 "${limits[@]}" -dict="$dir/$t.dict" \
 		-artifact_prefix="$artifacts/" -print_final_stats=1 "${corpora[@]}" >"$log" 2>&1
 	rc=$?
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

@@ -98,6 +98,44 @@ TestLightgbmLeafCounts(void)
 }
 
 /*
+ * Issue 33: small models shaped to make a reader hold far more memory than
+ * their bytes justify (make_decode_findings.py writes them): empty ONNX
+ * attributes, nodes, tensors and unknown fields, which protobuf-c inflated
+ * a hundredfold; an XGBoost document of empty objects and a tree of an
+ * unusual shape, which json-c inflated as much; category sets whose
+ * largest category needs megabytes.  Each is refused for memory, the
+ * detail naming what was being read and the budget.
+ */
+static void
+TestDecodeBudget(void)
+{
+	static const struct
+	{
+		const char *path;
+		ModelFormat format;
+		const char *detail;
+	}			cases[] = {
+		{"onnx/empty_attributes.onnx", MODEL_FORMAT_ONNX, "the 1 nodes and 50000 attributes of the graph"},
+		{"onnx/empty_nodes.onnx", MODEL_FORMAT_ONNX, "the 100000 nodes and 0 attributes of the graph"},
+		{"onnx/empty_tensors.onnx", MODEL_FORMAT_ONNX, "Reading the attributes of the graph's nodes"},
+		{"onnx/unknown_fields.onnx", MODEL_FORMAT_ONNX, "Reading the ONNX graph"},
+		{"xgboost_json/learner_objects.json", MODEL_FORMAT_XGBOOST_JSON, "the document without its trees"},
+		{"xgboost_json/dense_tree_nested.json", MODEL_FORMAT_XGBOOST_JSON, "tree 0 through json-c"},
+		{"xgboost_json/category_blowup.json", MODEL_FORMAT_XGBOOST_JSON, "the category sets"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		char		path[256];
+
+		snprintf(path, sizeof(path), "test/fuzz/findings/%s", cases[i].path);
+		ExpectModelFails(path, cases[i].format, SILVAN_ERROR_LIMIT,
+						 "model needs more memory to decode than its size justifies",
+						 cases[i].detail);
+	}
+}
+
+/*
  * Load committed binary-form bytes with nodes no walk reaches: they load
  * without those nodes, and the result stores and loads again as it is
  */
@@ -218,6 +256,7 @@ main(void)
 
 	CHECK_MSG(limited, "cannot limit the address space");
 	TestLightgbmLeafCounts();
+	TestDecodeBudget();
 	TestUnreachableNode();
 	TestUnreachedNode();
 	TestStoredCounts();

@@ -504,7 +504,11 @@ TestXgboostTruncated(void)
 	for (size_t n = 0; n < len; n++)
 	{
 		SilvanStatus st;
-		Forest	   *f = ParseXgboostJson(xgb_model, n, &st);
+		DecodeBudget budget;
+		Forest	   *f;
+
+		DecodeBudgetInit(&budget, "XGBoost JSON", n);
+		f = ParseXgboostJson(xgb_model, n, &budget, &st);
 
 		if (f != NULL || st.kind != SILVAN_ERROR_SYNTAX)
 		{
