@@ -227,12 +227,17 @@ CatalogParse(const char *model_text, size_t len, bool binary, const char *format
  */
 #define MODEL_COLUMNS 14
 
-/* A model as given: text, or the bytes of a binary format */
+/*
+ * A model as given: text, or bytes (of a binary format, or of a text
+ * format's text); not NUL-terminated.  text is the argument itself when
+ * it was text, stored as it is, without a copy.
+ */
 typedef struct ModelSource
 {
 	const char *data;
 	size_t		len;
 	bool		binary;
+	text	   *text;
 } ModelSource;
 
 typedef struct ModelRowArgs
@@ -283,7 +288,8 @@ CatalogModelArgs(ModelRowArgs *row, const char *name, const ModelSource *source,
 	}
 	else
 	{
-		row->values[9] = PointerGetDatum(cstring_to_text_with_len(source->data, source->len));
+		row->values[9] = PointerGetDatum(source->text ? source->text :
+										 cstring_to_text_with_len(source->data, source->len));
 		row->nulls[12] = 'n';
 	}
 	row->with_features = FeaturesInCatalog();
@@ -513,8 +519,10 @@ silvan_load_model(PG_FUNCTION_ARGS)
 
 	RequireArgument(fcinfo, 0, "name");
 	RequireArgument(fcinfo, 1, "model");
-	source.data = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	source.len = strlen(source.data);
+	/* the readers take text by its length: no copy (a big model's bytes count) */
+	source.text = PG_GETARG_TEXT_PP(1);
+	source.data = VARDATA_ANY(source.text);
+	source.len = VARSIZE_ANY_EXHDR(source.text);
 	source.binary = false;
 	PG_RETURN_INT64(CatalogLoadCall(fcinfo, &source));
 }
@@ -524,19 +532,15 @@ Datum
 silvan_load_model_bytes(PG_FUNCTION_ARGS)
 {
 	bytea	   *model;
-	char	   *copy;
 	ModelSource source;
 
 	RequireArgument(fcinfo, 0, "name");
 	RequireArgument(fcinfo, 1, "model");
 	model = PG_GETARG_BYTEA_PP(1);
 	source.len = VARSIZE_ANY_EXHDR(model);
-	/* a copy ending in a zero byte, as the text readers may expect */
-	copy = palloc(source.len + 1);
-	memcpy(copy, VARDATA_ANY(model), source.len);
-	copy[source.len] = '\0';
-	source.data = copy;
+	source.data = VARDATA_ANY(model);
 	source.binary = true;
+	source.text = NULL;
 	PG_RETURN_INT64(CatalogLoadCall(fcinfo, &source));
 }
 

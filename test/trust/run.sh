@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The attacks of the second trust review, against real servers: compile
+# bombs and cancels during a compile, the decoders' memory by format, the
+# AMDGPU link against a local racer, the tuning queue.  Each script starts
+# and stops its own cluster and prints "N passed, N failed"; so does this,
+# over all of them.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+passed=0
+failed=0
+for script in compile_bombs decode_memory link_race tuning_queue; do
+	echo "== test/trust/$script.sh"
+	out=$(bash "test/trust/$script.sh" 2>&1)
+	echo "$out"
+	line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
+	if [ -z "$line" ]; then
+		failed=$((failed + 1))
+		continue
+	fi
+	passed=$((passed + $(echo "$line" | awk '{print $1}')))
+	failed=$((failed + $(echo "$line" | awk '{print $3}')))
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
