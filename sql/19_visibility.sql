@@ -82,6 +82,13 @@ RESET ROLE;
 \c - :admin
 DROP POLICY own_models ON silvan.model;
 ALTER TABLE silvan.model DISABLE ROW LEVEL SECURITY;
+-- explain tells only the model's owner where its machine code came from
+-- (the code cache is the server's: a hit would tell of other databases)
+SET ROLE regress_mallory;
+SELECT substring(silvan.explain('binary_logistic', 64) FROM E'compile time: [^\n]*') AS mallory_sees;
+SET ROLE regress_alice;
+SELECT silvan.explain('binary_logistic', 64) ~ 'compile time: [0-9.]+ ms \(machine code' AS alice_sees_origin;
+RESET ROLE;
 DELETE FROM silvan.tuning_job;
 DROP FUNCTION public.alice_scores(real[]);
 DROP FUNCTION public.leak(text, regrole);

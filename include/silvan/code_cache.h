@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 extern void CodeCacheConfigure(const char *dir, int max_entries);
+extern void CodeCacheSetBudget(int64_t max_bytes, int64_t max_entry_bytes);
 extern bool CodeCacheEnabled(void);
 extern void CodeCacheSetStoring(bool storing);
 extern uint64_t CodeCacheHash(const char *key, size_t key_len);

@@ -173,9 +173,15 @@ extern bool CompiledForestRun(const CompiledForest *compiled,
  */
 extern int64_t CompiledForestSplitRows(const CompiledForest *compiled);
 
-/* Text of every IR level (schedule, HIR, MIR, optionally LLVM IR); malloc'd */
+/*
+ * Text of every IR level (schedule, HIR, MIR, optionally LLVM IR);
+ * malloc'd.  ...For: without origin, no word of where the machine code
+ * came from (for roles that do not own the model)
+ */
 extern char *CompiledForestExplain(const CompiledForest *compiled,
 								   bool with_llvm_ir);
+extern char *CompiledForestExplainFor(const CompiledForest *compiled, bool with_llvm_ir,
+									  bool origin);
 
 /* Where the machine code came from: compiled, the disk cache, or shared */
 extern const char *CompiledForestCodeOrigin(const CompiledForest *compiled);

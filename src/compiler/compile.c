@@ -1088,6 +1088,18 @@ CompiledForestAccumulate(const CompiledForest *compiled, const void *rows,
 char *
 CompiledForestExplain(const CompiledForest *compiled, bool with_llvm_ir)
 {
+	return CompiledForestExplainFor(compiled, with_llvm_ir, true);
+}
+
+/*
+ * The same; without origin, nothing that tells where the machine code
+ * came from (the code cache is shared by every database of the server, so
+ * a hit tells that the same model was compiled elsewhere): no compile
+ * time, no origin, no word of the passes
+ */
+char *
+CompiledForestExplainFor(const CompiledForest *compiled, bool with_llvm_ir, bool origin)
+{
 	TextBuf		buf = {0};
 	const ReprBuffers *b = &compiled->buffers;
 
@@ -1116,9 +1128,12 @@ CompiledForestExplain(const CompiledForest *compiled, bool with_llvm_ir)
 				   (long long) compiled->counted.largest_function_loops,
 				   (long long) compiled->estimated.largest_function_loops,
 				   (long long) CompileGetLimits()->max_function_loops);
-	TextAppend(&buf, "compile time: %.3f ms (machine code %s)\n", compiled->compile_ms,
-			   CompiledForestCodeOrigin(compiled));
-	if (compiled->from_image)
+	if (!origin)
+		TextAppend(&buf, "compile time: shown to the model's owner\n");
+	else
+		TextAppend(&buf, "compile time: %.3f ms (machine code %s)\n", compiled->compile_ms,
+				   CompiledForestCodeOrigin(compiled));
+	if (origin && compiled->from_image)
 		TextAppend(&buf, "passes: none ran; the buffers and the text above are the code "
 				   "cache's image of the compile that made this code\n");
 	if (with_llvm_ir && compiled->device_code != NULL &&

@@ -784,6 +784,30 @@ CatalogQueueTuning(const TuneRequest *request)
 }
 
 /*
+ * Has the caller the rights of the owner of model id (or may it manage
+ * the models of an owner that is gone)?  false when it cannot see the row
+ */
+bool
+CatalogOwnsModel(int64 id)
+{
+	CatalogSql	sql;
+	Oid			argtype = INT8OID;
+	Datum		arg = Int64GetDatum(id);
+	bool		isnull;
+	bool		owns = false;
+
+	CatalogSqlBegin(&sql);
+	CatalogSqlRun(&sql, "SELECT owner::pg_catalog.oid FROM silvan.model WHERE id OPERATOR(pg_catalog.=) $1",
+				  1, &argtype, &arg, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+		owns = CatalogMayManage(sql.caller,
+								DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+															   SPI_tuptable->tupdesc, 1, &isnull)));
+	CatalogSqlEnd(&sql);
+	return owns;
+}
+
+/*
  * Refuse a job that would take the caller past its share of the tuning
  * worker: silvan.tune_max_jobs_per_role jobs queued or running, and
  * silvan.tune_max_budget_per_role of budget among them (0: no limit).

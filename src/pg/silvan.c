@@ -30,6 +30,8 @@ int			silvan_max_threads = 1;
 int			silvan_max_threads_limit = 1;
 bool		silvan_code_cache = true;
 int			silvan_code_cache_entries = 1024;
+int			silvan_code_cache_size = 1024 * 1024;	/* kB */
+int			silvan_code_cache_entry_max_size = 64 * 1024;	/* kB */
 int			silvan_tune_max_threads = 1;
 int			silvan_tune_sample_rows = 16384;
 double		silvan_tune_min_speedup = 1.05;
@@ -139,6 +141,20 @@ SilvanAssignCompileMaxLoops(int newval, void *extra)
 						   silvan_compile_max_function_instructions, newval);
 }
 
+/* Assign hook of silvan.code_cache_size */
+static void
+SilvanAssignCodeCacheSize(int newval, void *extra)
+{
+	CodeCacheSetBudget((int64) newval * 1024, (int64) silvan_code_cache_entry_max_size * 1024);
+}
+
+/* Assign hook of silvan.code_cache_entry_max_size */
+static void
+SilvanAssignCodeCacheEntryMax(int newval, void *extra)
+{
+	CodeCacheSetBudget((int64) silvan_code_cache_size * 1024, (int64) newval * 1024);
+}
+
 /* Assign hook of silvan.code_cache_entries */
 static void
 SilvanAssignCodeCacheEntries(int newval, void *extra)
@@ -219,6 +235,14 @@ _PG_init(void)
 							"Most entries kept in the code cache; the least recently used go first.",
 							NULL, &silvan_code_cache_entries, 1024, 1, 1000000,
 							PGC_SIGHUP, 0, NULL, SilvanAssignCodeCacheEntries, NULL);
+	DefineCustomIntVariable("silvan.code_cache_size",
+							"Most disk space the code cache may take; the least recently used entries go first.",
+							NULL, &silvan_code_cache_size, 1024 * 1024, 1024, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_KB, NULL, SilvanAssignCodeCacheSize, NULL);
+	DefineCustomIntVariable("silvan.code_cache_entry_max_size",
+							"Largest entry the code cache keeps; bigger machine code is compiled again by each backend.",
+							NULL, &silvan_code_cache_entry_max_size, 64 * 1024, 64, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_KB, NULL, SilvanAssignCodeCacheEntryMax, NULL);
 	DefineCustomIntVariable("silvan.tune_max_threads",
 							"Threads the tuning worker's compiled code may use.",
 							"The background worker that runs tune_async() jobs times candidates with this many threads, at nice 10.",
@@ -264,6 +288,8 @@ _PG_init(void)
 	ScanNodeInit();
 	MarkGUCPrefixReserved("silvan");
 	SilvanSetCodeCache(silvan_code_cache, silvan_code_cache_entries);
+	CodeCacheSetBudget((int64) silvan_code_cache_size * 1024,
+					   (int64) silvan_code_cache_entry_max_size * 1024);
 	SilvanSetThreads(silvan_max_threads, silvan_max_threads_limit);
 	RuntimeSetInterruptFlag(&InterruptPending);
 	CancelSetCheck(SilvanCancelPending);
@@ -403,7 +429,8 @@ silvan_explain(PG_FUNCTION_ARGS)
 		appendStringInfoString(&out, "interpreted: the compiler declined this model\n");
 	else
 	{
-		dump = CompiledForestExplain(variant->code, !PG_ARGISNULL(3) && PG_GETARG_BOOL(3));
+		dump = CompiledForestExplainFor(variant->code, !PG_ARGISNULL(3) && PG_GETARG_BOOL(3),
+										CatalogOwnsModel(version->id));
 		appendStringInfoString(&out, dump ? dump : "");
 		free(dump);
 	}

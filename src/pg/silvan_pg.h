@@ -154,6 +154,7 @@ typedef struct TuneRequest
 
 /* catalog.c */
 extern int64 CatalogCheckOwned(const char *name);
+extern bool CatalogOwnsModel(int64 id);
 extern void CatalogStoreTuned(const char *name, const char *target, int64 revision,
 							  int32 batch_size, const char *schedule, const char *provenance);
 extern int64 CatalogQueueTuning(const TuneRequest *request);

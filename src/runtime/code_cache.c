@@ -20,8 +20,11 @@
  * little-endian uint64), the key, the object.  Files are written to a
  * temporary name and renamed, so a reader never sees half a file; two
  * backends storing the same entry write the same bytes.  The directory
- * holds at most max_entries files: storing into a full one first removes
- * the entry used least recently (a load touches its file's times).
+ * holds at most max_entries files and max_bytes bytes (CodeCacheSetBudget:
+ * silvan.code_cache_entries, silvan.code_cache_size): storing into a full
+ * one first removes the entries used least recently (a load touches its
+ * file's times); an entry over max_entry_bytes (silvan.code_cache_entry_
+ * max_size) is never stored.
  *
  * Nothing here includes postgres.h or raises; every failure is a miss or
  * a skipped store.  Only the backend's own thread calls it.
@@ -44,6 +47,8 @@
 
 static char *cache_dir = NULL;
 static int	cache_max_entries = 1024;
+static int64_t cache_max_bytes = 0;	/* 0: no budget */
+static int64_t cache_max_entry_bytes = 0;	/* 0: up to CODE_CACHE_MAX_FILE */
 static bool cache_storing = true;
 
 /* Use dir for the cache (NULL: no disk cache), keeping at most max_entries files */
@@ -53,6 +58,17 @@ CodeCacheConfigure(const char *dir, int max_entries)
 	free(cache_dir);
 	cache_dir = dir != NULL && dir[0] != '\0' ? strdup(dir) : NULL;
 	cache_max_entries = max_entries;
+}
+
+/*
+ * Hold the directory to max_bytes in all (0: no budget), and store no
+ * entry of more than max_entry_bytes (0: up to 1 GiB)
+ */
+void
+CodeCacheSetBudget(int64_t max_bytes, int64_t max_entry_bytes)
+{
+	cache_max_bytes = max_bytes > 0 ? max_bytes : 0;
+	cache_max_entry_bytes = max_entry_bytes > 0 ? max_entry_bytes : 0;
 }
 
 /*
@@ -243,16 +259,40 @@ CodeCacheLoad(const char *key, size_t key_len, size_t *object_len)
 	return object;
 }
 
-/* Count the entries; remove the least recently used one when there are too many */
+/* An entry's file, as MakeRoom sees it */
+typedef struct CacheFile
+{
+	char		name[32];
+	struct timespec used;
+	int64_t		bytes;
+} CacheFile;
+
+/* Order files by last use, oldest first */
+static int
+CacheFileCompare(const void *a, const void *b)
+{
+	const CacheFile *x = a;
+	const CacheFile *y = b;
+
+	if (x->used.tv_sec != y->used.tv_sec)
+		return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
+	return x->used.tv_nsec < y->used.tv_nsec ? -1 : x->used.tv_nsec > y->used.tv_nsec;
+}
+
+/*
+ * Make room for an entry of new_bytes: remove the least recently used
+ * entries until one more fits within max_entries and max_bytes
+ */
 static void
-MakeRoom(void)
+MakeRoom(int64_t new_bytes)
 {
 	DIR		   *dir = opendir(cache_dir);
 	struct dirent *de;
 	char		path[4096];
-	char		oldest[4096] = "";
-	struct timespec oldest_time = {0, 0};
-	int			entries = 0;
+	CacheFile  *files = NULL;
+	int64_t		count = 0;
+	int64_t		capacity = 0;
+	int64_t		total = 0;
 
 	if (dir == NULL)
 		return;
@@ -263,20 +303,35 @@ MakeRoom(void)
 
 		if (n != 18 || strcmp(de->d_name + 16, ".o") != 0)
 			continue;
-		entries++;
 		snprintf(path, sizeof(path), "%s/%s", cache_dir, de->d_name);
 		if (stat(path, &st) != 0)
 			continue;
-		if (oldest[0] == '\0' || st.st_mtim.tv_sec < oldest_time.tv_sec ||
-			(st.st_mtim.tv_sec == oldest_time.tv_sec && st.st_mtim.tv_nsec < oldest_time.tv_nsec))
+		if (count == capacity)
 		{
-			oldest_time = st.st_mtim;
-			snprintf(oldest, sizeof(oldest), "%s", path);
+			CacheFile  *more = realloc(files, sizeof(CacheFile) * (size_t) (capacity * 2 + 64));
+
+			if (more == NULL)
+				break;
+			files = more;
+			capacity = capacity * 2 + 64;
 		}
+		snprintf(files[count].name, sizeof(files[count].name), "%s", de->d_name);
+		files[count].used = st.st_mtim;
+		files[count].bytes = st.st_size;
+		total += st.st_size;
+		count++;
 	}
 	closedir(dir);
-	if (entries >= cache_max_entries && oldest[0] != '\0')
-		(void) unlink(oldest);
+	if (count > 0)
+		qsort(files, (size_t) count, sizeof(CacheFile), CacheFileCompare);
+	for (int64_t i = 0; i < count && (count - i >= cache_max_entries ||
+									  (cache_max_bytes > 0 && total + new_bytes > cache_max_bytes)); i++)
+	{
+		snprintf(path, sizeof(path), "%s/%s", cache_dir, files[i].name);
+		if (unlink(path) == 0)
+			total -= files[i].bytes;
+	}
+	free(files);
 }
 
 /* Store an entry for key, best effort: a failure leaves no file behind */
@@ -291,10 +346,14 @@ CodeCacheStore(const char *key, size_t key_len, const void *object, size_t objec
 	bool		ok;
 
 	if (!CodeCacheEnabled() || !cache_storing || object_len == 0 ||
-		key_len + object_len > (size_t) CODE_CACHE_MAX_FILE - CODE_CACHE_HEADER_LEN)
+		key_len + object_len > (size_t) CODE_CACHE_MAX_FILE - CODE_CACHE_HEADER_LEN ||
+		(cache_max_entry_bytes > 0 &&
+		 (int64_t) (CODE_CACHE_HEADER_LEN + key_len + object_len) > cache_max_entry_bytes) ||
+		(cache_max_bytes > 0 &&
+		 (int64_t) (CODE_CACHE_HEADER_LEN + key_len + object_len) > cache_max_bytes))
 		return;
 	(void) mkdir(cache_dir, S_IRWXU);
-	MakeRoom();
+	MakeRoom((int64_t) (CODE_CACHE_HEADER_LEN + key_len + object_len));
 	memcpy(header, CODE_CACHE_MAGIC, CODE_CACHE_MAGIC_LEN);
 	PutU64(header + CODE_CACHE_MAGIC_LEN, key_len);
 	PutU64(header + CODE_CACHE_MAGIC_LEN + 8, object_len);

@@ -26,7 +26,8 @@ CREATE SCHEMA soak;
 GRANT USAGE ON SCHEMA soak TO PUBLIC;
 
 -- One row per model source: its inputs are soak.in_<name> (id, f) and
--- soak.col_<name> (id, f1 ... fn), 4,000 rows (each input row repeated),
+-- soak.col_<name> (id, one column per feature, named as the model names
+-- them, else f1 ... fn), 4,000 rows (each input row repeated),
 -- and what the library predicts soak.exp_<name> (id, e): e = {predict,
 -- margins (g), the last np probabilities}, as the fixtures' .expected.csv
 CREATE TABLE soak.fixture (
@@ -79,12 +80,15 @@ BEGIN
 		  FROM unnest($1) WITH ORDINALITY AS u(l, n), generate_series(1, $2) AS r
 		 ORDER BY 1$q$, 'in_' || fx, elem) USING lines, copies, per;
 	EXECUTE format('SELECT max(array_length(f, 1)) FROM soak.%I', 'in_' || fx) INTO n;
-	SELECT string_agg(format('f[%s]::%s AS f%s', i, elem, i), ', ' ORDER BY i) INTO cols
-	  FROM generate_series(1, n) AS i;
+	PERFORM silvan.load_model('s_' || fx, src);
+	-- columns named as the model names its features (predict_table matches them by name), else f1 ... fn
+	SELECT string_agg(format('f[%s]::%s AS %I', i, elem, coalesce(mf.name, 'f' || i)), ', ' ORDER BY i)
+	  INTO cols
+	  FROM generate_series(1, n) AS i
+	  LEFT JOIN silvan.model_features AS mf ON mf.model = 's_' || fx AND mf.position = i;
 	EXECUTE format('CREATE TABLE soak.%I AS SELECT id, %s FROM soak.%I ORDER BY id',
 				   'col_' || fx, cols, 'in_' || fx);
 	INSERT INTO soak.fixture VALUES (fx, fmt, n, 0, 0, fmt = 'xgboost', per, per * copies, src);
-	PERFORM silvan.load_model('s_' || fx, src);
 	IF expected IS NOT NULL THEN
 		PERFORM soak.add_expected(fx, expected, per);
 	ELSE
@@ -532,3 +536,30 @@ BEGIN
 					   FROM soak.check_model(check_after.model, check_after.fixture) AS c;
 	END LOOP;
 END $$;
+
+-- The attacks beside the load (soak.sh): a LightGBM model of trees complete
+-- to leaves leaves (a power of two) over four features
+CREATE FUNCTION soak.generated_model(trees int, leaves int) RETURNS text LANGUAGE sql AS $$
+SELECT E'tree\nversion=v3\nnum_class=1\nnum_tree_per_iteration=1\nlabel_index=0\n' ||
+       E'max_feature_idx=3\nobjective=regression\nfeature_names=a b c d\n' ||
+       E'feature_infos=[-1:1] [-1:1] [-1:1] [-1:1]\n\n' ||
+       string_agg(format(E'Tree=%s\nnum_leaves=%s\nnum_cat=0\nsplit_feature=%s\nsplit_gain=%s\n' ||
+                         E'threshold=%s\ndecision_type=%s\nleft_child=%s\nright_child=%s\n' ||
+                         E'leaf_value=%s\nshrinkage=1\n\n',
+                         t, leaves,
+                         (SELECT string_agg(((t + s) % 4)::text, ' ') FROM generate_series(0, leaves - 2) s),
+                         (SELECT string_agg('1', ' ') FROM generate_series(0, leaves - 2) s),
+                         (SELECT string_agg(round(((t * 7 + s * 3) % 17) / 17.0 - 0.5, 4)::text, ' ')
+                            FROM generate_series(0, leaves - 2) s),
+                         (SELECT string_agg('2', ' ') FROM generate_series(0, leaves - 2) s),
+                         (SELECT string_agg(CASE WHEN 2 * s + 1 < leaves - 1 THEN 2 * s + 1
+                                                 ELSE -(2 * s + 1 - (leaves - 1)) - 1 END::text, ' ')
+                            FROM generate_series(0, leaves - 2) s),
+                         (SELECT string_agg(CASE WHEN 2 * s + 2 < leaves - 1 THEN 2 * s + 2
+                                                 ELSE -(2 * s + 2 - (leaves - 1)) - 1 END::text, ' ')
+                            FROM generate_series(0, leaves - 2) s),
+                         (SELECT string_agg((((t + l) % 9) * 0.125 - 0.5)::text, ' ')
+                            FROM generate_series(0, leaves - 1) l)), '' ORDER BY t) ||
+       E'end of trees\n'
+  FROM generate_series(0, trees - 1) AS t
+$$;

@@ -6,7 +6,15 @@
 #   1. no backend crashed and no pgbench client was aborted;
 #   2. every error is one of the SQLSTATEs that the races may give;
 #   3. the private memory (RssAnon) of every client backend stays flat;
-#   4. predictions, during and after the run, equal XGBoost's own.
+#   4. predictions, during and after the run, equal XGBoost's own;
+#   5. attacks run beside the load, one after the other in sessions of
+#      their own (test/trust shows each alone): the attack's compile bomb
+#      is refused (54000) at once; a long compile within the limits (a
+#      schedule of lleaves' blocks, tiles varied past the code cache) under
+#      statement_timeout ends with 57014 soon after it, or is ended soon
+#      by pg_cancel_backend or pg_terminate_backend; a 30 MB ONNX file of
+#      empty attributes is refused (54000) quickly.  "Soon": within
+#      SOAK_ATTACK_LATE (3) seconds, the load sharing the cores.
 # Environment: SILVAN_PG_BIN (the server's bin directory), SILVAN_PGPORT
 # (default 54331), SILVAN_SHARED (default ../shared: the LightGBM model;
 # skipped when absent), SOAK_OUT (logs; default test/soak/results),
@@ -39,6 +47,8 @@ SCRIPTS=(scalar@30 table@14 query@10 load@8 replace@8 drop@8 schedule@8 explain@
 # grows 8-16 MB in 5 minutes.
 GROWTH_PCT=10
 GROWTH_MB=6
+# attacks: how late a refusal or a cancel may land, in seconds, under the load
+ATTACK_LATE=${SOAK_ATTACK_LATE:-3}
 
 source scripts/cluster.sh
 PSQL=("$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1)
@@ -46,6 +56,8 @@ PASSED=0
 FAILED=0
 PGBENCH_RC=0
 SAMPLER=
+ATTACKER=
+HOSTILE=
 REFERENCES="XGBoost's own outputs, float32-exact"
 
 # Print a line of the soak's own output
@@ -87,9 +99,10 @@ start_cluster() {
 	trap finish EXIT
 }
 
-# Exit handler: stop the sampler, keep the server log, stop the cluster
+# Exit handler: stop the sampler and the attacks, keep the server log, stop the cluster
 finish() {
 	stop_sampler
+	[ -n "$ATTACKER" ] && kill "$ATTACKER" 2>/dev/null
 	[ -n "${CLUSTER_DIR:-}" ] && cp "$CLUSTER_DIR/server.log" "$SOAK_OUT/server.log" 2>/dev/null
 	cluster_stop
 }
@@ -158,6 +171,88 @@ run_pgbench() {
 	set -e
 	stop_sampler
 	grep -E '^(number of transactions|SQL script| - [0-9]+ transactions)' "$SOAK_OUT/pgbench.log" || true
+}
+
+# The SQLSTATE and seconds of one psql call: "state seconds" (state ok, or the error's)
+attack_call() {
+	local t0 t1 out state
+	t0=$(date +%s.%N)
+	out=$("$PG_BIN/psql" -X -At -v VERBOSITY=verbose "$@" 2>&1)
+	t1=$(date +%s.%N)
+	state=$(echo "$out" | grep -oE '^(ERROR|FATAL): +[0-9A-Z]{5}' | head -1 | grep -oE '[0-9A-Z]{5}$')
+	echo "${state:-ok} $(awk -v a="$t1" -v b="$t0" 'BEGIN { printf "%.3f", a - b }')"
+}
+
+# Until the run ends: the attacks, in turn; one line each in attacks.tsv
+# ("kind state seconds [late]": late, for a cancel, the seconds from the
+# cancel to the end)
+attack_loop() {
+	local end=$(($(date +%s) + SOAK_SECONDS)) i=0 tile blocks pid sent r w
+
+	set +e						# an attack's psql fails, by design
+	while [ "$(date +%s)" -lt "$end" ] && [ ! -e "$SOAK_OUT/.stop" ]; do
+		i=$((i + 1))
+		tile=$((64 * (1 + RANDOM % 64)))
+		blocks="tile(batch, b0, b1, $tile); tile(tree, t0, t1, 32); reorder(b0, t0, b1, t1); specialize(t0); specialize(t1); codeWalk(t1, 63, branchy); fullCodegen()"
+		case $((i % 5)) in
+			0) echo "bomb $(attack_call -c "SELECT silvan.set_schedule('soak_bomb', 'tile(batch, b0, b1, 64); reorder(b0, tree, b1); specialize(tree); interleave(b1)')")" ;;
+			1) echo "hostile_onnx $(attack_call -c "SELECT silvan.load_model('soak_hostile', pg_read_binary_file('$HOSTILE'))")" ;;
+			2) r=$(attack_call -c "SET statement_timeout = '500ms'" -c "SELECT silvan.set_schedule('soak_blocks', '$blocks')")
+			   echo "timeout $r $(awk -v s="${r#* }" 'BEGIN { printf "%.3f", s - 0.5 }')" ;;
+			*)
+				local how=$([ $((i % 5)) = 3 ] && echo cancel || echo terminate)
+				PGAPPNAME=soak_attack "$PG_BIN/psql" -X -At -v VERBOSITY=verbose \
+					-c "SELECT silvan.set_schedule('soak_blocks', '$blocks')" >"$SOAK_OUT/attack.out" 2>&1 &
+				pid=$!
+				for ((w = 0; w < 100; w++)); do
+					[ -n "$("${PSQL[@]}" -Atc "SELECT 1 FROM pg_stat_activity WHERE application_name = 'soak_attack' AND state = 'active'")" ] && break
+					sleep 0.1
+				done
+				sleep 0.5
+				sent=$(date +%s.%N)
+				"${PSQL[@]}" -Atc "SELECT pg_${how}_backend(pid) FROM pg_stat_activity WHERE application_name = 'soak_attack'" >/dev/null
+				wait "$pid"
+				r=$(grep -oE '^(ERROR|FATAL): +[0-9A-Z]{5}' "$SOAK_OUT/attack.out" | head -1 | grep -oE '[0-9A-Z]{5}$')
+				echo "$how ${r:-ok} 0 $(awk -v a="$(date +%s.%N)" -v b="$sent" 'BEGIN { printf "%.3f", a - b }')" ;;
+		esac
+	done >>"$SOAK_OUT/attacks.tsv"
+}
+
+# Start the attacks beside the load: the models they use, the hostile file
+start_attacks() {
+	rm -f "$SOAK_OUT/attacks.tsv"
+	HOSTILE=$(cd "$SOAK_OUT" && pwd)/hostile.onnx
+	/usr/bin/python3 - "$HOSTILE" <<'PY'
+import sys
+sys.path.insert(0, "test/fuzz")
+import make_decode_findings as f
+open(sys.argv[1], "wb").write(f.onnx_model(f.regressor(b"\x2a\x00" * (15 * 2**20))))
+PY
+	chmod 644 "$HOSTILE"
+	chmod o+x "$SOAK_OUT" 2>/dev/null || true
+	"${PSQL[@]}" -Atc "SELECT silvan.load_model('soak_bomb', soak.generated_model(512, 2)) > 0,
+		silvan.load_model('soak_blocks', soak.generated_model(960, 64)) > 0" >/dev/null
+	attack_loop &
+	ATTACKER=$!
+}
+
+# Check 5: every attack ended as it must, in time
+check_attacks() {
+	local bad total
+	wait "$ATTACKER" 2>/dev/null || true
+	ATTACKER=
+	awk '{ n[$1]++; s[$1 " " $2]++ } END { for (k in s) print "soak: attack " k ": " s[k] }' "$SOAK_OUT/attacks.tsv" | sort
+	total=$(wc -l <"$SOAK_OUT/attacks.tsv")
+	# a second, on an idle server (test/trust); here two cores also serve the load
+	bad=$(awk -v late="$ATTACK_LATE" '
+		$1 == "bomb" && !($2 == "54000" && $3 < late) { print; next }
+		$1 == "hostile_onnx" && !($2 == "54000" && $3 < 2 * late) { print; next }
+		$1 == "timeout" && !(($2 == "57014" && $4 < late) || $2 == "ok") { print; next }
+		$1 == "cancel" && !(($2 == "57014" && $4 < late) || $2 == "ok") { print; next }
+		$1 == "terminate" && !(($2 == "57P01" && $4 < late) || $2 == "ok") { print; next }
+	' "$SOAK_OUT/attacks.tsv" | tee /dev/stderr | wc -l)
+	report $([ "$bad" = 0 ] && [ "$total" -gt 0 ] && echo 0 || echo 1) \
+		"check 5: $total attacks (compile bombs, timeouts, cancels and terminates during compiles, hostile ONNX); $bad ended otherwise or late"
 }
 
 # Check 1: no "terminated by signal", PANIC, TRAP, failed exit or warning in
@@ -252,10 +347,12 @@ require_installed
 start_cluster
 setup_soak
 show_library
+start_attacks
 run_pgbench
 check_crashes
 check_errors
 check_memory
 check_predictions
+check_attacks
 summary
 [ "$FAILED" = 0 ]

@@ -636,6 +636,63 @@ PatchLength(const char *path, long offset, uint64_t value)
 	}
 }
 
+/* Bytes the entry files of the cache directory take */
+static int64_t
+EntryBytes(void)
+{
+	DIR		   *dir = opendir(cache_dir);
+	struct dirent *de;
+	int64_t		total = 0;
+	char		path[1024];
+	struct stat st;
+
+	while (dir != NULL && (de = readdir(dir)) != NULL)
+	{
+		snprintf(path, sizeof(path), "%s/%s", cache_dir, de->d_name);
+		if (strstr(de->d_name, ".o") != NULL && stat(path, &st) == 0)
+			total += st.st_size;
+	}
+	if (dir != NULL)
+		closedir(dir);
+	return total;
+}
+
+/*
+ * The cache's byte budget: entries past it push out the least recently
+ * used, and an entry over the cap of one entry is never stored
+ */
+static void
+TestByteBudget(void)
+{
+	char		key[32];
+	char	   *object = calloc(1, 300000);
+	size_t		len;
+	void	   *loaded;
+
+	RemoveEntries();
+	CodeCacheConfigure(cache_dir, 1000);
+	CodeCacheSetBudget(1000000, 280000);
+	for (int k = 0; k < 10; k++)
+	{
+		snprintf(key, sizeof(key), "budget key %d", k);
+		CodeCacheStore(key, strlen(key), object, 250000);
+		CHECK_MSG(EntryBytes() <= 1000000, "%lld bytes for a budget of 1000000",
+				  (long long) EntryBytes());
+	}
+	CHECK_MSG(CountEntries(NULL, 0) == 3, "%d entries of 250 kB in 1 MB", CountEntries(NULL, 0));
+	loaded = CodeCacheLoad("budget key 9", 12, &len);
+	CHECK(loaded != NULL && len == 250000);	/* the newest stays */
+	free(loaded);
+	CHECK(CodeCacheLoad("budget key 0", 12, &len) == NULL);	/* the oldest went */
+	/* over the cap of one entry: not stored, nothing pushed out */
+	CodeCacheStore("too big", 7, object, 300000);
+	CHECK(CodeCacheLoad("too big", 7, &len) == NULL);
+	CHECK(CountEntries(NULL, 0) == 3);
+	CodeCacheSetBudget(0, 0);
+	RemoveEntries();
+	free(object);
+}
+
 int
 main(void)
 {
@@ -822,6 +879,8 @@ main(void)
 		CompiledForestFree(a);
 		CHECK_MSG(CountEntries(NULL, 0) <= 2, "%d entries for a cache of 2", CountEntries(NULL, 0));
 	}
+
+	TestByteBudget();
 
 	/* a disabled cache neither loads nor stores */
 	CodeCacheConfigure(NULL, 0);
