@@ -62,14 +62,19 @@ typedef enum ForestTask
 	FOREST_TASK_RANKING = 3		/* one raw score */
 } ForestTask;
 
-/* Output transform applied to margins, in the forest's precision */
+/*
+ * Output transform applied to margins, in the forest's precision, each as
+ * its library computes it (predict.c).  The values are stored in the
+ * binary form: new ones go at the end.
+ */
 typedef enum ForestTransform
 {
 	FOREST_TRANSFORM_IDENTITY = 0,
-	FOREST_TRANSFORM_SIGMOID = 1,	/* 1 / (1 + exp(-alpha * x)) */
+	FOREST_TRANSFORM_SIGMOID = 1,	/* 1 / (1 + exp(-alpha * x)); float:
+									 * XGBoost's, 1 / (expf(min(-x, 88.7)) + 1) */
 	FOREST_TRANSFORM_SOFTMAX = 2,	/* over all groups of a row */
 	FOREST_TRANSFORM_SIGMOID_OVA = 3,	/* sigmoid per group, unnormalized */
-	FOREST_TRANSFORM_EXP = 4,
+	FOREST_TRANSFORM_EXP = 4,		/* exp; float: expf */
 	FOREST_TRANSFORM_HINGE = 5,		/* x > 0 ? 1 : 0 */
 	FOREST_TRANSFORM_LOG1P_EXP = 6, /* log(1 + exp(x)), computed as LightGBM does */
 	FOREST_TRANSFORM_SIGNED_SQUARE = 7, /* sign(x) * x * x */
@@ -81,10 +86,15 @@ typedef enum ForestTransform
 	FOREST_TRANSFORM_ONNX_LOGISTIC = 8, /* v = 1/(1+exp(-|x|)); x < 0 ? 1-v : v */
 	FOREST_TRANSFORM_ONNX_SOFTMAX = 9,	/* float max, float sum */
 	FOREST_TRANSFORM_ONNX_SOFTMAX_ZERO = 10,	/* softmax skipping |x| <= 1e-7 */
-	FOREST_TRANSFORM_ONNX_PROBIT = 11	/* sqrt(2) * erfinv(2x - 1), Winitzki */
+	FOREST_TRANSFORM_ONNX_PROBIT = 11,	/* sqrt(2) * erfinv(2x - 1), Winitzki */
+
+	FOREST_TRANSFORM_EXP_DOUBLE = 12	/* exp in double, then rounded to the
+										 * forest's precision: float
+										 * (float) exp((double) x), XGBoost's
+										 * survival:aft */
 } ForestTransform;
 
-#define FOREST_TRANSFORM_LAST	FOREST_TRANSFORM_ONNX_PROBIT
+#define FOREST_TRANSFORM_LAST	FOREST_TRANSFORM_EXP_DOUBLE
 
 /*
  * How the trees of one group combine into its margin.  SUM adds leaf values

@@ -12,8 +12,10 @@
 static const char *const transform_names[] = {
 	"identity", "sigmoid", "softmax", "sigmoid_ova", "exp", "hinge",
 	"log1p_exp", "signed_square", "onnx_logistic", "onnx_softmax",
-	"onnx_softmax_zero", "onnx_probit"
+	"onnx_softmax_zero", "onnx_probit", "exp_double"
 };
+_Static_assert(sizeof(transform_names) / sizeof(transform_names[0]) ==
+			   FOREST_TRANSFORM_LAST + 1, "one name per transform");
 
 static const char *const compare_names[] = {"<", "<=", ">=", ">", "==", "!="};
 static const char *const aggregate_names[] = {"sum", "min", "max"};
@@ -77,7 +79,7 @@ ForestDump(const Forest *forest, bool with_nodes)
 	TextAppend(&buf, "forest source=%s objective=%s task=%s transform=%s precision=%s\n",
 			ForestSourceName(forest->source), forest->objective,
 			ForestTaskName(forest->task),
-			transform_names[forest->transform % 12],
+			transform_names[forest->transform % (FOREST_TRANSFORM_LAST + 1)],
 			forest->precision == FOREST_FLOAT32 ? "float32" : "float64");
 	TextAppend(&buf, "  features=%d groups=%d classes=%d trees=%d nodes=%lld max_depth=%d",
 			forest->num_features, forest->num_groups, forest->num_classes,

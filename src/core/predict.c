@@ -4,10 +4,11 @@
  *
  * Shared by the interpreter and compiled code so both agree bit for bit.
  * Arithmetic follows the training library: XGBoost works in float (its
- * softmax sums in double), LightGBM in double.  ONNX forests add their
- * base margins after the trees (base_margin_last) and use ONNX Runtime's
- * post transforms (ml_common.h: ComputeLogistic, ComputeProbit/ErfInv,
- * ComputeSoftmax, ComputeSoftmaxZero), all in float.
+ * softmax sums in double, and survival:aft exponentiates in double),
+ * LightGBM in double.  ONNX forests add their base margins after the
+ * trees (base_margin_last) and use ONNX Runtime's post transforms
+ * (ml_common.h: ComputeLogistic, ComputeProbit/ErfInv, ComputeSoftmax,
+ * ComputeSoftmaxZero), all in float.
  */
 #include <float.h>
 #include <math.h>
@@ -241,17 +242,43 @@ SoftmaxOnnx(const double *margins, double *out, int32_t n, bool skip_zero)
 		out[i] = (float) out[i] / sum;
 }
 
-/* One value through an element-wise transform, in float */
+/*
+ * XGBoost's common::Sigmoid (src/common/math.h), in float.  -x is capped
+ * at 88.7 so that expf stays finite: every margin below -88.7, -inf
+ * included, gives 1 / (expf(88.7f) + 1) = 3.0e-39, not 0.  The cap is
+ * std::min(-x, 88.7f), which keeps a NaN.  XGBoost also adds 1e-16f to the
+ * denominator; that cannot change a float sum of at least 1, and is kept
+ * only to follow its formula term for term.
+ */
+static float
+XgbSigmoid(float x)
+{
+	float		v = 88.7f < -x ? 88.7f : -x;
+
+	return 1.0f / (expf(v) + 1.0f + 1e-16f);
+}
+
+/*
+ * One value through an element-wise transform, in float.  A float forest
+ * with SIGMOID, EXP, EXP_DOUBLE or HINGE is an XGBoost model; each is its
+ * PredTransform, as XGBoost 1.7 to 3.1 compute them: the sigmoid above;
+ * expf for reg:gamma, reg:tweedie, count:poisson and survival:cox (expf or
+ * std::exp of a float); exp in double for survival:aft (aft_obj.cu calls
+ * exp() unqualified, the C library's double function).
+ */
 static double
 TransformFloat(ForestTransform transform, float x)
 {
 	switch (transform)
 	{
 		case FOREST_TRANSFORM_SIGMOID:
+			return XgbSigmoid(x);
 		case FOREST_TRANSFORM_SIGMOID_OVA:
 			return 1.0f / (1.0f + expf(-x));
 		case FOREST_TRANSFORM_EXP:
 			return expf(x);
+		case FOREST_TRANSFORM_EXP_DOUBLE:
+			return (float) exp((double) x);
 		case FOREST_TRANSFORM_HINGE:
 			return x > 0.0f ? 1.0f : 0.0f;
 		case FOREST_TRANSFORM_LOG1P_EXP:
@@ -276,6 +303,7 @@ TransformDouble(ForestTransform transform, double alpha, double x)
 		case FOREST_TRANSFORM_SIGMOID_OVA:
 			return 1.0 / (1.0 + exp(-alpha * x));
 		case FOREST_TRANSFORM_EXP:
+		case FOREST_TRANSFORM_EXP_DOUBLE:
 			return exp(x);
 		case FOREST_TRANSFORM_HINGE:
 			return x > 0.0 ? 1.0 : 0.0;

@@ -31,6 +31,13 @@
  * byte those of version 1: the new fields sit after the base margins and
  * at the end, so a v1 form's offsets are a v2 form's.
  *
+ * The transform byte is a ForestTransform.  A new transform takes a new
+ * value (EXP_DOUBLE, 12) rather than a stored value changing its meaning,
+ * so every older form reads as it did: a survival:aft form stored with EXP
+ * keeps expf until its model is loaded again.  A new value needs no new
+ * version: a reader that lacks it refuses the form in ForestValidateHeader
+ * ("out of range").
+ *
  * Reading trusts nothing: the counts together are checked against the
  * bytes left before anything is allocated, and the result goes through
  * ForestValidate.

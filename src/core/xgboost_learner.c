@@ -39,6 +39,10 @@ typedef struct XgbObjective
  * Checked against XGBoost 1.7.4's predict(output_margin=True) and predict()
  * for each objective.  binary:logitraw takes its base score as the margin
  * (as XGBoost 1.7 and 2.x do; some older versions applied the logit).
+ * The transforms are each objective's PredTransform, computed in float as
+ * XGBoost does (predict.c): survival:aft's is exp in double, rounded to
+ * float, unlike the expf of reg:gamma, reg:tweedie, count:poisson and
+ * survival:cox, so it has a transform of its own.
  */
 static const XgbObjective xgb_objectives[] = {
 	{"reg:squarederror", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_IDENTITY, XGB_MARGIN_SAME},
@@ -59,7 +63,7 @@ static const XgbObjective xgb_objectives[] = {
 	{"multi:softmax", FOREST_TASK_MULTICLASS, FOREST_TRANSFORM_SOFTMAX, XGB_MARGIN_SAME},
 	{"multi:softprob", FOREST_TASK_MULTICLASS, FOREST_TRANSFORM_SOFTMAX, XGB_MARGIN_SAME},
 	{"survival:cox", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_EXP, XGB_MARGIN_LOG},
-	{"survival:aft", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_EXP, XGB_MARGIN_LOG},
+	{"survival:aft", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_EXP_DOUBLE, XGB_MARGIN_LOG},
 };
 
 /* Name of a JSON type for messages */

@@ -285,6 +285,116 @@ TestSoftmaxExact(void)
 	CHECK_MSG(mismatches == 0, "%d softmax values differ from the formula's", mismatches);
 }
 
+/* A float's bits as a float */
+static float
+FloatOfBits(uint32_t bits)
+{
+	float		f;
+
+	memcpy(&f, &bits, sizeof(f));
+	return f;
+}
+
+/*
+ * XGBoost's transforms in float, bit for bit: each want is what XGBoost
+ * 1.7.4's predict() gave for the margin (a zero-tree model's DMatrix
+ * base_margin), as float bits.  reg:gamma exponentiates with expf,
+ * survival:aft with exp in double; the sigmoid caps -x at 88.7; hinge
+ * sends NaN and -0 to 0.  NaN wants match any NaN.
+ */
+static void
+TestXgboostTransformsExact(void)
+{
+	static const struct
+	{
+		ForestTransform transform;
+		uint32_t	margin;
+		uint32_t	want;
+	}			cases[] = {
+		/* reg:gamma and survival:aft: 1.8718766 = logf(6.5004835) */
+		{FOREST_TRANSFORM_EXP, 0x3fef99a7, 0x40d003f7},
+		{FOREST_TRANSFORM_EXP_DOUBLE, 0x3fef99a7, 0x40d003f6},
+		{FOREST_TRANSFORM_EXP, 0x40f4df2d, 0x450395cf}, /* 7.65224314 */
+		{FOREST_TRANSFORM_EXP_DOUBLE, 0x40f4df2d, 0x450395ce},
+		{FOREST_TRANSFORM_EXP, 0xc153dbe7, 0x35ee5c72}, /* -13.2411871 */
+		{FOREST_TRANSFORM_EXP_DOUBLE, 0xc153dbe7, 0x35ee5c71},
+		{FOREST_TRANSFORM_EXP, 0x411fe63f, 0x46ab00d1}, /* 9.99371243 */
+		{FOREST_TRANSFORM_EXP_DOUBLE, 0x411fe63f, 0x46ab00d0},
+		{FOREST_TRANSFORM_EXP_DOUBLE, 0x42b17217, 0x7f7fff84},	/* 88.7228317 */
+		{FOREST_TRANSFORM_EXP_DOUBLE, 0x42b17218, 0x7f800000},	/* 88.7228394: inf */
+		{FOREST_TRANSFORM_EXP_DOUBLE, 0xc2cff0a4, 0x00000001},	/* -103.97 */
+		{FOREST_TRANSFORM_EXP_DOUBLE, 0xc2d00000, 0x00000000},	/* -104 */
+		{FOREST_TRANSFORM_EXP_DOUBLE, 0xff800000, 0x00000000},	/* -inf */
+		{FOREST_TRANSFORM_EXP_DOUBLE, 0x7fc00000, 0x7fc00000},	/* NaN */
+		{FOREST_TRANSFORM_EXP_DOUBLE, 0x80000000, 0x3f800000},	/* -0 */
+		/* binary:logistic */
+		{FOREST_TRANSFORM_SIGMOID, 0xff800000, 0x0020bd47},	/* -inf */
+		{FOREST_TRANSFORM_SIGMOID, 0xc47a0000, 0x0020bd47},	/* -1000 */
+		{FOREST_TRANSFORM_SIGMOID, 0xc2b16667, 0x0020bd47},	/* just below -88.7 */
+		{FOREST_TRANSFORM_SIGMOID, 0xc2b16666, 0x0020bd47},	/* -88.7 */
+		{FOREST_TRANSFORM_SIGMOID, 0xc2b16b85, 0x0020bd47},	/* -88.71 */
+		{FOREST_TRANSFORM_SIGMOID, 0xc2b17217, 0x0020bd47},	/* -88.7228317 */
+		{FOREST_TRANSFORM_SIGMOID, 0xc2ae0000, 0x00b33687},	/* -87 */
+		{FOREST_TRANSFORM_SIGMOID, 0xc1a40000, 0x30abd1d8},	/* -20.5 */
+		{FOREST_TRANSFORM_SIGMOID, 0x80000000, 0x3f000000},	/* -0 */
+		{FOREST_TRANSFORM_SIGMOID, 0x3fc00000, 0x3f514c8f},	/* 1.5 */
+		{FOREST_TRANSFORM_SIGMOID, 0x4185999a, 0x3f800000},	/* 16.7 */
+		{FOREST_TRANSFORM_SIGMOID, 0x7f800000, 0x3f800000},	/* inf */
+		{FOREST_TRANSFORM_SIGMOID, 0x7fc00000, 0x7fc00000},	/* NaN */
+		/* binary:hinge */
+		{FOREST_TRANSFORM_HINGE, 0x80000001, 0x00000000},	/* -1.4e-45 */
+		{FOREST_TRANSFORM_HINGE, 0x80000000, 0x00000000},	/* -0 */
+		{FOREST_TRANSFORM_HINGE, 0x00000001, 0x3f800000},	/* 1.4e-45 */
+		{FOREST_TRANSFORM_HINGE, 0x7fc00000, 0x00000000},	/* NaN */
+	};
+	Forest	   *f = MakeForest(FOREST_FLOAT32);
+	int			mismatches = 0;
+
+	f->task = FOREST_TASK_REGRESSION;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		double		margin = FloatOfBits(cases[i].margin);
+		float		want = FloatOfBits(cases[i].want);
+		float		got;
+
+		f->transform = cases[i].transform;
+		got = (float) ForestPredictRow(f, &margin);
+		if (memcmp(&got, &want, sizeof(float)) != 0 && !(isnan(got) && isnan(want)) &&
+			mismatches++ < 3)
+			fprintf(stderr, "transform %d of %.9g: got %.9g (0x%08x) want %.9g\n",
+					(int) cases[i].transform, margin, got,
+					(unsigned) cases[i].want, want);
+	}
+	CHECK_MSG(mismatches == 0, "%d transformed values differ from XGBoost's", mismatches);
+	ForestFree(f);
+}
+
+/* EXP_DOUBLE survives the binary form; a transform past the last is refused */
+static void
+TestTransformStored(void)
+{
+	SilvanStatus st;
+	Forest	   *f = MakeForest(FOREST_FLOAT32);
+	Forest	   *g;
+	uint8_t    *data;
+	size_t		size;
+
+	f->transform = FOREST_TRANSFORM_EXP_DOUBLE;
+	CHECK(ForestValidate(f, &st));
+	CHECK(ForestSerialize(f, &data, &size, &st));
+	g = ForestDeserialize(data, size, &st);
+	CHECK(g != NULL && g->transform == FOREST_TRANSFORM_EXP_DOUBLE);
+	/* the transform byte follows the magic, the version, source and task */
+	CHECK(data[10] == FOREST_TRANSFORM_EXP_DOUBLE);
+	data[10] = FOREST_TRANSFORM_LAST + 1;
+	CHECK(ForestDeserialize(data, size, &st) == NULL);
+	f->transform = FOREST_TRANSFORM_LAST + 1;
+	CHECK(!ForestValidate(f, &st));
+	free(data);
+	ForestFree(f);
+	ForestFree(g);
+}
+
 int
 main(void)
 {
@@ -294,5 +404,7 @@ main(void)
 	TestSerialize();
 	TestTransforms();
 	TestSoftmaxExact();
+	TestXgboostTransformsExact();
+	TestTransformStored();
 	UNIT_DONE();
 }

@@ -393,6 +393,9 @@ TestXgboostObjectives(void)
 		{"reg:gamma", "5E-1", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_EXP, -0.6931472f},
 		{"rank:ndcg", "5E-1", FOREST_TASK_RANKING, FOREST_TRANSFORM_IDENTITY, 0.5f},
 		{"survival:cox", "1E0", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_EXP, 0.0f},
+		{"survival:aft", "6.5004835E0", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_EXP_DOUBLE,
+		1.8718766f},
+		{"reg:tweedie", "2E0", FOREST_TASK_REGRESSION, FOREST_TRANSFORM_EXP, 0.6931472f},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
