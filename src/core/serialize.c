@@ -32,11 +32,13 @@
  * at the end, so a v1 form's offsets are a v2 form's.
  *
  * The transform byte is a ForestTransform.  A new transform takes a new
- * value (EXP_DOUBLE, 12) rather than a stored value changing its meaning,
- * so every older form reads as it did: a survival:aft form stored with EXP
- * keeps expf until its model is loaded again.  A new value needs no new
- * version: a reader that lacks it refuses the form in ForestValidateHeader
- * ("out of range").
+ * value (EXP_DOUBLE, 12) rather than a stored value changing its meaning.
+ * One stored value is read as another: an XGBoost survival:aft form stored
+ * with EXP (expf) before EXP_DOUBLE existed reads with EXP_DOUBLE, the
+ * transform XGBoost computes for it (exp in double, rounded to float), so
+ * that its predictions equal XGBoost's from the upgrade on.  A new value
+ * needs no new version: a reader that lacks it refuses the form in
+ * ForestValidateHeader ("out of range").
  *
  * Reading trusts nothing: the counts together are checked against the
  * bytes left before anything is allocated, and the result goes through
@@ -292,6 +294,9 @@ ReadHeader(Reader *r, Forest *forest, int64_t *num_nodes, int64_t *num_words,
 	READ_AS(r, uint8_t, forest->average_output);
 	ReadBytes(r, forest->objective, sizeof(forest->objective));
 	forest->objective[sizeof(forest->objective) - 1] = '\0';
+	if (forest->source == FOREST_SOURCE_XGBOOST && forest->transform == FOREST_TRANSFORM_EXP &&
+		strcmp(forest->objective, "survival:aft") == 0)
+		forest->transform = FOREST_TRANSFORM_EXP_DOUBLE;	/* stored before it existed */
 	READ_AS(r, double, forest->sigmoid_alpha);
 	READ_AS(r, int32_t, forest->num_features);
 	READ_AS(r, int32_t, groups);

@@ -386,6 +386,29 @@ TestTransformStored(void)
 	CHECK(g != NULL && g->transform == FOREST_TRANSFORM_EXP_DOUBLE);
 	/* the transform byte follows the magic, the version, source and task */
 	CHECK(data[10] == FOREST_TRANSFORM_EXP_DOUBLE);
+	/* an XGBoost survival:aft form stored with expf, before EXP_DOUBLE: read as XGBoost computes it */
+	data[10] = FOREST_TRANSFORM_EXP;
+	ForestFree(g);
+	g = NULL;
+	if (f->source == FOREST_SOURCE_XGBOOST)
+	{
+		Forest	   *aft;
+
+		snprintf(f->objective, sizeof(f->objective), "survival:aft");
+		free(data);
+		f->transform = FOREST_TRANSFORM_EXP;
+		CHECK(ForestSerialize(f, &data, &size, &st));
+		aft = ForestDeserialize(data, size, &st);
+		CHECK(aft != NULL && aft->transform == FOREST_TRANSFORM_EXP_DOUBLE);
+		ForestFree(aft);
+		/* another objective's EXP stays expf */
+		snprintf(f->objective, sizeof(f->objective), "reg:gamma");
+		free(data);
+		CHECK(ForestSerialize(f, &data, &size, &st));
+		aft = ForestDeserialize(data, size, &st);
+		CHECK(aft != NULL && aft->transform == FOREST_TRANSFORM_EXP);
+		ForestFree(aft);
+	}
 	data[10] = FOREST_TRANSFORM_LAST + 1;
 	CHECK(ForestDeserialize(data, size, &st) == NULL);
 	f->transform = FOREST_TRANSFORM_LAST + 1;
