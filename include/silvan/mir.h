@@ -198,6 +198,11 @@ extern void MirPadLevels(const Mir *mir, const int32_t *depths, int32_t *pad_to)
 extern void MirFinish(Mir *mir, const Hir *hir, const ReprTreeShape *trees);
 extern char *MirDump(const Mir *mir);
 extern int	MirStepWidths(const MirOp *walk, int32_t widths[5]);
+extern bool MirSubtreeHas(const MirOp *op, bool (*pred) (const MirOp *));
+extern bool MirIsSerialLoop(const MirOp *op);
+extern bool MirIsParallelLoop(const MirOp *op);
+extern bool MirIsCodeWalk(const MirOp *op);
+extern bool MirOutlinesIterations(const Mir *mir, const MirOp *op, bool inside_outlined);
 
 /*
  * The loops of one path, root first, for range and value arithmetic: rep[v]

@@ -1250,48 +1250,11 @@ FusableTile(CodegenContext *cg, const MirOp *op)
 	return inner;
 }
 
-/* Does the subtree from op (and its next ops) hold an op that pred accepts? */
-static bool
-SubtreeHas(const MirOp *op, bool (*pred) (const MirOp *))
-{
-	for (; op != NULL; op = op->next)
-		if (pred(op) || SubtreeHas(op->body, pred))
-			return true;
-	return false;
-}
-
-static bool
-IsSerialLoop(const MirOp *op)
-{
-	return op->kind == MIR_LOOP && !op->parallel;
-}
-
-static bool
-IsParallelLoop(const MirOp *op)
-{
-	return op->kind == MIR_LOOP && op->parallel;
-}
-
-static bool
-IsCodeWalk(const MirOp *op)
-{
-	return op->kind == MIR_WALK && op->strategy == MIR_WALK_CODE;
-}
-
-/*
- * Is each iteration of specialized loop op a function of its own?  When a
- * loop over rows runs below it and code walks below that, as in lleaves'
- * blocks of trees (tile(tree, t0, t1, n); reorder(t0, batch, t1);
- * specialize(t0); specialize(t1); codeWalk(t1, ...)): the iteration's
- * function then walks its trees for every row with their code inline
- * (CodeLeaf), with no call per row.  Not inside another such function,
- * nor around a parallel loop.
- */
+/* Is each iteration of specialized loop op a function of its own?  (MirOutlinesIterations) */
 static bool
 OutlinesIterations(const CodegenContext *cg, const MirOp *op)
 {
-	return !cg->target->gpu && cg->code_inline_left < 0 && SubtreeHas(op->body, IsSerialLoop) &&
-		SubtreeHas(op->body, IsCodeWalk) && !SubtreeHas(op->body, IsParallelLoop);
+	return !cg->target->gpu && MirOutlinesIterations(cg->mir, op, cg->code_inline_left >= 0);
 }
 
 /* Iteration i of specialized loop op as function fn_spec<k>(ctx), called here */

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "silvan/codegen.h"
+#include "silvan/tiling.h"
 
 /* The walk strategy of a walk op */
 const WalkStrategy *
@@ -475,8 +476,13 @@ LockstepCost(CostModel *model, const MirOp *op, int32_t width, int32_t tree,
 		(op->lanes == MIR_LANES_TREES && width > 1 && op->fixed_walk);
 	int			loops = (op->fixed_walk ? 1 : 0) + (check ? 1 : 0);
 
+	int64_t		hop = COST_LOCKSTEP_HOPS;
+
+	/* a hop of tiled trees walks a tile: its nodes compared, its shape looked up */
+	if (model->hir->tiled != NULL)
+		hop *= 4 + model->hir->tiled->tile_size;
 	cost->inline_instructions = COST_LOCKSTEP_BASE +
-		(int64_t) width * (COST_LOCKSTEP_LANE + COST_LOCKSTEP_HOPS * loops);
+		(int64_t) width * (COST_LOCKSTEP_LANE + hop * loops);
 	cost->inline_loops = loops;
 }
 

@@ -169,42 +169,6 @@ CostSpecialized(const MirOp *op)
 	return true;
 }
 
-/* Does the subtree from op (and its next ops) hold an op pred accepts? */
-static bool
-CostSubtreeHas(const MirOp *op, bool (*pred) (const MirOp *))
-{
-	for (; op != NULL; op = op->next)
-		if (pred(op) || CostSubtreeHas(op->body, pred))
-			return true;
-	return false;
-}
-
-static bool
-CostIsSerialLoop(const MirOp *op)
-{
-	return op->kind == MIR_LOOP && !op->parallel;
-}
-
-static bool
-CostIsParallelLoop(const MirOp *op)
-{
-	return op->kind == MIR_LOOP && op->parallel;
-}
-
-static bool
-CostIsCodeWalk(const MirOp *op)
-{
-	return op->kind == MIR_WALK && op->strategy == MIR_WALK_CODE;
-}
-
-/* codegen.c's OutlinesIterations, at the top level: each iteration its own function */
-static bool
-CostOutlinesIterations(const CostWalker *w, const MirOp *op, bool in_outlined)
-{
-	return !w->model.mir->gpu && !in_outlined && CostSubtreeHas(op->body, CostIsSerialLoop) &&
-		CostSubtreeHas(op->body, CostIsCodeWalk) && !CostSubtreeHas(op->body, CostIsParallelLoop);
-}
-
 /* The tree a specialized copy fixes for the walk below, or -1 */
 static int32_t
 CostCopyTree(const MirOp *walk, int64_t copy, int64_t copies)
@@ -320,7 +284,7 @@ CostLoop(CostWalker *w, const MirOp *op, int64_t copies, bool in_outlined, bool 
 	int64_t		body_copies = specialized ? copies * op->extent : copies;
 
 	fixed = fixed || specialized;
-	if (op->parallel || (specialized && CostOutlinesIterations(w, op, in_outlined)))
+	if (op->parallel || (specialized && MirOutlinesIterations(w->model.mir, op, in_outlined)))
 	{
 		CostAdd(w, COST_LOOP, 1);
 		CostOutlinedBody(w, op, op->parallel ? 1 : op->extent, fixed);

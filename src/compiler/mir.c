@@ -290,7 +290,13 @@ MirAddWalk(MirBuilder *b, MirOp *loop)
 		var->vector_walk ? MIR_WALK_VECTOR : MIR_WALK_LOCKSTEP;
 	if (var->interleave)
 	{
-		bool		vector = walk->strategy == MIR_WALK_VECTOR && walk->lanes == MIR_LANES_ROWS;
+		/*
+		 * rows as vectors only in the untiled perfect layout: elsewhere a vector
+		 * walk is lock-step (codegen_walk_vector.c), in groups of at most
+		 * MIR_MAX_WIDTH rows, which the loop's step then gives
+		 */
+		bool		vector = walk->strategy == MIR_WALK_VECTOR && walk->lanes == MIR_LANES_ROWS &&
+			s->tile_size <= 1 && strcmp(s->representation, "perfect") == 0;
 		int32_t		most = vector ? MIR_MAX_VECTOR_WIDTH : MIR_MAX_WIDTH;
 
 		walk->width = loop->extent > 0 && loop->extent < most ? (int32_t) loop->extent : most;
@@ -1079,4 +1085,52 @@ MirDump(const Mir *mir)
 	for (int i = 0; i < mir->num_notes; i++)
 		TextAppend(&buf, "  note: %s\n", mir->notes[i]);
 	return TextFinish(&buf);
+}
+
+/* Does the subtree from op (and its next ops) hold an op that pred accepts? */
+bool
+MirSubtreeHas(const MirOp *op, bool (*pred) (const MirOp *))
+{
+	for (; op != NULL; op = op->next)
+		if (pred(op) || MirSubtreeHas(op->body, pred))
+			return true;
+	return false;
+}
+
+/* Is op a loop that runs serially? */
+bool
+MirIsSerialLoop(const MirOp *op)
+{
+	return op->kind == MIR_LOOP && !op->parallel;
+}
+
+/* Is op a parallel loop? */
+bool
+MirIsParallelLoop(const MirOp *op)
+{
+	return op->kind == MIR_LOOP && op->parallel;
+}
+
+/* Is op a code walk? */
+bool
+MirIsCodeWalk(const MirOp *op)
+{
+	return op->kind == MIR_WALK && op->strategy == MIR_WALK_CODE;
+}
+
+/*
+ * Is each iteration of specialized loop op a function of its own?  When a
+ * loop over rows runs below it and code walks below that, as in lleaves'
+ * blocks of trees (tile(tree, t0, t1, n); reorder(t0, batch, t1);
+ * specialize(t0); specialize(t1); codeWalk(t1, ...)): the iteration's
+ * function then walks its trees for every row with their code inline,
+ * with no call per row.  Not on a gpu, not inside another such function
+ * (inside_outlined), nor around a parallel loop.  codegen.c emits it so,
+ * compile_cost.c prices it so.
+ */
+bool
+MirOutlinesIterations(const Mir *mir, const MirOp *op, bool inside_outlined)
+{
+	return !mir->gpu && !inside_outlined && MirSubtreeHas(op->body, MirIsSerialLoop) &&
+		MirSubtreeHas(op->body, MirIsCodeWalk) && !MirSubtreeHas(op->body, MirIsParallelLoop);
 }
