@@ -47,13 +47,18 @@ count_regress() {
 	[ $seen = 1 ] || failed=$((failed + 1))
 }
 
-# Run a step, showing its output; a step that fails without counting a failure counts one
+# Run a step, showing its output; a step that fails without counting a
+# failure counts one, and a command (not a shell function) that runs past
+# SILVAN_STEP_SECONDS (default 2400) is ended
 run_step() {
-	local name=$1 counter=$2 before=$failed status
+	local name=$1 counter=$2 before=$failed status limit
 	shift 2
 	echo "== $name"
-	"$@" 2>&1 | tee "$LOGS/$name.log"
+	limit=()
+	declare -F "$1" >/dev/null || limit=(timeout -k 30 "${SILVAN_STEP_SECONDS:-2400}")
+	"${limit[@]}" "$@" 2>&1 | tee "$LOGS/$name.log"
 	status=${PIPESTATUS[0]}
+	[ "$status" -eq 124 ] && echo "$name: ran past ${SILVAN_STEP_SECONDS:-2400} s"
 	"$counter" "$LOGS/$name.log"
 	if [ "$status" -ne 0 ] && [ "$failed" -eq "$before" ]; then
 		echo "$name: exited with status $status"

@@ -50,16 +50,27 @@ main(int argc, char **argv)
 	char	  **dirs = argv + 2;
 	int			ndirs = argc - 2;
 	int		   *wd;
+	struct sigaction term;
+	int			watched = 0;
 
 	if (argc < 3 || fd < 0)
 		return 2;
-	signal(SIGTERM, OnTerm);
+	/* no SA_RESTART: a signal must end the blocking read() */
+	sigemptyset(&term.sa_mask);
+	term.sa_handler = OnTerm;
+	term.sa_flags = 0;
+	sigaction(SIGTERM, &term, NULL);
+	sigaction(SIGINT, &term, NULL);
 	wd = calloc(ndirs, sizeof(int));
 	for (int d = 0; d < ndirs; d++)
-		wd[d] = inotify_add_watch(fd, dirs[d], IN_CREATE | IN_MOVED_TO);
+		if ((wd[d] = inotify_add_watch(fd, dirs[d], IN_CREATE | IN_MOVED_TO)) >= 0)
+			watched++;
 	while (!stop)
 	{
 		ssize_t		n = read(fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
 
 		for (char *p = buf; n > 0 && p < buf + n;)
 		{
@@ -88,6 +99,7 @@ main(int argc, char **argv)
 			p += sizeof(struct inotify_event) + ev->len;
 		}
 	}
-	printf("%ld planted, %ld refused\n", planted, refused);
+	printf("%d of %d directories watched, %ld planted, %ld refused\n",
+		   watched, ndirs, planted, refused);
 	return 0;
 }
