@@ -63,7 +63,7 @@ test/unit/bin/%: test/unit/%.c test/unit/unit.h $(CORE_OBJS)
 	@mkdir -p test/unit/bin
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_OBJS) $(LLVM_LIBS) -lstdc++ -ljson-c -lprotobuf-c -lm -lpthread
 
-# GPU timing on a CUDA device (run by ../shared/device/run-gpu.sh on a lent machine)
+# GPU timing on a CUDA device (built by test/device/pack.sh, run by test/device/run.sh)
 test/bench/build/bench_gpu: test/bench/bench_gpu.c $(CORE_OBJS)
 	@mkdir -p test/bench/build
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_OBJS) $(LLVM_LIBS) -lstdc++ -ljson-c -lprotobuf-c -lm -lpthread

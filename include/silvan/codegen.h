@@ -152,7 +152,7 @@ struct CodegenContext
 	/* a gpu block's rows staged in shared memory (cache), and its first row */
 	LLVMValueRef v_gpu_stage;
 	LLVMValueRef v_gpu_stage_lo;
-	/* a shared reduction's partial sums and extents, by thread (EmitGpuLoop) */
+	/* a shared reduction's partial sums and extents, by thread (CgEmitGpuLoop) */
 	LLVMValueRef v_gpu_parts;
 	LLVMValueRef v_gpu_extents;
 	int64_t		emulated_shared_used;	/* bytes of the emulated grid's shared memory laid out */

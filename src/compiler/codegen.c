@@ -17,14 +17,15 @@
  * values of the loops around it (mir.h gives the arithmetic).  An
  * environment (CodegenEnv) carries those LLVM values down the nest: ranges
  * and values per index variable, the accumulation target, and the tree and
- * row once a loop has fixed them (the tree's record is then loaded once,
- * not once per walk).  Environments are copied into each loop body, so a
- * value is only ever used where its definition dominates.  The innermost
- * loop of an interleaved walk steps by the walk's width, with remainder
- * loops of 4 and 1.  When that loop is the inner loop of a tile exactly as
- * wide as the walk (tile(p, o, i, w); interleave(i)), the two loops are
- * emitted as one loop over p stepping by w: the same iterations in the same
- * order, without setting up a loop per tile.
+ * row once a loop has fixed them (the tree's record is then loaded once, not
+ * once per walk).  Environments are copied into each loop body, so a value
+ * is only ever used where its definition dominates.  The innermost loop of
+ * an interleaved walk steps by the walk's width, with remainder loops of the
+ * narrower steps MirStepWidths gives, down to 1.  When that loop is the
+ * inner loop of a tile exactly as wide as the walk (tile(p, o, i, w);
+ * interleave(i)), the two loops are emitted as one loop over p stepping by
+ * w: the same iterations in the same order, without setting up a loop per
+ * tile.
  *
  * Specialized loops (specialize() on a loop over trees) are emitted once
  * per iteration, each copy with its tree a constant, for walks that
@@ -237,9 +238,10 @@ CodeConstantSlot(CodegenContext *cg, uint64_t bits)
  * (aux[REPR_AUX_CODE_CONSTANTS]) at a fixed offset instead of written as an
  * immediate.  x86 has no floating-point immediates: LLVM puts each into a
  * constant pool that the code addresses through a relocation, and linking
- * mtpl2's 8,700 of them took 4 of a fresh backend's 10 ms; a load at a
- * fixed offset from a pointer the function already holds needs none, and
- * code that differs only in its constants becomes the same code.
+ * thousands of them (mtpl2's 8,700) is a large share of a fresh backend's
+ * load of the code; a load at a fixed offset from a pointer the function
+ * already holds needs none, and code that differs only in its constants
+ * becomes the same code.
  */
 LLVMValueRef
 CgCodeConstant(CodegenContext *cg, LLVMTypeRef type, double value)
@@ -696,8 +698,8 @@ StagesMargins(const MirOp *op)
 /*
  * Do a stage's margins fit: at most CODEGEN_MAX_STAGE_GROUPS classes (the
  * copies in and out are unrolled over them) in CODEGEN_MAX_STAGE_BYTES?
- * A 65,536-class model once made a 142 MB stack buffer and an IR copy
- * loop LLVM did not finish compiling.
+ * A 65,536-class model would make a 142 MB stack buffer and an IR copy
+ * loop LLVM does not finish compiling.
  */
 static bool
 MarginsFitStage(const CodegenContext *cg, int64_t stride)

@@ -107,7 +107,7 @@ I64At(CodegenContext *cg, LLVMValueRef v_array, LLVMValueRef v_i, int64_t field)
 /*
  * One iteration of a shared reduction's loop (sharedReduce): the trees
  * below add into this thread's own partial sums (the rows it may reach,
- * RootSpan, at most Mir.gpu_reduce_rows, from the aggregate's "nothing
+ * CgRootSpan, at most Mir.gpu_reduce_rows, from the aggregate's "nothing
  * yet"), which then go to its slice of shared memory with their first row,
  * row count and the loop's iterations in range
  */

@@ -14,11 +14,11 @@
  * is a loop that stops once every lane is at a leaf, in which a lane that
  * reached a leaf stays there.  Lanes of different trees (interleaved tree
  * loops) take the first phase for the smallest padding among them and the
- * second up to the largest depth.  Lanes of one tree (rows lanes) take
- * the root's hop with one load of the root for all of them.  Each hop
- * moves every lane one level down, so the lanes' dependent loads overlap.  Fully unrolling the hops
- * per depth was measured: a few percent faster at ten times the compile
- * time, since each distinct depth needs its own copy.
+ * second up to the largest depth.  Lanes of one tree (rows lanes) take the
+ * root's hop with one load of the root for all of them.  Each hop moves
+ * every lane one level down, so the lanes' dependent loads overlap.  The
+ * hops are not fully unrolled per depth: that gains little and multiplies
+ * the compile time, since each distinct depth needs its own copy.
  *
  * The reduce adds each lane's leaf into target[row][group], lane by lane:
  * for tree lanes that is tree order, so serial schedules keep the
@@ -227,11 +227,11 @@ EmitHops(CodegenContext *cg, int32_t width, const WalkLane *lanes, LLVMValueRef 
 /*
  * The first hop of lanes that share one tree, when the tree has one
  * (v_fixed > 0): every lane starts at the root, so its node is loaded once
- * for all of them and only the features are each lane's own.  Measured on
- * the XGBoost depth-8 models (16 rows a tree, Treebeard's perfect layout):
- * kernels 9-10% faster.  Picking each lane's node of the second level from
- * both children loaded once (two selects a lane instead of two loads) was
- * 8% slower than loading it.  v_idx (in: the root) gets each lane's node
+ * for all of them and only the features are each lane's own, which makes
+ * the XGBoost depth-8 models' kernels (16 rows a tree, Treebeard's perfect
+ * layout) faster.  Each lane's node of the second level is loaded:
+ * picking it from both children loaded once (two selects a lane instead
+ * of two loads) is slower.  v_idx (in: the root) gets each lane's node
  * after the hop; *v_start the hop the walk goes on from.
  */
 static void

@@ -63,15 +63,15 @@
 /*
  * A tree's masks are anded into this many running ands as they are made,
  * not all kept for one and at the end: LLVM's fast register allocation
- * spilled the 30 live masks of a 31-leaf tree.  mtpl2: 3.44-3.56 us per
- * row against 3.63-3.68 (2 chains: 3.50-3.60, 1: 3.69-3.90, a longer
- * dependence); forests of fewer leaves within noise.
+ * spilled the 30 live masks of a 31-leaf tree.  Four chains walk trees of
+ * 31 leaves (mtpl2) faster than keeping every mask, and faster than fewer
+ * chains (a longer dependence); forests of fewer leaves gain little.
  */
 #define BITS_AND_CHAINS		4
 /* Forests of more splits gather their category tables (LanesTableGather) */
 #define BITS_GATHER_SPLITS	8192
 #define PERMUTE_MAX_LEAVES	16	/* PermutedLeaves; at 32, nyc_taxi and airline were
-									 * 7% slower than by loads */
+									 * slower than by loads */
 
 /* A tree's splits with the masks of their left subtrees, leaves in order */
 typedef struct BitsTree
@@ -313,24 +313,20 @@ LanesTableLookup(CodegenContext *cg, LLVMValueRef g_table, LLVMTypeRef t_table, 
  * target's gather instruction or into one load per lane.
  *
  * Category tables (CategoryGathered): against LanesTableLookup's loads on
- * mtpl2's category tables (2,000 of them, a quarter of its IR): 0.3 s
- * less to compile (2.0-2.1 s against 2.3-2.4 on two threads), the same
- * kernel speed (3.63-3.65 us per row against 3.61-3.64) on this Zen 4
- * core, where gathers are microcoded.  On lleaves' airline (100 trees,
- * categorical sets of up to 288) the kernel was 15% slower (0.388 against
- * 0.338), so where gathers are slow (buffers->gather false) only big
- * forests (BITS_GATHER_SPLITS), whose compile time it is about, gather.
+ * mtpl2's category tables (2,000 of them, a quarter of its IR), a gather
+ * compiles faster and walks as fast even where gathers are microcoded.  On
+ * smaller forests with wide sets (lleaves' airline, 100 trees, categorical
+ * sets of up to 288) it walks slower there, so where gathers are slow
+ * (buffers->gather false) only big forests (BITS_GATHER_SPLITS), whose
+ * compile time it is about, gather.
  *
- * Leaf values (LeavesGathered): on the Zen 4, mtpl2's kernel took 3.75-3.77
- * us per row gathering them, so only hosts that gather fast do.  On an
- * Intel Xeon with AVX-512 (bench_kernel, batch 1024, three interleaved
- * rounds) the gather was faster than a load per lane on every lleaves
- * model whose trees are not permuted out of registers: mtpl2 2.29-2.50
- * against 2.48-2.87 us per row, NYC_taxi 0.16-0.17 against 0.19, boston
- * 0.145-0.15 against 0.16-0.17, airline 0.17-0.19 against 0.21-0.24; and
- * 40 IR instructions a tree fewer took mtpl2's compile from 1.94-2.08 to
- * 1.67-1.79 s.  Trees of at most PERMUTE_MAX_LEAVES keep the permutes:
- * multiclass was 5% slower with gathers.
+ * Leaf values (LeavesGathered): where gathers are microcoded, gathering
+ * them slows mtpl2's kernel, so only hosts that gather fast do.  There
+ * the gather is faster than a load per lane on every lleaves model whose
+ * trees are not permuted out of registers (mtpl2, NYC_taxi, boston,
+ * airline), and its fewer IR instructions a tree shorten the compile.
+ * Trees of at most PERMUTE_MAX_LEAVES keep the permutes: multiclass walks
+ * slower with gathers.
  */
 static LLVMValueRef
 LanesTableGather(CodegenContext *cg, LLVMValueRef g_table, LLVMTypeRef t_table, LLVMTypeRef t_elem,
@@ -810,7 +806,7 @@ TakeBitsTree(CodegenContext *cg, const MirOp *op, BitsTree *bt)
 		bt->num_splits > cg->code_nodes_left)
 		return false;
 	cg->code_nodes_left -= bt->num_splits;
-	/* half the vector registers: measured as fast, 20-30% less to compile */
+	/* half the vector registers: as fast, and quicker to compile */
 	bt->t_mask = bt->num_leaves <= 32 ? cg->t_i32 : cg->t_i64;
 	return true;
 }
@@ -973,7 +969,7 @@ CallTreeFunction(CodegenContext *cg, const CodegenEnv *env, LLVMValueRef fn, LLV
  * it prefetches): op is the outer loop of a tile of the batch itself (not
  * a split's copy of one), so
  * that its iteration's rows are known exactly (a tile of tiles has rows
- * that the loops inside it fix; RootSpan would give the whole batch), the
+ * that the loops inside it fix; CgRootSpan would give the whole batch), the
  * tile has at least MIR_MAX_WIDTH rows, and they plus a vector's lanes
  * past them fit CODEGEN_MAX_STAGE_BYTES
  */

@@ -31,8 +31,8 @@
  * predictable decision of a path costs no misprediction; blocks are laid
  * out depth first, so that every split falls through to one child and
  * LLVM's fast instruction selection, which does not reorder blocks, emits
- * one jump per split, not two (mtpl2, whole trees in code: 9.1 to 8.7 us
- * per row, both together).  select: every split of the top is compared (the
+ * one jump per split, not two (both together make mtpl2's whole trees in
+ * code walk faster).  select: every split of the top is compared (the
  * compares are independent, so they overlap), and the leaf value and the
  * buffer record to go on from are chosen by selects, with one branch, to
  * the buffer walk, where the top does not end in a leaf.
@@ -842,8 +842,8 @@ EmitCodeTree(CodegenContext *cg, const MirOp *op, int32_t t, LLVMValueRef v_row_
 }
 
 /*
- * Trees per function: enough that LLVM's fixed cost per function (about a
- * millisecond) does not dominate, few enough that one function stays
+ * Trees per function: enough that LLVM's fixed cost per function does not
+ * dominate, few enough that one function stays
  * small (its register allocation grows faster than its size)
  */
 static int32_t

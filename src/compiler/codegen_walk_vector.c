@@ -9,8 +9,8 @@
  * that decide by one unordered compare (REPR_PLAIN_BELOW_X, _X_BELOW) and
  * at least 64 records; lanes that are consecutive rows of one tree (an
  * interleaved row loop of step 1) in a multiple of sixteen, at least four
- * vectors (one or two vectors' gathers wait on each other: 0.55 and 0.35
- * us per row on higgs, against 0.30 in lock-step and 0.22 for four); leaves added
+ * vectors (one or two vectors' gathers wait on each other, slower than
+ * lock-step; four overlap enough to beat it); leaves added
  * by a plain reduce (no stage, no locals, no atomics): one vector add into
  * sixteen consecutive margins, or, for forests of several groups, a gather
  * of the rows' margins of the tree's group, the add and a scatter.  The
@@ -34,12 +34,12 @@
  * is a gather.  Several vectors are walked level by level together, so
  * their gathers overlap.
  *
- * Measured on an Intel Xeon with AVX-512 (bench_kernel, batch 1024, the
- * default's 128-row tiles): higgs, airline and year (100 XGBoost trees of
- * depth 8) at 0.198, 0.195 and 0.184 us per row against 0.297, 0.294 and
- * 0.277 for 16 rows in lock-step with add-with-carry hops.  A C probe that
- * gathered every level's threshold and feature took 0.40; 64 rows a tree
- * instead of 128, 8% longer.
+ * On a core with fast AVX-512 gathers, higgs, airline and year (100
+ * XGBoost trees of depth 8, the default's 128-row tiles) walk clearly
+ * faster this way than 16 rows in lock-step with add-with-carry hops.
+ * Gathering every level's threshold and feature instead of permuting the
+ * top levels is much slower, and 64 rows a tree instead of 128 somewhat
+ * slower.
  *
  * Reading past a level's run: levels 1 to 3 load 8 records from the run's
  * first, whichever of them the level has.  The run is internal (below 2^H

@@ -99,14 +99,11 @@ struct CompiledForest
  * Splits in code (codeWalk) above which machine code is generated at -O0
  * (fast instruction selection and register allocation), as it is for any
  * categorical split in code.  Below it the default level's code is worth
- * its time (kernel, 4096 synthetic rows, 2-core machine, lleaves beside
- * it): NYC_taxi's 3,000 splits walk at 0.91-1.02 us per row against
- * 1.19-1.42 at -O0 (lleaves 0.74-0.78), compiled in 1.2-1.3 s against
- * 0.17; boston 1.25-1.38 against 1.58-1.81 (lleaves 1.24-1.46), 1 s
- * against 0.1.  airline's categorical splits took 5-5.6 s to compile at
- * the default level (1.7-1.9 us per row, 2.4-2.8 at -O0, lleaves 2.0-2.2)
- * and mtpl2's 30,000 splits 33 s at -O1: compile time grows faster than
- * the code.
+ * its time: forests of a few thousand splits (NYC_taxi, boston) walk
+ * clearly faster than at -O0 for a compile of a second or so.  Above it,
+ * and for categorical splits, the default level's compile time grows
+ * faster than the code (airline's categorical splits, mtpl2's 30,000
+ * splits) for a smaller gain.
  */
 #define COMPILE_FULL_CODEGEN_SPLITS	4096
 
@@ -485,9 +482,8 @@ HostIsAmd(void)
 
 /*
  * Does the host CPU gather fast?  It needs AVX2 or AVX-512 (LLVM's host
- * features), and not an AMD core: their gathers are microcoded, and on a
- * Zen 4 a tile of 4 walked 2.3 times slower with gathers than with four
- * scalar loads.
+ * features), and not an AMD core: their gathers are microcoded, and a
+ * tile walked slower with gathers than with scalar loads.
  */
 static bool
 HostHasFastGathers(void)
@@ -504,9 +500,9 @@ HostHasFastGathers(void)
 /*
  * Should default schedules walk rows as the lanes of AVX-512 vectors
  * (vectorWalk, codegen_walk_vector.c)?  Where the host has AVX-512F and
- * gathers fast (not an AMD core).  On an Intel Xeon the XGBoost bench
- * models' kernels took 0.18-0.21 us per row against 0.28-0.30 for 16
- * rows in lock-step with add-with-carry hops, bit for bit the same.
+ * gathers fast (not an AMD core).  There the XGBoost bench models'
+ * kernels walk faster than 16 rows in lock-step with add-with-carry hops,
+ * bit for bit the same.
  */
 bool
 CodegenHostVectorWalk(void)
@@ -535,10 +531,9 @@ CodegenSetGatherPolicy(int policy)
 /*
  * Should a hop of the perfect layout be one add-with-carry (child = g + g
  * + the compare's carry: vucomiss, adc) instead of LLVM's xor, setb and
- * lea?  On x86 (SSE2 in LLVM's host features), but not an AMD core: on an
- * Intel Xeon (AVX-512) the XGBoost bench models' kernels walked 8-10%
- * faster with it (higgs 0.325-0.333 us per row to 0.295-0.300), on a Zen 4
- * 3-6% slower.
+ * lea?  On x86 (SSE2 in LLVM's host features), but not an AMD core: the
+ * XGBoost bench models' kernels walked faster with it on an Intel core
+ * and slower on an AMD one.
  */
 static bool
 HostHasCheapCarry(void)
@@ -1219,11 +1214,12 @@ CompiledForestFree(CompiledForest *compiled)
  * See compiler.h.  A call runs through every tree for each group of rows
  * it walks together, so it reads all of the forest's records and code: a
  * few hundred kB cost little beside the rows' own work (batch-1024 code
- * on calls of 64 rows scored within 3% of whole batches: higgs' and
- * year's 100 trees in records, nyc_taxi's 3,000 splits in code), but past
- * a core's L2 cache each call fetches them again (mtpl2's 30,000 splits in
- * code: 64 rows a call took 31% longer a row than whole batches, 128 rows
- * 11%, 256 rows 2%).  Code is counted at COMPILE_CODE_BYTES_PER_SPLIT.
+ * on calls of 64 rows scores about as fast as on whole batches: higgs'
+ * and year's 100 trees in records, nyc_taxi's 3,000 splits in code), but
+ * past a core's L2 cache each call fetches them again (mtpl2's 30,000
+ * splits in code: calls of 64 rows are clearly slower a row than whole
+ * batches, calls of 256 rows nearly as fast).  Code is counted at
+ * COMPILE_CODE_BYTES_PER_SPLIT.
  */
 int64_t
 CompiledForestSplitRows(const CompiledForest *compiled)

@@ -6,14 +6,13 @@
  * for a great deal of code: specialize(tree) copies a loop's body once
  * per tree, interleave widens every walk to sixteen lanes and more, a
  * code walk writes every split of every tree into code.  LLVM's time on
- * a function grows much faster than the function (a 23,000-instruction
- * kernel took 0.5 s to compile here, 47,000 1.3 s, 374,000 50 s), so a
- * compile is bounded twice, from limits the adapter sets
- * (CompileSetLimits: silvan.compile_max_instructions and
- * silvan.compile_max_function_instructions):
+ * a function grows much faster than the function, so a compile is
+ * bounded twice, from limits the adapter sets (CompileSetLimits:
+ * silvan.compile_max_instructions, silvan.compile_max_function_instructions
+ * and silvan.compile_max_function_loops), each check by CompileCheckCost:
  *
  *   1. before any code is generated, by an estimate made from the MIR,
- *      the HIR and the layout (CompileCheckEstimate): the walks the loop
+ *      the HIR and the layout (CompileEstimateMir): the walks the loop
  *      nest emits (each specialized copy of a body, each step width of an
  *      interleaved loop), each priced by its walk strategy
  *      (WalkStrategy.cost: the code one emission makes, in the function
@@ -21,14 +20,14 @@
  *      the way codegen.c outlines them (parallel loop bodies, outlined
  *      specialized iterations, code walks' tree functions);
  *   2. after code generation and before LLVM's passes, by counting the
- *      module's instructions exactly (CompileCheckModule), so a schedule
+ *      module's instructions exactly (CompileCountModule), so a schedule
  *      the estimate misjudged still never reaches LLVM over the bound.
  *
  * A compile over a bound fails with SILVAN_ERROR_LIMIT (54000), naming
  * the directive that multiplies the code most and the estimate, with a
  * hint.  The estimate is calibrated on the compiles of the tests'
  * schedules and the tuner's spaces to be within a factor of two of the
- * count (test_compile_cost.c checks it), and the default limits are far
+ * count (test_compile_limits.c checks it), and the default limits are far
  * above what any default schedule or tuner candidate of the real models
  * in ../shared/models needs.  The per-function bound also keeps each
  * function's passes and instruction selection short, which is what lets

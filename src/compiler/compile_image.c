@@ -3,10 +3,10 @@
  *		A compile's representation buffers and explain text as bytes, kept
  *		in the code cache beside its machine code.
  *
- * A fresh backend that finds a model's machine code by source (jit.c) used
- * to rebuild everything that code reads: the HIR, the tiling, the
- * representation buffers, the MIR and their explain text.  On a
- * 50,000-node model that was 5 ms of its first prediction.  The image is
+ * A fresh backend that finds a model's machine code by source (jit.c)
+ * would otherwise rebuild everything that code reads: the HIR, the
+ * tiling, the representation buffers, the MIR and their explain text, a
+ * noticeable part of a large model's first prediction.  The image is
  * stored under the same source key (with its own prefix), so it belongs to
  * exactly the machine code of that key: the buffers are the very bytes the
  * code was compiled against, not a rebuild that must come out the same.

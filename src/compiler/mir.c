@@ -792,10 +792,9 @@ DumpRange(TextBuf *buf, const Mir *mir, const MirOp *op)
  * MIR_MAX_WIDTH, then MIR_REMAINDER_STEP), then 1; how many.  A bitvector
  * code walk has no MIR_REMAINDER_STEP: its remainders call the tree's
  * function of the full width with fewer lanes live, four rows costing what
- * eight do, and the loop was a third of the loops that LLVM compiles per
- * tree where the tree loop is specialized (lleaves' multiclass: 0.80-0.81
- * against 0.95-0.99 s to compile, the kernel as fast; bench_kernel,
- * interleaved)
+ * eight do, and a loop of four would be a third of the loops that LLVM
+ * compiles per tree where the tree loop is specialized (a longer compile,
+ * the kernel no faster)
  */
 int
 MirStepWidths(const MirOp *walk, int32_t widths[5])

@@ -28,8 +28,9 @@
  * in bounds for any load.
  *
  * On higgs, airline and year (100 XGBoost trees of depth 8, 16 rows in
- * lock-step) the kernel walks 2-5% faster than with array, and 10-30%
- * faster with 8 to 14 rows in lock-step, where array's longer hop shows.
+ * lock-step) the kernel walks a little faster than with array, and
+ * clearly faster with 8 to 14 rows in lock-step, where array's longer hop
+ * shows.
  *
  * The price is 2^(H+1) records, so the layout refuses forests whose
  * padding would cost more than PERFECT_MAX_RATIO records per node, or
@@ -259,7 +260,7 @@ PerfectLoadNode(CodegenContext *cg, LLVMValueRef v_index, bool may_be_leaf, Repr
  * (buffers->carry_hops), as llvm.x86.addcarry.64(goes right, g, g), which
  * x86 emits as one adc on the compare's carry flag; else as shl and add,
  * which it emits as xor, setb and lea.  (Integer compares of the
- * threshold and feature loaded as one 64-bit word were no faster.)
+ * threshold and feature loaded as one 64-bit word are no faster.)
  */
 static LLVMValueRef
 PerfectMoveToChild(CodegenContext *cg, const ReprNode *node, LLVMValueRef v_row)

@@ -17,7 +17,7 @@
  *     split that sends NaN left is stored mirrored: its children swapped,
  *     its feature read negated (x ^ sign) against nextafter(-b, +inf), so
  *     that every split is "go right iff y >= b or y is NaN".  This saves the
- *     flag tests of the FLAGS layout, about 40% of the kernel.
+ *     flag tests of the FLAGS layout, a large part of the kernel.
  *   FLAGS {T threshold, int32 link, uint32 feature_flags}: anything else.
  *     The feature sits in the low 24 bits and the rule flags above, and the
  *     code tests only the rules the forest uses.
@@ -793,8 +793,8 @@ SplitFieldPtr(CodegenContext *cg, LLVMValueRef v_record, unsigned f)
 /*
  * Load record v_index: threshold, link (i64), feature_flags[, sign].  Link
  * and feature_flags are adjacent and come in one 64-bit load, split by a
- * shift: a hop then issues three loads instead of four (7-12% faster
- * kernels on the 6- and 12-deep bench models).
+ * shift: a hop then issues three loads instead of four (faster kernels on
+ * the 6- and 12-deep bench models).
  */
 void
 ReprLoadSplit(CodegenContext *cg, LLVMValueRef v_index, bool signed_link, ReprNode *node)

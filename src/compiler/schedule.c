@@ -47,10 +47,10 @@
 /* gpu default: rows per block (one thread each) */
 #define SCHEDULE_GPU_BLOCK_ROWS		64
 #define SCHEDULE_CODE_ROW_TILE		256
-#define SCHEDULE_BITS_MAX_SPLITS	32768	/* mtpl2's 30,000: about 2.2 s to compile */
+#define SCHEDULE_BITS_MAX_SPLITS	32768	/* room for mtpl2's 30,000 */
 #define SCHEDULE_BITS_MIN_BATCH		64
 #define SCHEDULE_BITS_SPECIALIZE_SPLITS	7	/* trees of at most 8 leaves */
-#define SCHEDULE_BITS_SPECIALIZE_TREES	256 /* a function each: about 12 ms to compile */
+#define SCHEDULE_BITS_SPECIALIZE_TREES	256 /* a function each */
 
 /* Largest power of two not above n (n >= 1) */
 static int32_t
@@ -287,10 +287,9 @@ ScheduleCodeBlocksText(int32_t row_tile, bool parallel, int32_t block, int64_t s
 /*
  * See schedule.h.  A forest of many trees also gets at most about
  * SCHEDULE_CODE_MAX_BLOCKS blocks: each block reads the row's features
- * again, and on mtpl2 (1000 trees, whole in code) blocks of 32 trees
- * walked at 9.10 us per row against 9.76-9.81 for blocks of 12 (same
- * compile time); on NYC_taxi and boston (100 trees) larger blocks than
- * SCHEDULE_CODE_BLOCK_SPLITS gives were slower (boston 0.31 against 0.23)
+ * again, and on mtpl2 (1000 trees, whole in code) fewer, larger blocks
+ * walk faster for the same compile time; on NYC_taxi and boston (100
+ * trees) blocks larger than SCHEDULE_CODE_BLOCK_SPLITS gives are slower
  */
 int32_t
 ScheduleCodeBlockTrees(int64_t splits_per_tree, int32_t num_trees)
@@ -315,22 +314,14 @@ ScheduleCodeBlockTrees(int64_t splits_per_tree, int32_t num_trees)
  * (ScheduleCodeBlocksText): blocks of trees, each a function that walks
  * the rows of a 256-row tile through its trees, thresholds and features
  * as immediates, the row's features read once per tree block.  At most
- * SCHEDULE_CODE_WALK_SPLITS splits of all trees go into code (about two
- * seconds of compiling, at LLVM's fast code generation above 4,096 splits);
- * a larger forest gets the top of each tree in code and walks the rest
- * from the buffers.  mtpl2 (1000 trees of 31 leaves, 30,000 splits) is
- * whole trees in code with this budget: 9.1-9.8 us per row in 1.7-1.8 s of
- * compiling, against 13.1-13.3 us in 0.5-0.6 s for the top 8 splits of
- * each tree under the earlier budget of 8,192 (bench_kernel, 5,000 rows,
- * quiet machine; lleaves compiles it in about 48 s, so this stays under
- * a twentieth of that).  Older measurements (kernel, batch 1024,
- * synthetic rows, 2-core machine, lleaves' own time beside it): NYC_taxi
- * (100 trees, depth 14, whole trees) 1.1 us per row against 1.9 for the
- * earlier row-at-a-time code walk and 0.85 for lleaves; mtpl2 (1000 trees,
- * depth 18, categorical; 8 splits per tree in code) 15 us against 27 for
- * the early-exit walk, compiled in 1 s (whole trees: 10-12 us in 3 s,
- * lleaves 8 us after 89 s).  false for other forests, whose default stays
- * the lock-step one.
+ * SCHEDULE_CODE_WALK_SPLITS splits of all trees go into code (compiled
+ * with LLVM's fast code generation above COMPILE_FULL_CODEGEN_SPLITS
+ * splits); a larger forest gets the top of each tree in code and walks the
+ * rest from the buffers.  mtpl2 (1000 trees of 31 leaves, 30,000 splits)
+ * is whole trees in code with this budget, which walks faster than the top
+ * of each tree in code and, for deep trees, than the early-exit walk, and
+ * still compiles in a small fraction of lleaves' own compile.  false for
+ * other forests, whose default stays the lock-step one.
  */
 static bool
 ScheduleDeepDefault(const Forest *forest, Schedule *schedule)
@@ -365,45 +356,33 @@ ScheduleDeepDefault(const Forest *forest, Schedule *schedule)
  * (codegen_walk_bits.c), eight rows a vector, trees outside the rows of a
  * 256-row tile so that one tree's function runs over the tile, the tile
  * staged feature-major (cache(b0)) so that eight rows' feature is one
- * load.  Measured (kernel, batch 1024, synthetic rows, 2-core machine,
- * each figure the best of 5 in a noisy spread of about 30%): NYC_taxi
- * 0.58 us per row against 0.80-1.15 for the blocked code walk (lleaves
- * about 1.0), boston 0.46 against 1.13-1.59 (lleaves about 1.5), lleaves'
- * multiclass 0.31 against 0.47 for lock-step (lleaves about 0.37);
- * compiled in 1.6, 1.3 and 0.6 s.  Categorical splits read a tree's
- * category table per feature: lleaves' airline (sets of up to 288
- * categories) walked at 0.72 us per row against 2.0 for the blocked code
- * walk (lleaves about 2.2), compiled in 1.8 s; tested lane by lane, set
- * by set, it took 2.7 us (7.4 s to compile).  Staging took airline to
- * 0.59-0.62.  A smaller batch would compute eight lanes for fewer rows.
- * mtpl2 (1,000 trees of up to 31 leaves, 30,000 splits, two categorical
- * features) walks at 3.4-3.6 us per row in bitvectors against 8.7-9.1 for
- * the blocked code walk with whole trees in code (lleaves 5.4-5.6 on the
- * same rows), compiled in 2.0-2.3 s against 1.7-1.9 (lleaves 48.5 s;
- * bench_kernel, 5,000 rows, batch 1024, quiet machine).  Its trees are one
- * block each, so they take the straight-line pass list (jit.c) and LLVM's
- * fast code generation (categorical splits), its module is emitted in two
- * halves on two threads (jit_split.c) and its category tables are read by
- * gathers (codegen_walk_bits.c); with none of these it took 4.6-4.8 s, and
- * the bitvectors of the sessions before (11-12 s, 8.9 us) were why
- * SCHEDULE_BITS_MAX_SPLITS was 4,096.  Forests of more splits would
- * compile for longer in proportion (about 0.07 ms a split on two
- * threads), so they keep the code walk.
+ * load.  On LightGBM's small trees (NYC_taxi, boston, lleaves'
+ * multiclass) this walks faster than the blocked code walk and than
+ * lock-step.  Categorical splits read a tree's category table per feature
+ * (lleaves' airline, sets of up to 288 categories), which is faster, and
+ * much faster to compile, than testing lane by lane, set by set; staging
+ * the tile helps further.  A smaller batch would compute eight lanes for
+ * fewer rows.  mtpl2 (1,000 trees of up to 31 leaves, 30,000 splits, two
+ * categorical features) walks faster in bitvectors than in the blocked
+ * code walk with whole trees in code, and compiles in about as long.  Its
+ * trees are one block each, so they take the straight-line pass list
+ * (jit.c) and LLVM's fast code generation (categorical splits), its module
+ * is emitted in two halves on two threads (jit_split.c) and its category
+ * tables are read by gathers (codegen_walk_bits.c); these keep its compile
+ * short enough for SCHEDULE_BITS_MAX_SPLITS.  Forests of more splits would
+ * compile for longer in proportion, so they keep the code walk.
  *
  * Forests of trees of at most SCHEDULE_BITS_SPECIALIZE_SPLITS splits also
  * specialize the tree loop: each tree becomes one function that runs its
  * code over the whole tile, the tree's code in the loop itself
  * (codegen_walk_bits.c, EmitTreeInPlace: its thresholds and masks stay in
- * registers across the tile's rows, no call per eight rows).  Multiclass
- * (4-6 leaves): 0.19 against 0.26 us per row (medians of 3 interleaved
- * runs), compiled in 1.4-1.8 s against 0.6-0.7; on trees of 18-31 leaves
- * (nyc_taxi, airline, boston) it was within noise and took 40-60% longer
- * to compile.  That was with a call per eight rows: the code in place
- * took multiclass from 0.079-0.090 to 0.057-0.061 us per row, compiled in
- * 1.0-1.1 s against 0.75-0.81 (bench_kernel, batch 1024, interleaved);
- * 0.80 s since bitvector remainders have no loop of four (MirStepWidths).
- * Each tree is a function of its own (about 12 ms to compile), so only
- * forests of at most SCHEDULE_BITS_SPECIALIZE_TREES.
+ * registers across the tile's rows, no call per eight rows).  Small trees
+ * (lleaves' multiclass, 4-6 leaves) walk faster this way at a somewhat
+ * longer compile; on trees of 18-31 leaves (nyc_taxi, airline, boston)
+ * specializing gains nothing and costs compile time.  Bitvector
+ * remainders have no loop of four (MirStepWidths), which keeps the loops
+ * LLVM compiles per tree few.  Each tree is a function of its own, so
+ * only forests of at most SCHEDULE_BITS_SPECIALIZE_TREES.
  */
 static bool
 ScheduleBitvectorDefault(const Forest *forest, int32_t batch_size, Schedule *schedule)
@@ -427,9 +406,10 @@ ScheduleBitvectorDefault(const Forest *forest, int32_t batch_size, Schedule *sch
 
 /*
  * The layout of the default lock-step walk: perfect for float forests it
- * surely fits (XGBoost's and ONNX's depth-limited trees: on higgs, airline
- * and year, 100 trees of depth 8, the kernel walked 2-5% faster than with
- * array at 16 rows in lock-step, bit for bit the same margins), else array
+ * surely fits (XGBoost's and ONNX's depth-limited trees, such as higgs,
+ * airline and year, 100 trees of depth 8, walk a little faster in it than
+ * in array at 16 rows in lock-step, bit for bit the same margins), else
+ * array
  */
 static const char *
 DefaultRepresentation(const Forest *forest)
@@ -442,19 +422,17 @@ DefaultRepresentation(const Forest *forest)
 /*
  * Pick the default schedule for a forest and a typical batch size.
  *
- * Measured on a 100-tree depth-8 XGBoost model (higgs, 4096 rows): walking
- * 16 rows in lock-step beats 8 by about 25%, tile sizes from 64 to 1024
- * rows are within noise; forests with categorical splits, whose steps are
- * longer, do best with 8.  Trees up to depth 16 are padded.  A batch no
- * larger than one tile needs no batch tile: trees go outermost.
+ * On depth-limited XGBoost models (such as higgs, 100 trees of depth 8)
+ * walking 16 rows in lock-step beats 8, and the tile size matters little;
+ * forests with categorical splits, whose steps are longer, do best with 8.
+ * Trees up to depth 16 are padded.  A batch no larger than one tile needs
+ * no batch tile: trees go outermost.
  *
- * A forest whose records outgrow a core's L2 cache (1 MB here) would be
- * streamed from L3 once per batch tile.  It is walked in blocks of trees
- * that fit in a quarter of L2 instead, each block passing over the whole
- * batch, in parallel chunks of four batch tiles: on a 100-tree depth-12
- * model (1.9 MB) this took the kernel from 0.97 to 0.87 us per row at
- * batch 1024, and a 1000-tree depth-6 model (1.15 MB) from 3.84 to 3.66.
- * Each row still adds its trees in model order.
+ * A forest whose records outgrow a core's L2 cache (taken to be
+ * SCHEDULE_FOREST_L2_BYTES) would be streamed from L3 once per batch tile.
+ * It is walked in blocks of trees that fit in a quarter of L2 instead,
+ * each block passing over the whole batch, in parallel chunks of four
+ * batch tiles.  Each row still adds its trees in model order.
  */
 void
 ScheduleDefault(const Forest *forest, int32_t batch_size, Schedule *schedule)

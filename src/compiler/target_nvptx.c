@@ -6,7 +6,7 @@
  * indices from PTX's special registers (%ctaid for the block in the grid,
  * %tid for the thread in the block).  Pointers in SilvanKernelArgs are
  * generic addresses of device memory; nvptx64 has 64-bit pointers, so the
- * struct's layout is the host's and the runtime (gpu_forest.c) copies it
+ * struct's layout is the host's and the runtime (gpu_run.c) copies it
  * to the device as is.  gpu_emit.c picks the sm for a device (GpuPtxTarget);
  * without one, code is emitted for sm_80.
  */

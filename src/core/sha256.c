@@ -6,11 +6,11 @@
  * the digest must be one that nobody can make collide: two models with
  * one digest would share machine code whose constants belong to one of
  * them.  A 64-bit hash would do for naming files (code_cache.c compares
- * whole keys), but not inside a key.  Plain C runs at about 190 MB/s; an
- * x86-64 CPU with the SHA extensions (Intel since Goldmont and Ice Lake,
- * AMD since Zen) takes the SHA-NI path, about ten times faster, which
- * matters where a fresh backend hashes a large model before its first
- * prediction (a megabyte for a thousand deep trees).
+ * whole keys), but not inside a key.  An x86-64 CPU with the SHA
+ * extensions (Intel since Goldmont and Ice Lake, AMD since Zen) takes the
+ * SHA-NI path, much faster than plain C, which matters where a fresh
+ * backend hashes a large model before its first prediction (a megabyte
+ * for a thousand deep trees).
  */
 #include <stdbool.h>
 #include <string.h>

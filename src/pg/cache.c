@@ -8,7 +8,7 @@
  * (ForestDeserializeHeader): when the code cache has the model's default
  * schedule, machine code and buffers, scoring needs nothing more, and a
  * fresh backend never reads, checks or compacts the trees of a big model
- * (4 ms of a 50,000-node model's first prediction).  ModelVersionForest
+ * (a noticeable part of its first prediction).  ModelVersionForest
  * reads them on the first need.  Entries are revalidated after any change to the
  * catalog: a statement trigger on silvan.model calls
  * CacheInvalidateRelcacheByRelid, which PostgreSQL delivers to every

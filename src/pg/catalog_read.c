@@ -6,8 +6,8 @@
  * and after any change to the catalog.  Through SPI each of its queries
  * is parsed, analyzed and planned anew, and in a fresh backend that cold
  * work (the functions and operators of the queries looked up in syscaches
- * not filled yet) took most of the first prediction's time: 60% of it in
- * a profile, more than loading the machine code.  Here the rows are found
+ * not filled yet) is most of the first prediction's time, more than
+ * loading the machine code.  Here the rows are found
  * through the tables' own indexes, in the calling query's snapshot, the
  * way PostgreSQL's code reads its own catalogs (genam.c): silvan.model by
  * name, silvan.schedule and silvan.profile by model id.

@@ -85,8 +85,8 @@
  * Feature buffers of finished scans, kept for the next scan of the backend:
  * two of up to SCAN_CHUNK_BYTES each, in TopMemoryContext.  Freshly
  * allocated, their pages would come from the kernel again every scan (glibc
- * returns big freed blocks to it), costing a page fault per 4 kB written:
- * about 5% of a pipelined scan of wide rows.
+ * returns big freed blocks to it), costing a page fault per 4 kB written,
+ * a noticeable part of a pipelined scan of wide rows.
  */
 typedef struct ScanRowsBlock
 {

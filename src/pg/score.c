@@ -7,7 +7,7 @@
  * code is kept with its ModelVersion; with it off the reference
  * interpreter runs.  Both add the same values in the same order.  A batch
  * runs on the target silvan.target picks for its size (devices.c): on a
- * cuda device it runs in the backend, synchronously, since the driver's
+ * GPU it runs in the backend, synchronously, since the driver's
  * calls return statuses that only this process may turn into errors.
  * A pipelined scan's batch on a GPU is submitted to the device's driver
  * from the backend (ScoreBatchStart) and collected later (ScoreBatchFinish),
@@ -130,13 +130,11 @@ ScorePieceRun(void *context, int64_t begin, int64_t end, int64_t chunk)
  * (RuntimeTaskWait): this thread takes ranges from the front of the batch,
  * the backend from the back, the ranges shrink as the batch runs out, and
  * whoever scored a range finishes its margins and predictions.  The
- * compiled code's own parallel loop splits a batch by its tiles (128 or
- * 256 rows, 40-50 microseconds each) and hands them out in turn: the
- * backend, which joins late, then waited for this thread's last tile
- * (half a tile a batch on average), and both threads scored alternate
- * tiles 10-15% slower than runs of their own.  Two threads over one, end
- * to end at batch 1024 on the bench models, went from 1.66 to 1.80
- * (geometric mean).  A model with several margins a row turns them into
+ * compiled code's own parallel loop would split a batch by its tiles (128
+ * or 256 rows) and hand them out in turn: the backend, which joins late,
+ * would then wait for this thread's last tile (half a tile a batch on
+ * average), and both threads would score alternate tiles slower than runs
+ * of their own (threads.c).  A model with several margins a row turns them into
  * predictions after the loop: a row's prediction takes the place of its
  * first margin, which another range's margins may still occupy.
  *

@@ -58,10 +58,10 @@ typedef struct StoredSchedule
 /* Compiled code for one schedule of a model version, on one target */
 typedef struct CompiledVariant
 {
-	const Target *target;		/* what it was compiled for (device.c) */
+	const Target *target;		/* what it was compiled for (devices.c) */
 	char	   *schedule_text;	/* the schedule it was compiled with */
 	CompiledForest *code;		/* NULL when the compiler declined */
-	GpuForest  *gpu;			/* cuda: its kernel and buffers on the device */
+	GpuForest  *gpu;			/* cuda, rocm: its kernel and buffers on the device */
 } CompiledVariant;
 
 #define MODEL_MAX_VARIANTS 8
@@ -220,7 +220,7 @@ extern const StoredSchedule *ModelVersionStoredSchedule(const ModelVersion *vers
 														int32 batch_size, const char *target);
 extern void ModelVersionFreeVariants(ModelVersion *version);
 
-/* device.c: GPU targets from SQL */
+/* devices.c: GPU targets from SQL */
 extern int	silvan_target;
 extern int	silvan_gpu_min_batch;
 extern bool silvan_gpu_emulation;

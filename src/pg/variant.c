@@ -15,10 +15,10 @@
  * scalar predict() per row costs no lookup at all.
  *
  * Targets: schedules are stored per target, and a variant is code for one
- * target (cpu, cuda, or the emulated grid standing in for cuda; see
+ * target (cpu, cuda, rocm, or the emulated grid standing in for a GPU; see
  * devices.c).  A batch for a target uses that target's stored schedules,
  * else its default (ScheduleDefault, ScheduleGpuDefault).  Only cpu code
- * goes through the code cache; a cuda variant keeps its kernel and buffers
+ * goes through the code cache; a GPU variant keeps its kernel and buffers
  * on the backend's device and frees them with the variant.
  */
 #include "silvan_pg.h"
@@ -195,7 +195,7 @@ ModelVersionVariant(ModelVersion *version, int32 batch_size)
 
 /*
  * The compiled variant a batch of nominal size batch_size runs with on a
- * target ("cpu" or "cuda": SilvanCheckTarget's names)
+ * target ("cpu", "cuda" or "rocm": SilvanCheckTarget's names)
  */
 CompiledVariant *
 ModelVersionVariantFor(ModelVersion *version, int32 batch_size, const char *target_name)

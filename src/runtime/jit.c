@@ -14,7 +14,8 @@
  * two halves, the second on a helper thread (jit_split.c): two object
  * files, both in the module's tracker and both in its disk cache entry.  Modules are optimized
  * before they are added, with a short legacy function pipeline and the host
- * target's cost model; code generation runs at LLVM's default level (-O2).
+ * target's cost model; code generation runs at LLVM's default level (-O2),
+ * or at -O0 for modules that compile.c marks for fast code generation.
  * No fast-math flags are ever set, so floating point results are those of
  * the IR.  Every LLVMErrorRef becomes a status.
  *
@@ -239,11 +240,11 @@ JitEnsure(SilvanStatus *status)
 }
 
 /*
- * Start the JIT now rather than at the first compile.  The postmaster
- * calls it when silvan is preloaded, so that every backend it forks has
- * LLVM's target, the host CPU's description and the LLJIT ready (about 1
- * ms of a fresh backend's first prediction).  Nothing is compiled and no
- * thread is started, so forking afterwards is safe.
+ * Start the JIT now rather than at the first compile.  The postmaster calls
+ * it when silvan is preloaded, so that every backend it forks has LLVM's
+ * target, the host CPU's description and the LLJIT ready, which would
+ * otherwise be part of a fresh backend's first prediction.  Nothing is
+ * compiled and no thread is started, so forking afterwards is safe.
  */
 void
 JitStartEarly(void)
@@ -326,22 +327,21 @@ JitTargetMachine(LLVMCodeGenOptLevel level, SilvanStatus *status)
  *
  * The generated loop nest is already in the shape we want; what it needs
  * is the margins a specialized loop keeps in allocas promoted to
- * registers, common subexpressions merged, loops rotated (a do-while walk loop is
- * about 10% faster), invariants hoisted and induction variables tidied.
- * PassManagerBuilder at -O2 gave the same kernel speed in 12 ms on the
- * higgs model; this list takes under 4 ms.  Functions of more than
- * JIT_LIGHT_BLOCKS blocks are trees compiled into code (codeWalk): for
- * them only promotion, common subexpressions (the row's features read
- * once) and CFG simplification pay; the rest took half of mtpl2's compile
- * for no measurable speed.  Functions of one block have no loop and no
- * branch: the trees of leaf bitvectors (codeWalk(..., bitvector)) get
- * promotion and common subexpressions only.  On mtpl2 in bitvectors
- * (1,000 such functions, 30,000 splits) the full list took 1.49 of 4.6 s
- * of compiling and this one 0.36, for the same kernel speed (3.58-3.65 us
- * per row, bench_kernel, 5,000 rows).  Those tree functions are now
- * emitted final (JIT_NO_PASSES: no allocas, dead code erased, and
- * instruction selection merges their repeated loads itself, the object
- * the same byte for byte) and skip even these: 0.11 s on each thread.
+ * registers, common subexpressions merged, loops rotated (a do-while walk
+ * loop is faster), invariants hoisted and induction variables tidied.
+ * LLVM's -O2 pipeline gives the same kernel speed in several times the
+ * time.  Functions of more than JIT_LIGHT_BLOCKS blocks are trees compiled
+ * into code (codeWalk): for them only promotion, common subexpressions
+ * (the row's features read once) and CFG simplification pay; the rest
+ * would take a large share of a big forest's compile (mtpl2) for no
+ * measurable speed.  Functions of one block have no loop and no branch:
+ * the trees of leaf bitvectors (codeWalk(..., bitvector)) get promotion
+ * and common subexpressions only, which on mtpl2 in bitvectors (1,000
+ * such functions, 30,000 splits) compiles several times faster than the
+ * full list for the same kernel speed.  Tree functions emitted final
+ * (JIT_NO_PASSES: no allocas, dead code erased, and instruction selection
+ * merges their repeated loads itself, the object the same byte for byte)
+ * skip even these.
  */
 void
 JitAddKernelPasses(LLVMPassManagerRef fpm)
@@ -765,7 +765,7 @@ JitEmitObjects(JitModule *jm, const char *entry, const char *key_entry, const ch
 	ok = JitOptimizeModule(jm, status) && (tm = JitTargetMachine(level, status)) != NULL;
 	if (ok && llvm_ir != NULL && !split.started)
 	{
-		/* bitcode, printed only if explain asks: text takes 10% of a big compile */
+		/* bitcode, printed only if explain asks: writing text would slow a big compile */
 		LLVMMemoryBufferRef optimized = LLVMWriteBitcodeToMemoryBuffer(jm->module);
 
 		if (optimized != NULL && (llvm_ir->bitcode = malloc(LLVMGetBufferSize(optimized))) != NULL)

@@ -3,8 +3,8 @@
  *		Emit a big module as two objects, half of it on a helper thread.
  *
  * Most of a big compile is LLVM's instruction selection and object
- * emission, function by function (mtpl2 in leaf bitvectors: 2.7 of 3.4 s,
- * 1,000 straight-line tree functions; 2.3 s in all when split).  Functions compile independently,
+ * emission, function by function (as for mtpl2 in leaf bitvectors, 1,000
+ * straight-line tree functions).  Functions compile independently,
  * so the module's later functions can be emitted on a second core while
  * this thread emits the rest.  An LLVMContext is not thread-safe, so the
  * helper gets its own copy of the module: the bitcode jit.c wrote for the
@@ -116,7 +116,7 @@ MarkHalves(LLVMModuleRef module, const char *entry, const char *prefix)
 	int			k = 0;
 	int64_t    *sizes;
 
-	/* each function's instructions, counted once (a walk of mtpl2's module takes 15 ms) */
+	/* each function's instructions, counted once (a walk of a big module is not free) */
 	for (LLVMValueRef fn = LLVMGetFirstFunction(module); fn; fn = LLVMGetNextFunction(fn))
 		count++;
 	if ((sizes = malloc(sizeof(int64_t) * (count > 0 ? count : 1))) == NULL)

@@ -31,9 +31,9 @@
  * are small, so whoever takes the last one does not leave the others
  * waiting long.  Its caller claims from the front and everyone else from
  * the back, so that each thread walks a run of consecutive iterations: a
- * batch's rows handed out in alternate grains to two threads scored
- * 10-15% slower than the same rows in two runs (a core's prefetching
- * follows its own run).
+ * batch's rows handed out in alternate grains to two threads score slower
+ * than the same rows in two runs (a core's prefetching follows its own
+ * run).
  *
  * A thread whose loops are known to be helped (RuntimeSetLoopsHelped: the
  * pipeline thread) enlists one worker fewer, down to none, so that the
@@ -58,13 +58,12 @@
 #define RUNTIME_MAX_WORKERS	255
 #define RUNTIME_GRAINS_PER_THREAD	16
 /*
- * How long a worker spins for the next loop, and the caller for its
- * workers, before sleeping on the pool's lock.  Waking a sleeping thread
- * took 80-110 microseconds per loop on this project's 2-core VM (a futex
- * wake on each side), as long as a 1,024-row batch of a 100-tree model
- * takes on one core: two threads ran such a batch 1.3 times as fast as
- * one.  Spinning costs an idle worker at most this much CPU after the
- * backend's last loop.
+ * How long a worker spins for the next loop, and the caller for its workers,
+ * before sleeping on the pool's lock.  Waking a sleeping thread (a futex
+ * wake on each side) can take about as long as a 1,024-row batch of a
+ * 100-tree model takes on one core, which would leave a second thread little
+ * to gain on such batches.  Spinning costs an idle worker at most this much
+ * CPU after the backend's last loop.
  */
 #define RUNTIME_SPIN_NS		500000
 

@@ -519,8 +519,8 @@ TuneCpuRefineLayout(const TuneShape *shape, const TuneCpuPoint *base, TuneCpuPoi
 /*
  * Phase 3: blocks of trees, (inexact) reordered trees and parallel trees,
  * and for code walks of more than TUNE_FULL_CODEGEN_SPLITS splits, LLVM's
- * full code generation (fullCodegen(): mtpl2 compiles in about 3 s instead
- * of 0.5, and runs 20% faster)
+ * full code generation (fullCodegen(): a compile several times longer for
+ * a faster walk)
  */
 int
 TuneCpuRefineBlocking(const TuneShape *shape, const TuneCpuPoint *base, TuneCpuPoint *points,

@@ -1001,7 +1001,7 @@ TestBitvectorTables(void)
  * A 65,536-class LightGBM model (three trees of one split) under the
  * staged bitvector default: its margins stay out of the stage, which
  * would take 142 MB of stack and an unrolled copy of 65,536 classes per
- * row (LLVM never finished compiling it); the code still agrees with the
+ * row (which LLVM does not finish compiling); the code still agrees with the
  * interpreter
  */
 static void

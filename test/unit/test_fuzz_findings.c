@@ -1,7 +1,7 @@
 /*
  * test_fuzz_findings.c
  *		Every input the fuzzers (test/fuzz) found, and the reported ones,
- *		must now fail cleanly, or load safely.
+ *		must fail cleanly, or load safely.
  *
  * Each finding lives in test/fuzz/findings/<target>/ (make fuzz replays
  * them too).  Here each must fail with the right kind of error, a message
@@ -173,11 +173,11 @@ ExpectStoredCompacts(const char *path, int64_t dropped)
 
 /*
  * A stored forest whose tree holds a split the walk from the root never
- * reaches, with a feature index past the row: validation only looked at
+ * reaches, with a feature index past the row: validation looks only at
  * reachable nodes, but every stage that loops over the node array (the
  * serializer, tiling's leaf counts, the fuzzer's own row builder) reads
- * them all.  Unreached nodes are now dropped before validation, so the
- * bad index goes with its node.
+ * them all.  Unreached nodes are dropped before validation, so the bad
+ * index goes with its node.
  */
 static void
 TestUnreachableNode(void)

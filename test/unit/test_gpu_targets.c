@@ -448,9 +448,9 @@ TestMirDump(void)
 			  "%s", status.detail);
 	CompiledForestFree(compiled);
 	/*
-	 * a block of more threads than CUDA and HIP launch (on the H100,
-	 * Algorithm 1's 32 rows x 50 tree threads for bosch failed at launch
-	 * with CUDA_ERROR_INVALID_VALUE), and a block that grows with the batch
+	 * a block of more threads than CUDA and HIP launch (Algorithm 1's 32
+	 * rows x 50 tree threads for bosch fail at launch with
+	 * CUDA_ERROR_INVALID_VALUE), and a block that grows with the batch
 	 */
 	CHECK(ScheduleParse("tile(batch, b0, b1, 32)\ntile(tree, t0, t1, 2)\n"
 						"reorder(b0, b1, t0, t1)\ngpuDimension(b0, grid.x)\n"

@@ -373,7 +373,7 @@ TestGpuSpace(void)
 	CHECK_MSG(parsed == n, "%d of %d GPU texts parse", parsed, n);
 	/*
 	 * many features: 8 or 32 rows by 20 or 50 tree threads; 32 x 50 is
-	 * 1,600 threads, which failed to launch on an H100: left out
+	 * 1,600 threads, more than a CUDA block launches: left out
 	 */
 	shape.num_features = 968;
 	n = TuneGpuAlgorithm1(&shape, points, 6000);
