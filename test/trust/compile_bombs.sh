@@ -77,8 +77,7 @@ for how in cancel terminate; do
 	session_start "llvm_$how" "SELECT silvan.set_schedule('blocks', '$BLOCKS')"
 	pid=$(session_backend "llvm_$how")
 	sleep 1.5
-	sent=$(now)
-	psql -XAtq -c "SELECT pg_${how}_backend($pid)" >/dev/null
+	sent=$(signal_backend "$how" "$pid")
 	session_wait "llvm_$how"
 	want=$([ $how = cancel ] && echo 57014 || echo 57P01)
 	check "pg_${how}_backend during the compile ends it" "$(session_sqlstate "llvm_$how")" "$want"
@@ -97,8 +96,7 @@ done
 session_start lowering "SELECT length(silvan.explain('big', 4096)) > 0"
 pid=$(session_backend lowering)
 sleep "$(awk -v w="$whole" 'BEGIN { printf "%.2f", w * 0.4 }')"
-sent=$(now)
-psql -XAtq -c "SELECT pg_cancel_backend($pid)" >/dev/null
+sent=$(signal_backend cancel "$pid")
 session_wait lowering
 check "a cancel while a big model is lowered ends it with 57014" "$(session_sqlstate lowering)" 57014
 check "it lands within 1 s" "$(at_most "$(seconds_between "$(cat "$SESSION_DIR/lowering.end")" "$sent")" 1)" yes

@@ -41,6 +41,13 @@ session_backend() {
 	echo "$pid"
 }
 
+# Send pg_cancel_backend ($1 = cancel) or pg_terminate_backend ($1 =
+# terminate) to backend $2; prints when the server sent the signal (the
+# server's clock, this host's: the client's connection time is not counted)
+signal_backend() {
+	psql -XAtq -c "SELECT extract(epoch FROM clock_timestamp()) FROM pg_catalog.pg_${1}_backend($2)"
+}
+
 # Wait for session $1 to end
 session_wait() {
 	local pid_var="SESSION_PID_$1"
