@@ -68,9 +68,14 @@ test/bench/build/bench_gpu: test/bench/bench_gpu.c $(CORE_OBJS)
 	@mkdir -p test/bench/build
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_OBJS) $(LLVM_LIBS) -lstdc++ -ljson-c -lprotobuf-c -lm -lpthread
 
-.PHONY: unittest bench fixtures onnx-proto
+.PHONY: unittest bench fixtures onnx-proto doctest
 unittest: $(UNIT_BINS)
 	@fail=0; for t in $(UNIT_BINS); do echo "== $$t"; $$t || fail=1; done; exit $$fail
+
+# The examples of README.md and docs/*.md (or DOCS=FILE.md ...) against the
+# installed extension on a throwaway cluster (test/docs/README.md)
+doctest:
+	bash test/docs/run.sh $(DOCS)
 
 bench: all
 	bash test/bench/run.sh

@@ -2,8 +2,10 @@
 # Install what silvan needs on Debian 12 (run as root), then build and install it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-need=(postgresql-15 postgresql-server-dev-15 llvm-14-dev clang clang-14 libclang-rt-14-dev libjson-c-dev libprotobuf-c-dev protobuf-c-compiler make gcc g++ python3-psycopg postgresql-15-cron lld-14)
-[ "${SILVAN_WITH_PYTHON:-0}" = 1 ] && need+=(python3-xgboost python3-sklearn python3-numpy python3-pandas)
+# Python's libraries: the tests and the documentation's examples (test/docs)
+# train models; SILVAN_WITH_PYTHON, which used to add them, is no longer needed
+need=(postgresql-15 postgresql-server-dev-15 llvm-14-dev clang clang-14 libclang-rt-14-dev libjson-c-dev libprotobuf-c-dev protobuf-c-compiler make gcc g++ python3-psycopg postgresql-15-cron lld-14
+	python3-xgboost python3-sklearn python3-numpy python3-pandas)
 missing=()
 for p in "${need[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

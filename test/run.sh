@@ -5,9 +5,11 @@
 #   2. pg_regress and the isolation tests against a temporary cluster
 #      started and stopped here, and the README's Python client recipe
 #      (psycopg) against another, periodic re-tuning with pg_cron
-#      preloaded in a third, silvan preloaded in a fourth, and the attacks
-#      of test/trust (compile bombs and cancels, decoders' memory, the
-#      AMDGPU link's files, the tuning queue), each on a cluster of its own;
+#      preloaded in a third, silvan preloaded in a fourth, every example of
+#      README.md and docs/*.md (test/docs: sql and python blocks, their
+#      output), and the attacks of test/trust (compile bombs and cancels,
+#      decoders' memory, the AMDGPU link's files, the tuning queue), each on
+#      a cluster of its own;
 #   3. the same pg_regress suite against an assert-enabled PostgreSQL
 #      (memory-context checking), built once and cached (test/cassert.sh),
 #      and the test of every scoring output (07_outputs) again with that
@@ -17,7 +19,7 @@
 # Ends with one line over everything that ran: "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
-SILVAN_WITH_PYTHON=${SILVAN_WITH_PYTHON:-0} bash scripts/setup.sh || exit 1
+bash scripts/setup.sh || exit 1
 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 LOGS=$(mktemp -d /tmp/silvan-test.XXXXXX)
 passed=0
@@ -94,6 +96,7 @@ run_step installcheck count_regress installcheck
 run_step clients count_summary with_cluster /usr/bin/python3 test/clients/psycopg_load.py
 run_step cron count_summary bash test/cron/retune.sh
 run_step preload count_summary bash test/preload/preloaded.sh
+run_step docs count_summary bash test/docs/run.sh
 run_step trust count_summary bash test/trust/run.sh
 if [ "${SILVAN_CASSERT:-1}" != 0 ] && [ -f test/cassert.sh ]; then
 	run_step cassert count_summary bash test/cassert.sh
