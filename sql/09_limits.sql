@@ -62,14 +62,14 @@ SELECT * FROM silvan.predict_query('binary_logistic', 'SELECT 1; SELECT 2') AS (
 SELECT count(*) AS victim_rows FROM victim;
 
 -- the catalog's trigger function is for the catalog's triggers only
-SELECT silvan.catalog_changed();
+SELECT silvan_internal.catalog_changed();
 CREATE TABLE mine (x int);
 ALTER TABLE mine OWNER TO regress_silvan_user;
 SET ROLE regress_silvan_user;
-CREATE TRIGGER t AFTER INSERT ON mine FOR EACH STATEMENT EXECUTE FUNCTION silvan.catalog_changed();
+CREATE TRIGGER t AFTER INSERT ON mine FOR EACH STATEMENT EXECUTE FUNCTION silvan_internal.catalog_changed();
 DROP TABLE mine;
 RESET ROLE;
-CREATE TRIGGER t AFTER INSERT ON victim FOR EACH STATEMENT EXECUTE FUNCTION silvan.catalog_changed();
+CREATE TRIGGER t AFTER INSERT ON victim FOR EACH STATEMENT EXECUTE FUNCTION silvan_internal.catalog_changed();
 INSERT INTO victim SELECT * FROM fx_in LIMIT 1;
 DROP TABLE victim, two_features;
 REVOKE ALL ON fx_in, fx_exp FROM regress_silvan_user;

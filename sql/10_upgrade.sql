@@ -77,26 +77,33 @@ SELECT model, batch_size, origin FROM silvan.schedules ORDER BY model;
 SELECT count(*) AS jobs FROM silvan.tuning_jobs;
 
 -- the updated extension's objects equal a fresh install's: each object,
--- and a function's or table's privileges and settings
+-- a function's, table's or schema's privileges and settings, and every
+-- description (\df+, \d+: objects and the columns of tables and views)
 CREATE TEMP VIEW extension_objects AS
 	SELECT pg_describe_object(d.classid, d.objid, 0) AS object,
 	       CASE WHEN d.classid = 'pg_proc'::regclass
 	            THEN (SELECT array_to_string(p.proacl, ',') || ' ' || coalesce(array_to_string(p.proconfig, ','), '')
 	                    FROM pg_proc p WHERE p.oid = d.objid)
 	            WHEN d.classid = 'pg_class'::regclass
-	            THEN (SELECT array_to_string(c.relacl, ',') FROM pg_class c WHERE c.oid = d.objid) END AS acl_config
+	            THEN (SELECT array_to_string(c.relacl, ',') FROM pg_class c WHERE c.oid = d.objid)
+	            WHEN d.classid = 'pg_namespace'::regclass
+	            THEN (SELECT array_to_string(n.nspacl, ',') FROM pg_namespace n WHERE n.oid = d.objid) END AS acl_config,
+	       obj_description(d.objid, d.classid::regclass::name) AS description
 	  FROM pg_depend d
 	 WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
 	   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'silvan')
 	UNION ALL
+	SELECT 'schema silvan', NULL, obj_description('silvan'::regnamespace, 'pg_namespace')
+	UNION ALL
 	SELECT 'column ' || a.attrelid::regclass || '.' || a.attname,
-	       a.attnum || ' ' || format_type(a.atttypid, a.atttypmod) || ' ' || a.attstorage::text
+	       a.attnum || ' ' || format_type(a.atttypid, a.atttypmod) || ' ' || a.attstorage::text,
+	       col_description(a.attrelid, a.attnum)
 	  FROM pg_attribute a
 	 WHERE a.attrelid IN (SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-	                       WHERE n.nspname = 'silvan' AND c.relkind = 'r')
+	                       WHERE n.nspname = 'silvan' AND c.relkind IN ('r', 'v'))
 	   AND a.attnum > 0 AND NOT a.attisdropped
 	UNION ALL
-	SELECT 'constraint ' || c.conname, pg_get_constraintdef(c.oid)
+	SELECT 'constraint ' || c.conname, pg_get_constraintdef(c.oid), NULL
 	  FROM pg_constraint c
 	 WHERE c.conrelid IN (SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 	                       WHERE n.nspname = 'silvan' AND c.relkind = 'r');

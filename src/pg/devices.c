@@ -74,7 +74,8 @@ SilvanDefineDeviceGucs(void)
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("silvan.gpu_min_batch",
 							"Smallest batch silvan.target = auto sends to a GPU.",
-							NULL, &silvan_gpu_min_batch, 4096, 1, INT_MAX,
+							"Smaller batches run on the cpu.",
+							&silvan_gpu_min_batch, 4096, 1, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("silvan.gpu_emulation",
 							 "Run GPU batches on an emulated GPU grid on the cpu (slow; for tests).",

@@ -208,7 +208,8 @@ _PG_init(void)
 {
 	DefineCustomBoolVariable("silvan.jit",
 							 "Compile models to native code; off uses the reference interpreter.",
-							 NULL, &silvan_jit, true, PGC_USERSET, 0,
+							 "Both give bit-identical results.",
+							 &silvan_jit, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 	silvan_max_threads = silvan_max_threads_limit = Min(RuntimeCoreCount(), SILVAN_MAX_THREADS);
 	DefineCustomIntVariable("silvan.max_threads_limit",
@@ -233,11 +234,13 @@ _PG_init(void)
 							 NULL, SilvanAssignCodeCache, NULL);
 	DefineCustomIntVariable("silvan.code_cache_entries",
 							"Most entries kept in the code cache; the least recently used go first.",
-							NULL, &silvan_code_cache_entries, 1024, 1, 1000000,
+							"The code cache, $PGDATA/silvan_code, is shared by every database of the server.",
+							&silvan_code_cache_entries, 1024, 1, 1000000,
 							PGC_SIGHUP, 0, NULL, SilvanAssignCodeCacheEntries, NULL);
 	DefineCustomIntVariable("silvan.code_cache_size",
 							"Most disk space the code cache may take; the least recently used entries go first.",
-							NULL, &silvan_code_cache_size, 1024 * 1024, 1024, INT_MAX,
+							"The code cache, $PGDATA/silvan_code, is shared by every database of the server.",
+							&silvan_code_cache_size, 1024 * 1024, 1024, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_KB, NULL, SilvanAssignCodeCacheSize, NULL);
 	DefineCustomIntVariable("silvan.code_cache_entry_max_size",
 							"Largest entry the code cache keeps; bigger machine code is compiled again by each backend.",
@@ -360,7 +363,7 @@ silvan_catalog_changed(PG_FUNCTION_ARGS)
 		RelationGetNamespace(trigger->tg_relation) != get_namespace_oid("silvan", false))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("silvan.catalog_changed() may only be fired by the triggers on silvan's catalog"),
+				 errmsg("silvan_internal.catalog_changed() may only be fired by the triggers on silvan's catalog"),
 				 errdetail("It is a trigger function of the tables silvan.model, silvan.schedule and silvan.profile.")));
 	CacheInvalidateRelcacheByRelid(SilvanCatalogRelid("model"));
 	return PointerGetDatum(NULL);
