@@ -949,9 +949,27 @@ def cell(name, e, r, status, mismatched):
     return status.get(name, {}).get(e, "—")
 
 
+def cpu_description():
+    """The CPU as /proc/cpuinfo names it: model name, family, model, AVX-512"""
+    info = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if ":" in line:
+                    key, value = (part.strip() for part in line.split(":", 1))
+                    info.setdefault(key, value)
+                if not line.strip() and info:
+                    break
+    except OSError:
+        return "unknown CPU"
+    avx512 = "AVX-512" if "avx512f" in info.get("flags", "").split() else "no AVX-512"
+    return (f"{info.get('model name', 'unknown CPU')} (family {info.get('cpu family', '?')}, "
+            f"model {info.get('model', '?')}, {avx512})")
+
+
 def report(models, results, best, meta, status, mismatched, extras, tune_rows, seconds):
     md = ["# make bench: silvan and the peer compilers", "",
-          f"{time.strftime('%Y-%m-%d %H:%M')}; {os.cpu_count()} cores; up to {ROWS} rows per model (wide: {ROWS // 5}; see rows); "
+          f"{time.strftime('%Y-%m-%d %H:%M')}; {cpu_description()}, {os.cpu_count()} cores; up to {ROWS} rows per model (wide: {ROWS // 5}; see rows); "
           f"medians of {REPEAT} interleaved rounds; µs per row (lower is better). "
           "Ratios are silvan's time over the fastest peer's in the same run and thread count "
           "(below 1: silvan is faster). silvan e2e: predict_table from SQL; silvan kernel: the compiled "
