@@ -47,7 +47,7 @@ thread, silvan.tune() (heuristic) on the model's bench table, then silvan
 end to end with the default schedule and with the tuned one stored, in
 interleaved rounds, beside the best of the fixed schedules; on a few models
 the heuristic search against the exhaustive one, in tune()'s own timing.
-The report's Tuning table and PASS/FAIL notes are issue 12's bars.
+The report's Tuning table and PASS/FAIL notes hold tune()'s bars.
 
 Environment:
   SILVAN_BENCH_MODELS   comma list of model names (default: all)
@@ -118,7 +118,7 @@ TUNE_BATCHES = [int(b) for b in os.environ.get("SILVAN_BENCH_TUNE_BATCHES", "64,
 TUNE_BUDGET = os.environ.get("SILVAN_BENCH_TUNE_BUDGET", "60 seconds")
 TUNE_EXHAUSTIVE = os.environ.get("SILVAN_BENCH_TUNE_EXHAUSTIVE", "").strip()
 TUNE_EXHAUSTIVE_BUDGET = os.environ.get("SILVAN_BENCH_TUNE_EXHAUSTIVE_BUDGET", "15 minutes")
-# The tuning section's bars (issue 12): tuned end to end no slower than the
+# The tuning section's bars: tuned end to end no slower than the
 # default beyond this noise; heuristic within 5% of exhaustive in at most a
 # tenth of its time; one model and batch size tuned in under a minute
 TUNE_NOISE = 0.03
@@ -542,7 +542,7 @@ def compare(name, engine, ours, theirs):
     return True
 
 
-# ---- Tuning (silvan.tune(), issue 12) ----
+# ---- Tuning (silvan.tune()) ----
 
 def tune_call(name, batch, strategy, budget, min_speedup=None):
     """silvan.tune() of one model and batch size on its bench table, one
@@ -743,7 +743,7 @@ def tune_report(rows):
 
 
 def tune_bars(rows):
-    """PASS/FAIL lines of issue 12's bars, for the notes."""
+    """PASS/FAIL lines of the tuning bars, for the notes."""
     done = [r for r in rows if "error" not in r]
     failed = [f"{r['model']} batch {r['batch']}" for r in rows if "error" in r]
     out = [f"FAIL: silvan.tune() failed on {', '.join(failed)}"] if failed else []

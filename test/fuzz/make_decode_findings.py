@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write the hostile models of issue 33 as fuzz findings (standard library only).
+"""Write the hostile models of the decoders' memory tests as fuzz findings (standard library only).
 
   python3 test/fuzz/make_decode_findings.py      (from the repository root)
 
