@@ -48,10 +48,13 @@ SELECT count(*) FILTER (WHERE line ~ 'Workers Launched: 1') AS one_worker_ran
 -- the message comes from the worker (CONTEXT: parallel worker)
 \set VERBOSITY default
 \set SHOW_CONTEXT always
+-- (one row at a time: batched calls run the code of their batch's size)
+SET silvan.batch_calls = off;
 SET client_min_messages = debug1;
 SELECT count(*) AS rows, count(*) FILTER (WHERE silvan.predict('binary_logistic', f)::real IS DISTINCT FROM e.e[1]::real) AS wrong
   FROM fx_in JOIN fx_exp AS e USING (id);
 RESET client_min_messages;
+RESET silvan.batch_calls;
 \set SHOW_CONTEXT errors
 \set VERBOSITY terse
 RESET force_parallel_mode;

@@ -231,6 +231,13 @@ extern char *ScheduleDumpNest(const Schedule *schedule);
 extern int	ScheduleFindVar(const Schedule *schedule, const char *name);
 
 /*
+ * Does the schedule add a row's trees in another order than the model's
+ * (reorderTrees, a parallel or GPU-mapped tree loop, a non-default
+ * reduction)?  Such code agrees with the interpreter within rounding only.
+ */
+extern bool ScheduleReordersSums(const Schedule *schedule);
+
+/*
  * The blocked code walk, lleaves' layout: rows in tiles of row_tile (0:
  * no tile), parallel over tiles if asked; trees in blocks of `block`,
  * each block one function that walks every row of the tile through its

@@ -1484,3 +1484,20 @@ ScheduleDumpNest(const Schedule *schedule)
 	DumpChain(&buf, schedule, schedule->root_loop, path, 0);
 	return TextFinish(&buf);
 }
+
+/* Does the schedule sum a row's trees out of model order? (schedule.h) */
+bool
+ScheduleReordersSums(const Schedule *schedule)
+{
+	if (schedule->reorder_trees)
+		return true;
+	for (int v = 0; v < schedule->num_vars; v++)
+	{
+		const IndexVar *var = &schedule->vars[v];
+
+		if (var->kind == INDEX_TREE &&
+			(var->parallel || var->reduce != REDUCE_DEFAULT || var->gpu_dim != GPU_DIM_NONE))
+			return true;
+	}
+	return false;
+}

@@ -73,15 +73,17 @@ PredictRowFromDatums(ArrayType *array, const Forest *forest, void *row)
 	return row;
 }
 
-/* Copy a one-dimensional array of numbers into a row of the forest's precision */
-static void *
-PredictRowFromArray(ArrayType *array, const Forest *forest, const char *name)
+/*
+ * Copy a one-dimensional array of numbers into row, of the forest's
+ * precision and feature count (the scalar functions and the batch node)
+ */
+void *
+PredictRowFill(ArrayType *array, const Forest *forest, const char *name, void *row)
 {
 	Oid			elemtype = ARR_ELEMTYPE(array);
 	int			nitems = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
 	bits8	   *nulls = ARR_NULLBITMAP(array);
 	char	   *data = ARR_DATA_PTR(array);
-	void	   *row;
 
 	if (ARR_NDIM(array) > 1)
 		ereport(ERROR,
@@ -93,7 +95,6 @@ PredictRowFromArray(ArrayType *array, const Forest *forest, const char *name)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("wrong number of features for model \"%s\"", name),
 				 errdetail("Expected %d features, got %d.", forest->num_features, nitems)));
-	row = palloc(ForestValueSize(forest) * nitems);
 	if (elemtype != FLOAT4OID && elemtype != FLOAT8OID)
 		return PredictRowFromDatums(array, forest, row);
 	for (int i = 0; i < nitems; i++)
@@ -134,7 +135,8 @@ PredictOne(FunctionCallInfo fcinfo, ScoreOutput output)
 	double	   *scratch;
 
 	ScoreCheckOutput(version, output, name);
-	row = PredictRowFromArray(array, forest, name);
+	row = PredictRowFill(array, forest, name,
+						 palloc(ForestValueSize(forest) * forest->num_features));
 	acc = palloc(sizeof(double) * forest->num_groups);
 	margins = palloc(sizeof(double) * forest->num_groups);
 	scratch = palloc(sizeof(double) * ForestOutputWidth(forest));

@@ -5,6 +5,8 @@
  */
 #include "silvan_pg.h"
 
+#include "batch.h"
+
 #include "catalog/namespace.h"
 #include "commands/trigger.h"
 #include "lib/stringinfo.h"
@@ -289,6 +291,7 @@ _PG_init(void)
 							0, INT_MAX, PGC_SUSET, 0, NULL, SilvanAssignCompileMaxLoops, NULL);
 	SilvanDefineDeviceGucs();
 	ScanNodeInit();
+	BatchPlanInit();
 	MarkGUCPrefixReserved("silvan");
 	SilvanSetCodeCache(silvan_code_cache, silvan_code_cache_entries);
 	CodeCacheSetBudget((int64) silvan_code_cache_size * 1024,

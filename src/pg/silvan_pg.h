@@ -287,6 +287,9 @@ extern Datum ScoreResultDatum(ModelVersion *version, ScoreOutput output,
 							  const double *margins, double *scratch);
 extern void ScoreCheckOutput(ModelVersion *version, ScoreOutput output, const char *name);
 extern Oid	FeatureElementType(Oid typid);
+
+/* predict.c */
+extern void *PredictRowFill(ArrayType *array, const Forest *forest, const char *name, void *row);
 extern double FeatureDatumToDouble(Datum value, Oid typid);
 
 /* scan_node.c: the custom scan that streams predict_table */

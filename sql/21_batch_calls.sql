@@ -1,0 +1,133 @@
+-- Scalar calls evaluated in batches ("Custom Scan (SilvanBatch)"): every
+-- SQL form scores as XGBoost's own outputs, the same as one row at a time.
+\set fx binary_logistic
+\i sql/fixture.psql
+-- 2,000 rows: twenty copies of the fixture's 100, and XGBoost's outputs
+CREATE TABLE fx_many AS SELECT c * 1000 + id AS k, id, f FROM fx_in, generate_series(1, 20) AS c;
+CREATE TABLE fx_want AS
+	SELECT m.k, e[1]::real AS predict, e[2]::real AS margin FROM fx_many m JOIN fx_exp x USING (id);
+ANALYZE fx_many, fx_want;
+
+-- the plans: above a scan (select list and filter), below an aggregate
+EXPLAIN (COSTS OFF, VERBOSE)
+SELECT k, silvan.predict('binary_logistic', f) AS p FROM fx_many
+ WHERE silvan.predict('binary_logistic', f) > 0.5 AND id > 3;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FILTER (WHERE silvan.predict('binary_logistic', f) > 0.5) FROM fx_many;
+
+-- select list, filter, order and limit, against XGBoost
+SELECT count(*) AS rows, count(*) FILTER (WHERE s.p::real IS DISTINCT FROM w.predict) AS differ
+  FROM (SELECT k, silvan.predict('binary_logistic', f) AS p FROM fx_many) s JOIN fx_want w USING (k);
+SELECT (SELECT count(*) FROM fx_many WHERE silvan.predict('binary_logistic', f)::real > 0.5) =
+       (SELECT count(*) FROM fx_want WHERE predict > 0.5) AS filter_agrees;
+SELECT array_agg(k ORDER BY k) = (SELECT array_agg(k ORDER BY k) FROM
+         (SELECT k FROM fx_want ORDER BY predict DESC, k LIMIT 7) w) AS top_agrees
+  FROM (SELECT k FROM fx_many ORDER BY silvan.predict('binary_logistic', f)::real DESC, k LIMIT 7) s;
+-- margins and probabilities
+SELECT count(*) FILTER (WHERE (silvan.predict_raw('binary_logistic', f))[1]::real IS DISTINCT FROM w.margin) AS raw_differ,
+       count(*) FILTER (WHERE silvan.predict_proba('binary_logistic', f)::real[] IS DISTINCT FROM
+                        ARRAY[1::real - w.predict, w.predict]) AS proba_differ
+  FROM fx_many JOIN fx_want w USING (k);
+
+-- a LIMIT reads little more than it returns
+CREATE FUNCTION pg_temp.rows_scored(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+		IF line ~ 'Rows Scored|Batches' THEN RETURN NEXT trim(line); END IF;
+	END LOOP;
+END $$;
+SELECT * FROM pg_temp.rows_scored('SELECT k, silvan.predict(''binary_logistic'', f) FROM fx_many LIMIT 10');
+
+-- UPDATE, INSERT ... SELECT, CREATE TABLE AS, a materialized view
+ALTER TABLE fx_many ADD COLUMN score float8;
+UPDATE fx_many SET score = silvan.predict('binary_logistic', f) WHERE k % 2 = 0;
+SELECT count(*) FILTER (WHERE k % 2 = 0 AND score::real IS DISTINCT FROM w.predict) AS updated_differ,
+       count(*) FILTER (WHERE k % 2 = 1 AND score IS NOT NULL) AS others_touched
+  FROM fx_many JOIN fx_want w USING (k);
+CREATE TABLE scored (k bigint, p float8);
+INSERT INTO scored SELECT k, silvan.predict('binary_logistic', f) FROM fx_many;
+CREATE TABLE scored_as AS SELECT k, silvan.predict('binary_logistic', f) AS p FROM fx_many;
+CREATE MATERIALIZED VIEW scored_mv AS SELECT k, silvan.predict('binary_logistic', f) AS p FROM fx_many;
+REFRESH MATERIALIZED VIEW scored_mv;
+SELECT (SELECT count(*) FROM scored JOIN fx_want USING (k) WHERE p::real IS DISTINCT FROM predict) AS insert_differ,
+       (SELECT count(*) FROM scored_as JOIN fx_want USING (k) WHERE p::real IS DISTINCT FROM predict) AS ctas_differ,
+       (SELECT count(*) FROM scored_mv JOIN fx_want USING (k) WHERE p::real IS DISTINCT FROM predict) AS matview_differ;
+
+-- subqueries, CTEs, joins, a LATERAL inner side rescanned per outer row
+WITH s AS (SELECT k, silvan.predict('binary_logistic', f) AS p FROM fx_many)
+SELECT count(*) FILTER (WHERE s.p::real IS DISTINCT FROM w.predict) AS cte_differ
+  FROM s JOIN fx_want w USING (k);
+SELECT count(*) FILTER (WHERE x.p::real IS DISTINCT FROM w.predict) AS lateral_differ, count(*) AS rows
+  FROM fx_want w, LATERAL (SELECT silvan.predict('binary_logistic', m.f) AS p
+                             FROM fx_many m WHERE m.k = w.k OFFSET 0) x;
+
+-- prepared statements with generic plans: the model as a parameter
+SET plan_cache_mode = force_generic_plan;
+PREPARE scores(text) AS
+	SELECT count(*) FILTER (WHERE silvan.predict($1, f)::real IS DISTINCT FROM w.predict)
+	  FROM fx_many JOIN fx_want w USING (k);
+EXECUTE scores('binary_logistic');
+EXECUTE scores('binary_logistic');
+EXPLAIN (COSTS OFF) EXECUTE scores('binary_logistic');
+DEALLOCATE scores;
+RESET plan_cache_mode;
+
+-- cursors: forward in batches; a scrollable one is planned without the node
+BEGIN;
+DECLARE c CURSOR FOR SELECT k, silvan.predict('binary_logistic', f)::real AS p FROM fx_many ORDER BY k;
+FETCH 3 FROM c;
+DECLARE s SCROLL CURSOR FOR SELECT k, silvan.predict('binary_logistic', f)::real AS p FROM fx_many WHERE k < 1100;
+FETCH 2 FROM s;
+FETCH BACKWARD 1 FROM s;
+COMMIT;
+
+-- parallel plans: each worker batches its share
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = off;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FILTER (WHERE silvan.predict('binary_logistic', f) > 0.5) FROM fx_many;
+SELECT count(*) FILTER (WHERE s.p::real IS DISTINCT FROM w.predict) AS parallel_differ
+  FROM (SELECT k, silvan.predict('binary_logistic', f) AS p FROM fx_many) s JOIN fx_want w USING (k);
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET parallel_leader_participation;
+
+-- NULL features give NULL; a wrong row fails as the scalar call does
+SELECT count(*) FILTER (WHERE p IS NULL) AS nulls, count(*) AS rows
+  FROM (SELECT silvan.predict('binary_logistic', CASE WHEN k % 3 = 0 THEN f END) AS p FROM fx_many) s;
+SELECT silvan.predict('binary_logistic', CASE WHEN k = 1050 THEN f[1:2] ELSE f END) FROM fx_many;
+
+-- EXECUTE on the function is checked as for a call
+CREATE ROLE regress_batch_reader;
+GRANT SELECT ON fx_many TO regress_batch_reader;
+REVOKE EXECUTE ON FUNCTION silvan.predict(text, real[]) FROM PUBLIC;
+SET ROLE regress_batch_reader;
+SELECT count(silvan.predict('binary_logistic', f)) FROM fx_many;
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION silvan.predict(text, real[]) TO PUBLIC;
+DROP OWNED BY regress_batch_reader;
+DROP ROLE regress_batch_reader;
+
+-- off: one row at a time, the same results
+SET silvan.batch_calls = off;
+EXPLAIN (COSTS OFF) SELECT count(silvan.predict('binary_logistic', f)) FROM fx_many;
+SELECT count(*) FILTER (WHERE s.p::real IS DISTINCT FROM w.predict) AS unbatched_differ
+  FROM (SELECT k, silvan.predict('binary_logistic', f) AS p FROM fx_many) s JOIN fx_want w USING (k);
+RESET silvan.batch_calls;
+
+-- a multi-class model: probabilities and margins, batched
+\set fx multi_softprob
+\i sql/fixture.psql
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE silvan.predict_proba('multi_softprob', f)::real[] IS DISTINCT FROM e[2 + :g:1 + :g + :np]::real[]) AS proba_differ,
+       count(*) FILTER (WHERE silvan.predict_raw('multi_softprob', f)::real[] IS DISTINCT FROM e[2:1 + :g]::real[]) AS raw_differ,
+       count(*) FILTER (WHERE silvan.predict('multi_softprob', f)::real IS DISTINCT FROM e[1]::real) AS predict_differ
+  FROM fx_in JOIN fx_exp USING (id);
+DROP MATERIALIZED VIEW scored_mv;
+DROP TABLE fx_many, fx_want, scored, scored_as;

@@ -1,0 +1,402 @@
+/*
+ * batch_node.c
+ *		"Custom Scan (SilvanBatch)": scalar calls of predict(),
+ *		predict_proba() and predict_raw() scored a batch of rows at a time.
+ *
+ * batch_plan.c puts the node where a plan computed the calls row by row.
+ * It pulls rows from its child into a batch of copied slots, evaluates
+ * each call's features over every row of the batch into one dense buffer,
+ * scores the buffer with one run of the compiled code (ScoreBatch), and
+ * then returns the batch's rows one at a time: its scan tuple is the
+ * child's columns followed by the calls' results, and its filter and
+ * projection are the moved ones.  Batches start at 64 rows and double up
+ * to silvan.batch_calls_size, so a LIMIT above it reads few rows more than
+ * it needs.  Rows with a NULL features array get NULL, as the strict
+ * function gives.
+ *
+ * The results equal the scalar path's bit for bit: the code runs the
+ * schedule of the batch's size, which adds each row's trees in the
+ * model's order, unless a schedule stored for that size adds them in
+ * another order (ScheduleReordersSums); the batch then runs the code that
+ * a scalar call runs.
+ *
+ * What the executor checks for a function call, the node checks when it
+ * starts: EXECUTE on each function.  Models are looked up and pinned at
+ * the first batch of a run (a rescan starts a new run), as the caller,
+ * and unpinned when the run's memory goes, on an error too.
+ */
+#include "silvan_pg.h"
+
+#include "catalog/objectaccess.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/ruleutils.h"
+
+#include "batch.h"
+
+#define BATCH_NAME			"SilvanBatch"
+#define BATCH_FIRST_ROWS	64
+
+/* One call of the node */
+typedef struct BatchCall
+{
+	ScoreOutput output;
+	Oid			funcid;
+	ExprState  *model;			/* the model's name: constant or parameter */
+	ExprState  *features;		/* over the child's row */
+	ModelVersion *version;		/* this run's, pinned; NULL before the first batch */
+	char	   *model_name;
+	int32		code_batch;		/* the batch size whose code scores it */
+	Datum	   *results;		/* per row of the batch */
+	bool	   *result_nulls;
+} BatchCall;
+
+typedef struct BatchState
+{
+	CustomScanState css;
+	int			num_child;		/* the child's columns: the scan tuple's first */
+	int			num_calls;
+	BatchCall  *calls;
+	TupleTableSlot **rows;		/* the batch: copies of the child's rows */
+	int			capacity;		/* rows allocated: silvan.batch_calls_size */
+	int			fill;			/* rows the next batch asks for */
+	int			num_rows;
+	int			next_row;
+	bool		child_done;
+	MemoryContext run_cxt;		/* this run: pins, released with it */
+	MemoryContext batch_cxt;	/* this batch: features and results */
+	int64		rows_scored;	/* for EXPLAIN ANALYZE */
+	int64		batches;
+} BatchState;
+
+CustomScanMethods batch_plan_methods;
+static CustomExecMethods batch_exec_methods;
+
+/* CreateCustomScanState */
+static Node *
+BatchCreateState(CustomScan *cscan)
+{
+	BatchState *node = palloc0(sizeof(BatchState));
+
+	NodeSetTag(node, T_CustomScanState);
+	node->css.methods = &batch_exec_methods;
+	return (Node *) node;
+}
+
+/* BeginCustomScan: check EXECUTE, start the child, set up the calls and the batch's slots */
+static void
+BatchBegin(CustomScanState *css, EState *estate, int eflags)
+{
+	BatchState *node = (BatchState *) css;
+	CustomScan *cscan = (CustomScan *) css->ss.ps.plan;
+	List	   *outputs = lsecond(cscan->custom_private);
+	List	   *funcids = lthird(cscan->custom_private);
+	TupleDesc	child_desc;
+
+	node->num_child = intVal(linitial(cscan->custom_private));
+	node->num_calls = list_length(outputs);
+	node->calls = palloc0(sizeof(BatchCall) * node->num_calls);
+	for (int i = 0; i < node->num_calls; i++)
+	{
+		BatchCall  *call = &node->calls[i];
+		AclResult	acl;
+
+		call->output = list_nth_int(outputs, i);
+		call->funcid = list_nth_oid(funcids, i);
+		acl = pg_proc_aclcheck(call->funcid, GetUserId(), ACL_EXECUTE);
+		if (acl != ACLCHECK_OK)
+			aclcheck_error(acl, OBJECT_FUNCTION, get_func_name(call->funcid));
+		InvokeFunctionExecuteHook(call->funcid);
+		call->model = ExecInitExpr(list_nth(cscan->custom_exprs, 2 * i), &css->ss.ps);
+		call->features = ExecInitExpr(list_nth(cscan->custom_exprs, 2 * i + 1), &css->ss.ps);
+	}
+	outerPlanState(node) = ExecInitNode(outerPlan(cscan), estate, eflags);
+	child_desc = ExecGetResultType(outerPlanState(node));
+	node->capacity = silvan_batch_calls_size;
+	node->rows = palloc(sizeof(TupleTableSlot *) * node->capacity);
+	for (int r = 0; r < node->capacity; r++)
+		node->rows[r] = MakeSingleTupleTableSlot(child_desc, &TTSOpsMinimalTuple);
+	for (int i = 0; i < node->num_calls; i++)
+	{
+		node->calls[i].results = palloc(sizeof(Datum) * node->capacity);
+		node->calls[i].result_nulls = palloc(sizeof(bool) * node->capacity);
+	}
+	node->batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "silvan batch",
+											ALLOCSET_DEFAULT_SIZES);
+	node->fill = Min(BATCH_FIRST_ROWS, node->capacity);
+}
+
+/* The run's memory goes: release the models' pins */
+static void
+BatchRunGone(void *arg)
+{
+	BatchState *node = (BatchState *) arg;
+
+	for (int i = 0; i < node->num_calls; i++)
+	{
+		if (node->calls[i].version != NULL)
+			ModelVersionUnpin(node->calls[i].version);
+		node->calls[i].version = NULL;
+	}
+	node->run_cxt = NULL;
+}
+
+/*
+ * The batch size whose code scores a call's batches: the node's, unless a
+ * schedule stored for it adds trees out of order; then a scalar call's
+ */
+static int32
+BatchCodeSize(ModelVersion *version, int32 batch_size)
+{
+	const char *target = SilvanBatchTarget(batch_size);
+	const StoredSchedule *stored = ModelVersionStoredSchedule(version, batch_size, target);
+	Schedule	schedule;
+	SilvanStatus status;
+
+	if (stored == NULL || stored == ModelVersionStoredSchedule(version, 1, target))
+		return batch_size;
+	if (!ScheduleParse(stored->text, &schedule, &status) || ScheduleReordersSums(&schedule))
+		return 1;
+	return batch_size;
+}
+
+/* Look up and pin each call's model for this run, as the caller */
+static void
+BatchOpenRun(BatchState *node)
+{
+	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
+	MemoryContextCallback *callback;
+
+	node->run_cxt = AllocSetContextCreate(node->css.ss.ps.state->es_query_cxt,
+										  "silvan batch run", ALLOCSET_SMALL_SIZES);
+	callback = MemoryContextAlloc(node->run_cxt, sizeof(MemoryContextCallback));
+	callback->func = BatchRunGone;
+	callback->arg = node;
+	MemoryContextRegisterResetCallback(node->run_cxt, callback);
+	for (int i = 0; i < node->num_calls; i++)
+	{
+		BatchCall  *call = &node->calls[i];
+		bool		isnull;
+		Datum		name = ExecEvalExpr(call->model, econtext, &isnull);
+
+		if (isnull)
+			continue;			/* every row gets NULL, as the strict function gives */
+		call->model_name = MemoryContextStrdup(node->run_cxt, TextDatumGetCString(name));
+		call->version = ModelCacheLookup(call->model_name);
+		ModelVersionPin(call->version);
+		ScoreCheckOutput(call->version, call->output, call->model_name);
+		call->code_batch = BatchCodeSize(call->version, node->capacity);
+	}
+}
+
+/* Evaluate one call's features over the batch, score them, and keep each row's result */
+static void
+BatchScoreCall(BatchState *node, BatchCall *call)
+{
+	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
+	Forest	   *forest;
+	size_t		row_bytes;
+	char	   *rows;
+	int		   *which;
+	double	   *margins;
+	double	   *scratch;
+	int			n = 0;
+
+	if (call->version == NULL)
+	{
+		memset(call->result_nulls, true, sizeof(bool) * node->num_rows);
+		return;
+	}
+	forest = call->version->header;
+	row_bytes = (size_t) forest->num_features * ForestValueSize(forest);
+	rows = palloc(row_bytes * node->num_rows);
+	which = palloc(sizeof(int) * node->num_rows);
+	for (int r = 0; r < node->num_rows; r++)
+	{
+		bool		isnull;
+		Datum		features;
+
+		econtext->ecxt_outertuple = node->rows[r];
+		features = ExecEvalExpr(call->features, econtext, &isnull);
+		call->result_nulls[r] = isnull;
+		if (isnull)
+			continue;
+		PredictRowFill(DatumGetArrayTypeP(features), forest, call->model_name, rows + n * row_bytes);
+		which[n++] = r;
+	}
+	if (n == 0)
+		return;
+	margins = palloc(sizeof(double) * n * forest->num_groups);
+	scratch = palloc(sizeof(double) * ForestOutputWidth(forest));
+	ScoreBatch(call->version, call->code_batch, rows, n,
+			   palloc(ForestValueSize(forest) * n * forest->num_groups), margins, false);
+	for (int k = 0; k < n; k++)
+		call->results[which[k]] = ScoreResultDatum(call->version, call->output,
+												   margins + (size_t) k * forest->num_groups,
+												   scratch);
+	node->rows_scored += n;
+}
+
+/* Pull the next batch of rows from the child and score every call over it */
+static void
+BatchFill(BatchState *node)
+{
+	PlanState  *child = outerPlanState(node);
+	MemoryContext old;
+
+	MemoryContextReset(node->batch_cxt);
+	node->num_rows = 0;
+	node->next_row = 0;
+	while (node->num_rows < node->fill)
+	{
+		TupleTableSlot *slot = ExecProcNode(child);
+
+		if (TupIsNull(slot))
+		{
+			node->child_done = true;
+			break;
+		}
+		ExecCopySlot(node->rows[node->num_rows++], slot);
+	}
+	node->fill = Min(node->fill * 2, node->capacity);
+	if (node->num_rows == 0)
+		return;
+	if (node->run_cxt == NULL)
+		BatchOpenRun(node);
+	old = MemoryContextSwitchTo(node->batch_cxt);
+	for (int i = 0; i < node->num_calls; i++)
+		BatchScoreCall(node, &node->calls[i]);
+	MemoryContextSwitchTo(old);
+	node->batches++;
+}
+
+/* The scan tuple of batch row r: the child's columns, then the calls' results */
+static TupleTableSlot *
+BatchScanTuple(BatchState *node, int r)
+{
+	TupleTableSlot *scan = node->css.ss.ss_ScanTupleSlot;
+	TupleTableSlot *row = node->rows[r];
+
+	ExecClearTuple(scan);
+	slot_getallattrs(row);
+	memcpy(scan->tts_values, row->tts_values, sizeof(Datum) * node->num_child);
+	memcpy(scan->tts_isnull, row->tts_isnull, sizeof(bool) * node->num_child);
+	for (int i = 0; i < node->num_calls; i++)
+	{
+		scan->tts_values[node->num_child + i] = node->calls[i].results[r];
+		scan->tts_isnull[node->num_child + i] = node->calls[i].result_nulls[r];
+	}
+	return ExecStoreVirtualTuple(scan);
+}
+
+/* ExecCustomScan: the next row of the batch that passes the filter, projected */
+static TupleTableSlot *
+BatchExec(CustomScanState *css)
+{
+	BatchState *node = (BatchState *) css;
+	ExprContext *econtext = css->ss.ps.ps_ExprContext;
+	ExprState  *qual = css->ss.ps.qual;
+	ProjectionInfo *project = css->ss.ps.ps_ProjInfo;
+
+	for (;;)
+	{
+		TupleTableSlot *scan;
+
+		if (node->next_row >= node->num_rows)
+		{
+			if (node->child_done)
+				return NULL;
+			BatchFill(node);
+			continue;
+		}
+		CHECK_FOR_INTERRUPTS();
+		ResetExprContext(econtext);
+		scan = BatchScanTuple(node, node->next_row++);
+		econtext->ecxt_scantuple = scan;
+		if (qual != NULL && !ExecQual(qual, econtext))
+		{
+			InstrCountFiltered1(node, 1);
+			continue;
+		}
+		return project ? ExecProject(project) : scan;
+	}
+}
+
+/* Forget the batch and the run: the next row starts again */
+static void
+BatchReset(BatchState *node)
+{
+	if (node->run_cxt != NULL)
+		MemoryContextDelete(node->run_cxt);
+	MemoryContextReset(node->batch_cxt);
+	node->num_rows = 0;
+	node->next_row = 0;
+	node->child_done = false;
+	node->fill = Min(BATCH_FIRST_ROWS, node->capacity);
+}
+
+/* EndCustomScan */
+static void
+BatchEnd(CustomScanState *css)
+{
+	BatchState *node = (BatchState *) css;
+
+	BatchReset(node);
+	for (int r = 0; r < node->capacity; r++)
+		ExecDropSingleTupleTableSlot(node->rows[r]);
+	ExecEndNode(outerPlanState(node));
+}
+
+/* ReScanCustomScan: a new run; the child is rescanned unless a parameter change will do it */
+static void
+BatchRescan(CustomScanState *css)
+{
+	BatchState *node = (BatchState *) css;
+
+	BatchReset(node);
+	if (outerPlanState(node)->chgParam == NULL)
+		ExecReScan(outerPlanState(node));
+}
+
+/* ExplainCustomScan: the calls and the batch size; after a run, rows scored and batches */
+static void
+BatchExplain(CustomScanState *css, List *ancestors, ExplainState *es)
+{
+	BatchState *node = (BatchState *) css;
+	CustomScan *cscan = (CustomScan *) css->ss.ps.plan;
+	List	   *context = set_deparse_context_plan(es->deparse_cxt, css->ss.ps.plan, ancestors);
+	ListCell   *lc;
+	int			i = 0;
+
+	foreach(lc, cscan->custom_scan_tlist)
+		if (++i > node->num_child)
+			ExplainPropertyText("Call",
+								deparse_expression((Node *) ((TargetEntry *) lfirst(lc))->expr,
+												   context, false, false), es);
+	ExplainPropertyInteger("Batch Size", NULL, node->capacity, es);
+	if (es->analyze)
+	{
+		ExplainPropertyInteger("Rows Scored", NULL, node->rows_scored, es);
+		ExplainPropertyInteger("Batches", NULL, node->batches, es);
+	}
+}
+
+/* Register the node's methods (from BatchPlanInit) */
+void
+BatchNodeRegister(void)
+{
+	batch_plan_methods.CustomName = BATCH_NAME;
+	batch_plan_methods.CreateCustomScanState = BatchCreateState;
+	batch_exec_methods.CustomName = BATCH_NAME;
+	batch_exec_methods.BeginCustomScan = BatchBegin;
+	batch_exec_methods.ExecCustomScan = BatchExec;
+	batch_exec_methods.EndCustomScan = BatchEnd;
+	batch_exec_methods.ReScanCustomScan = BatchRescan;
+	batch_exec_methods.ExplainCustomScan = BatchExplain;
+	RegisterCustomScanMethods(&batch_plan_methods);
+}

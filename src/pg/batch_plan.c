@@ -1,0 +1,524 @@
+/*
+ * batch_plan.c
+ *		Planning batched evaluation of scalar calls: where in a finished
+ *		plan a "Custom Scan (SilvanBatch)" goes.
+ *
+ * A call of silvan.predict(), predict_proba() or predict_raw() costs a
+ * function call, a model lookup and a one-row run of the compiled code per
+ * row.  The planner hook below looks through every finished plan for such
+ * calls whose model argument is a constant or an external parameter and
+ * moves them into a batch node (batch_node.c), which pulls a batch of rows
+ * from below it, scores them in one run and hands each row on with its
+ * results.  Two placements cover the SQL people write:
+ *
+ *   above: a node that projects (a scan, a join, a Result, a Gather) and
+ *     computes the calls in its target list or filter.  It is given a new
+ *     target list that computes each call's features and passes through
+ *     what the rest of its expressions read; the batch node above it
+ *     scores, filters with the moved conjuncts and projects the original
+ *     target list, entry for entry, so the node's parent sees the same
+ *     columns.  SELECT c.*, predict(...) FROM t WHERE ...; UPDATE t SET
+ *     score = predict(...); INSERT ... SELECT; CREATE TABLE AS.
+ *
+ *   below: an Agg whose aggregates (or HAVING) read the calls over its
+ *     input rows.  The batch node goes between the Agg and its input,
+ *     passes every input column through and adds one column per call; the
+ *     Agg reads those columns instead.  SELECT count(predict(...)) ...,
+ *     and a parallel plan's partial aggregate in each worker.
+ *
+ * Where a node's position is read by something else the plan is left as
+ * it was, and the calls stay scalar (same results, one row at a time): a
+ * merge join's inner side (it marks and restores), a Gather Merge (its
+ * sort keys index its own target list), grouping sets, and the plans of
+ * scrollable cursors (the node does not scan backwards).
+ *
+ * The plan is finished (set_plan_references has run), so every expression
+ * is already in its executor form: Vars of a scan's relation, or
+ * OUTER_VAR, INNER_VAR and INDEX_VAR references.  Expressions moved within
+ * one node keep their form; the batch node's own expressions read its
+ * scan tuple (INDEX_VAR), whose columns custom_scan_tlist describes as the
+ * child's outputs (OUTER_VAR) and the calls themselves, so EXPLAIN prints
+ * them as written.
+ */
+#include "silvan_pg.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/planner.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/syscache.h"
+
+#include "batch.h"
+
+bool		silvan_batch_calls = true;
+int			silvan_batch_calls_size = 1024;
+
+static planner_hook_type prev_planner_hook = NULL;
+
+/* The scalar C functions of this library, and what each returns */
+static const struct
+{
+	const char *symbol;
+	ScoreOutput output;
+}			batch_functions[] =
+{
+	{"silvan_predict_float4", SCORE_PREDICT},
+	{"silvan_predict_float8", SCORE_PREDICT},
+	{"silvan_predict_array", SCORE_PREDICT},
+	{"silvan_predict_proba_float4", SCORE_PROBA},
+	{"silvan_predict_proba_float8", SCORE_PROBA},
+	{"silvan_predict_proba_array", SCORE_PROBA},
+	{"silvan_predict_raw_float4", SCORE_RAW},
+	{"silvan_predict_raw_float8", SCORE_RAW},
+	{"silvan_predict_raw_array", SCORE_RAW},
+};
+
+/* Calls found in one node, and the child target list being built for them */
+typedef struct BatchRewrite
+{
+	List	   *calls;			/* FuncExpr of each call, in column order */
+	List	   *child_tlist;	/* "above": the projecting node's new target list */
+	int			num_child;		/* "below": columns of the child passed through */
+	bool		above;
+} BatchRewrite;
+
+/*
+ * What a function returns when it is one of this library's scalar
+ * functions as installed (C, not SECURITY DEFINER, no SET clause); -1
+ * for any other
+ */
+static int
+BatchFunctionOutput(Oid funcid)
+{
+	HeapTuple	tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
+	Form_pg_proc proc;
+	int			output = -1;
+
+	if (!HeapTupleIsValid(tuple))
+		return -1;
+	proc = (Form_pg_proc) GETSTRUCT(tuple);
+	if (proc->prolang == ClanguageId && !proc->proretset && !proc->prosecdef &&
+		proc->pronargs == 2 && heap_attisnull(tuple, Anum_pg_proc_proconfig, NULL))
+	{
+		bool		src_null,
+					bin_null;
+		Datum		src = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_prosrc, &src_null);
+		Datum		bin = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_probin, &bin_null);
+
+		if (!src_null && !bin_null && strcmp(TextDatumGetCString(bin), "$libdir/silvan") == 0)
+		{
+			char	   *symbol = TextDatumGetCString(src);
+
+			for (int i = 0; i < lengthof(batch_functions); i++)
+				if (strcmp(symbol, batch_functions[i].symbol) == 0)
+					output = batch_functions[i].output;
+		}
+	}
+	ReleaseSysCache(tuple);
+	return output;
+}
+
+/* Is node a call the batch node can evaluate: model constant or a parameter of the statement? */
+static bool
+BatchIsCall(Node *node)
+{
+	FuncExpr   *call = (FuncExpr *) node;
+	Node	   *model;
+
+	if (node == NULL || !IsA(node, FuncExpr) || list_length(call->args) != 2 || call->funcretset)
+		return false;
+	if (call->funcresulttype != FLOAT8OID && call->funcresulttype != FLOAT8ARRAYOID)
+		return false;
+	model = linitial(call->args);
+	if (!(IsA(model, Const) && !((Const *) model)->constisnull) &&
+		!(IsA(model, Param) && ((Param *) model)->paramkind == PARAM_EXTERN))
+		return false;
+	return BatchFunctionOutput(call->funcid) >= 0;
+}
+
+/* Does the expression hold a call the batch node can evaluate? */
+static bool
+BatchHasCall(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (BatchIsCall(node))
+		return true;
+	return expression_tree_walker(node, BatchHasCall, context);
+}
+
+/* Does the expression read anything but the child's columns (below an Agg)? */
+static bool
+BatchReadsBeyondOuter(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+		return ((Var *) node)->varno != OUTER_VAR;
+	if (IsA(node, Aggref) || IsA(node, WindowFunc) || IsA(node, GroupingFunc) ||
+		IsA(node, SubPlan) || IsA(node, AlternativeSubPlan))
+		return true;
+	return expression_tree_walker(node, BatchReadsBeyondOuter, context);
+}
+
+/* The column of the child's new target list that computes expr, added if new (1-based) */
+static AttrNumber
+BatchChildColumn(BatchRewrite *rw, Expr *expr)
+{
+	ListCell   *lc;
+	TargetEntry *tle;
+
+	foreach(lc, rw->child_tlist)
+	{
+		tle = lfirst(lc);
+		if (equal(tle->expr, expr))
+			return tle->resno;
+	}
+	tle = makeTargetEntry((Expr *) copyObject(expr), list_length(rw->child_tlist) + 1, NULL, false);
+	rw->child_tlist = lappend(rw->child_tlist, tle);
+	return tle->resno;
+}
+
+/* A Var of the batch node's scan tuple (INDEX_VAR) standing for expr at attno */
+static Var *
+BatchScanVar(Expr *expr, AttrNumber attno, Index varno)
+{
+	return makeVar(varno, attno, exprType((Node *) expr), exprTypmod((Node *) expr),
+				   exprCollation((Node *) expr), 0);
+}
+
+/*
+ * Rewrite an expression of a projecting node for the batch node above it:
+ * each call becomes its result's column, each Var the column passing it
+ * through (the child's columns are the batch node's first columns)
+ */
+static Node *
+BatchMutateAbove(Node *node, BatchRewrite *rw)
+{
+	if (node == NULL)
+		return NULL;
+	if (BatchIsCall(node))
+	{
+		int			k = 0;
+		ListCell   *lc;
+
+		/* the result's column is numbered once the child's are known: -k is call k */
+		foreach(lc, rw->calls)
+		{
+			k++;
+			if (equal(lfirst(lc), node))
+				return (Node *) BatchScanVar((Expr *) node, -k, INDEX_VAR);
+		}
+		rw->calls = lappend(rw->calls, copyObject(node));
+		return (Node *) BatchScanVar((Expr *) node, -list_length(rw->calls), INDEX_VAR);
+	}
+	if (IsA(node, Var))
+		return (Node *) BatchScanVar((Expr *) node, BatchChildColumn(rw, (Expr *) node), INDEX_VAR);
+	return expression_tree_mutator(node, BatchMutateAbove, rw);
+}
+
+/* Number the calls' result columns after the child's: attno -k is call k */
+static bool
+BatchNumberResults(Node *node, BatchRewrite *rw)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var) && ((Var *) node)->varno == INDEX_VAR && ((Var *) node)->varattno < 0)
+		((Var *) node)->varattno = list_length(rw->child_tlist) - ((Var *) node)->varattno;
+	return expression_tree_walker(node, BatchNumberResults, rw);
+}
+
+/* Rewrite an Agg's expression: each call over its input becomes the batch node's column */
+static Node *
+BatchMutateBelow(Node *node, BatchRewrite *rw)
+{
+	if (node == NULL)
+		return NULL;
+	if (BatchIsCall(node) && !BatchReadsBeyondOuter(lsecond(((FuncExpr *) node)->args), NULL))
+	{
+		rw->calls = lappend(rw->calls, copyObject(node));
+		return (Node *) BatchScanVar((Expr *) node, rw->num_child + list_length(rw->calls),
+									 OUTER_VAR);
+	}
+	return expression_tree_mutator(node, BatchMutateBelow, rw);
+}
+
+/*
+ * The batch node over child: its scan tuple is the child's columns and then
+ * one column per call (custom_scan_tlist), features are read by
+ * feature_exprs (OUTER_VAR: the child's row)
+ */
+static CustomScan *
+BatchMakeNode(Plan *child, List *calls, List *feature_exprs, List *tlist, List *qual)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *scan_tlist = NIL;
+	List	   *outputs = NIL;
+	List	   *funcids = NIL;
+	List	   *exprs = NIL;
+	ListCell   *lc,
+			   *lf;
+	int			n = 0;
+
+	foreach(lc, child->targetlist)
+	{
+		TargetEntry *tle = lfirst(lc);
+
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry((Expr *) BatchScanVar(tle->expr, tle->resno, OUTER_VAR),
+											 ++n, NULL, false));
+	}
+	forboth(lc, calls, lf, feature_exprs)
+	{
+		FuncExpr   *call = copyObject(lfirst(lc));
+
+		/* as EXPLAIN shows it: the call over the child's columns */
+		call->args = list_make2(linitial(call->args), lfirst(lf));
+		scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) call, ++n, NULL, false));
+		outputs = lappend_int(outputs, BatchFunctionOutput(call->funcid));
+		funcids = lappend_oid(funcids, call->funcid);
+		exprs = lappend(exprs, linitial(call->args));
+		exprs = lappend(exprs, lfirst(lf));
+	}
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = qual;
+	cscan->scan.plan.lefttree = child;
+	cscan->scan.plan.startup_cost = child->startup_cost;
+	cscan->scan.plan.total_cost = child->total_cost;
+	cscan->scan.plan.plan_rows = child->plan_rows;
+	cscan->scan.plan.plan_width = child->plan_width;
+	cscan->scan.plan.parallel_aware = false;
+	cscan->scan.plan.parallel_safe = child->parallel_safe;
+	cscan->scan.plan.extParam = bms_copy(child->extParam);
+	cscan->scan.plan.allParam = bms_copy(child->allParam);
+	cscan->scan.scanrelid = 0;
+	cscan->flags = 0;
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_exprs = exprs;
+	cscan->custom_private = list_make3(makeInteger(list_length(child->targetlist)), outputs,
+									   funcids);
+	cscan->methods = &batch_plan_methods;
+	return cscan;
+}
+
+/* Put a batch node above a projecting node that computes calls; plan itself if it has none */
+static Plan *
+BatchAbove(Plan *plan)
+{
+	BatchRewrite rw = {0};
+	List	   *tlist = NIL;
+	List	   *qual = NIL;
+	List	   *kept = NIL;
+	List	   *feature_exprs = NIL;
+	ListCell   *lc;
+
+	if (!BatchHasCall((Node *) plan->targetlist, NULL) && !BatchHasCall((Node *) plan->qual, NULL))
+		return plan;
+	rw.above = true;
+	foreach(lc, plan->targetlist)
+	{
+		TargetEntry *tle = flatCopyTargetEntry(lfirst(lc));
+
+		if (BatchHasCall((Node *) tle->expr, NULL))
+			tle->expr = (Expr *) BatchMutateAbove((Node *) tle->expr, &rw);
+		else
+			tle->expr = (Expr *) BatchScanVar(tle->expr, BatchChildColumn(&rw, tle->expr), INDEX_VAR);
+		tlist = lappend(tlist, tle);
+	}
+	foreach(lc, plan->qual)
+	{
+		if (BatchHasCall(lfirst(lc), NULL))
+			qual = lappend(qual, BatchMutateAbove(lfirst(lc), &rw));
+		else
+			kept = lappend(kept, lfirst(lc));
+	}
+	/* each call's features: a column of the child */
+	foreach(lc, rw.calls)
+	{
+		Expr	   *features = lsecond(((FuncExpr *) lfirst(lc))->args);
+
+		feature_exprs = lappend(feature_exprs,
+								BatchScanVar(features, BatchChildColumn(&rw, features), OUTER_VAR));
+	}
+	BatchNumberResults((Node *) tlist, &rw);
+	BatchNumberResults((Node *) qual, &rw);
+	plan->targetlist = rw.child_tlist;
+	plan->qual = kept;
+	return (Plan *) BatchMakeNode(plan, rw.calls, feature_exprs, tlist, qual);
+}
+
+/* Put a batch node between an Agg and its input when the Agg reads calls over its rows */
+static bool
+BatchBelowAgg(Agg *agg)
+{
+	BatchRewrite rw = {0};
+	Plan	   *child = outerPlan(agg);
+	List	   *tlist = NIL;
+	List	   *feature_exprs = NIL;
+	List	   *tlist_new;
+	List	   *qual_new;
+	ListCell   *lc;
+	int			n = 0;
+
+	if (child == NULL || agg->groupingSets != NIL || agg->chain != NIL)
+		return false;
+	if (!BatchHasCall((Node *) agg->plan.targetlist, NULL) &&
+		!BatchHasCall((Node *) agg->plan.qual, NULL))
+		return false;
+	rw.num_child = list_length(child->targetlist);
+	tlist_new = (List *) BatchMutateBelow((Node *) agg->plan.targetlist, &rw);
+	qual_new = (List *) BatchMutateBelow((Node *) agg->plan.qual, &rw);
+	if (rw.calls == NIL)
+		return false;
+	foreach(lc, rw.calls)
+		feature_exprs = lappend(feature_exprs, lsecond(((FuncExpr *) lfirst(lc))->args));
+	/* the batch node's output is its scan tuple as it is */
+	for (int i = 1; i <= rw.num_child + list_length(rw.calls); i++)
+	{
+		Expr	   *column = i <= rw.num_child ?
+			((TargetEntry *) list_nth(child->targetlist, i - 1))->expr :
+			(Expr *) list_nth(rw.calls, i - rw.num_child - 1);
+
+		n++;
+		tlist = lappend(tlist, makeTargetEntry((Expr *) BatchScanVar(column, n, INDEX_VAR),
+											   n, NULL, false));
+	}
+	agg->plan.targetlist = tlist_new;
+	agg->plan.qual = qual_new;
+	outerPlan(agg) = (Plan *) BatchMakeNode(child, rw.calls, feature_exprs, tlist, NIL);
+	return true;
+}
+
+/* The largest plan_node_id in a plan tree, so that new nodes get ids of their own */
+static int
+BatchMaxNodeId(Plan *plan)
+{
+	int			most;
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return -1;
+	most = Max(plan->plan_node_id, Max(BatchMaxNodeId(plan->lefttree), BatchMaxNodeId(plan->righttree)));
+	if (IsA(plan, Append))
+		foreach(lc, ((Append *) plan)->appendplans)
+			most = Max(most, BatchMaxNodeId(lfirst(lc)));
+	if (IsA(plan, MergeAppend))
+		foreach(lc, ((MergeAppend *) plan)->mergeplans)
+			most = Max(most, BatchMaxNodeId(lfirst(lc)));
+	if (IsA(plan, SubqueryScan))
+		most = Max(most, BatchMaxNodeId(((SubqueryScan *) plan)->subplan));
+	if (IsA(plan, CustomScan))
+		foreach(lc, ((CustomScan *) plan)->custom_plans)
+			most = Max(most, BatchMaxNodeId(lfirst(lc)));
+	return most;
+}
+
+/* Rewrite a plan tree bottom up; inner_marks: its parent marks and restores it */
+static Plan *
+BatchRewritePlan(Plan *plan, bool inner_marks, int *last_id)
+{
+	ListCell   *lc;
+	Plan	   *batched;
+
+	if (plan == NULL)
+		return NULL;
+	plan->lefttree = BatchRewritePlan(plan->lefttree, false, last_id);
+	plan->righttree = BatchRewritePlan(plan->righttree, IsA(plan, MergeJoin), last_id);
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			foreach(lc, ((Append *) plan)->appendplans)
+				lfirst(lc) = BatchRewritePlan(lfirst(lc), false, last_id);
+			break;
+		case T_MergeAppend:
+			foreach(lc, ((MergeAppend *) plan)->mergeplans)
+				lfirst(lc) = BatchRewritePlan(lfirst(lc), false, last_id);
+			break;
+		case T_SubqueryScan:
+			((SubqueryScan *) plan)->subplan =
+				BatchRewritePlan(((SubqueryScan *) plan)->subplan, false, last_id);
+			break;
+		default:
+			break;
+	}
+	switch (nodeTag(plan))
+	{
+		case T_Agg:
+			if (BatchBelowAgg((Agg *) plan))
+				plan->lefttree->plan_node_id = ++*last_id;
+			return plan;
+		case T_SeqScan:
+		case T_SampleScan:
+		case T_IndexScan:
+		case T_IndexOnlyScan:
+		case T_BitmapHeapScan:
+		case T_TidScan:
+		case T_TidRangeScan:
+		case T_SubqueryScan:
+		case T_FunctionScan:
+		case T_ValuesScan:
+		case T_CteScan:
+		case T_NamedTuplestoreScan:
+		case T_WorkTableScan:
+		case T_NestLoop:
+		case T_MergeJoin:
+		case T_HashJoin:
+		case T_Result:
+		case T_Gather:
+			/* a Result without input is one row, and PL/pgSQL's simple expressions */
+			if (IsA(plan, Result) && plan->lefttree == NULL)
+				return plan;
+			if (inner_marks || (batched = BatchAbove(plan)) == plan)
+				return plan;
+			batched->plan_node_id = ++*last_id;
+			return batched;
+		default:
+			return plan;
+	}
+}
+
+/* planner_hook: plan as usual, then batch the scalar calls of the plan */
+static PlannedStmt *
+BatchPlanner(Query *parse, const char *query_string, int cursor_options, ParamListInfo params)
+{
+	PlannedStmt *stmt = prev_planner_hook ?
+		prev_planner_hook(parse, query_string, cursor_options, params) :
+		standard_planner(parse, query_string, cursor_options, params);
+	ListCell   *lc;
+	int			last_id;
+
+	if (!silvan_batch_calls || stmt->commandType == CMD_UTILITY ||
+		(cursor_options & CURSOR_OPT_SCROLL))
+		return stmt;
+	last_id = BatchMaxNodeId(stmt->planTree);
+	foreach(lc, stmt->subplans)
+		last_id = Max(last_id, BatchMaxNodeId(lfirst(lc)));
+	stmt->planTree = BatchRewritePlan(stmt->planTree, false, &last_id);
+	foreach(lc, stmt->subplans)
+		lfirst(lc) = BatchRewritePlan(lfirst(lc), false, &last_id);
+	return stmt;
+}
+
+/* Install the planner hook (from _PG_init) */
+void
+BatchPlanInit(void)
+{
+	DefineCustomBoolVariable("silvan.batch_calls",
+							 "Evaluate scalar predict() calls of a query in batches.",
+							 "Calls whose model is a constant or a parameter are scored a batch of rows at a time by a \"Custom Scan (SilvanBatch)\"; off: one row at a time. Results are the same.",
+							 &silvan_batch_calls, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("silvan.batch_calls_size",
+							"Most rows a batch of scalar calls holds.",
+							"Batches start small and grow to this, so that a LIMIT reads few rows more than it returns.",
+							&silvan_batch_calls_size, 1024, 1, 65536, PGC_USERSET, 0,
+							NULL, NULL, NULL);
+	BatchNodeRegister();
+	prev_planner_hook = planner_hook;
+	planner_hook = BatchPlanner;
+}
