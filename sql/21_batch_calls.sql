@@ -121,6 +121,16 @@ SELECT count(*) FILTER (WHERE s.p::real IS DISTINCT FROM w.predict) AS unbatched
   FROM (SELECT k, silvan.predict('binary_logistic', f) AS p FROM fx_many) s JOIN fx_want w USING (k);
 RESET silvan.batch_calls;
 
+-- a schedule stored for the batch's size that adds trees in parallel: the
+-- batch runs the scalar code, so the results stay XGBoost's bit for bit
+SELECT silvan.set_schedule('binary_logistic',
+       'tile(tree, t0, t1, 3); reorder(t0, batch, t1); parallel(t0)', batch_size => 1024);
+SET silvan.max_threads = 2;
+SELECT count(*) FILTER (WHERE s.p::real IS DISTINCT FROM w.predict) AS reordering_schedule_differ
+  FROM (SELECT k, silvan.predict('binary_logistic', f) AS p FROM fx_many) s JOIN fx_want w USING (k);
+RESET silvan.max_threads;
+SELECT silvan.set_schedule('binary_logistic', NULL, batch_size => 1024);
+
 -- a multi-class model: probabilities and margins, batched
 \set fx multi_softprob
 \i sql/fixture.psql
