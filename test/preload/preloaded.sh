@@ -19,11 +19,12 @@ differing_rows() {
 		IS DISTINCT FROM e[1]::real) FROM fx_in JOIN fx_exp USING (id)"
 }
 
-# Where a fresh session's code for batch size 1 came from, and whether passes ran
+# Where a fresh session's code came from, and whether passes ran: the code of
+# the batch size its predict() calls ran in (silvan.batch_calls_size)
 origin() {
-	psql -XAtq -c "SELECT substring(silvan.explain('binary_logistic', 1)
+	psql -XAtq -c "SELECT substring(silvan.explain('binary_logistic', 1024)
 		FROM 'compile time: [0-9.]+ ms \(machine code ([a-z ]+)\)') ||
-		CASE WHEN silvan.explain('binary_logistic', 1) LIKE '%passes: none ran%'
+		CASE WHEN silvan.explain('binary_logistic', 1024) LIKE '%passes: none ran%'
 		     THEN ', no pass ran' ELSE ', passes ran' END"
 }
 
