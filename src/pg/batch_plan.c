@@ -96,32 +96,13 @@ typedef struct BatchRewrite
 static int
 BatchFunctionOutput(Oid funcid)
 {
-	HeapTuple	tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
-	Form_pg_proc proc;
-	int			output = -1;
+	char	   *symbol = SilvanFunctionSymbol(funcid, 2, false);
 
-	if (!HeapTupleIsValid(tuple))
-		return -1;
-	proc = (Form_pg_proc) GETSTRUCT(tuple);
-	if (proc->prolang == ClanguageId && !proc->proretset && !proc->prosecdef &&
-		proc->pronargs == 2 && heap_attisnull(tuple, Anum_pg_proc_proconfig, NULL))
-	{
-		bool		src_null,
-					bin_null;
-		Datum		src = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_prosrc, &src_null);
-		Datum		bin = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_probin, &bin_null);
-
-		if (!src_null && !bin_null && strcmp(TextDatumGetCString(bin), "$libdir/silvan") == 0)
-		{
-			char	   *symbol = TextDatumGetCString(src);
-
-			for (int i = 0; i < lengthof(batch_functions); i++)
-				if (strcmp(symbol, batch_functions[i].symbol) == 0)
-					output = batch_functions[i].output;
-		}
-	}
-	ReleaseSysCache(tuple);
-	return output;
+	if (symbol != NULL)
+		for (int i = 0; i < lengthof(batch_functions); i++)
+			if (strcmp(symbol, batch_functions[i].symbol) == 0)
+				return batch_functions[i].output;
+	return -1;
 }
 
 /* Is node a call the batch node can evaluate: model constant or a parameter of the statement? */

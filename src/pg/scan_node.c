@@ -107,33 +107,13 @@ static CustomExecMethods predict_exec_methods;
 static int
 PredictScanFunction(Oid funcid)
 {
-	HeapTuple	tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
-	Form_pg_proc proc;
-	int			output = -1;
+	char	   *symbol = SilvanFunctionSymbol(funcid, PREDICT_TABLE_NARGS, true);
 
-	if (!HeapTupleIsValid(tuple))
-		return -1;
-	proc = (Form_pg_proc) GETSTRUCT(tuple);
-	if (proc->prolang == ClanguageId && proc->proretset && !proc->prosecdef &&
-		proc->pronargs == PREDICT_TABLE_NARGS &&
-		heap_attisnull(tuple, Anum_pg_proc_proconfig, NULL))
-	{
-		bool		src_null,
-					bin_null;
-		Datum		src = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_prosrc, &src_null);
-		Datum		bin = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_probin, &bin_null);
-
-		if (!src_null && !bin_null && strcmp(TextDatumGetCString(bin), "$libdir/silvan") == 0)
-		{
-			char	   *symbol = TextDatumGetCString(src);
-
-			for (int i = 0; i < lengthof(predict_scan_functions); i++)
-				if (strcmp(symbol, predict_scan_functions[i].symbol) == 0)
-					output = predict_scan_functions[i].output;
-		}
-	}
-	ReleaseSysCache(tuple);
-	return output;
+	if (symbol != NULL)
+		for (int i = 0; i < lengthof(predict_scan_functions); i++)
+			if (strcmp(symbol, predict_scan_functions[i].symbol) == 0)
+				return predict_scan_functions[i].output;
+	return -1;
 }
 
 /* Does the query want the function's row as a whole (a whole-row Var) or a system column? */

@@ -7,6 +7,10 @@
 
 #include "batch.h"
 
+#include "access/htup_details.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
+#include "utils/syscache.h"
 #include "catalog/namespace.h"
 #include "commands/trigger.h"
 #include "lib/stringinfo.h"
@@ -441,4 +445,34 @@ silvan_explain(PG_FUNCTION_ARGS)
 		free(dump);
 	}
 	PG_RETURN_TEXT_P(cstring_to_text(out.data));
+}
+
+/*
+ * The C symbol of a function of this library as installed (C, not
+ * SECURITY DEFINER, no SET clause) with nargs arguments and retset; NULL
+ * for any other function.  The planner hooks recognize calls by it.
+ */
+char *
+SilvanFunctionSymbol(Oid funcid, int nargs, bool retset)
+{
+	HeapTuple	tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
+	Form_pg_proc proc;
+	char	   *symbol = NULL;
+
+	if (!HeapTupleIsValid(tuple))
+		return NULL;
+	proc = (Form_pg_proc) GETSTRUCT(tuple);
+	if (proc->prolang == ClanguageId && proc->proretset == retset && !proc->prosecdef &&
+		proc->pronargs == nargs && heap_attisnull(tuple, Anum_pg_proc_proconfig, NULL))
+	{
+		bool		src_null,
+					bin_null;
+		Datum		src = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_prosrc, &src_null);
+		Datum		bin = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_probin, &bin_null);
+
+		if (!src_null && !bin_null && strcmp(TextDatumGetCString(bin), "$libdir/silvan") == 0)
+			symbol = TextDatumGetCString(src);
+	}
+	ReleaseSysCache(tuple);
+	return symbol;
 }

@@ -288,6 +288,9 @@ extern Datum ScoreResultDatum(ModelVersion *version, ScoreOutput output,
 extern void ScoreCheckOutput(ModelVersion *version, ScoreOutput output, const char *name);
 extern Oid	FeatureElementType(Oid typid);
 
+/* silvan.c */
+extern char *SilvanFunctionSymbol(Oid funcid, int nargs, bool retset);
+
 /* predict.c */
 extern void *PredictRowFill(ArrayType *array, const Forest *forest, const char *name, void *row);
 extern double FeatureDatumToDouble(Datum value, Oid typid);
