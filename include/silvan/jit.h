@@ -57,6 +57,7 @@ typedef struct JitIr
 
 extern void JitStartEarly(void);
 extern bool JitModuleCreate(const char *name, JitModule *jm, SilvanStatus *status);
+extern void JitModuleDiscardNames(JitModule *jm);
 extern void JitModuleDispose(JitModule *jm);
 extern const char *JitHostCpuName(void);
 extern const char *JitHostCpuFeatures(void);

@@ -34,16 +34,16 @@ typedef struct JitSplit
 	const char *bitcode;		/* the whole module, for the helper */
 	size_t		bitcode_len;
 	char		prefix[64];		/* the entry's name, prefix of the others' */
-	char		key_entry[64];	/* the entry's name in the bitcode */
+	bool	   *parts;			/* per defined function: the helper's? */
+	int			part_count;		/* the module's defined functions */
 	LLVMMemoryBufferRef object;		/* the helper's object */
 	char		failure[SILVAN_DETAIL_LEN];	/* the helper's, "" if none */
 	bool		canceled;		/* the helper stopped on a cancel request */
 	char		diagnosed[SILVAN_DETAIL_LEN];
 } JitSplit;
 
-extern bool JitSplitStart(LLVMModuleRef module, const char *entry, const char *key_entry,
-						  const char *bitcode, size_t len, const JitSplitTarget *target,
-						  JitSplit *split);
+extern bool JitSplitStart(LLVMModuleRef module, const char *entry, const char *bitcode,
+						  size_t len, const JitSplitTarget *target, JitSplit *split);
 extern void JitSplitSetMinInstructions(int64_t n);
 extern bool JitSplitFinish(JitSplit *split, LLVMMemoryBufferRef *object,
 						   SilvanStatus *status);

@@ -1598,6 +1598,33 @@ InitTypes(CodegenContext *cg)
 	cg->md_empty = LLVMMDNodeInContext(cg->context, NULL, 0);
 }
 
+/*
+ * Check the generated module with LLVM's verifier, one function at a
+ * time so that a cancel request is seen between them (verifying a big
+ * module at once takes a tenth of a second and more); on a failure the
+ * whole module is verified again for LLVM's message.  The module's
+ * globals are the constant tables built here from typed arrays.
+ */
+static bool
+VerifyGenerated(LLVMModuleRef module, SilvanStatus *status)
+{
+	char	   *error = NULL;
+
+	for (LLVMValueRef fn = LLVMGetFirstFunction(module); fn; fn = LLVMGetNextFunction(fn))
+	{
+		if (CancelRequested())
+			return StatusCanceled(status, "generating code");
+		if (LLVMIsDeclaration(fn) || !LLVMVerifyFunction(fn, LLVMReturnStatusAction))
+			continue;
+		LLVMVerifyModule(module, LLVMReturnStatusAction, &error);
+		StatusFail(status, SILVAN_ERROR_INTERNAL, "could not generate code for model",
+				   "LLVM rejected the generated function: %s", error ? error : "");
+		LLVMDisposeMessage(error);
+		return false;
+	}
+	return true;
+}
+
 /* Emit the forest's kernel (and its outlined loop bodies) into module */
 bool
 CodegenForest(const Mir *mir, const Representation *repr, const ReprBuffers *buffers,
@@ -1611,7 +1638,6 @@ CodegenForest(const Mir *mir, const Representation *repr, const ReprBuffers *buf
 	int			num_params;
 	LLVMValueRef fn;
 	LLVMBasicBlockRef b_body;
-	char	   *error = NULL;
 
 	if (cg == NULL)
 		return StatusNoMemory(status, "the code generator");
@@ -1663,14 +1689,5 @@ CodegenForest(const Mir *mir, const Representation *repr, const ReprBuffers *buf
 			StatusNoMemory(status, "the code constants");
 	}
 	free(cg);
-
-	if (LLVMVerifyModule(module, LLVMReturnStatusAction, &error))
-	{
-		StatusFail(status, SILVAN_ERROR_INTERNAL, "could not generate code for model",
-				   "LLVM rejected the generated function: %s", error ? error : "");
-		LLVMDisposeMessage(error);
-		return false;
-	}
-	LLVMDisposeMessage(error);
-	return true;
+	return VerifyGenerated(module, status);
 }

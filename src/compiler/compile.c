@@ -107,6 +107,15 @@ struct CompiledForest
  */
 #define COMPILE_FULL_CODEGEN_SPLITS	4096
 
+/*
+ * Modules estimated at more LLVM IR instructions are generated without
+ * value names (JitModuleDiscardNames): for such a module the steps that
+ * cannot poll for a cancel request (writing its bitcode for the IR key,
+ * freeing it) take about half as long; smaller modules keep the names
+ * that make explain's IR readable.
+ */
+#define COMPILE_NAMED_IR_MAX		100000
+
 /* CompiledForestSplitRows: fewest rows a call, as the code and records are small or large */
 #define COMPILE_SPLIT_ROWS			64
 #define COMPILE_SPLIT_ROWS_LARGE	256
@@ -367,6 +376,8 @@ CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr
 
 	if (!JitModuleCreate(name, &jm, status))
 		goto done;
+	if (compiled->estimated.instructions > COMPILE_NAMED_IR_MAX)
+		JitModuleDiscardNames(&jm);
 	if (!CodegenForest(mir, repr, &compiled->buffers, jm.module, name, compiled->target,
 					   JitHostCpuName(), JitHostCpuFeatures(), &stats, status))
 	{

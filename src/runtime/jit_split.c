@@ -14,16 +14,19 @@
  * The split (JitSplitStart), on the module before the passes:
  *	1. functions are counted in instructions; modules of fewer than
  *	   JIT_SPLIT_MIN_INSTRUCTIONS, or whose second half would be small, stay
- *	   whole;
+ *	   whole; otherwise the defined functions past this thread's share
+ *	   (JIT_SPLIT_MAIN_SHARE; never the entry) are the helper's, a flag per
+ *	   defined function in module order (JitSplit.parts);
  *	2. every function the module defines with local linkage becomes
  *	   external and takes a name of the code's own (prefix_fN, the prefix
  *	   being the entry symbol, named after the IR key's digest), so that the
  *	   two objects can call each other and nothing else in the JIT has the
- *	   name; the functions past this thread's share (JIT_SPLIT_MAIN_SHARE;
- *	   never the entry) are marked with the string attribute
+ *	   name; the helper's functions are marked with the string attribute
  *	   JIT_SPLIT_PART;
- *	3. the helper is started: it reads the bitcode back and marks and
- *	   names its copy the same way;
+ *	3. the helper is started: it reads the bitcode back lazily
+ *	   (llvm_lazy.cpp), the bodies of its own functions only, polling for a
+ *	   cancel request between them, and names and marks its copy the same
+ *	   way from the flags;
  *	4. this thread turns the marked functions into declarations, the
  *	   helper every other one, and each drops the local globals it no longer
  *	   uses (constant tables a half needs stay in its object; one both need
@@ -55,14 +58,14 @@
 #include "silvan/jit_split.h"
 #include "silvan/llvm_emit.h"
 #include "silvan/llvm_errors.h"
+#include "silvan/llvm_lazy.h"
 #include "silvan/runtime.h"
 
 /* Modules of fewer instructions are emitted whole (JitSplitSetMinInstructions) */
 #define JIT_SPLIT_MIN_INSTRUCTIONS	40000
 /*
- * This thread's share of the instructions: the helper first reads the
- * module back from bitcode (about a tenth of mtpl2's compile), so it takes
- * a little less
+ * This thread's share of the instructions: the helper first reads its
+ * half back from bitcode, so it takes a little less
  */
 #define JIT_SPLIT_MAIN_SHARE		0.54
 /* The attribute that marks the helper's functions */
@@ -97,59 +100,88 @@ IsHelperPart(LLVMValueRef fn)
 										 strlen(JIT_SPLIT_PART)) != NULL;
 }
 
-/*
- * Mark the functions past this thread's share of the module's
- * instructions (JIT_SPLIT_MAIN_SHARE; not the entry function, named entry
- * here) and give every local function an external name of the code's own,
- * prefix_fN; false (nothing changed) when the module is not worth
- * splitting.  Both threads run it on the same module, so they agree.
- */
-static bool
-MarkHalves(LLVMModuleRef module, const char *entry, const char *prefix)
+/* The functions module defines, in order (declarations are not counted) */
+static int
+CountDefined(LLVMModuleRef module)
 {
-	LLVMContextRef context = LLVMGetModuleContext(module);
+	int			count = 0;
+
+	for (LLVMValueRef fn = LLVMGetFirstFunction(module); fn; fn = LLVMGetNextFunction(fn))
+		count += !LLVMIsDeclaration(fn);
+	return count;
+}
+
+/*
+ * Choose the helper's functions: the defined functions past this thread's
+ * share of the module's instructions (JIT_SPLIT_MAIN_SHARE), not the entry
+ * function (named entry here); a malloc'd flag per defined function in
+ * module order, or NULL when the module is not worth splitting
+ */
+static bool *
+ChooseHalves(LLVMModuleRef module, const char *entry, int *count)
+{
 	int64_t		total = 0;
 	int64_t		seen = 0;
 	int64_t		helper = 0;
-	int			n = 0;
-	int			count = 0;
 	int			k = 0;
 	int64_t    *sizes;
+	bool	   *parts;
 
-	/* each function's instructions, counted once (a walk of a big module is not free) */
-	for (LLVMValueRef fn = LLVMGetFirstFunction(module); fn; fn = LLVMGetNextFunction(fn))
-		count++;
-	if ((sizes = malloc(sizeof(int64_t) * (count > 0 ? count : 1))) == NULL)
-		return false;
-	for (LLVMValueRef fn = LLVMGetFirstFunction(module); fn; fn = LLVMGetNextFunction(fn))
-		total += (sizes[k++] = CountInstructions(fn));
-	k = 0;
-	for (LLVMValueRef fn = LLVMGetFirstFunction(module); fn; fn = LLVMGetNextFunction(fn))
-	{
-		int64_t		size = sizes[k++];
-		size_t		len;
-
-		seen += size;
-		if (size > 0 && seen > total * JIT_SPLIT_MAIN_SHARE && strcmp(LLVMGetValueName2(fn, &len), entry) != 0)
-			helper += size;
-	}
-	if (total < split_min_instructions || helper < total / 4)
+	*count = CountDefined(module);
+	sizes = malloc(sizeof(int64_t) * (*count > 0 ? *count : 1));
+	parts = calloc(*count > 0 ? *count : 1, sizeof(bool));
+	if (sizes == NULL || parts == NULL)
 	{
 		free(sizes);
-		return false;
+		free(parts);
+		return NULL;
 	}
-	seen = 0;
+	/* each function's instructions, counted once (a walk of a big module is not free) */
+	for (LLVMValueRef fn = LLVMGetFirstFunction(module); fn; fn = LLVMGetNextFunction(fn))
+		if (!LLVMIsDeclaration(fn))
+			total += (sizes[k++] = CountInstructions(fn));
 	k = 0;
 	for (LLVMValueRef fn = LLVMGetFirstFunction(module); fn; fn = LLVMGetNextFunction(fn))
 	{
-		int64_t		size = sizes[k++];
-		LLVMLinkage linkage = LLVMGetLinkage(fn);
 		size_t		len;
+
+		if (LLVMIsDeclaration(fn))
+			continue;
+		seen += sizes[k];
+		parts[k] = seen > total * JIT_SPLIT_MAIN_SHARE &&
+			strcmp(LLVMGetValueName2(fn, &len), entry) != 0;
+		if (parts[k])
+			helper += sizes[k];
+		k++;
+	}
+	free(sizes);
+	if (total < split_min_instructions || helper < total / 4)
+	{
+		free(parts);
+		return NULL;
+	}
+	return parts;
+}
+
+/*
+ * Give every local function an external name of the code's own,
+ * prefix_fN, and mark the helper's functions (parts, a flag per defined
+ * function); both threads run it on their copy, so they agree
+ */
+static void
+NameHalves(LLVMModuleRef module, const char *prefix, const bool *parts)
+{
+	LLVMContextRef context = LLVMGetModuleContext(module);
+	int			n = 0;
+	int			k = 0;
+
+	for (LLVMValueRef fn = LLVMGetFirstFunction(module); fn; fn = LLVMGetNextFunction(fn))
+	{
+		LLVMLinkage linkage = LLVMGetLinkage(fn);
 		char		name[128];
 
-		if (size == 0)
+		if (LLVMIsDeclaration(fn))
 			continue;
-		seen += size;
 		if (linkage == LLVMInternalLinkage || linkage == LLVMPrivateLinkage)
 		{
 			snprintf(name, sizeof(name), "%s_f%d", prefix, n++);
@@ -157,12 +189,43 @@ MarkHalves(LLVMModuleRef module, const char *entry, const char *prefix)
 			LLVMSetLinkage(fn, LLVMExternalLinkage);
 			LLVMSetVisibility(fn, LLVMDefaultVisibility);
 		}
-		if (seen > total * JIT_SPLIT_MAIN_SHARE && strcmp(LLVMGetValueName2(fn, &len), entry) != 0)
+		if (parts[k++])
 			LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
 									LLVMCreateStringAttribute(context, JIT_SPLIT_PART,
 															  strlen(JIT_SPLIT_PART), "1", 1));
 	}
-	free(sizes);
+}
+
+/*
+ * Read the bodies of the helper's functions (parts) of a lazily read
+ * module, polling for a cancel request before each; false with the
+ * reason in split->failure
+ */
+static bool
+ReadHelperHalf(LLVMModuleRef module, JitSplit *split)
+{
+	int			k = 0;
+
+	if (CountDefined(module) != split->part_count)
+	{
+		snprintf(split->failure, sizeof(split->failure), "the halves did not match");
+		return false;
+	}
+	for (LLVMValueRef fn = LLVMGetFirstFunction(module); fn; fn = LLVMGetNextFunction(fn))
+	{
+		if (LLVMIsDeclaration(fn) || !split->parts[k++])
+			continue;
+		if ((split->canceled = CancelRequested()))
+		{
+			snprintf(split->failure, sizeof(split->failure), "canceled");
+			return false;
+		}
+		if (!LlvmMaterialize(fn))
+		{
+			snprintf(split->failure, sizeof(split->failure), "its bitcode did not read back");
+			return false;
+		}
+	}
 	return true;
 }
 
@@ -247,13 +310,12 @@ HelperDiagnostic(LLVMDiagnosticInfoRef info, void *arg)
 	LLVMDisposeMessage(text);
 }
 
-/* The helper: read the bitcode back, keep its half, optimize and emit it */
+/* The helper: read its half of the bitcode back, optimize and emit it */
 static void *
 HelperMain(void *arg)
 {
 	JitSplit   *split = arg;
 	LLVMContextRef context;
-	LLVMMemoryBufferRef buffer;
 	LLVMModuleRef module = NULL;
 	LLVMTargetMachineRef tm;
 	char	   *message = NULL;
@@ -261,15 +323,17 @@ HelperMain(void *arg)
 	LlvmErrorsHelperBegin();
 	context = LLVMContextCreate();
 	LLVMContextSetDiagnosticHandler(context, HelperDiagnostic, split);
-	buffer = LLVMCreateMemoryBufferWithMemoryRange(split->bitcode, split->bitcode_len,
-												   "silvan split", false);
-	if (LLVMParseBitcodeInContext2(context, buffer, &module))
+	if ((module = LlvmReadLazy(context, split->bitcode, split->bitcode_len)) == NULL)
 		snprintf(split->failure, sizeof(split->failure), "its bitcode did not read back");
-	else if (!MarkHalves(module, split->key_entry, split->prefix))
-		snprintf(split->failure, sizeof(split->failure), "the halves did not match");
-	else
+	else if (ReadHelperHalf(module, split))
 	{
+		NameHalves(module, split->prefix, split->parts);
 		KeepHalf(module, true);
+		if (!LlvmMaterializeAll(module))
+			snprintf(split->failure, sizeof(split->failure), "its bitcode did not read back");
+	}
+	if (split->failure[0] == '\0')
+	{
 		tm = LLVMCreateTargetMachine(split->target.target, split->target.triple,
 									 split->target.cpu, split->target.features,
 									 LLVMCodeGenLevelDefault, LLVMRelocDefault,
@@ -300,7 +364,6 @@ HelperMain(void *arg)
 	}
 	if (module != NULL)
 		LLVMDisposeModule(module);
-	LLVMDisposeMemoryBuffer(buffer);
 	LLVMContextDispose(context);
 	LlvmErrorsHelperDone();
 	return NULL;
@@ -309,13 +372,13 @@ HelperMain(void *arg)
 /*
  * Split module (before the function passes; its entry function named
  * entry) if it is worth it: the helper starts on the later half, read
- * from bitcode (len bytes: the same module, the entry function named
- * key_entry; it must outlive the split), and module keeps the rest.
+ * from bitcode (len bytes: the same module, whatever its entry's name;
+ * it must outlive the split), and module keeps the rest.
  * false: module is left whole (nothing started), the caller emits it all.
  */
 bool
-JitSplitStart(LLVMModuleRef module, const char *entry, const char *key_entry,
-			  const char *bitcode, size_t len, const JitSplitTarget *target, JitSplit *split)
+JitSplitStart(LLVMModuleRef module, const char *entry, const char *bitcode, size_t len,
+			  const JitSplitTarget *target, JitSplit *split)
 {
 	sigset_t	all;
 	sigset_t	old;
@@ -323,13 +386,13 @@ JitSplitStart(LLVMModuleRef module, const char *entry, const char *key_entry,
 
 	memset(split, 0, sizeof(JitSplit));
 	if (RuntimeMaxThreads() < 2 || bitcode == NULL || strlen(entry) >= sizeof(split->prefix) ||
-		strlen(key_entry) >= sizeof(split->key_entry) || !MarkHalves(module, entry, entry))
+		(split->parts = ChooseHalves(module, entry, &split->part_count)) == NULL)
 		return false;
+	NameHalves(module, entry, split->parts);
 	split->target = *target;
 	split->bitcode = bitcode;
 	split->bitcode_len = len;
 	strcpy(split->prefix, entry);
-	strcpy(split->key_entry, key_entry);
 	LlvmErrorsHelperStarting();
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -338,6 +401,8 @@ JitSplitStart(LLVMModuleRef module, const char *entry, const char *key_entry,
 	if (failed)
 	{
 		LlvmErrorsHelperDone();
+		free(split->parts);
+		split->parts = NULL;
 		return false;			/* the marks and names are harmless whole */
 	}
 	split->started = true;
@@ -359,6 +424,8 @@ JitSplitFinish(JitSplit *split, LLVMMemoryBufferRef *object, SilvanStatus *statu
 	LlvmErrorsAwaitHelpers();
 	pthread_join(split->thread, NULL);
 	split->started = false;
+	free(split->parts);
+	split->parts = NULL;
 	if (split->failure[0] != '\0')
 	{
 		if (split->object != NULL)
