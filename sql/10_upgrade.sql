@@ -1,7 +1,8 @@
 -- Users' data survives upgrades: install the released 0.1.0, load models,
 -- schedules and a profile, update to the current version, and check that
 -- they are all there and predict the same; the updated extension has the
--- same objects, privileges and settings as a fresh install.
+-- same objects, privileges and settings as a fresh install.  Then from
+-- later releases, each with what its update changes.
 \set QUIET on
 SET client_min_messages = warning;
 DROP EXTENSION silvan CASCADE;
@@ -119,7 +120,7 @@ UNION ALL
 (SELECT 'only fresh', * FROM fresh_objects EXCEPT SELECT 'only fresh', * FROM updated_objects);
 DROP TABLE before_update, catalog_before, updated_objects, fresh_objects, binary_in, fx_in, fx_exp, named_rows;
 
--- from the previous release, 0.3.0, with a schedule and a profile
+-- from 0.3.0, with a schedule and a profile
 SET client_min_messages = warning;
 DROP EXTENSION silvan CASCADE;
 CREATE EXTENSION silvan VERSION '0.3.0';
@@ -140,7 +141,32 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE a.prediction IS DISTINCT FROM b.
 SELECT rows_from FROM silvan.tune('binary_logistic', batch_sizes => '{16}', budget => '1 ms');
 DROP TABLE before_update, fx_in, fx_exp;
 
--- from the previous release, 0.4.0: the update stores models' binary
+-- from 0.6.0: models, schedules and profiles kept and
+-- predicting the same; the update adds whole-row calls, which score them
+SET client_min_messages = warning;
+DROP EXTENSION silvan CASCADE;
+CREATE EXTENSION silvan VERSION '0.6.0';
+RESET client_min_messages;
+\set fx named_features
+\i sql/fixture.psql
+SELECT silvan.set_schedule('named_features', 'tile(batch, b0, b1, 8); reorder(b0, tree, b1); interleave(b1)', batch_size => 16);
+SELECT silvan.profile('named_features', 'fx_in', 'id') AS profiled_rows;
+CREATE TABLE before_update AS
+	SELECT key, prediction FROM silvan.predict_table('named_features', 'fx_in', 'id', batch_size => 16);
+ALTER EXTENSION silvan UPDATE;
+\c
+SELECT extversion FROM pg_extension WHERE extname = 'silvan';
+SELECT model, batch_size, origin, schedule FROM silvan.schedules;
+SELECT count(*) AS profiles FROM silvan.profile;
+SELECT count(*) AS rows, count(*) FILTER (WHERE a.prediction IS DISTINCT FROM b.prediction) AS changed
+  FROM before_update AS b
+  JOIN silvan.predict_table('named_features', 'fx_in', 'id', batch_size => 16) AS a USING (key);
+SELECT count(*) FILTER (WHERE silvan.predict('named_features', r)::real IS DISTINCT FROM e[1]::real) AS whole_rows_wrong
+  FROM (SELECT id, f[1] AS age, f[2] AS sex, f[3] AS bmi, f[4] AS bp, f[5] AS s1, f[6] AS s2,
+			   f[7] AS s3, f[8] AS s4, f[9] AS s5, f[10] AS s6 FROM fx_in) AS r JOIN fx_exp USING (id);
+DROP TABLE before_update, fx_in, fx_exp;
+
+-- from 0.4.0: the update stores models' binary
 -- forms uncompressed from then on; a form stored before keeps its
 -- compression and predicts the same, a model loaded after (or loaded
 -- again) is stored uncompressed (multi_softprob's form: pglz compresses it)
@@ -170,3 +196,4 @@ SELECT count(*) FILTER (WHERE silvan.predict('softprob_again', f)::real IS DISTI
        count(*) FILTER (WHERE silvan.predict('multi_softprob', f)::real IS DISTINCT FROM e[1]::real) AS wrong_reloaded
   FROM fx_in JOIN fx_exp USING (id);
 DROP TABLE before_update, forest_before, fx_in, fx_exp;
+

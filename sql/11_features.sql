@@ -41,12 +41,36 @@ SELECT count(*) FILTER (WHERE p.prediction::real IS DISTINCT FROM e.e[1]::real) 
 -- profile matches by name too
 SELECT silvan.profile('named_features', 'diabetes', 'id') AS profiled_rows;
 
+-- a whole row: predict(model, d) matches d's columns by name, as predict_table
+-- does (other order, an extra column, NULLs in "sex"); batched and one call at a time
+SELECT count(*) AS rows, count(*) FILTER (WHERE silvan.predict('named_features', d)::real IS DISTINCT FROM e.e[1]::real) AS wrong
+  FROM diabetes AS d JOIN fx_exp AS e USING (id);
+SET silvan.batch_calls = off;
+SELECT count(*) FILTER (WHERE silvan.predict('named_features', d)::real IS DISTINCT FROM e.e[1]::real) AS wrong_unbatched
+  FROM diabetes AS d JOIN fx_exp AS e USING (id);
+RESET silvan.batch_calls;
+SELECT count(*) FILTER (WHERE silvan.predict_raw('named_features', d) IS DISTINCT FROM
+							  silvan.predict_raw('named_features', ARRAY[age, sex, bmi, bp, s1, s2, s3, s4, s5, s6]::real[])) AS raw_differs
+  FROM diabetes AS d;
+-- any composite: a view's rows, a subquery's
+SELECT count(*) FILTER (WHERE silvan.predict('named_features', v)::real IS DISTINCT FROM e.e[1]::real) AS wrong_view_rows
+  FROM diabetes_view AS v JOIN fx_exp AS e USING (id);
+SELECT count(*) FILTER (WHERE silvan.predict('named_features', q)::real IS DISTINCT FROM e.e[1]::real) AS wrong_subquery_rows
+  FROM (SELECT id, s6, s5, s4, s3, s2, s1, bp, bmi, sex, age FROM diabetes) AS q JOIN fx_exp AS e USING (id);
+
 \set VERBOSITY default
 -- missing columns are named; never a match by position
 SELECT * FROM silvan.predict_table('named_features', 'renamed', 'id') LIMIT 1;
 ALTER TABLE diabetes RENAME COLUMN bmi TO "BMI";
 SELECT * FROM silvan.predict_table('named_features', 'diabetes', 'id') LIMIT 1;
 ALTER TABLE diabetes RENAME COLUMN "BMI" TO bmi;
+-- a whole row is matched the same way: missing columns named, a mistyped one named
+SELECT silvan.predict('named_features', r) FROM renamed AS r LIMIT 1;
+ALTER TABLE diabetes RENAME COLUMN bmi TO "BMI";
+SELECT silvan.predict('named_features', d) FROM diabetes AS d LIMIT 1;
+ALTER TABLE diabetes RENAME COLUMN "BMI" TO bmi;
+SELECT silvan.predict('named_features', t)
+  FROM (SELECT age, sex, bmi::text AS bmi, bp, s1, s2, s3, s4, s5, s6 FROM diabetes) AS t LIMIT 1;
 -- predict_query reads by position: a column named like another position's feature is an error
 SELECT * FROM silvan.predict_query('named_features',
 	'SELECT id, sex, age, bmi, bp, s1, s2, s3, s4, s5, s6 FROM diabetes') AS (key bigint, prediction float8) LIMIT 1;
@@ -78,6 +102,15 @@ SELECT silvan.predict('lgb_small', ARRAY[1, 3]) = silvan.predict('lgb_small', AR
 	   silvan.predict_proba('lgb_small', ARRAY[0, 1]) = silvan.predict_proba('lgb_small', ARRAY[0, 1]::float8[]) AS same_proba;
 SELECT silvan.predict('named_features', ARRAY[59, 1, 32, 101, 157, 93, 38, 4, 5, 87]::bigint[])::real =
 	   silvan.predict('named_features', ARRAY[59, 1, 32, 101, 157, 93, 38, 4, 5, 87]::real[])::real AS same_int8;
+-- a whole row of lgb_small's columns by name ("cat" an integer, "x" float8; a NULL is missing),
+-- the extra columns ignored; the same margins as above
+SELECT k, silvan.predict_raw('lgb_small', r)::real[] AS margins FROM lgb_rows AS r ORDER BY k;
+-- a model whose names are a library's placeholders reads a row by position
+\set placeholder '{"learner": {"attributes": {}, "feature_names": [], "feature_types": [], "gradient_booster": {"model": {"gbtree_model_param": {"num_parallel_tree": "1", "num_trees": "1"}, "iteration_indptr": [0, 1], "tree_info": [0], "trees": [{"base_weights": [0, 0, 0], "categories": [], "categories_nodes": [], "categories_segments": [], "categories_sizes": [], "default_left": [1, 0, 0], "id": 0, "left_children": [1, -1, -1], "loss_changes": [0, 0, 0], "parents": [2147483647, 0, 0], "right_children": [2, -1, -1], "split_conditions": [0.5, -1, 1], "split_indices": [1, 0, 0], "split_type": [0, 0, 0], "sum_hessian": [1, 1, 1], "tree_param": {"num_deleted": "0", "num_feature": "2", "num_nodes": "3", "size_leaf_vector": "1"}}]}, "name": "gbtree"}, "learner_model_param": {"base_score": "0E0", "boost_from_average": "1", "num_class": "0", "num_feature": "2", "num_target": "1"}, "objective": {"name": "reg:squarederror", "reg_loss_param": {"scale_pos_weight": "1"}}}, "version": [2, 0, 0]}'
+SELECT silvan.load_model('unnamed_pair', :'placeholder') > 0 AS loaded;
+SELECT silvan.predict('unnamed_pair', ROW(9, 0)) AS left_leaf, silvan.predict('unnamed_pair', ROW(-9, 1)) AS right_leaf;
+SELECT silvan.predict('unnamed_pair', ROW(1, 2, 3));
+SELECT silvan.drop_model('unnamed_pair');
 SELECT silvan.predict('lgb_small', ARRAY[1, 2, 3]);
 SELECT silvan.predict('lgb_small', ARRAY[[1, 2]]);
 

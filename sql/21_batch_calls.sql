@@ -139,5 +139,38 @@ SELECT count(*) AS rows,
        count(*) FILTER (WHERE silvan.predict_raw('multi_softprob', f)::real[] IS DISTINCT FROM e[2:1 + :g]::real[]) AS raw_differ,
        count(*) FILTER (WHERE silvan.predict('multi_softprob', f)::real IS DISTINCT FROM e[1]::real) AS predict_differ
   FROM fx_in JOIN fx_exp USING (id);
+
+-- whole rows, their columns matched to the features by name: batched in a
+-- select list and a filter, an UPDATE and a parallel plan, against XGBoost
+\set fx named_features
+\i sql/fixture.psql
+CREATE TABLE people AS
+	SELECT c * 1000 + id AS k, id, f[10] AS s6, f[3] AS bmi, f[5] AS s1, f[2] AS sex, f[9] AS s5,
+		   f[1] AS age, f[4] AS bp, f[8] AS s4, f[6] AS s2, f[7] AS s3, NULL::float8 AS score
+	  FROM fx_in, generate_series(1, 20) AS c;
+ANALYZE people;
+EXPLAIN (COSTS OFF, VERBOSE)
+SELECT k, silvan.predict('named_features', p) FROM people p WHERE silvan.predict('named_features', p) > 150;
+SELECT count(*) AS rows, count(*) FILTER (WHERE silvan.predict('named_features', p)::real IS DISTINCT FROM e[1]::real) AS differ,
+	   count(*) FILTER (WHERE silvan.predict('named_features', p) > 150) =
+	   count(*) FILTER (WHERE e[1]::real > 150) AS filter_agrees
+  FROM people p JOIN fx_exp USING (id);
+UPDATE people p SET score = silvan.predict('named_features', p) WHERE k % 2 = 0;
+SELECT count(*) FILTER (WHERE k % 2 = 0 AND score::real IS DISTINCT FROM e[1]::real) AS updated_differ,
+	   count(*) FILTER (WHERE k % 2 = 1 AND score IS NOT NULL) AS others_touched
+  FROM people JOIN fx_exp USING (id);
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = off;
+SELECT count(*) FILTER (WHERE silvan.predict('named_features', p)::real IS DISTINCT FROM e[1]::real) AS parallel_differ
+  FROM people p JOIN fx_exp USING (id);
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET parallel_leader_participation;
+DROP TABLE people;
 DROP MATERIALIZED VIEW scored_mv;
 DROP TABLE fx_many, fx_want, scored, scored_as;

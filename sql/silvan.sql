@@ -171,6 +171,15 @@ CREATE FUNCTION predict_raw(model text, features bigint[]) RETURNS float8[]
 CREATE FUNCTION predict_raw(model text, features numeric[]) RETURNS float8[]
 	AS 'MODULE_PATHNAME', 'silvan_predict_raw_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
+-- Scoring a whole row (a table's row or any composite): columns matched to
+-- the model's features by name, as predict_table matches them
+CREATE FUNCTION predict(model text, features record) RETURNS float8
+	AS 'MODULE_PATHNAME', 'silvan_predict_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_proba(model text, features record) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_proba_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_raw(model text, features record) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_raw_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
 -- Scoring a table in batches
 CREATE FUNCTION predict_table(model text, source regclass, key_column text,
 							  feature_columns text[] DEFAULT NULL,
@@ -438,6 +447,12 @@ COMMENT ON FUNCTION predict_raw(text, bigint[]) IS
 	'score one row: the margins before the objective''s transform, one per class';
 COMMENT ON FUNCTION predict_raw(text, numeric[]) IS
 	'score one row: the margins before the objective''s transform, one per class';
+COMMENT ON FUNCTION predict(text, record) IS
+	'score one row given whole (a table''s row or any composite), its columns matched to the features by name: the training library''s predict() value';
+COMMENT ON FUNCTION predict_proba(text, record) IS
+	'score one row given whole, its columns matched to the features by name: the class probabilities';
+COMMENT ON FUNCTION predict_raw(text, record) IS
+	'score one row given whole, its columns matched to the features by name: the margins before the objective''s transform';
 
 COMMENT ON FUNCTION predict_table(text, regclass, text, text[], integer) IS
 	'score every row of a table or view in batches: (key, prediction) per row, the key read from an integer column';

@@ -11,8 +11,9 @@
  * child's columns followed by the calls' results, and its filter and
  * projection are the moved ones.  Batches start at 64 rows and double up
  * to silvan.batch_calls_size, so a LIMIT above it reads few rows more than
- * it needs.  Rows with a NULL features array get NULL, as the strict
- * function gives.
+ * it needs.  Rows with a NULL features array or row get NULL, as the
+ * strict function gives.  A call on a whole row matches the row's columns
+ * to the features once per run (predict_row.c).
  *
  * The results equal the scalar path's bit for bit: the code runs the
  * schedule of the batch's size, which adds each row's trees in the
@@ -31,6 +32,7 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -49,6 +51,8 @@ typedef struct BatchCall
 	Oid			funcid;
 	ExprState  *model;			/* the model's name: constant or parameter */
 	ExprState  *features;		/* over the child's row */
+	bool		whole_row;		/* features is a row, matched by name */
+	RowFeatures *row_map;		/* this run's match of its type */
 	ModelVersion *version;		/* this run's, pinned; NULL before the first batch */
 	char	   *model_name;
 	int32		code_batch;		/* the batch size whose code scores it */
@@ -114,6 +118,7 @@ BatchBegin(CustomScanState *css, EState *estate, int eflags)
 		InvokeFunctionExecuteHook(call->funcid);
 		call->model = ExecInitExpr(list_nth(cscan->custom_exprs, 2 * i), &css->ss.ps);
 		call->features = ExecInitExpr(list_nth(cscan->custom_exprs, 2 * i + 1), &css->ss.ps);
+		call->whole_row = type_is_rowtype(exprType(list_nth(cscan->custom_exprs, 2 * i + 1)));
 	}
 	outerPlanState(node) = ExecInitNode(outerPlan(cscan), estate, eflags);
 	child_desc = ExecGetResultType(outerPlanState(node));
@@ -142,6 +147,7 @@ BatchRunGone(void *arg)
 		if (node->calls[i].version != NULL)
 			ModelVersionUnpin(node->calls[i].version);
 		node->calls[i].version = NULL;
+		node->calls[i].row_map = NULL;
 	}
 	node->run_cxt = NULL;
 }
@@ -226,7 +232,12 @@ BatchScoreCall(BatchState *node, BatchCall *call)
 		call->result_nulls[r] = isnull;
 		if (isnull)
 			continue;
-		PredictRowFill(DatumGetArrayTypeP(features), forest, call->model_name, rows + n * row_bytes);
+		if (call->whole_row)
+			PredictRowFromComposite(DatumGetHeapTupleHeader(features), forest, call->model_name,
+									&call->row_map, node->run_cxt, rows + n * row_bytes);
+		else
+			PredictRowFill(DatumGetArrayTypeP(features), forest, call->model_name,
+						   rows + n * row_bytes);
 		which[n++] = r;
 	}
 	if (n == 0)

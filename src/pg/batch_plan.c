@@ -77,6 +77,9 @@ static const struct
 	{"silvan_predict_raw_float4", SCORE_RAW},
 	{"silvan_predict_raw_float8", SCORE_RAW},
 	{"silvan_predict_raw_array", SCORE_RAW},
+	{"silvan_predict_row", SCORE_PREDICT},
+	{"silvan_predict_proba_row", SCORE_PROBA},
+	{"silvan_predict_raw_row", SCORE_RAW},
 };
 
 /* Calls found in one node, and the child target list being built for them */

@@ -21,7 +21,8 @@
  *     in the table's order, or the one array column.
  * A scan matched by position checks that no column has the name of
  * another position's feature (FeaturesCheckPositions), which would score
- * features in the wrong order.
+ * features in the wrong order.  A whole row passed to predict() is matched
+ * the same way, without a key column (FeaturesMatchRow).
  */
 #include "silvan_pg.h"
 
@@ -219,13 +220,17 @@ ColumnIndexFind(HTAB *index, const char *name)
 	return entry ? entry->position : -1;
 }
 
-/* Error naming the model's features that rel lacks */
+/*
+ * Error naming the model's features that desc lacks; subject says whose
+ * columns they are (relation "t", row type t)
+ */
 static void
-FeaturesReportMissing(Relation rel, const Forest *forest, const char *model)
+FeaturesReportMissing(TupleDesc desc, const char *subject, const Forest *forest,
+					  const char *model, const char *hint)
 {
 	StringInfoData missing;
 	int			count = 0;
-	HTAB	   *columns = ColumnIndexCreate(RelationGetDescr(rel), 0);
+	HTAB	   *columns = ColumnIndexCreate(desc, 0);
 
 	initStringInfo(&missing);
 	for (int32 i = 0; i < forest->num_features; i++)
@@ -237,11 +242,21 @@ FeaturesReportMissing(Relation rel, const Forest *forest, const char *model)
 		appendStringInfo(&missing, " and %d more", count - FEATURES_MAX_REPORTED);
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_COLUMN),
-			 errmsg("relation \"%s\" lacks features of model \"%s\"",
-					RelationGetRelationName(rel), model),
+			 errmsg("%s lacks features of model \"%s\"", subject, model),
 			 errdetail("The model's features are matched to columns by name; no column is named %s.",
 					   missing.data),
-			 errhint("Pass feature_columns with one column per feature, in the order silvan.model_features lists them.")));
+			 errhint("%s", hint)));
+}
+
+/* Error for a feature column of a type that cannot be read as a number */
+void
+FeaturesReportColumnType(const char *column, Oid typid)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("feature column \"%s\" is not numeric", column),
+			 errdetail("Column \"%s\" has type %s; features must be integer, floating-point, numeric or boolean, or one array of them.",
+					   column, format_type_be(typid))));
 }
 
 /*
@@ -268,7 +283,12 @@ FeaturesSelectList(StringInfo sql, Relation rel, const char *key_column,
 		return true;
 	}
 	if (!ForestFeatureNamesPositional(forest) && !FeaturesOneArrayColumn(desc, key_column))
-		FeaturesReportMissing(rel, forest, model);
+	{
+		char	   *subject = psprintf("relation \"%s\"", RelationGetRelationName(rel));
+
+		FeaturesReportMissing(desc, subject, forest, model,
+							  "Pass feature_columns with one column per feature, in the order silvan.model_features lists them.");
+	}
 	return false;
 }
 
@@ -299,6 +319,67 @@ FeaturesCheckPositions(TupleDesc desc, int first, const Forest *forest, const ch
 					 errhint("Put the columns in the order silvan.model_features lists them, or rename the column.")));
 	}
 	hash_destroy(columns);
+}
+
+/*
+ * The columns of a row type (desc, named type_name) that hold a model's
+ * features, one attribute index per feature, by the rules above for a
+ * source without a key: by name when every feature name is a column; an
+ * error naming the missing ones when the names are real; else the live
+ * columns in order, as many as the model has features.  Each column must
+ * be of a type FeatureElementType accepts.
+ */
+int *
+FeaturesMatchRow(TupleDesc desc, const char *type_name, const Forest *forest, const char *model)
+{
+	int		   *columns = palloc(sizeof(int) * Max(forest->num_features, 1));
+	HTAB	   *index = forest->feature_names ? ColumnIndexCreate(desc, 0) : NULL;
+	bool		by_name = index != NULL;
+	int			live = 0;
+
+	for (int32 i = 0; by_name && i < forest->num_features; i++)
+		by_name = (columns[i] = ColumnIndexFind(index, forest->feature_names[i])) >= 0;
+	if (!by_name && forest->feature_names != NULL && !ForestFeatureNamesPositional(forest))
+		FeaturesReportMissing(desc, psprintf("row type %s", type_name), forest, model,
+							  "Name the row's columns as silvan.model_features lists the features, or pass an array of the features in that order.");
+	for (int a = 0; !by_name && a < desc->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+		int			other;
+
+		if (att->attisdropped)
+			continue;
+		/* a column named like another position's feature would be read as the wrong one */
+		if (index != NULL && live < forest->num_features &&
+			(other = ColumnIndexFind(index, forest->feature_names[live])) >= 0 && other != a)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
+					 errmsg("column \"%s\" would be read as feature %d of model \"%s\"",
+							NameStr(att->attname), live + 1, model),
+					 errdetail("Without every feature name among the columns, features are read by position; the model's feature %d is named \"%s\", which is another column.",
+							   live + 1, forest->feature_names[live]),
+					 errhint("Put the columns in the order silvan.model_features lists them, or rename the column.")));
+		if (live < forest->num_features)
+			columns[live] = a;
+		live++;
+	}
+	if (!by_name && live != forest->num_features)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("wrong number of features for model \"%s\"", model),
+				 errdetail("Expected %d features, got a row of type %s with %d columns.",
+						   forest->num_features, type_name, live),
+				 errhint("Without feature names the row's columns are the features, in order; pass a row of only those, or an array.")));
+	if (index != NULL)
+		hash_destroy(index);
+	for (int32 i = 0; i < forest->num_features; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, columns[i]);
+
+		if (!OidIsValid(FeatureElementType(att->atttypid)))
+			FeaturesReportColumnType(NameStr(att->attname), att->atttypid);
+	}
+	return columns;
 }
 
 /* Fill values/nulls with a forest's names and types; frees the forest */

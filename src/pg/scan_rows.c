@@ -37,17 +37,6 @@
 /* x86's and most ARM cores' cache line (PG_CACHE_LINE_SIZE is 128, for padding) */
 #define SCAN_PREFETCH_LINE		64
 
-/* Error for a feature column of a type we cannot read */
-static void
-ReportColumnType(const char *column, Oid typid)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_DATATYPE_MISMATCH),
-			 errmsg("feature column \"%s\" is not numeric", column),
-			 errdetail("Column \"%s\" has type %s; features must be integer, floating-point, numeric or boolean, or one array of them.",
-					   column, format_type_be(typid))));
-}
-
 /* Error for a feature count that does not match the model */
 static void
 ReportFeatureCount(const BatchScan *state, int got)
@@ -119,14 +108,14 @@ ScanCheckFeatures(BatchScan *state, TupleDesc desc)
 		if (state->num_columns == 1 && OidIsValid(elemtype))
 		{
 			if (!OidIsValid(FeatureElementType(elemtype)))
-				ReportColumnType(NameStr(att->attname), att->atttypid);
+				FeaturesReportColumnType(NameStr(att->attname), att->atttypid);
 			state->array_features = true;
 			state->array_elemtype = elemtype;
 			get_typlenbyvalalign(elemtype, &state->array_elemlen,
 								 &state->array_elembyval, &state->array_elemalign);
 		}
 		else if (!OidIsValid(FeatureElementType(att->atttypid)))
-			ReportColumnType(NameStr(att->attname), att->atttypid);
+			FeaturesReportColumnType(NameStr(att->attname), att->atttypid);
 	}
 	if (!state->array_features && state->check_positions)
 		FeaturesCheckPositions(desc, 1, state->forest, state->model_name);

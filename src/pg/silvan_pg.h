@@ -171,6 +171,9 @@ extern void FeaturesFromArray(Forest *forest, ForestFeatureField field, Datum ar
 extern Datum FeaturesClassLabels(const Forest *forest, bool *isnull);
 extern bool FeaturesSelectList(StringInfo sql, Relation rel, const char *key_column,
 							   const Forest *forest, const char *model);
+extern void FeaturesReportColumnType(const char *column, Oid typid);
+extern int *FeaturesMatchRow(TupleDesc desc, const char *type_name, const Forest *forest,
+							 const char *model);
 extern void FeaturesCheckPositions(TupleDesc desc, int first, const Forest *forest,
 								   const char *model);
 
@@ -293,6 +296,11 @@ extern char *SilvanFunctionSymbol(Oid funcid, int nargs, bool retset);
 
 /* predict.c */
 extern void *PredictRowFill(ArrayType *array, const Forest *forest, const char *name, void *row);
+
+/* predict_row.c: a whole row's columns matched to a model's features */
+typedef struct RowFeatures RowFeatures;
+extern void PredictRowFromComposite(HeapTupleHeader tuple, const Forest *forest, const char *model,
+									RowFeatures **map, MemoryContext cxt, void *row);
 extern double FeatureDatumToDouble(Datum value, Oid typid);
 
 /* scan_node.c: the custom scan that streams predict_table */

@@ -1,0 +1,20 @@
+-- silvan 0.6.0 -> 0.7.0: predict(), predict_proba() and predict_raw() of a
+-- whole row, its columns matched to the model's features by name.  Models,
+-- schedules, profiles and jobs are kept.
+\echo Use "ALTER EXTENSION silvan UPDATE TO '0.7.0'" to load this file. \quit
+
+-- Scoring a whole row (a table's row or any composite): columns matched to
+-- the model's features by name, as predict_table matches them
+CREATE FUNCTION predict(model text, features record) RETURNS float8
+	AS 'MODULE_PATHNAME', 'silvan_predict_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_proba(model text, features record) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_proba_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_raw(model text, features record) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_raw_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION predict(text, record) IS
+	'score one row given whole (a table''s row or any composite), its columns matched to the features by name: the training library''s predict() value';
+COMMENT ON FUNCTION predict_proba(text, record) IS
+	'score one row given whole, its columns matched to the features by name: the class probabilities';
+COMMENT ON FUNCTION predict_raw(text, record) IS
+	'score one row given whole, its columns matched to the features by name: the margins before the objective''s transform';
