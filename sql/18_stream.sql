@@ -12,6 +12,25 @@ SELECT * FROM silvan.predict_table('multi_softprob', 'src', 'id', batch_size => 
 EXPLAIN (COSTS OFF, VERBOSE)
 SELECT key FROM silvan.predict_proba_table('multi_softprob', 'src', 'id') AS p
  WHERE p.probabilities[1] > 0.5;
+-- the planner expects a row per source row (5,000; a view's without statistics: ROWS 1000),
+-- streamed or not
+CREATE FUNCTION pg_temp.estimated_rows(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN ' || query LOOP
+		IF line ~ 'rows=' THEN
+			RETURN NEXT substring(line FROM '^[^(]*') || substring(line FROM 'rows=[0-9]+');
+		END IF;
+	END LOOP;
+END $$;
+ANALYZE src;
+CREATE VIEW src_view AS SELECT id, f FROM src WHERE id % 2 = 0;
+SELECT * FROM pg_temp.estimated_rows('SELECT * FROM silvan.predict_table(''multi_softprob'', ''src'', ''id'')');
+SELECT * FROM pg_temp.estimated_rows('SELECT * FROM silvan.predict_raw_table(''multi_softprob'', ''src_view'', ''id'')');
+SET silvan.stream_scans = off;
+SELECT * FROM pg_temp.estimated_rows('SELECT * FROM silvan.predict_proba_table(''multi_softprob'', ''src'', ''id'')');
+RESET silvan.stream_scans;
+DROP VIEW src_view;
 -- ORDINALITY, a whole row and silvan.stream_scans = off keep the function
 EXPLAIN (COSTS OFF)
 SELECT * FROM silvan.predict_table('multi_softprob', 'src', 'id') WITH ORDINALITY;

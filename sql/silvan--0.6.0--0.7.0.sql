@@ -1,5 +1,6 @@
 -- silvan 0.6.0 -> 0.7.0: predict(), predict_proba() and predict_raw() of a
--- whole row, its columns matched to the model's features by name.  Models,
+-- whole row, its columns matched to the model's features by name; the
+-- table functions estimate their rows from the source's.  Models,
 -- schedules, profiles and jobs are kept.
 \echo Use "ALTER EXTENSION silvan UPDATE TO '0.7.0'" to load this file. \quit
 
@@ -18,3 +19,16 @@ COMMENT ON FUNCTION predict_proba(text, record) IS
 	'score one row given whole, its columns matched to the features by name: the class probabilities';
 COMMENT ON FUNCTION predict_raw(text, record) IS
 	'score one row given whole, its columns matched to the features by name: the margins before the objective''s transform';
+
+-- the planner's row estimate of a table function: the source's rows
+CREATE FUNCTION silvan_internal.predict_table_rows(internal) RETURNS internal
+	AS 'MODULE_PATHNAME', 'silvan_predict_table_support' LANGUAGE C STABLE STRICT;
+REVOKE ALL ON FUNCTION silvan_internal.predict_table_rows(internal) FROM PUBLIC;
+ALTER FUNCTION predict_table(text, regclass, text, text[], integer)
+	SUPPORT silvan_internal.predict_table_rows;
+ALTER FUNCTION predict_proba_table(text, regclass, text, text[], integer)
+	SUPPORT silvan_internal.predict_table_rows;
+ALTER FUNCTION predict_raw_table(text, regclass, text, text[], integer)
+	SUPPORT silvan_internal.predict_table_rows;
+COMMENT ON FUNCTION silvan_internal.predict_table_rows(internal) IS
+	'planner support of predict_table and its variants: estimates one row per row of the source';

@@ -180,22 +180,28 @@ CREATE FUNCTION predict_proba(model text, features record) RETURNS float8[]
 CREATE FUNCTION predict_raw(model text, features record) RETURNS float8[]
 	AS 'MODULE_PATHNAME', 'silvan_predict_raw_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
--- Scoring a table in batches
+-- Scoring a table in batches; the planner estimates a row per source row
+CREATE FUNCTION silvan_internal.predict_table_rows(internal) RETURNS internal
+	AS 'MODULE_PATHNAME', 'silvan_predict_table_support' LANGUAGE C STABLE STRICT;
+REVOKE ALL ON FUNCTION silvan_internal.predict_table_rows(internal) FROM PUBLIC;
 CREATE FUNCTION predict_table(model text, source regclass, key_column text,
 							  feature_columns text[] DEFAULT NULL,
 							  batch_size integer DEFAULT 4096)
 	RETURNS TABLE (key bigint, prediction float8)
-	AS 'MODULE_PATHNAME', 'silvan_predict_table' LANGUAGE C STABLE;
+	AS 'MODULE_PATHNAME', 'silvan_predict_table' LANGUAGE C STABLE
+	SUPPORT silvan_internal.predict_table_rows;
 CREATE FUNCTION predict_proba_table(model text, source regclass, key_column text,
 									feature_columns text[] DEFAULT NULL,
 									batch_size integer DEFAULT 4096)
 	RETURNS TABLE (key bigint, probabilities float8[])
-	AS 'MODULE_PATHNAME', 'silvan_predict_proba_table' LANGUAGE C STABLE;
+	AS 'MODULE_PATHNAME', 'silvan_predict_proba_table' LANGUAGE C STABLE
+	SUPPORT silvan_internal.predict_table_rows;
 CREATE FUNCTION predict_raw_table(model text, source regclass, key_column text,
 								  feature_columns text[] DEFAULT NULL,
 								  batch_size integer DEFAULT 4096)
 	RETURNS TABLE (key bigint, margins float8[])
-	AS 'MODULE_PATHNAME', 'silvan_predict_raw_table' LANGUAGE C STABLE;
+	AS 'MODULE_PATHNAME', 'silvan_predict_raw_table' LANGUAGE C STABLE
+	SUPPORT silvan_internal.predict_table_rows;
 
 -- Scoring any query in batches: its first column is the key, the rest features
 CREATE FUNCTION predict_query(model text, query text, batch_size integer DEFAULT 4096)
@@ -409,6 +415,8 @@ COMMENT ON COLUMN tuning_jobs.result IS 'when done: one entry per batch size, as
 
 COMMENT ON FUNCTION silvan_internal.catalog_changed() IS
 	'trigger of silvan''s catalog tables: tells every backend to reload changed models; fired by those triggers only';
+COMMENT ON FUNCTION silvan_internal.predict_table_rows(internal) IS
+	'planner support of predict_table and its variants: estimates one row per row of the source';
 
 COMMENT ON FUNCTION load_model(text, text, text, boolean, boolean) IS
 	'load a model from its text (XGBoost JSON, LightGBM text) under a name; returns its id; replace => true replaces one of that name, tune => true queues a tuning job';

@@ -38,6 +38,8 @@
 #include "scan.h"
 
 #include "access/htup_details.h"
+#include "access/relation.h"
+#include "catalog/pg_class.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
@@ -47,8 +49,11 @@
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/supportnodes.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
+#include "optimizer/plancat.h"
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
@@ -58,6 +63,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
+#include "utils/syscache.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
@@ -130,6 +136,70 @@ PredictScanWantsWholeRow(RelOptInfo *rel)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * The rows a scan of relid returns, from its statistics, as the planner
+ * estimates a scan of it (its current size times the density ANALYZE or
+ * VACUUM measured); -1 when it has no storage of its own and no count
+ */
+static double
+PredictScanSourceRows(Oid relid)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Form_pg_class form;
+	char		relkind;
+	double		rows;
+
+	if (!HeapTupleIsValid(tuple))
+		return -1;
+	form = (Form_pg_class) GETSTRUCT(tuple);
+	relkind = form->relkind;
+	rows = form->reltuples;
+	ReleaseSysCache(tuple);
+	if (relkind == RELKIND_RELATION || relkind == RELKIND_MATVIEW)
+	{
+		Relation	rel = try_relation_open(relid, AccessShareLock);
+		BlockNumber pages;
+		double		allvisfrac;
+
+		if (rel == NULL)
+			return -1;
+		estimate_rel_size(rel, NULL, &pages, &rows, &allvisfrac);
+		relation_close(rel, AccessShareLock);
+	}
+	return rows;
+}
+
+PG_FUNCTION_INFO_V1(silvan_predict_table_support);
+
+/*
+ * The planner support function of predict_table and its variants: one
+ * row per row of the source, when the source is a constant (a table,
+ * view or materialized view with statistics); else the function's ROWS
+ */
+Datum
+silvan_predict_table_support(PG_FUNCTION_ARGS)
+{
+	Node	   *request = (Node *) PG_GETARG_POINTER(0);
+	SupportRequestRows *rows_request;
+	Node	   *source;
+	double		rows;
+
+	if (!IsA(request, SupportRequestRows))
+		PG_RETURN_POINTER(NULL);
+	rows_request = (SupportRequestRows *) request;
+	if (!is_funcclause(rows_request->node) ||
+		list_length(((FuncExpr *) rows_request->node)->args) != PREDICT_TABLE_NARGS)
+		PG_RETURN_POINTER(NULL);
+	source = lsecond(((FuncExpr *) rows_request->node)->args);
+	if (rows_request->root != NULL)
+		source = estimate_expression_value(rows_request->root, source);
+	if (!IsA(source, Const) || ((Const *) source)->constisnull ||
+		(rows = PredictScanSourceRows(DatumGetObjectId(((Const *) source)->constvalue))) < 0)
+		PG_RETURN_POINTER(NULL);
+	rows_request->rows = Max(rows, 1);
+	PG_RETURN_POINTER(rows_request);
 }
 
 /*
