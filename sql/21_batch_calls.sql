@@ -155,6 +155,28 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE silvan.predict('named_features',
 	   count(*) FILTER (WHERE silvan.predict('named_features', p) > 150) =
 	   count(*) FILTER (WHERE e[1]::real > 150) AS filter_agrees
   FROM people p JOIN fx_exp USING (id);
+-- ARRAY[...] of real or float8 columns: the node reads the columns without
+-- building the array; the same results, NULLs as missing values, the same errors
+EXPLAIN (COSTS OFF, VERBOSE)
+SELECT silvan.predict('named_features', ARRAY[age, sex, bmi, bp, s1, s2, s3, s4, s5, s6]) FROM people;
+SELECT count(*) FILTER (WHERE silvan.predict('named_features', ARRAY[age, sex, bmi, bp, s1, s2, s3, s4, s5, s6])::real
+						IS DISTINCT FROM e[1]::real) AS columns_differ
+  FROM people JOIN fx_exp USING (id);
+CREATE TABLE people8 AS
+	SELECT k, id, age::float8 AS age, sex::float8 AS sex, CASE WHEN k % 7 = 0 THEN NULL ELSE bmi::float8 END AS bmi,
+		   bp::float8 AS bp, s1::float8 AS s1, s2::float8 AS s2, s3::float8 AS s3, s4::float8 AS s4,
+		   s5::float8 AS s5, s6::float8 AS s6
+	  FROM people;
+CREATE TABLE people8_scored AS
+	SELECT k, silvan.predict('named_features', ARRAY[age, sex, bmi, bp, s1, s2, s3, s4, s5, s6]) AS p FROM people8;
+SET silvan.batch_calls = off;
+SELECT count(*) AS rows, count(*) FILTER (WHERE bmi IS NULL) AS null_bmi,
+	   count(*) FILTER (WHERE s.p IS DISTINCT FROM
+						silvan.predict('named_features', ARRAY[age, sex, bmi, bp, s1, s2, s3, s4, s5, s6])) AS float8_columns_differ
+  FROM people8 JOIN people8_scored AS s USING (k);
+RESET silvan.batch_calls;
+SELECT silvan.predict('named_features', ARRAY[age, sex]) FROM people;
+DROP TABLE people8, people8_scored;
 UPDATE people p SET score = silvan.predict('named_features', p) WHERE k % 2 = 0;
 SELECT count(*) FILTER (WHERE k % 2 = 0 AND score::real IS DISTINCT FROM e[1]::real) AS updated_differ,
 	   count(*) FILTER (WHERE k % 2 = 1 AND score IS NOT NULL) AS others_touched

@@ -26,9 +26,12 @@
  * the first batch of a run (a rescan starts a new run), as the caller,
  * and unpinned when the run's memory goes, on an error too.
  */
+#include <math.h>
+
 #include "silvan_pg.h"
 
 #include "catalog/objectaccess.h"
+#include "catalog/pg_type.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -52,6 +55,9 @@ typedef struct BatchCall
 	ExprState  *model;			/* the model's name: constant or parameter */
 	ExprState  *features;		/* over the child's row */
 	bool		whole_row;		/* features is a row, matched by name */
+	AttrNumber *direct;			/* features is ARRAY[the child's columns]: them */
+	int			num_direct;
+	Oid			direct_type;	/* their type, float4 or float8 */
 	RowFeatures *row_map;		/* this run's match of its type */
 	ModelVersion *version;		/* this run's, pinned; NULL before the first batch */
 	char	   *model_name;
@@ -92,6 +98,59 @@ BatchCreateState(CustomScan *cscan)
 	return (Node *) node;
 }
 
+/*
+ * Does a call take ARRAY[c1, ..., cn] of its child's float4 or float8
+ * columns (batch_plan.c leaves such an array over the columns)?  Then the
+ * node reads the columns into the batch's rows itself: the same values as
+ * through the array, without building one per row
+ */
+static void
+BatchDirectColumns(BatchCall *call, Node *features)
+{
+	ArrayExpr  *array = (ArrayExpr *) features;
+	ListCell   *lc;
+	int			k = 0;
+
+	if (!IsA(features, ArrayExpr) || array->multidims ||
+		(array->element_typeid != FLOAT4OID && array->element_typeid != FLOAT8OID))
+		return;
+	foreach(lc, array->elements)
+	{
+		Var		   *var = lfirst(lc);
+
+		if (!IsA(var, Var) || var->varno != OUTER_VAR || var->varattno <= 0 ||
+			var->vartype != array->element_typeid)
+			return;
+	}
+	call->direct = palloc(sizeof(AttrNumber) * Max(list_length(array->elements), 1));
+	foreach(lc, array->elements)
+		call->direct[k++] = ((Var *) lfirst(lc))->varattno;
+	call->num_direct = k;
+	call->direct_type = array->element_typeid;
+}
+
+/* Read a row's features from its columns (BatchDirectColumns), as PredictRowFill reads an array */
+static void
+BatchReadColumns(const BatchCall *call, TupleTableSlot *slot, const Forest *forest, void *row)
+{
+	for (int i = 0; i < call->num_direct; i++)
+	{
+		int			a = call->direct[i] - 1;
+		double		x;
+
+		if (slot->tts_isnull[a])
+			x = NAN;
+		else if (call->direct_type == FLOAT4OID)
+			x = DatumGetFloat4(slot->tts_values[a]);
+		else
+			x = DatumGetFloat8(slot->tts_values[a]);
+		if (forest->precision == FOREST_FLOAT32)
+			((float *) row)[i] = (float) x;
+		else
+			((double *) row)[i] = x;
+	}
+}
+
 /* BeginCustomScan: check EXECUTE, start the child, set up the calls and the batch's slots */
 static void
 BatchBegin(CustomScanState *css, EState *estate, int eflags)
@@ -119,6 +178,7 @@ BatchBegin(CustomScanState *css, EState *estate, int eflags)
 		call->model = ExecInitExpr(list_nth(cscan->custom_exprs, 2 * i), &css->ss.ps);
 		call->features = ExecInitExpr(list_nth(cscan->custom_exprs, 2 * i + 1), &css->ss.ps);
 		call->whole_row = type_is_rowtype(exprType(list_nth(cscan->custom_exprs, 2 * i + 1)));
+		BatchDirectColumns(call, list_nth(cscan->custom_exprs, 2 * i + 1));
 	}
 	outerPlanState(node) = ExecInitNode(outerPlan(cscan), estate, eflags);
 	child_desc = ExecGetResultType(outerPlanState(node));
@@ -212,6 +272,7 @@ BatchScoreCall(BatchState *node, BatchCall *call)
 	double	   *margins;
 	double	   *scratch;
 	int			n = 0;
+	bool		direct;
 
 	if (call->version == NULL)
 	{
@@ -222,7 +283,16 @@ BatchScoreCall(BatchState *node, BatchCall *call)
 	row_bytes = (size_t) forest->num_features * ForestValueSize(forest);
 	rows = palloc(row_bytes * node->num_rows);
 	which = palloc(sizeof(int) * node->num_rows);
-	for (int r = 0; r < node->num_rows; r++)
+	/* an array of the wrong length goes the array's way, which reports it */
+	direct = call->direct != NULL && call->num_direct == forest->num_features;
+	for (int r = 0; direct && r < node->num_rows; r++)
+	{
+		slot_getallattrs(node->rows[r]);
+		BatchReadColumns(call, node->rows[r], forest, rows + n * row_bytes);
+		call->result_nulls[r] = false;
+		which[n++] = r;
+	}
+	for (int r = 0; !direct && r < node->num_rows; r++)
 	{
 		bool		isnull;
 		Datum		features;

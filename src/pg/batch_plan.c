@@ -178,6 +178,35 @@ BatchScanVar(Expr *expr, AttrNumber attno, Index varno)
 }
 
 /*
+ * A call's features as the batch node reads them from its child: an
+ * ARRAY[...] of float4 or float8 columns stays an ARRAY over the child's
+ * columns, which the node reads without building the array
+ * (BatchDirectColumns); any other expression is a column the child
+ * computes
+ */
+static Expr *
+BatchFeaturesOverChild(BatchRewrite *rw, Expr *features)
+{
+	ArrayExpr  *array = (ArrayExpr *) features;
+	ArrayExpr  *over_child;
+	ListCell   *lc;
+
+	if (!IsA(features, ArrayExpr) || array->multidims ||
+		(array->element_typeid != FLOAT4OID && array->element_typeid != FLOAT8OID))
+		return (Expr *) BatchScanVar(features, BatchChildColumn(rw, features), OUTER_VAR);
+	foreach(lc, array->elements)
+		if (!IsA(lfirst(lc), Var) || ((Var *) lfirst(lc))->vartype != array->element_typeid)
+			return (Expr *) BatchScanVar(features, BatchChildColumn(rw, features), OUTER_VAR);
+	over_child = copyObject(array);
+	over_child->elements = NIL;
+	foreach(lc, array->elements)
+		over_child->elements = lappend(over_child->elements,
+									   BatchScanVar(lfirst(lc), BatchChildColumn(rw, lfirst(lc)),
+													OUTER_VAR));
+	return (Expr *) over_child;
+}
+
+/*
  * Rewrite an expression of a projecting node for the batch node above it:
  * each call becomes its result's column, each Var the column passing it
  * through (the child's columns are the batch node's first columns)
@@ -322,14 +351,10 @@ BatchAbove(Plan *plan)
 		else
 			kept = lappend(kept, lfirst(lc));
 	}
-	/* each call's features: a column of the child */
+	/* each call's features: a column of the child, or an ARRAY of its columns */
 	foreach(lc, rw.calls)
-	{
-		Expr	   *features = lsecond(((FuncExpr *) lfirst(lc))->args);
-
 		feature_exprs = lappend(feature_exprs,
-								BatchScanVar(features, BatchChildColumn(&rw, features), OUTER_VAR));
-	}
+								BatchFeaturesOverChild(&rw, lsecond(((FuncExpr *) lfirst(lc))->args)));
 	BatchNumberResults((Node *) tlist, &rw);
 	BatchNumberResults((Node *) qual, &rw);
 	plan->targetlist = rw.child_tlist;

@@ -66,6 +66,9 @@ Environment:
   SILVAN_BENCH_PEERS    comma list of lleaves, tl2cgen, xgboost, hb_tree_trav,
                         hb_perf_tree_trav (hb = both), kernel; none for
                         silvan e2e alone (default: all)
+  SILVAN_BENCH_FORMS    0 skips the SQL forms section (sql_forms, see there)
+  SILVAN_BENCH_FORMS_MODELS  comma list of the models it runs on (default:
+                        higgs,airline,year; XGBoost models with feature columns)
   SILVAN_BENCH_ROWS     rows per table (default 50000; wide: a fifth)
   SILVAN_BENCH_ROUND_SECONDS  fewer rows (not below 10000) for a model whose
                         round of every engine would take longer (default 4);
@@ -113,6 +116,8 @@ BATCHES = [int(b) for b in os.environ.get("SILVAN_BENCH_BATCHES", "64,1024,8192"
 ONLY = [m for m in os.environ.get("SILVAN_BENCH_MODELS", "").split(",") if m]
 WITH_BEST = os.environ.get("SILVAN_BENCH_BEST", "1") != "0"
 WITH_TUNE = os.environ.get("SILVAN_BENCH_TUNE", "1") != "0"
+WITH_FORMS = os.environ.get("SILVAN_BENCH_FORMS", "1") != "0"
+FORMS_MODELS = [m for m in os.environ.get("SILVAN_BENCH_FORMS_MODELS", "higgs,airline,year").split(",") if m]
 TUNE_ONLY = [m for m in os.environ.get("SILVAN_BENCH_TUNE_MODELS", "").split(",") if m]
 TUNE_BATCHES = [int(b) for b in os.environ.get("SILVAN_BENCH_TUNE_BATCHES", "64,1024").split(",")]
 TUNE_BUDGET = os.environ.get("SILVAN_BENCH_TUNE_BUDGET", "60 seconds")
@@ -296,6 +301,84 @@ def silvan_us_per_row(name, batch, nrows, threads=1, schedule=None):
         psql(f"SELECT silvan.set_schedule('{name}', NULL, batch_size => {batch})")
     return ms * 1000.0 / nrows
 
+
+
+# ---- SQL forms: the same model in the SQL users write ----
+
+PARALLEL_SETUP = ["SET max_parallel_workers_per_gather = 2", "SET parallel_setup_cost = 0",
+                  "SET parallel_tuple_cost = 0", "SET min_parallel_table_scan_size = 0",
+                  "SET parallel_leader_participation = off"]
+
+
+def sql_forms(name, n, columns, worker):
+    """µs per row of each SQL form over bench_<name>'s n rows, at 1 and 2
+    threads (silvan.max_threads) or parallel workers, and XGBoost's
+    inplace_predict at batch 1024 on the same rows (worker), in interleaved
+    rounds: {(form, threads): median}.  Each timing is a fresh session's
+    second run of the statement (the first loads the model and warms it)."""
+    cols = ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
+    array = f"ARRAY[{cols}]::real[]"
+    forms = {
+        "PostgreSQL alone: count(ARRAY[...])": (f"SELECT count({array}) FROM bench_{name}", []),
+        "predict_table": (f"SELECT count(prediction) FROM silvan.predict_table('{name}', 'bench_{name}', 'id', "
+                          f"batch_size => 1024)", []),
+        "predict(model, ARRAY[...]) in a select list": (
+            f"SELECT count(silvan.predict('{name}', {array})) FROM bench_{name}", []),
+        "predict(model, row) in a select list": (
+            f"SELECT count(silvan.predict('{name}', r)) FROM (SELECT {cols} FROM bench_{name}) AS r", []),
+        "the same, filtered: WHERE predict(...) > 0.5": (
+            f"SELECT count(*) FROM bench_{name} WHERE silvan.predict('{name}', {array}) > 0.5", []),
+        "predict(model, ARRAY[...]), one row at a time": (
+            f"SELECT count(silvan.predict('{name}', {array})) FROM bench_{name}", ["SET silvan.batch_calls = off"]),
+    }
+    cells = [(f, th) for f in forms for th in THREADS] + \
+            [("predict(model, ARRAY[...]) in a select list, parallel workers", th) for th in THREADS if th > 1]
+    if worker is not None:
+        cells += [("XGBoost inplace_predict, batches of 1024", th) for th in THREADS]
+    series = {c: [] for c in cells}
+    order = random.Random(len(name))
+    for _ in range(REPEAT):
+        round_cells = list(cells)
+        order.shuffle(round_cells)
+        for form, th in round_cells:
+            if form.startswith("XGBoost"):
+                v = worker.pass_us(1024, th)
+            elif form.endswith("parallel workers"):
+                sql, _ = forms["predict(model, ARRAY[...]) in a select list"]
+                v = timed_ms(sql, 2, ["SET silvan.max_threads = 1"] + PARALLEL_SETUP)[1] * 1000.0 / n
+            else:
+                sql, setup = forms[form]
+                v = timed_ms(sql, 2, [f"SET silvan.max_threads = {th}"] + setup)[1] * 1000.0 / n
+            if v is not None:
+                series[(form, th)].append(v)
+    return {c: statistics.median(v) for c, v in series.items() if v}
+
+
+def sql_forms_report(forms):
+    """The SQL forms section of the report: per model, each form's µs per row
+    and its ratio to predict_table's at the same thread count"""
+    if not forms:
+        return []
+    md = ["## SQL forms", "",
+          "The model scored from the SQL users write, over the bench table's rows (one `real` column per "
+          "feature), beside `predict_table` and XGBoost's `inplace_predict` on the same rows; µs per row, "
+          "medians of interleaved rounds, each a fresh session's second run. Threads: `silvan.max_threads` "
+          "(XGBoost's nthread); \"parallel workers\": a parallel plan of that many workers, one thread each. "
+          "Ratio: over `predict_table` at the same thread count.", ""]
+    for name, (label, n, r) in forms.items():
+        md += [f"### {label}, {n} rows", "", "| form | " + " | ".join(
+            f"{th} thread{'s' if th > 1 else ''} | ratio" for th in THREADS) + " |",
+            "|---|" + "---|---|" * len(THREADS)]
+        names = list(dict.fromkeys(f for f, _ in r))
+        for f in names:
+            row = [f]
+            for th in THREADS:
+                v = r.get((f, th))
+                base = r.get(("predict_table", th))
+                row += [fmt_us(v) if v else "—", f"{v / base:.2f}" if v and base else "—"]
+            md.append("| " + " | ".join(row) + " |")
+        md.append("")
+    return md
 
 # ---- Models and their rows ----
 
@@ -820,6 +903,7 @@ def main():
     meta = {}        # model -> (label, compile info)
     status = {}      # model -> engine -> text when it has no figures
     mismatched = {}  # model -> set of engines
+    forms = {}       # model -> (label, rows, SQL forms' figures)
     for name, model_path, fmt, base in models:
         n = ROWS // 5 if base.shape[1] > 200 else ROWS
         pick = np.random.default_rng(zlib.crc32(name.encode()))   # the same rows whatever else runs
@@ -924,6 +1008,11 @@ def main():
                                                    for e in ["e2e"] + ENGINES if e in r))
             say(f"  batch {batch:>5}  " + " | ".join(line)
                 + (f" | best schedule 1t={best[batch][name]:.3f}" if WITH_BEST else ""))
+        if WITH_FORMS and name in FORMS_MODELS and fmt == "xgboost" and base.shape[1] <= 200:
+            say(f"  SQL forms ({REPEAT} rounds)")
+            forms[name] = (label, n, sql_forms(name, n, feature_columns(name, nf), workers.get("xgboost")))
+            for (f, th), v in forms[name][2].items():
+                say(f"    {f}, {th}: {v:.3f}")
         for w in workers.values():
             w.close()
     tune_rows = tune_section(models, meta, best) if WITH_TUNE else []
@@ -940,7 +1029,7 @@ def main():
     if many:
         ms = [timed_ms("SELECT silvan.explain('many', 4096) IS NOT NULL")[0] for _ in range(3)]
         extras.append(f"silvan compile (explain, fresh session) of the 1000-tree model: {statistics.median(ms):.1f} ms")
-    report(models, results, best, meta, status, mismatched, extras, tune_rows, time.time() - t_start)
+    report(models, results, best, meta, status, mismatched, extras, tune_rows, time.time() - t_start, forms)
 
 
 def cell(name, e, r, status, mismatched):
@@ -967,7 +1056,7 @@ def cpu_description():
             f"model {info.get('model', '?')}, {avx512})")
 
 
-def report(models, results, best, meta, status, mismatched, extras, tune_rows, seconds):
+def report(models, results, best, meta, status, mismatched, extras, tune_rows, seconds, forms):
     md = ["# make bench: silvan and the peer compilers", "",
           f"{time.strftime('%Y-%m-%d %H:%M')}; {cpu_description()}, {os.cpu_count()} cores; up to {ROWS} rows per model (wide: {ROWS // 5}; see rows); "
           f"medians of {REPEAT} interleaved rounds; µs per row (lower is better). "
@@ -1034,6 +1123,7 @@ def report(models, results, best, meta, status, mismatched, extras, tune_rows, s
         md.append(f"| {label} | {fmt_s(ci['silvan_first'])} | {c('kernel')} | {c('lleaves')} | {c('tl2cgen')} "
                   f"| {c('hb_tree_trav')} | {c('hb_perf_tree_trav')} |")
     md.append("")
+    md += sql_forms_report(forms)
     md += tune_report(tune_rows)
     if extras:
         md += ["## Other figures", ""] + [f"- {x}" for x in extras] + [""]
