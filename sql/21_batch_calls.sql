@@ -181,6 +181,17 @@ UPDATE people p SET score = silvan.predict('named_features', p) WHERE k % 2 = 0;
 SELECT count(*) FILTER (WHERE k % 2 = 0 AND score::real IS DISTINCT FROM e[1]::real) AS updated_differ,
 	   count(*) FILTER (WHERE k % 2 = 1 AND score IS NOT NULL) AS others_touched
   FROM people JOIN fx_exp USING (id);
+-- a scanned table's row is read from its columns, a dropped column skipped;
+-- a row from an outer join's nullable side is NULL as a whole: NULL, as the function gives
+ALTER TABLE people DROP COLUMN s6, ADD COLUMN s6 real;
+UPDATE people p SET s6 = e.f[10] FROM fx_in AS e WHERE e.id = p.id;
+EXPLAIN (COSTS OFF, VERBOSE)
+SELECT id, silvan.predict('named_features', p) AS s FROM people p;
+WITH scored AS MATERIALIZED (SELECT id, silvan.predict('named_features', p) AS s FROM people p)
+SELECT count(*) AS rows, count(*) FILTER (WHERE s::real IS DISTINCT FROM e[1]::real) AS dropped_column_differ
+  FROM scored JOIN fx_exp USING (id);
+SELECT count(*) AS rows, count(silvan.predict('named_features', p)) AS scored
+  FROM fx_exp AS x LEFT JOIN people p ON p.k = -x.id;
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;

@@ -13,7 +13,8 @@
  * to silvan.batch_calls_size, so a LIMIT above it reads few rows more than
  * it needs.  Rows with a NULL features array or row get NULL, as the
  * strict function gives.  A call on a whole row matches the row's columns
- * to the features once per run (predict_row.c).
+ * to the features once per run (predict_row.c); a scanned table's row and
+ * an ARRAY[...] of columns are read from the child's columns directly.
  *
  * The results equal the scalar path's bit for bit: the code runs the
  * schedule of the batch's size, which adds each row's trees in the
@@ -41,6 +42,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
+#include "utils/typcache.h"
 
 #include "batch.h"
 
@@ -58,6 +60,9 @@ typedef struct BatchCall
 	AttrNumber *direct;			/* features is ARRAY[the child's columns]: them */
 	int			num_direct;
 	Oid			direct_type;	/* their type, float4 or float8 */
+	RowExpr    *direct_row;		/* features is ROW(the child's columns) of a table's row */
+	AttrNumber *row_columns;	/* this run's: per feature, its child column */
+	Oid		   *row_types;		/* and its type */
 	RowFeatures *row_map;		/* this run's match of its type */
 	ModelVersion *version;		/* this run's, pinned; NULL before the first batch */
 	char	   *model_name;
@@ -100,9 +105,10 @@ BatchCreateState(CustomScan *cscan)
 
 /*
  * Does a call take ARRAY[c1, ..., cn] of its child's float4 or float8
- * columns (batch_plan.c leaves such an array over the columns)?  Then the
- * node reads the columns into the batch's rows itself: the same values as
- * through the array, without building one per row
+ * columns, or ROW(its columns) standing for a scanned table's row
+ * (batch_plan.c leaves them so)?  Then the node reads the columns into
+ * the batch's rows itself: the same values as through the array or the
+ * row, without building one per row
  */
 static void
 BatchDirectColumns(BatchCall *call, Node *features)
@@ -111,6 +117,11 @@ BatchDirectColumns(BatchCall *call, Node *features)
 	ListCell   *lc;
 	int			k = 0;
 
+	if (IsA(features, RowExpr) && ((RowExpr *) features)->row_typeid != RECORDOID)
+	{
+		call->direct_row = (RowExpr *) features;
+		return;
+	}
 	if (!IsA(features, ArrayExpr) || array->multidims ||
 		(array->element_typeid != FLOAT4OID && array->element_typeid != FLOAT8OID))
 		return;
@@ -149,6 +160,33 @@ BatchReadColumns(const BatchCall *call, TupleTableSlot *slot, const Forest *fore
 		else
 			((double *) row)[i] = x;
 	}
+}
+
+/*
+ * A call on a table's row that batch_plan.c turned into ROW(its columns):
+ * match the row type's columns to the model's features, once a run, and
+ * note each feature's column of the child (a feature can only be a live
+ * column, which is a Var)
+ */
+static void
+BatchMatchRow(BatchState *node, BatchCall *call)
+{
+	const Forest *forest = call->version->header;
+	MemoryContext old = MemoryContextSwitchTo(node->run_cxt);
+	TupleDesc	desc = lookup_rowtype_tupdesc_copy(call->direct_row->row_typeid, -1);
+	int		   *columns = FeaturesMatchRow(desc, format_type_be(call->direct_row->row_typeid),
+										   forest, call->model_name);
+
+	call->row_columns = palloc(sizeof(AttrNumber) * Max(forest->num_features, 1));
+	call->row_types = palloc(sizeof(Oid) * Max(forest->num_features, 1));
+	for (int32 i = 0; i < forest->num_features; i++)
+	{
+		Var		   *var = list_nth(call->direct_row->args, columns[i]);
+
+		call->row_columns[i] = var->varattno;
+		call->row_types[i] = TupleDescAttr(desc, columns[i])->atttypid;
+	}
+	MemoryContextSwitchTo(old);
 }
 
 /* BeginCustomScan: check EXECUTE, start the child, set up the calls and the batch's slots */
@@ -208,6 +246,7 @@ BatchRunGone(void *arg)
 			ModelVersionUnpin(node->calls[i].version);
 		node->calls[i].version = NULL;
 		node->calls[i].row_map = NULL;
+		node->calls[i].row_columns = NULL;
 	}
 	node->run_cxt = NULL;
 }
@@ -283,9 +322,27 @@ BatchScoreCall(BatchState *node, BatchCall *call)
 	row_bytes = (size_t) forest->num_features * ForestValueSize(forest);
 	rows = palloc(row_bytes * node->num_rows);
 	which = palloc(sizeof(int) * node->num_rows);
+	if (call->direct_row != NULL)
+	{
+		if (call->row_columns == NULL)
+			BatchMatchRow(node, call);
+		for (int r = 0; r < node->num_rows; r++)
+		{
+			TupleTableSlot *slot = node->rows[r];
+			void	   *row = rows + n * row_bytes;
+
+			slot_getallattrs(slot);
+			for (int32 i = 0; i < forest->num_features; i++)
+				PredictRowPutFeature(forest, row, i, slot->tts_values[call->row_columns[i] - 1],
+									 slot->tts_isnull[call->row_columns[i] - 1], call->row_types[i]);
+			call->result_nulls[r] = false;
+			which[n++] = r;
+		}
+	}
 	/* an array of the wrong length goes the array's way, which reports it */
-	direct = call->direct != NULL && call->num_direct == forest->num_features;
-	for (int r = 0; direct && r < node->num_rows; r++)
+	direct = call->direct_row != NULL ||
+		(call->direct != NULL && call->num_direct == forest->num_features);
+	for (int r = 0; call->direct != NULL && direct && r < node->num_rows; r++)
 	{
 		slot_getallattrs(node->rows[r]);
 		BatchReadColumns(call, node->rows[r], forest, rows + n * row_bytes);

@@ -52,7 +52,9 @@
 #include "optimizer/planner.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/syscache.h"
+#include "utils/typcache.h"
 
 #include "batch.h"
 
@@ -89,6 +91,7 @@ typedef struct BatchRewrite
 	List	   *child_tlist;	/* "above": the projecting node's new target list */
 	int			num_child;		/* "below": columns of the child passed through */
 	bool		above;
+	Index		scanrelid;		/* "above" a scan: the relation it scans, else 0 */
 } BatchRewrite;
 
 /*
@@ -178,6 +181,55 @@ BatchScanVar(Expr *expr, AttrNumber attno, Index varno)
 }
 
 /*
+ * Is expr the whole row of the relation the child scans (p in predict(m, p)
+ * over FROM t p), of the relation's own row type?  A scan's row is never
+ * NULL as a whole, unlike a row from an outer join's nullable side.
+ */
+static bool
+BatchIsScannedRow(BatchRewrite *rw, Expr *expr)
+{
+	Var		   *var = (Var *) expr;
+
+	return rw->scanrelid != 0 && IsA(expr, Var) && var->varno == rw->scanrelid &&
+		var->varattno == 0 && var->varlevelsup == 0 && OidIsValid(get_typ_typrelid(var->vartype));
+}
+
+/*
+ * The whole row of the scanned relation as ROW(its columns), each a column
+ * of the child, so that the node reads the columns without forming the
+ * row (BatchDirectRow); a dropped column is a NULL, as a row type has it
+ */
+static Expr *
+BatchRowOverChild(BatchRewrite *rw, Var *whole)
+{
+	TupleDesc	desc = lookup_rowtype_tupdesc(whole->vartype, -1);
+	RowExpr    *row = makeNode(RowExpr);
+
+	row->row_typeid = whole->vartype;
+	row->row_format = COERCE_IMPLICIT_CAST;
+	row->location = -1;
+	for (int a = 0; a < desc->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+		Var		   *column;
+
+		row->colnames = lappend(row->colnames, makeString(pstrdup(NameStr(att->attname))));
+		if (att->attisdropped)
+		{
+			row->args = lappend(row->args, makeNullConst(INT4OID, -1, InvalidOid));
+			continue;
+		}
+		column = makeVar(whole->varno, att->attnum, att->atttypid, att->atttypmod,
+						 att->attcollation, 0);
+		row->args = lappend(row->args,
+							BatchScanVar((Expr *) column, BatchChildColumn(rw, (Expr *) column),
+										 OUTER_VAR));
+	}
+	ReleaseTupleDesc(desc);
+	return (Expr *) row;
+}
+
+/*
  * A call's features as the batch node reads them from its child: an
  * ARRAY[...] of float4 or float8 columns stays an ARRAY over the child's
  * columns, which the node reads without building the array
@@ -191,6 +243,8 @@ BatchFeaturesOverChild(BatchRewrite *rw, Expr *features)
 	ArrayExpr  *over_child;
 	ListCell   *lc;
 
+	if (BatchIsScannedRow(rw, features))
+		return BatchRowOverChild(rw, (Var *) features);
 	if (!IsA(features, ArrayExpr) || array->multidims ||
 		(array->element_typeid != FLOAT4OID && array->element_typeid != FLOAT8OID))
 		return (Expr *) BatchScanVar(features, BatchChildColumn(rw, features), OUTER_VAR);
@@ -334,6 +388,10 @@ BatchAbove(Plan *plan)
 	if (!BatchHasCall((Node *) plan->targetlist, NULL) && !BatchHasCall((Node *) plan->qual, NULL))
 		return plan;
 	rw.above = true;
+	if (IsA(plan, SeqScan) || IsA(plan, SampleScan) || IsA(plan, IndexScan) ||
+		IsA(plan, IndexOnlyScan) || IsA(plan, BitmapHeapScan) || IsA(plan, TidScan) ||
+		IsA(plan, TidRangeScan))
+		rw.scanrelid = ((Scan *) plan)->scanrelid;
 	foreach(lc, plan->targetlist)
 	{
 		TargetEntry *tle = flatCopyTargetEntry(lfirst(lc));

@@ -68,8 +68,8 @@ RowFeaturesMake(Oid typid, int32 typmod, const Forest *forest, const char *model
 }
 
 /* A column's value as a feature of the forest's precision, into row[i] */
-static inline void
-RowPutFeature(const Forest *forest, void *row, int32 i, Datum value, bool isnull, Oid typid)
+void
+PredictRowPutFeature(const Forest *forest, void *row, int32 i, Datum value, bool isnull, Oid typid)
 {
 	if (forest->precision == FOREST_FLOAT64)
 		((double *) row)[i] = isnull ? NAN : typid == FLOAT8OID ? DatumGetFloat8(value) :
@@ -108,7 +108,7 @@ PredictRowFromComposite(HeapTupleHeader tuple, const Forest *forest, const char 
 	{
 		int			a = m->columns[i];
 
-		RowPutFeature(forest, row, i, m->values[a], m->nulls[a], m->types[i]);
+		PredictRowPutFeature(forest, row, i, m->values[a], m->nulls[a], m->types[i]);
 	}
 }
 

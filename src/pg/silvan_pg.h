@@ -301,6 +301,8 @@ extern void *PredictRowFill(ArrayType *array, const Forest *forest, const char *
 typedef struct RowFeatures RowFeatures;
 extern void PredictRowFromComposite(HeapTupleHeader tuple, const Forest *forest, const char *model,
 									RowFeatures **map, MemoryContext cxt, void *row);
+extern void PredictRowPutFeature(const Forest *forest, void *row, int32 i, Datum value, bool isnull,
+								 Oid typid);
 extern double FeatureDatumToDouble(Datum value, Oid typid);
 
 /* scan_node.c: the custom scan that streams predict_table */
