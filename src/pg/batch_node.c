@@ -27,8 +27,6 @@
  * the first batch of a run (a rescan starts a new run), as the caller,
  * and unpinned when the run's memory goes, on an error too.
  */
-#include <math.h>
-
 #include "silvan_pg.h"
 
 #include "catalog/objectaccess.h"
@@ -145,21 +143,8 @@ static void
 BatchReadColumns(const BatchCall *call, TupleTableSlot *slot, const Forest *forest, void *row)
 {
 	for (int i = 0; i < call->num_direct; i++)
-	{
-		int			a = call->direct[i] - 1;
-		double		x;
-
-		if (slot->tts_isnull[a])
-			x = NAN;
-		else if (call->direct_type == FLOAT4OID)
-			x = DatumGetFloat4(slot->tts_values[a]);
-		else
-			x = DatumGetFloat8(slot->tts_values[a]);
-		if (forest->precision == FOREST_FLOAT32)
-			((float *) row)[i] = (float) x;
-		else
-			((double *) row)[i] = x;
-	}
+		FeaturePut(forest, row, i, slot->tts_values[call->direct[i] - 1],
+				   slot->tts_isnull[call->direct[i] - 1], call->direct_type);
 }
 
 /*
@@ -333,8 +318,8 @@ BatchScoreCall(BatchState *node, BatchCall *call)
 
 			slot_getallattrs(slot);
 			for (int32 i = 0; i < forest->num_features; i++)
-				PredictRowPutFeature(forest, row, i, slot->tts_values[call->row_columns[i] - 1],
-									 slot->tts_isnull[call->row_columns[i] - 1], call->row_types[i]);
+				FeaturePut(forest, row, i, slot->tts_values[call->row_columns[i] - 1],
+						   slot->tts_isnull[call->row_columns[i] - 1], call->row_types[i]);
 			call->result_nulls[r] = false;
 			which[n++] = r;
 		}

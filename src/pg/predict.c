@@ -43,11 +43,7 @@ PredictLookup(FunctionCallInfo fcinfo, const char *name)
 	return cc->version;
 }
 
-/*
- * Fill row from an integer[], bigint[] or numeric[] of the forest's
- * feature count; a bigint goes to float in one rounding, as a library's
- * cast of an int64 does
- */
+/* Fill row from an integer[], bigint[] or numeric[] of the forest's feature count */
 static void *
 PredictRowFromDatums(ArrayType *array, const Forest *forest, void *row)
 {
@@ -62,14 +58,7 @@ PredictRowFromDatums(ArrayType *array, const Forest *forest, void *row)
 	get_typlenbyvalalign(elemtype, &elemlen, &elembyval, &elemalign);
 	deconstruct_array(array, elemtype, elemlen, elembyval, elemalign, &items, &nulls, &n);
 	for (int i = 0; i < n; i++)
-	{
-		if (forest->precision == FOREST_FLOAT64)
-			((double *) row)[i] = nulls[i] ? NAN : FeatureDatumToDouble(items[i], elemtype);
-		else if (!nulls[i] && elemtype == INT8OID)
-			((float *) row)[i] = (float) DatumGetInt64(items[i]);
-		else
-			((float *) row)[i] = nulls[i] ? NAN : (float) FeatureDatumToDouble(items[i], elemtype);
-	}
+		FeaturePut(forest, row, i, items[i], nulls[i], elemtype);
 	return row;
 }
 

@@ -67,23 +67,6 @@ RowFeaturesMake(Oid typid, int32 typmod, const Forest *forest, const char *model
 	return map;
 }
 
-/* A column's value as a feature of the forest's precision, into row[i] */
-void
-PredictRowPutFeature(const Forest *forest, void *row, int32 i, Datum value, bool isnull, Oid typid)
-{
-	if (forest->precision == FOREST_FLOAT64)
-		((double *) row)[i] = isnull ? NAN : typid == FLOAT8OID ? DatumGetFloat8(value) :
-			FeatureDatumToDouble(value, typid);
-	else if (isnull)
-		((float *) row)[i] = NAN;
-	else if (typid == FLOAT4OID)
-		((float *) row)[i] = DatumGetFloat4(value);
-	else if (typid == INT8OID)
-		((float *) row)[i] = (float) DatumGetInt64(value);	/* one rounding, as a library's cast */
-	else
-		((float *) row)[i] = (float) FeatureDatumToDouble(value, typid);
-}
-
 /*
  * Fill row (the forest's precision and feature count) from a composite
  * value; *map is the call site's match, made or made again in cxt as needed
@@ -108,7 +91,7 @@ PredictRowFromComposite(HeapTupleHeader tuple, const Forest *forest, const char 
 	{
 		int			a = m->columns[i];
 
-		PredictRowPutFeature(forest, row, i, m->values[a], m->nulls[a], m->types[i]);
+		FeaturePut(forest, row, i, m->values[a], m->nulls[a], m->types[i]);
 	}
 }
 

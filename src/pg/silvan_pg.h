@@ -11,6 +11,9 @@
 
 #include "postgres.h"
 
+#include <math.h>
+
+#include "catalog/pg_type_d.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "utils/relcache.h"
@@ -301,9 +304,29 @@ extern void *PredictRowFill(ArrayType *array, const Forest *forest, const char *
 typedef struct RowFeatures RowFeatures;
 extern void PredictRowFromComposite(HeapTupleHeader tuple, const Forest *forest, const char *model,
 									RowFeatures **map, MemoryContext cxt, void *row);
-extern void PredictRowPutFeature(const Forest *forest, void *row, int32 i, Datum value, bool isnull,
-								 Oid typid);
+
 extern double FeatureDatumToDouble(Datum value, Oid typid);
+
+/*
+ * A value of a feature type (FeatureElementType) as feature i of row, in
+ * the forest's precision; NULL is a missing value.  A bigint goes to float
+ * in one rounding, as a library's cast of an int64 does.
+ */
+static inline void
+FeaturePut(const Forest *forest, void *row, int32 i, Datum value, bool isnull, Oid typid)
+{
+	if (forest->precision == FOREST_FLOAT64)
+		((double *) row)[i] = isnull ? NAN : typid == FLOAT8OID ? DatumGetFloat8(value) :
+			FeatureDatumToDouble(value, typid);
+	else if (isnull)
+		((float *) row)[i] = NAN;
+	else if (typid == FLOAT4OID)
+		((float *) row)[i] = DatumGetFloat4(value);
+	else if (typid == INT8OID)
+		((float *) row)[i] = (float) DatumGetInt64(value);
+	else
+		((float *) row)[i] = (float) FeatureDatumToDouble(value, typid);
+}
 
 /* scan_node.c: the custom scan that streams predict_table */
 extern bool silvan_stream_scans;
