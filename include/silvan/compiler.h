@@ -16,7 +16,7 @@
  *            (runtime/code_cache.c): found by source, the two steps below
  *            are skipped
  *          --codegen.c--> LLVM IR (LLVM-C API)
- *          --runtime/jit.c--> native function (ORC LLJIT), or the same
+ *          --runtime/jit.c--> native function (an object elf_link.c links), or the same
  *            machine code from this process or the disk cache, keyed by the
  *            bitcode before optimization
  *

@@ -1,16 +1,15 @@
 /*
  * jit.h
- *		The ORC LLJIT runtime: turn an LLVM module into callable code.
+ *		The JIT runtime: turn an LLVM module into callable code.
  *
- * One LLJIT per process, created on first use for the host CPU; one
- * resource tracker per compiled module, so freeing a compiled forest frees
- * its machine code.  Every LLVM error becomes a SilvanStatus.
+ * LLVM set up once per process for the host CPU; each compiled module
+ * linked into memory of its own (elf_link.c), so freeing a compiled forest
+ * frees its machine code.  Every LLVM error becomes a SilvanStatus.
  */
 #ifndef SILVAN_JIT_H
 #define SILVAN_JIT_H
 
 #include <llvm-c/Core.h>
-#include <llvm-c/Orc.h>
 #include <llvm-c/TargetMachine.h>
 
 #include "silvan/status.h"
@@ -22,10 +21,9 @@
  */
 #define JIT_NO_PASSES		"silvan-no-passes"
 
-/* A module under construction, in its own thread-safe context */
+/* A module under construction, in its own context */
 typedef struct JitModule
 {
-	LLVMOrcThreadSafeContextRef tsctx;
 	LLVMContextRef context;
 	LLVMModuleRef module;
 	bool		fast_codegen;	/* instruction selection and register

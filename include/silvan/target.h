@@ -26,7 +26,7 @@ typedef struct CodegenContext CodegenContext;
 /* What a compile makes of the module */
 typedef enum TargetOutput
 {
-	TARGET_OUTPUT_JIT,			/* machine code in this process (ORC) */
+	TARGET_OUTPUT_JIT,			/* machine code in this process */
 	TARGET_OUTPUT_PTX,			/* PTX text for the CUDA driver */
 	TARGET_OUTPUT_HSACO			/* an HSA code object for HIP */
 } TargetOutput;

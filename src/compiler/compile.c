@@ -21,8 +21,8 @@
  *   codegen*.c MIR -> LLVM IR, layout details asked of the representation;
  *              the code constants (thresholds and leaves that code walks
  *              read at fixed offsets) handed to the buffers as aux[3]
- *   jit.c      LLVM IR -> short pass list -> machine code, under its own
- *              resource tracker (or the code cache's object, by IR key);
+ *   jit.c      LLVM IR -> short pass list -> object, linked by elf_link.c
+ *              (or the code cache's object, by IR key);
  *              the image of the buffers and text is stored beside it
  *   gpu_emit.c (gpu targets, instead of the code cache and jit.c) the
  *              device's module -> the same pass list -> PTX, or an AMDGPU

@@ -3,7 +3,7 @@
  *		The list of targets, and the host CPU's entry.
  *
  * The CPU target is today's code: the host's triple and data layout
- * (ORC's), no grid, the kernel a plain function of SilvanKernelArgs *.
+ * (LLVM's default triple), no grid, the kernel a plain function of SilvanKernelArgs *.
  */
 #include <string.h>
 

@@ -7,8 +7,8 @@
  * jit.c stores each object under two, its IR key (the LLVM bitcode of the
  * batch function before optimization) and its source key (digests of the
  * model and profile, the schedule's text), each followed by the target
- * triple, CPU name and features, the LLVM and silvan versions and the
- * build ID (see jit.c), and beside it the compiler's image of the buffers
+ * triple, the host CPU's identity from CPUID (host_id.c), the LLVM and
+ * silvan versions and the build ID (see jit.c), and beside it the compiler's image of the buffers
  * that code reads, under an image key.  To this file keys and objects are
  * bytes.  The file
  * name is a 64-bit hash of the key; the file holds the whole key, so a

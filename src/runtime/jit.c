@@ -1,18 +1,20 @@
 /*
  * jit.c
- *		ORC LLJIT inside the backend: modules in, function addresses out.
+ *		LLVM inside the backend: modules in, function addresses out.
  *
- * The first use initializes the native target and creates one LLJIT for
- * the host (LLVMOrcJITTargetMachineBuilderDetectHost picks the CPU name and
- * features), with the process's symbols visible to generated code.  This
- * happens once per process under pthread_once (in the postmaster, for
- * every backend, when silvan is preloaded: JitStartEarly); a failure is
- * remembered and reported by every later call.
+ * The first use initializes the native target and describes the host
+ * (LLVM's CPU name and features, the default triple and its data
+ * layout).  This happens once per process under pthread_once (in the
+ * postmaster, for every backend, when silvan is preloaded: JitStartEarly);
+ * a failure is remembered and reported by every later call.
  *
- * Each compiled module gets its own resource tracker, so JitCodeFree
- * releases exactly that module's machine code.  A big module is emitted in
- * two halves, the second on a helper thread (jit_split.c): two object
- * files, both in the module's tracker and both in its disk cache entry.  Modules are optimized
+ * Modules become object files, which elf_link.c links into memory of
+ * their own, with the process's symbols visible to generated code; so
+ * JitCodeFree releases exactly that module's machine code, and code read
+ * back from the disk cache is linked the same way without LLVM.  A big
+ * module is emitted in two halves, the second on a helper thread
+ * (jit_split.c): two object files, linked together and both in its disk
+ * cache entry.  Modules are optimized
  * before they are added, with a short legacy function pipeline and the host
  * target's cost model; code generation runs at LLVM's default level (-O2),
  * or at -O0 for modules that compile.c marks for fast code generation.
@@ -37,9 +39,6 @@
 #include <llvm-c/BitReader.h>
 #include <llvm-c/BitWriter.h>
 #include <llvm-c/Core.h>
-#include <llvm-c/Error.h>
-#include <llvm-c/LLJIT.h>
-#include <llvm-c/Orc.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/InstCombine.h>
@@ -55,6 +54,8 @@
 #include <llvm/Config/llvm-config.h>
 
 #include "silvan/code_cache.h"
+#include "silvan/elf_link.h"
+#include "silvan/host_id.h"
 #include "silvan/sha256.h"
 #include "silvan/text.h"
 
@@ -69,7 +70,7 @@
  */
 struct JitCode
 {
-	LLVMOrcResourceTrackerRef tracker;
+	ElfImage   *image;			/* the linked machine code */
 	bool		shared;
 	int			refcount;
 	uint8_t		ir_digest[SHA256_DIGEST_LEN];	/* of the IR key: names the
@@ -88,24 +89,43 @@ static JitCode *shared_code = NULL;
 typedef struct JitObjects
 {
 	int			count;
-	LLVMMemoryBufferRef object[JIT_MAX_OBJECTS];
+	ElfObject	object[JIT_MAX_OBJECTS];	/* bytes malloc'd */
 } JitObjects;
 
-/* Dispose of objects not handed to the JIT */
+static JitCode *JitLinkObjects(JitObjects *objects, const char *symbol, SilvanStatus *status);
+
+/* Free objects */
 static void
 JitObjectsDispose(JitObjects *objects)
 {
 	for (int k = 0; k < objects->count; k++)
-		if (objects->object[k] != NULL)
-			LLVMDisposeMemoryBuffer(objects->object[k]);
+		free((void *) objects->object[k].bytes);
 	objects->count = 0;
 }
 
-/* The process-wide JIT, set up once */
+/* Add a copy of an object LLVM emitted, and dispose of LLVM's; false without memory */
+static bool
+JitObjectsAdd(JitObjects *objects, LLVMMemoryBufferRef object)
+{
+	size_t		len = LLVMGetBufferSize(object);
+	void	   *bytes = malloc(len ? len : 1);
+
+	if (bytes != NULL)
+	{
+		memcpy(bytes, LLVMGetBufferStart(object), len);
+		objects->object[objects->count].bytes = bytes;
+		objects->object[objects->count++].len = len;
+	}
+	LLVMDisposeMemoryBuffer(object);
+	return bytes != NULL;
+}
+
+/* The process-wide LLVM state, set up once */
 static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
-static LLVMOrcLLJITRef jit_instance;
+static bool jit_ready;
 static LLVMTargetRef jit_target;
 static char *jit_triple;
+static char *jit_data_layout;
 static char *jit_cpu;
 static char *jit_features;
 static char jit_init_error[SILVAN_DETAIL_LEN];
@@ -114,83 +134,37 @@ static atomic_ulong jit_next_id;
 /* The first error LLVM diagnosed since this thread's last JitModuleCreate */
 static _Thread_local char jit_diagnosed[SILVAN_DETAIL_LEN];
 
-/* Record an LLVM error's message and dispose of the error */
-static void
-ErrorToText(LLVMErrorRef error, char *out, size_t size)
-{
-	char	   *message = LLVMGetErrorMessage(error);
-
-	snprintf(out, size, "%s", message ? message : "unknown LLVM error");
-	LLVMDisposeErrorMessage(message);
-}
-
-/* Fail a status with an LLVM error, which is consumed */
+/* Describe the host's target: triple, target and data layout; false and jit_init_error if not */
 static bool
-FailWithError(SilvanStatus *status, const char *message, const char *what,
-			  LLVMErrorRef error)
+JitDescribeTarget(void)
 {
-	char		text[SILVAN_DETAIL_LEN];
-
-	ErrorToText(error, text, sizeof(text));
-	return StatusFail(status, SILVAN_ERROR_INTERNAL, message, "%s: %s", what, text);
-}
-
-/* Let generated code resolve symbols of the process (libm, libc) */
-static bool
-JitAddProcessSymbols(void)
-{
-	LLVMOrcDefinitionGeneratorRef generator;
-	LLVMErrorRef error;
-
-	error = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&generator,
-																 LLVMOrcLLJITGetGlobalPrefix(jit_instance),
-																 NULL, NULL);
-	if (error)
-	{
-		ErrorToText(error, jit_init_error, sizeof(jit_init_error));
-		return false;
-	}
-	LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit_instance), generator);
-	return true;
-}
-
-/* Create the LLJIT for the host CPU */
-static bool
-JitCreateInstance(void)
-{
-	LLVMOrcJITTargetMachineBuilderRef jtmb;
-	LLVMOrcLLJITBuilderRef builder;
-	LLVMErrorRef error;
+	LLVMTargetMachineRef tm;
+	LLVMTargetDataRef layout;
 	char	   *message = NULL;
 
-	error = LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb);
-	if (error)
-	{
-		ErrorToText(error, jit_init_error, sizeof(jit_init_error));
-		return false;
-	}
-	builder = LLVMOrcCreateLLJITBuilder();
-	LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, jtmb);
-	error = LLVMOrcCreateLLJIT(&jit_instance, builder);
-	if (error)
-	{
-		jit_instance = NULL;
-		ErrorToText(error, jit_init_error, sizeof(jit_init_error));
-		return false;
-	}
-	jit_triple = strdup(LLVMOrcLLJITGetTripleString(jit_instance));
-	if (jit_triple == NULL ||
-		LLVMGetTargetFromTriple(jit_triple, &jit_target, &message))
+	jit_triple = LLVMGetDefaultTargetTriple();
+	if (jit_triple == NULL || LLVMGetTargetFromTriple(jit_triple, &jit_target, &message))
 	{
 		snprintf(jit_init_error, sizeof(jit_init_error), "no target for triple %s: %s",
 				 jit_triple ? jit_triple : "?", message ? message : "out of memory");
 		LLVMDisposeMessage(message);
 		return false;
 	}
-	return JitAddProcessSymbols();
+	tm = LLVMCreateTargetMachine(jit_target, jit_triple, jit_cpu, jit_features,
+								 LLVMCodeGenLevelDefault, LLVMRelocDefault, LLVMCodeModelJITDefault);
+	if (tm == NULL)
+	{
+		snprintf(jit_init_error, sizeof(jit_init_error), "LLVM has no target machine for %s", jit_triple);
+		return false;
+	}
+	layout = LLVMCreateTargetDataLayout(tm);
+	jit_data_layout = LLVMCopyStringRepOfTargetData(layout);
+	LLVMDisposeTargetData(layout);
+	LLVMDisposeTargetMachine(tm);
+	return jit_data_layout != NULL;
 }
 
-/* Initialize LLVM's native target and the JIT; runs once per process */
+/* Initialize LLVM's native target and describe the host; runs once per process */
 static void
 JitInitOnce(void)
 {
@@ -202,8 +176,7 @@ JitInitOnce(void)
 	{
 		jit_cpu = LLVMGetHostCPUName();
 		jit_features = LLVMGetHostCPUFeatures();
-		if (!JitCreateInstance())
-			jit_instance = NULL;
+		jit_ready = JitDescribeTarget();
 	}
 	LlvmErrorsLeave();
 }
@@ -233,7 +206,7 @@ JitEnsure(SilvanStatus *status)
 						  "%s", LlvmErrorsFailed() ? "LLVM failed earlier in this process." :
 						  "LLVM was called outside an LlvmErrorsEnter bracket.");
 	pthread_once(&jit_once, JitInitOnce);
-	if (jit_instance == NULL)
+	if (!jit_ready)
 		return StatusFail(status, SILVAN_ERROR_INTERNAL, "could not start the LLVM JIT",
 						  "%s", jit_init_error[0] ? jit_init_error : "Unknown failure.");
 	return true;
@@ -242,7 +215,7 @@ JitEnsure(SilvanStatus *status)
 /*
  * Start the JIT now rather than at the first compile.  The postmaster calls
  * it when silvan is preloaded, so that every backend it forks has LLVM's
- * target, the host CPU's description and the LLJIT ready, which would
+ * target and the host CPU's description ready, which would
  * otherwise be part of a fresh backend's first prediction.  Nothing is
  * compiled and no thread is started, so forking afterwards is safe.
  */
@@ -284,13 +257,12 @@ JitModuleCreate(const char *name, JitModule *jm, SilvanStatus *status)
 	memset(jm, 0, sizeof(JitModule));
 	if (!JitEnsure(status))
 		return false;
-	jm->tsctx = LLVMOrcCreateNewThreadSafeContext();
-	jm->context = LLVMOrcThreadSafeContextGetContext(jm->tsctx);
+	jm->context = LLVMContextCreate();
 	jm->module = LLVMModuleCreateWithNameInContext(name, jm->context);
 	LLVMContextSetDiagnosticHandler(jm->context, JitDiagnostic, NULL);
 	jit_diagnosed[0] = '\0';
-	LLVMSetTarget(jm->module, LLVMOrcLLJITGetTripleString(jit_instance));
-	LLVMSetDataLayout(jm->module, LLVMOrcLLJITGetDataLayoutStr(jit_instance));
+	LLVMSetTarget(jm->module, jit_triple);
+	LLVMSetDataLayout(jm->module, jit_data_layout);
 	return true;
 }
 
@@ -311,8 +283,8 @@ JitModuleDispose(JitModule *jm)
 {
 	if (jm->module)
 		LLVMDisposeModule(jm->module);
-	if (jm->tsctx)
-		LLVMOrcDisposeThreadSafeContext(jm->tsctx);
+	if (jm->context)
+		LLVMContextDispose(jm->context);
 	memset(jm, 0, sizeof(JitModule));
 }
 
@@ -438,27 +410,17 @@ JitOptimizeModule(JitModule *jm, SilvanStatus *status)
 	return true;
 }
 
-/* Remove a tracker's code and release it; errors are dropped */
-static void
-JitRemoveTracker(LLVMOrcResourceTrackerRef tracker)
-{
-	LLVMErrorRef error = LLVMOrcResourceTrackerRemove(tracker);
-
-	if (error)
-		LLVMConsumeError(error);
-	LLVMOrcReleaseResourceTracker(tracker);
-}
-
 /*
- * Compile the module to an object at -O0 (fast instruction selection and
- * register allocation): for code walks, whose thousands of small blocks
- * took the default level eight times longer to compile
+ * Compile the module as it is to an object, at -O0 (fast instruction
+ * selection and register allocation) when marked for fast code
+ * generation, else at the default level
  */
 static bool
-JitEmitFast(JitModule *jm, LLVMMemoryBufferRef *object, SilvanStatus *status)
+JitEmitObject(JitModule *jm, LLVMMemoryBufferRef *object, SilvanStatus *status)
 {
 	LLVMTargetMachineRef tm = LLVMCreateTargetMachine(jit_target, jit_triple, JitHostCpuName(),
-													  JitHostCpuFeatures(), LLVMCodeGenLevelNone,
+													  JitHostCpuFeatures(),
+													  jm->fast_codegen ? LLVMCodeGenLevelNone : LLVMCodeGenLevelDefault,
 													  LLVMRelocDefault, LLVMCodeModelJITDefault);
 	char	   *message = NULL;
 	bool		canceled = false;
@@ -483,64 +445,24 @@ JitEmitFast(JitModule *jm, LLVMMemoryBufferRef *object, SilvanStatus *status)
 }
 
 /*
- * Hand the module to the JIT under a new resource tracker and look up
- * symbol, which compiles it.  The module is consumed either way.
+ * Compile the module as it is (no passes) and link it, not shared, and
+ * give symbol's address.  The module is consumed either way.
  */
 JitCode *
 JitAddModule(JitModule *jm, const char *symbol, void **address, SilvanStatus *status)
 {
-	LLVMOrcResourceTrackerRef tracker;
-	LLVMOrcThreadSafeModuleRef tsm;
-	LLVMOrcExecutorAddress addr = 0;
-	LLVMErrorRef error;
-	JitCode    *code;
 	LLVMMemoryBufferRef object = NULL;
+	JitObjects	objects = {0};
+	JitCode    *code = NULL;
 
-	if (!JitEnsure(status))
+	if (JitEnsure(status) && JitEmitObject(jm, &object, status))
 	{
-		JitModuleDispose(jm);
-		return NULL;
+		if (!JitObjectsAdd(&objects, object))
+			StatusNoMemory(status, "the compiled code");
+		else if ((code = JitLinkObjects(&objects, symbol, status)) != NULL)
+			*address = code->address;
 	}
-	code = calloc(1, sizeof(JitCode));
-	if (code == NULL)
-	{
-		JitModuleDispose(jm);
-		StatusNoMemory(status, "the compiled code handle");
-		return NULL;
-	}
-	if (jm->fast_codegen && !JitEmitFast(jm, &object, status))
-	{
-		JitModuleDispose(jm);
-		free(code);
-		return NULL;
-	}
-	tracker = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(jit_instance));
-	tsm = LLVMOrcCreateNewThreadSafeModule(jm->module, jm->tsctx);
-	LLVMOrcDisposeThreadSafeContext(jm->tsctx);
-	memset(jm, 0, sizeof(JitModule));
-
-	if (object != NULL)
-	{
-		LLVMOrcDisposeThreadSafeModule(tsm);
-		error = LLVMOrcLLJITAddObjectFileWithRT(jit_instance, tracker, object);
-	}
-	else
-		error = LLVMOrcLLJITAddLLVMIRModuleWithRT(jit_instance, tracker, tsm);
-	if (!error)
-		error = LLVMOrcLLJITLookup(jit_instance, &addr, symbol);
-	if (error || jit_diagnosed[0] != '\0')
-	{
-		if (error)
-			FailWithError(status, "could not compile generated code", "LLVM JIT", error);
-		else
-			StatusFail(status, SILVAN_ERROR_INTERNAL, "could not compile generated code",
-					   "LLVM: %s", jit_diagnosed);
-		JitRemoveTracker(tracker);
-		free(code);
-		return NULL;
-	}
-	code->tracker = tracker;
-	*address = (void *) (uintptr_t) addr;
+	JitModuleDispose(jm);
 	return code;
 }
 
@@ -561,8 +483,9 @@ JitAddModule(JitModule *jm, const char *symbol, void **address, SilvanStatus *st
  * (compile.c stores the image of its buffers there), so it belongs to
  * exactly the machine code of the source key; the default schedule key's
  * holds the schedule the compiler picks for a forest and batch size.
- * The tail: target triple, CPU name and features, LLVM and silvan
- * versions, build ID.  An entry's payload is the SHA-256 of the IR key,
+ * The tail: target triple, the host CPU's identity (host_id.c: what
+ * LLVM's CPU name and features are computed from, read without LLVM),
+ * LLVM and silvan versions, build ID.  An entry's payload is the SHA-256 of the IR key,
  * which names the entry symbol and identifies the code in this process,
  * then the object file.  Bitcode rather than IR text: the same content,
  * written several times faster.
@@ -573,8 +496,8 @@ JitAddModule(JitModule *jm, const char *symbol, void **address, SilvanStatus *st
 static bool
 JitKeyTail(TextBuf *buf)
 {
-	TextAppend(buf, "\n; target %s\n; cpu %s\n; features %s\n; llvm %s\n; silvan %s\n; build %s\n",
-			   jit_triple, JitHostCpuName(), JitHostCpuFeatures(), LLVM_VERSION_STRING,
+	TextAppend(buf, "\n; target %s\n; host %s\n; llvm %s\n; silvan %s\n; build %s\n",
+			   LLVM_DEFAULT_TARGET_TRIPLE, HostIdentity(), LLVM_VERSION_STRING,
 			   SILVAN_VERSION, BuildIdOfThisCode());
 	return !buf->failed;
 }
@@ -693,12 +616,10 @@ JitLoadEntry(const char *key, size_t key_len, uint8_t *digest, JitObjects *objec
 		at += sizeof(size);
 		if (size == 0 || size > len - at)
 			break;
-		objects->object[objects->count] =
-			LLVMCreateMemoryBufferWithMemoryRangeCopy((const char *) bytes + at, size,
-													  "silvan code");
-		if (objects->object[objects->count] == NULL)
+		if ((objects->object[objects->count].bytes = malloc(size)) == NULL)
 			break;
-		objects->count++;
+		memcpy((void *) objects->object[objects->count].bytes, bytes + at, size);
+		objects->object[objects->count++].len = size;
 		at += size;
 	}
 	if (objects->count == 0 || at != len)
@@ -722,17 +643,17 @@ JitStoreEntry(const char *key, size_t key_len, const uint8_t *digest, const JitO
 	uint8_t    *payload;
 
 	for (int k = 0; k < objects->count; k++)
-		len += sizeof(uint64_t) + LLVMGetBufferSize(objects->object[k]);
+		len += sizeof(uint64_t) + objects->object[k].len;
 	if (key == NULL || !CodeCacheEnabled() || (payload = malloc(len)) == NULL)
 		return;
 	memcpy(payload, digest, JIT_PAYLOAD_DIGEST_LEN);
 	for (int k = 0; k < objects->count; k++)
 	{
-		uint64_t	size = LLVMGetBufferSize(objects->object[k]);
+		uint64_t	size = objects->object[k].len;
 
 		memcpy(payload + at, &size, sizeof(size));
 		at += sizeof(size);
-		memcpy(payload + at, LLVMGetBufferStart(objects->object[k]), size);
+		memcpy(payload + at, objects->object[k].bytes, size);
 		at += size;
 	}
 	CodeCacheStore(key, key_len, payload, len);
@@ -803,62 +724,63 @@ JitEmitObjects(JitModule *jm, const char *entry, const char *bitcode, size_t len
 		LLVMDisposeMessage(message);
 		LLVMDisposeTargetMachine(tm);
 	}
-	if (object != NULL)
-		objects->object[objects->count++] = object;
+	if (object != NULL && !JitObjectsAdd(objects, object))
+		ok = StatusNoMemory(status, "the compiled code");
 	/* the helper is waited for whatever happened here (it stops on a cancel too) */
 	if (!JitSplitFinish(&split, &object, ok ? status : &(SilvanStatus) {0}))
 		ok = false;
 	if (!ok && status->kind != SILVAN_ERROR_CANCELED && CancelRequested())
 		StatusCanceled(status, "compiling the generated code");
-	if (object != NULL)
-		objects->object[objects->count++] = object;
+	if (object != NULL && !JitObjectsAdd(objects, object) && ok)
+		ok = StatusNoMemory(status, "the compiled code");
 	if (!ok)
 		JitObjectsDispose(objects);
 	return ok;
 }
 
 /*
- * Link objects into the JIT, in one resource tracker, as new shared code
- * named by their IR key digest, and put it on the list; consumes the
- * objects.  NULL and a status on failure.
+ * Link objects (elf_link.c) and find symbol in them: new code, not yet
+ * shared; consumes the objects.  NULL and a status on failure.
+ */
+static JitCode *
+JitLinkObjects(JitObjects *objects, const char *symbol, SilvanStatus *status)
+{
+	JitCode    *code = calloc(1, sizeof(JitCode));
+
+	if (code == NULL)
+		StatusNoMemory(status, "the compiled code handle");
+	else if ((code->image = ElfLink(objects->object, objects->count, status)) == NULL)
+	{
+		free(code);
+		code = NULL;
+	}
+	else if ((code->address = ElfLookup(code->image, symbol)) == NULL)
+	{
+		StatusFail(status, SILVAN_ERROR_INVALID, "could not link generated code",
+				   "The objects define no symbol %s.", symbol);
+		ElfFree(code->image);
+		free(code);
+		code = NULL;
+	}
+	else
+		code->objects = objects->count;
+	JitObjectsDispose(objects);
+	return code;
+}
+
+/*
+ * Link objects as new shared code named by their IR key digest, and put
+ * it on the list; consumes the objects.  NULL and a status on failure.
  */
 static JitCode *
 JitLinkShared(const uint8_t *digest, JitObjects *objects, SilvanStatus *status)
 {
-	LLVMOrcExecutorAddress addr = 0;
-	LLVMErrorRef error = NULL;
 	char		symbol[64];
-	JitCode    *code = calloc(1, sizeof(JitCode));
+	JitCode    *code;
 
-	if (code == NULL)
-	{
-		JitObjectsDispose(objects);
-		StatusNoMemory(status, "the compiled code handle");
-		return NULL;
-	}
 	JitSymbolName(digest, symbol, sizeof(symbol));
-	code->objects = objects->count;
-	code->tracker = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(jit_instance));
-	for (int k = 0; k < objects->count; k++)
-	{
-		/* the JIT takes each object, even one after a failure */
-		if (error == NULL)
-			error = LLVMOrcLLJITAddObjectFileWithRT(jit_instance, code->tracker, objects->object[k]);
-		else
-			LLVMDisposeMemoryBuffer(objects->object[k]);
-		objects->object[k] = NULL;
-	}
-	objects->count = 0;
-	if (!error)
-		error = LLVMOrcLLJITLookup(jit_instance, &addr, symbol);
-	if (error)
-	{
-		FailWithError(status, "could not load generated code", "LLVM JIT", error);
-		JitRemoveTracker(code->tracker);
-		free(code);
+	if ((code = JitLinkObjects(objects, symbol, status)) == NULL)
 		return NULL;
-	}
-	code->address = (void *) (uintptr_t) addr;
 	code->shared = true;
 	code->refcount = 1;
 	memcpy(code->ir_digest, digest, JIT_PAYLOAD_DIGEST_LEN);
@@ -1054,8 +976,7 @@ JitCodeFree(JitCode *code)
 		return;
 	if (code->shared)
 		JitUnlinkShared(code);
-	if (!LlvmErrorsFailed())
-		JitRemoveTracker(code->tracker);
+	ElfFree(code->image);
 	free(code->source_key);
 	free(code);
 }

@@ -33,8 +33,8 @@
  *	   is in both); the helper then runs the function passes (JitRunPasses)
  *	   and emits its object.
  * The caller optimizes and emits its module as usual; JitSplitFinish
- * waits for the helper and hands over its object.  Both objects go into one resource
- * tracker (jit.c), where ORC links their calls.
+ * waits for the helper and hands over its object.  Both objects are
+ * linked together (jit.c, elf_link.c), which resolves their calls.
  *
  * The helper touches no PostgreSQL API and no state of this thread's
  * LLVM context; it runs with every signal blocked.  LLVM's fatal errors

@@ -1,0 +1,11 @@
+/*
+ * host_id.h
+ *		What identifies the host's CPU for cached machine code, read from
+ *		the CPU itself rather than from LLVM (host_id.c).
+ */
+#ifndef SILVAN_HOST_ID_H
+#define SILVAN_HOST_ID_H
+
+extern const char *HostIdentity(void);
+
+#endif							/* SILVAN_HOST_ID_H */
