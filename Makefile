@@ -10,11 +10,21 @@ DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 # The core, compiler and runtime include no postgres.h; src/pg is the adapter
 # The ONNX reader's protobuf decoder is generated (make onnx-proto) and committed
 ONNX_PB_SRCS = src/core/onnx/onnx-ml-subset.pb-c.c
-CORE_SRCS = $(sort $(wildcard src/core/*.c src/compiler/*.c src/tune/*.c src/runtime/*.c)) $(ONNX_PB_SRCS)
+# llvm_stubs.c is generated (scripts/llvm_stubs.sh), for silvan.so alone
+LLVM_STUBS_SRC = src/runtime/llvm_stubs.c
+CORE_SRCS = $(filter-out $(LLVM_STUBS_SRC),$(sort $(wildcard src/core/*.c src/compiler/*.c src/tune/*.c src/runtime/*.c))) $(ONNX_PB_SRCS)
 CORE_CXX_SRCS = $(sort $(wildcard src/runtime/*.cpp))
 PG_SRCS = $(sort $(wildcard src/pg/*.c))
-CORE_OBJS = $(CORE_SRCS:.c=.o) $(CORE_CXX_SRCS:.cpp=.o)
-OBJS = $(CORE_OBJS) $(PG_SRCS:.c=.o)
+CORE_C_OBJS = $(CORE_SRCS:.c=.o)
+PG_OBJS = $(PG_SRCS:.c=.o)
+# silvan's C++ shims of LLVM: built into silvan_llvm.so, which links LLVM and
+# is loaded on the first compile (src/runtime/llvm_load.c)
+LLVM_SHIM_OBJS = $(CORE_CXX_SRCS:.cpp=.o)
+# Programs that link LLVM directly (unit tests, fuzzers, benchmarks) take these
+CORE_OBJS = $(CORE_C_OBJS) $(LLVM_SHIM_OBJS)
+# silvan.so: no LLVM; its calls into LLVM go through the generated stubs
+OBJS = $(CORE_C_OBJS) $(PG_OBJS) $(LLVM_STUBS_SRC:.c=.o)
+LLVM_MODULE = silvan_llvm.so
 
 # Link the LLVM that PostgreSQL's own JIT links (pg_config --configure)
 PG_CONFIG ?= pg_config
@@ -31,14 +41,15 @@ PG_CPPFLAGS = -I$(srcdir)/include $(LLVM_CPPFLAGS) -I/usr/include/json-c -DSILVA
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 # The C++ shim (llvm_errors.cpp) is built as LLVM is: its -std, no exceptions
 PG_CXXFLAGS = $(filter -std=% -fno-exceptions -fno-rtti,$(shell $(LLVM_CONFIG) --cxxflags)) -Wextra -Werror -Wno-unused-parameter
-SHLIB_LINK = $(LLVM_LIBS) -lstdc++ -ljson-c -lprotobuf-c -lm -lpthread
+override LLVM_LIBDSO := $(shell $(LLVM_CONFIG) --libdir)/libLLVM-$(shell $(LLVM_CONFIG) --version | cut -d. -f1).so
+SHLIB_LINK = -ljson-c -lprotobuf-c -lm -lpthread -ldl
 
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/[0-9]*_*.sql)))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
 ISOLATION = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))
 ISOLATION_OPTS = --load-extension=$(EXTENSION)
 
-EXTRA_CLEAN = test/unit/bin results regression.diffs regression.out src/*/*.bc
+EXTRA_CLEAN = test/unit/bin results regression.diffs regression.out src/*/*.bc $(LLVM_STUBS_SRC) $(LLVM_MODULE)
 
 # No bitcode for PostgreSQL's inliner: our objects are compiled code, not SQL helpers
 override with_llvm = no
@@ -49,7 +60,25 @@ include $(PGXS)
 srcdir ?= .
 
 # Rebuild everything when a header changes (struct layouts are shared)
-$(OBJS): $(wildcard include/silvan/*.h src/pg/*.h src/core/*.h)
+$(OBJS) $(LLVM_SHIM_OBJS): $(wildcard include/silvan/*.h src/pg/*.h src/core/*.h)
+
+# LLVM beside silvan.so, and the stubs silvan.so reaches it through
+all: $(LLVM_MODULE)
+
+$(LLVM_MODULE): $(LLVM_SHIM_OBJS)
+	$(CXX) $(CXXFLAGS) -shared -o $@ $^ $(LDFLAGS) $(LDFLAGS_SL) $(LLVM_LIBS) -lstdc++ -lpthread
+
+$(LLVM_STUBS_SRC): scripts/llvm_stubs.sh $(CORE_C_OBJS) $(PG_OBJS) $(LLVM_SHIM_OBJS)
+	bash scripts/llvm_stubs.sh $(LLVM_LIBDSO) "$(LLVM_SHIM_OBJS)" $(CORE_C_OBJS) $(PG_OBJS) > $@.tmp
+	mv $@.tmp $@
+
+install: install-llvm-module
+uninstall: uninstall-llvm-module
+.PHONY: install-llvm-module uninstall-llvm-module
+install-llvm-module: $(LLVM_MODULE) installdirs
+	$(INSTALL_SHLIB) $(LLVM_MODULE) '$(DESTDIR)$(pkglibdir)/$(LLVM_MODULE)'
+uninstall-llvm-module:
+	rm -f '$(DESTDIR)$(pkglibdir)/$(LLVM_MODULE)'
 
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
 	cp $< $@

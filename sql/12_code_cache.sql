@@ -82,6 +82,23 @@ SELECT count(*) FILTER (WHERE p.prediction::real IS DISTINCT FROM e.e[1]::real) 
 \c
 SELECT public.code_origin('binary_logistic', 64) AS repaired;
 
+-- LLVM is loaded by the first compile, not with silvan: a fresh backend
+-- that scores with code from the cache maps no LLVM at all (PostgreSQL's
+-- own JIT, which would map it too, is off)
+\c
+SET jit = off;
+SELECT count(*) FILTER (WHERE p.prediction::real IS DISTINCT FROM e.e[1]::real) AS wrong_from_cache
+  FROM silvan.predict_table('binary_logistic', 'fx_in', 'id', batch_size => 64) AS p
+  JOIN fx_exp AS e ON e.id = p.key;
+SELECT pg_read_file('/proc/self/maps') LIKE '%libLLVM%' AS llvm_mapped_from_cache;
+\c
+SET jit = off;
+SET silvan.code_cache = off;
+SELECT public.code_origin('binary_logistic', 64) AS cache_off_compiles;
+SELECT pg_read_file('/proc/self/maps') LIKE '%libLLVM%' AS llvm_mapped_after_compile;
+RESET silvan.code_cache;
+RESET jit;
+
 DROP FUNCTION public.code_origin(text, integer);
 DROP TABLE first_run, fx_in, fx_exp;
 SELECT silvan.drop_model('binary_logistic');

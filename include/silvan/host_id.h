@@ -6,6 +6,10 @@
 #ifndef SILVAN_HOST_ID_H
 #define SILVAN_HOST_ID_H
 
+#include <stdbool.h>
+
 extern const char *HostIdentity(void);
+extern bool HostVendorIsAmd(void);
+extern bool HostHasFeature(const char *name);
 
 #endif							/* SILVAN_HOST_ID_H */

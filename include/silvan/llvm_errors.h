@@ -28,7 +28,9 @@ extern "C"
 /* Told of an LLVM failure; out_of_memory for failed allocations */
 typedef void (*LlvmErrorCallback) (const char *message, bool out_of_memory);
 
+/* The callback is kept by llvm_load.c, which is there before LLVM is */
 extern void LlvmErrorsSetCallback(LlvmErrorCallback callback);
+extern LlvmErrorCallback LlvmErrorsCallback(void);
 extern void LlvmErrorsEnter(void);
 extern void LlvmErrorsLeave(void);
 extern int	LlvmErrorsDepth(void);

@@ -56,8 +56,10 @@
 #include "silvan/compile_image.h"
 #include "silvan/compiler.h"
 #include "silvan/gpu.h"
+#include "silvan/host_id.h"
 #include "silvan/jit.h"
 #include "silvan/llvm_errors.h"
+#include "silvan/llvm_load.h"
 #include "silvan/sha256.h"
 #include "silvan/tiling.h"
 
@@ -481,27 +483,28 @@ BuildHir(const Forest *forest, const Schedule *schedule, const Mir *mir,
 	return hir;
 }
 
-/* Is the host an AMD core (LLVM's names of its processors)? */
+/*
+ * The host facts below come from CPUID (host_id.c), not from LLVM: the
+ * code cache's source key holds them, and a backend finds cached code
+ * without loading LLVM
+ */
+
+/* Is the host an AMD core? */
 static bool
 HostIsAmd(void)
 {
-	const char *cpu = JitHostCpuName();
-
-	return strncmp(cpu, "znver", 5) == 0 || strncmp(cpu, "bdver", 5) == 0 ||
-		strncmp(cpu, "btver", 5) == 0;
+	return HostVendorIsAmd();
 }
 
 /*
- * Does the host CPU gather fast?  It needs AVX2 or AVX-512 (LLVM's host
+ * Does the host CPU gather fast?  It needs AVX2 or AVX-512 (the host's
  * features), and not an AMD core: their gathers are microcoded, and a
  * tile walked slower with gathers than with scalar loads.
  */
 static bool
 HostHasFastGathers(void)
 {
-	const char *features = JitHostCpuFeatures();
-
-	if (!CgHasFeature(features, "avx2") && !CgHasFeature(features, "avx512f"))
+	if (!HostHasFeature("avx2") && !HostHasFeature("avx512f"))
 		return false;
 	if (gather_policy >= 0)
 		return gather_policy > 0;
@@ -518,7 +521,7 @@ HostHasFastGathers(void)
 bool
 CodegenHostVectorWalk(void)
 {
-	if (!CgHasFeature(JitHostCpuFeatures(), "avx512f"))
+	if (!HostHasFeature("avx512f"))
 		return false;
 	if (vector_walk_policy >= 0)
 		return vector_walk_policy > 0;
@@ -549,7 +552,7 @@ CodegenSetGatherPolicy(int policy)
 static bool
 HostHasCheapCarry(void)
 {
-	if (!CgHasFeature(JitHostCpuFeatures(), "sse2"))
+	if (!HostHasFeature("sse2"))
 		return false;
 	if (carry_policy >= 0)
 		return carry_policy > 0;
@@ -865,15 +868,10 @@ CompileForestFor(const Forest *forest, const Schedule *schedule, const ForestPro
 	if (!CompileSupported(forest, status))
 		return NULL;
 	ForestDigest(forest, digest);
-	if (cpu)
-	{
-		LlvmErrorsEnter();
-		compiled = CompileFromCache(forest, digest, schedule, profile);
-		LlvmErrorsLeave();
-		if (compiled != NULL)
-			return compiled;
-	}
-	if (!HirNormalizeCompares(forest, &normalized, status))
+	if (cpu && (compiled = CompileFromCache(forest, digest, schedule, profile)) != NULL)
+		return compiled;
+	/* LLVM is loaded on the first compile that needs it (llvm_load.c) */
+	if (!LlvmLoad(status) || !HirNormalizeCompares(forest, &normalized, status))
 		return NULL;
 	LlvmErrorsEnter();
 	compiled = CompileBracketed(normalized ? normalized : forest, digest, schedule, profile,
@@ -893,7 +891,8 @@ CompileEstimate(const Forest *forest, const Schedule *schedule, const ForestProf
 	CompiledForest *compiled;
 	Forest	   *normalized;
 
-	if (!CompileSupported(forest, status) || !HirNormalizeCompares(forest, &normalized, status))
+	if (!CompileSupported(forest, status) || !LlvmLoad(status) ||
+		!HirNormalizeCompares(forest, &normalized, status))
 		return false;
 	LlvmErrorsEnter();
 	compiled = CompileBracketed(normalized ? normalized : forest, "", schedule, profile, NULL,
@@ -926,14 +925,9 @@ CompiledForest *
 CompileForestFromCache(const Forest *forest, const Schedule *schedule,
 					   const ForestProfile *profile)
 {
-	CompiledForest *compiled;
-
 	if (schedule == NULL || forest->digest[0] == '\0')
 		return NULL;
-	LlvmErrorsEnter();
-	compiled = CompileFromCache(forest, forest->digest, schedule, profile);
-	LlvmErrorsLeave();
-	return compiled;
+	return CompileFromCache(forest, forest->digest, schedule, profile);
 }
 
 /* What the default schedule of a forest at a batch size is kept under (malloc'd) */
@@ -963,9 +957,7 @@ ScheduleDefaultFromCache(const Forest *forest, int32_t batch_size, Schedule *sch
 
 	if (forest->digest[0] == '\0' || (source = DefaultScheduleSource(forest, batch_size)) == NULL)
 		return false;
-	LlvmErrorsEnter();
 	text = JitLoadBeside("default schedule", source, strlen(source), &size);
-	LlvmErrorsLeave();
 	if (text != NULL && size > 0 && memchr(text, '\0', size) == text + size - 1)
 		found = ScheduleParse(text, schedule, &ignored);
 	free(text);
@@ -983,11 +975,7 @@ ScheduleDefaultRemember(const Forest *forest, int32_t batch_size, const Schedule
 	if (forest->digest[0] == '\0' || (source = DefaultScheduleSource(forest, batch_size)) == NULL)
 		return;
 	if ((text = ScheduleToText(schedule)) != NULL)
-	{
-		LlvmErrorsEnter();
 		JitStoreBeside("default schedule", source, strlen(source), text, strlen(text) + 1);
-		LlvmErrorsLeave();
-	}
 	free(text);
 	free(source);
 }

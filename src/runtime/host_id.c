@@ -29,6 +29,10 @@
 
 static pthread_once_t host_once = PTHREAD_ONCE_INIT;
 static char host_identity[512];
+static bool host_amd;
+static bool host_sse2;
+static bool host_avx2;
+static bool host_avx512f;
 
 #if defined(__x86_64__) || defined(__i386__)
 
@@ -64,6 +68,31 @@ HostLeaf(char *out, size_t size, unsigned max, unsigned leaf, unsigned subleaf, 
 		}
 }
 
+/*
+ * The few facts the compiler's defaults ask of the host, as LLVM derives
+ * its features: an instruction set counts only when the OS saves its
+ * registers (XCR0: YMM state for AVX2, and the opmask and ZMM states for
+ * AVX-512)
+ */
+static void
+HostReadFeatures(unsigned max_basic, const char *vendor, unsigned ecx1, unsigned edx1)
+{
+	uint64_t	xcr0 = HostXcr0(ecx1);
+	bool		ymm = (xcr0 & 0x6) == 0x6;
+	bool		zmm = ymm && (xcr0 & 0xe0) == 0xe0;
+	unsigned	a = 0,
+				b = 0,
+				c = 0,
+				d = 0;
+
+	if (max_basic >= 7)
+		__cpuid_count(7, 0, a, b, c, d);
+	host_amd = strcmp(vendor, "AuthenticAMD") == 0;
+	host_sse2 = (edx1 & (1u << 26)) != 0;
+	host_avx2 = ymm && (b & (1u << 5)) != 0;
+	host_avx512f = zmm && (b & (1u << 16)) != 0;
+}
+
 /* Read the identity once */
 static void
 HostReadIdentity(void)
@@ -96,6 +125,7 @@ HostReadIdentity(void)
 	len = strlen(host_identity);
 	snprintf(host_identity + len, sizeof(host_identity) - len, " xcr0=%llx",
 			 (unsigned long long) HostXcr0(c));
+	HostReadFeatures(max_basic, vendor, c, d);
 }
 
 #else
@@ -119,4 +149,26 @@ HostIdentity(void)
 {
 	pthread_once(&host_once, HostReadIdentity);
 	return host_identity;
+}
+
+/* Is the CPU AMD's? */
+bool
+HostVendorIsAmd(void)
+{
+	pthread_once(&host_once, HostReadIdentity);
+	return host_amd;
+}
+
+/* Has the host this instruction set ("sse2", "avx2", "avx512f"), usable? */
+bool
+HostHasFeature(const char *name)
+{
+	pthread_once(&host_once, HostReadIdentity);
+	if (strcmp(name, "sse2") == 0)
+		return host_sse2;
+	if (strcmp(name, "avx2") == 0)
+		return host_avx2;
+	if (strcmp(name, "avx512f") == 0)
+		return host_avx512f;
+	return false;
 }

@@ -50,6 +50,7 @@
 #include "silvan/jit_split.h"
 #include "silvan/llvm_emit.h"
 #include "silvan/llvm_errors.h"
+#include "silvan/llvm_load.h"
 
 #include <llvm/Config/llvm-config.h>
 
@@ -222,6 +223,11 @@ JitEnsure(SilvanStatus *status)
 void
 JitStartEarly(void)
 {
+	SilvanStatus ignored;
+
+	/* without LLVM the first compile reports why */
+	if (!LlvmLoad(&ignored))
+		return;
 	LlvmErrorsEnter();
 	pthread_once(&jit_once, JitInitOnce);
 	LlvmErrorsLeave();
@@ -231,6 +237,10 @@ JitStartEarly(void)
 const char *
 JitHostCpuName(void)
 {
+	SilvanStatus ignored;
+
+	if (!LlvmLoad(&ignored))
+		return "";
 	pthread_once(&jit_once, JitInitOnce);
 	return jit_cpu ? jit_cpu : "";
 }
@@ -239,6 +249,10 @@ JitHostCpuName(void)
 const char *
 JitHostCpuFeatures(void)
 {
+	SilvanStatus ignored;
+
+	if (!LlvmLoad(&ignored))
+		return "";
 	pthread_once(&jit_once, JitInitOnce);
 	return jit_features ? jit_features : "";
 }
@@ -819,7 +833,7 @@ JitFindBySource(const char *source, size_t source_len, void **address, JitSource
 	char	   *key;
 	JitCode    *code;
 
-	if (!JitEnsure(&ignored) || (key = JitKeyOfSource("source", source, source_len, &key_len)) == NULL)
+	if ((key = JitKeyOfSource("source", source, source_len, &key_len)) == NULL)
 		return NULL;
 	if ((code = JitFindBySourceKey(key, key_len)) != NULL)
 		*origin = JIT_SHARED;
@@ -928,12 +942,10 @@ void
 JitStoreBeside(const char *kind, const char *source, size_t source_len, const void *data,
 			   size_t size)
 {
-	SilvanStatus ignored;
 	size_t		key_len = 0;
 	char	   *key;
 
-	if (!CodeCacheEnabled() || !JitEnsure(&ignored) ||
-		(key = JitKeyOfSource(kind, source, source_len, &key_len)) == NULL)
+	if (!CodeCacheEnabled() || (key = JitKeyOfSource(kind, source, source_len, &key_len)) == NULL)
 		return;
 	CodeCacheStore(key, key_len, data, size);
 	free(key);
@@ -943,13 +955,11 @@ JitStoreBeside(const char *kind, const char *source, size_t source_len, const vo
 void *
 JitLoadBeside(const char *kind, const char *source, size_t source_len, size_t *size)
 {
-	SilvanStatus ignored;
 	size_t		key_len = 0;
 	char	   *key;
 	void	   *data;
 
-	if (!CodeCacheEnabled() || !JitEnsure(&ignored) ||
-		(key = JitKeyOfSource(kind, source, source_len, &key_len)) == NULL)
+	if (!CodeCacheEnabled() || (key = JitKeyOfSource(kind, source, source_len, &key_len)) == NULL)
 		return NULL;
 	data = CodeCacheLoad(key, key_len, size);
 	free(key);

@@ -59,7 +59,6 @@ static pthread_mutex_t errors_lock = PTHREAD_MUTEX_INITIALIZER;
 static int	errors_depth;
 static pthread_t errors_owner;
 static std::new_handler errors_saved_new_handler;
-static LlvmErrorCallback errors_callback;
 static volatile bool errors_failed;
 
 /* Helper threads of the bracket's owner (see above) */
@@ -136,8 +135,8 @@ Fail(const char *message, bool out_of_memory)
 		UninstallHandlers();
 	pthread_mutex_unlock(&errors_lock);
 
-	if (owner && errors_callback != nullptr)
-		errors_callback(message, out_of_memory);
+	if (owner && LlvmErrorsCallback() != nullptr)
+		LlvmErrorsCallback()(message, out_of_memory);
 	WriteStderr(out_of_memory ? "silvan: LLVM ran out of memory: " : "silvan: LLVM error: ");
 	WriteStderr(message);
 	WriteStderr("\n");
@@ -163,13 +162,6 @@ static void
 NewHandler(void)
 {
 	Fail("operator new failed", true);
-}
-
-/* Register what a failure inside a bracket calls (NULL: print and abort) */
-void
-LlvmErrorsSetCallback(LlvmErrorCallback callback)
-{
-	errors_callback = callback;
 }
 
 /* Open a bracket of LLVM calls; the outermost installs the handlers */

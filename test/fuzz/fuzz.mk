@@ -75,8 +75,9 @@ FUZZ_CXXFLAGS = -g -O1 -fno-omit-frame-pointer $(FUZZ_SANITIZE) -Wall -Wextra -W
 
 # Library objects get coverage hooks; libFuzzer's main comes at link time
 FUZZ_CORE_OBJS = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(sort $(wildcard src/core/*.c src/core/onnx/*.c)))
+# (not llvm_stubs.c: generated for silvan.so, which does not link LLVM)
 FUZZ_COMPILER_OBJS = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,\
-	$(sort $(wildcard src/compiler/*.c src/runtime/*.c))) \
+	$(filter-out src/runtime/llvm_stubs.c,$(sort $(wildcard src/compiler/*.c src/runtime/*.c)))) \
 	$(patsubst %.cpp,$(FUZZ_BUILD)/obj/%.o,$(sort $(wildcard src/runtime/*.cpp)))
 FUZZ_BINS = $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_HEADERS = $(wildcard include/silvan/*.h src/core/*.h) $(FUZZ_DIR)/fuzz.h
