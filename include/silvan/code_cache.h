@@ -18,7 +18,18 @@ extern void CodeCacheSetBudget(int64_t max_bytes, int64_t max_entry_bytes);
 extern bool CodeCacheEnabled(void);
 extern void CodeCacheSetStoring(bool storing);
 extern uint64_t CodeCacheHash(const char *key, size_t key_len);
+/* An entry's object where it lies in a private mapping of its file (CodeCacheMap) */
+typedef struct CodeCacheView
+{
+	void	   *base;			/* the mapping */
+	size_t		size;
+	uint8_t    *data;			/* the object: 64-byte aligned */
+	size_t		len;
+} CodeCacheView;
+
 extern void *CodeCacheLoad(const char *key, size_t key_len, size_t *object_len);
+extern bool CodeCacheMap(const char *key, size_t key_len, CodeCacheView *view);
+extern void CodeCacheUnmap(CodeCacheView *view);
 extern void CodeCacheStore(const char *key, size_t key_len, const void *object,
 						   size_t object_len);
 

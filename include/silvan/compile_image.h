@@ -33,6 +33,7 @@ typedef struct CompileImage
 } CompileImage;
 
 extern bool CompileImageWrite(const CompileImage *image, uint8_t **data, size_t *size);
-extern bool CompileImageRead(const uint8_t *data, size_t size, CompileImage *image);
+extern bool CompileImageRead(const uint8_t *data, size_t size, bool in_place,
+							 CompileImage *image);
 
 #endif							/* SILVAN_COMPILE_IMAGE_H */

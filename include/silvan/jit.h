@@ -12,6 +12,7 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
 
+#include "silvan/code_cache.h"
 #include "silvan/status.h"
 
 /*
@@ -73,6 +74,8 @@ extern JitCode *JitCompile(JitModule *jm, const char *entry, const char *source,
 						   JitSource *origin, SilvanStatus *status);
 extern void JitStoreBeside(const char *kind, const char *source, size_t source_len,
 						   const void *data, size_t size);
+extern bool JitMapBeside(const char *kind, const char *source, size_t source_len,
+						 CodeCacheView *view);
 extern void *JitLoadBeside(const char *kind, const char *source, size_t source_len,
 						   size_t *size);
 extern char *JitIrText(const JitIr *ir);

@@ -230,6 +230,9 @@ typedef struct ReprBuffers
 	bool		carry_hops;		/* perfect: a hop is one add-with-carry (x86 CPUs but AMD's) */
 	size_t		bytes[REPR_NUM_BUFFERS];	/* allocated size of each buffer
 											 * (ReprAlloc) */
+	bool		borrowed;		/* the buffers lie in memory someone else owns
+								 * (a compile image read in place):
+								 * ReprBuffersFree leaves them */
 	/*
 	 * The layout's record index of each HIR node (global HIR index), where
 	 * a walk may enter the buffers at a split (codeWalk); -1 for nodes it

@@ -87,6 +87,7 @@ struct CompiledForest
 	double		compile_ms;
 	JitSource	code_source;	/* compiled, from the disk cache, or shared */
 	bool		from_image;		/* buffers and text from the code cache */
+	CodeCacheView image_view;	/* the image, mapped: the buffers lie in it */
 	char	   *schedule_text;
 	char	   *hir_text;
 	char	   *mir_text;
@@ -704,8 +705,6 @@ CompileFromCache(const Forest *forest, const char *forest_digest, const Schedule
 	CompiledForest *compiled;
 	CompileImage image;
 	char	   *source = NULL;
-	uint8_t    *bytes = NULL;
-	size_t		size = 0;
 	void	   *address = NULL;
 
 	if (forest_digest[0] == '\0' ||
@@ -717,11 +716,11 @@ CompileFromCache(const Forest *forest, const char *forest_digest, const Schedule
 	if (ReprLookup(compiled->schedule.representation) != NULL &&
 		(compiled->schedule_text = ScheduleOneLine(&compiled->schedule)) != NULL &&
 		(source = CodeSource(compiled, profile)) != NULL &&
-		(bytes = JitLoadBeside("image", source, strlen(source), &size)) != NULL &&
-		CompileImageRead(bytes, size, &image) && AdoptImage(compiled, &image))
+		JitMapBeside("image", source, strlen(source), &compiled->image_view) &&
+		CompileImageRead(compiled->image_view.data, compiled->image_view.len, true, &image) &&
+		AdoptImage(compiled, &image))
 		compiled->code = JitFindBySource(source, strlen(source), &address,
 										 &compiled->code_source);
-	free(bytes);
 	free(source);
 	if (compiled->code == NULL)
 	{
@@ -1193,10 +1192,9 @@ CompiledForestFree(CompiledForest *compiled)
 {
 	if (compiled == NULL)
 		return;
-	LlvmErrorsEnter();
-	JitCodeFree(compiled->code);
-	LlvmErrorsLeave();
+	JitCodeFree(compiled->code);	/* no LLVM: elf_link.c's memory */
 	ReprBuffersFree(&compiled->buffers);
+	CodeCacheUnmap(&compiled->image_view);
 	free(compiled->schedule_text);
 	free(compiled->hir_text);
 	free(compiled->mir_text);

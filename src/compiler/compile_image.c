@@ -18,19 +18,24 @@
  *   i32 num_groups, u32 value_size, u8 aggregate, u8 needs_partials,
  *   i64 code_splits, i64 estimated[4], i64 counted[4] (the code's size)
  *   the ReprBuffers struct (its pointers are ignored)
- *   per buffer: u64 bytes, the bytes
+ *   per buffer: u64 bytes, zeros up to a multiple of 64 from the image's
+ *     start, the bytes
  *   hir text, mir text: u64 length, the characters
  *
  * Reading checks every length against what is left and every count of the
  * struct against its buffer before it returns; a damaged or foreign image
- * is refused (the caller then runs the passes).  Nothing here raises.
+ * is refused (the caller then runs the passes).  An image whose bytes lie
+ * 64-byte aligned (the code cache maps its entries so) may be read in
+ * place: the buffers are then the image's own bytes, borrowed, not copies,
+ * and the image must outlive them.  Nothing here raises.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "silvan/compile_image.h"
 
-#define IMAGE_MAGIC		"SLVIMG3\n"
+#define IMAGE_MAGIC		"SLVIMG4\n"
+#define IMAGE_ALIGN		64
 #define IMAGE_MAGIC_LEN	8
 
 /* A growable output buffer, or a bounds-checked input cursor */
@@ -58,6 +63,28 @@ Put(ImageBytes *out, const void *bytes, size_t n)
 	out->data = grown;
 	memcpy(out->data + out->size, bytes, n);
 	out->size += n;
+}
+
+/* Append zeros up to a multiple of IMAGE_ALIGN bytes */
+static void
+PutPadding(ImageBytes *out)
+{
+	static const uint8_t zeros[IMAGE_ALIGN];
+
+	if (!out->failed && out->size % IMAGE_ALIGN != 0)
+		Put(out, zeros, IMAGE_ALIGN - out->size % IMAGE_ALIGN);
+}
+
+/* Skip to the next multiple of IMAGE_ALIGN bytes; fails when it overruns */
+static bool
+SkipPadding(ImageBytes *in)
+{
+	size_t		pad = in->pos % IMAGE_ALIGN ? IMAGE_ALIGN - in->pos % IMAGE_ALIGN : 0;
+
+	if (in->failed || in->size - in->pos < pad)
+		return !(in->failed = true);
+	in->pos += pad;
+	return true;
 }
 
 /* Consume n bytes into bytes; fails when fewer are left */
@@ -111,6 +138,7 @@ CompileImageWrite(const CompileImage *image, uint8_t **data, size_t *size)
 		if ((p == NULL) != (n == 0))
 			out.failed = true;	/* allocated without ReprAlloc */
 		Put(&out, &n, sizeof(n));
+		PutPadding(&out);
 		Put(&out, p, (size_t) n);
 	}
 	for (int t = 0; t < 2; t++)
@@ -175,27 +203,34 @@ GetBuffers(ImageBytes *in, ReprBuffers *b)
 	for (int id = 0; id < REPR_NUM_BUFFERS; id++)
 	{
 		void	  **slot = ReprBufferSlot(b, (ReprBufferId) id);
-		size_t		n;
+		uint64_t	n = 0;
 
-		if (!GetLength(in, &n))
-			return false;
+		if (!Get(in, &n, sizeof(n)) || !SkipPadding(in) || n > in->size - in->pos)
+			return !(in->failed = true);
 		if (n == 0)
 			continue;
-		if ((*slot = malloc(n)) == NULL)
-			return false;
 		b->bytes[id] = n;
-		Get(in, *slot, n);
+		if (b->borrowed)
+		{
+			*slot = in->data + in->pos;
+			in->pos += n;
+		}
+		else if ((*slot = malloc(n)) == NULL)
+			return false;
+		else
+			Get(in, *slot, n);
 	}
 	return !in->failed;
 }
 
 /*
- * Read an image back into image (its arrays malloc'd; free them with
- * ReprBuffersFree and free); false when it is damaged, not this build's,
- * or memory runs out
+ * Read an image back into image (its text malloc'd, its buffers malloc'd
+ * or, in_place, the image's own bytes when they are 64-byte aligned; free
+ * them with ReprBuffersFree and free); false when it is damaged, not this
+ * build's, or memory runs out
  */
 bool
-CompileImageRead(const uint8_t *data, size_t size, CompileImage *image)
+CompileImageRead(const uint8_t *data, size_t size, bool in_place, CompileImage *image)
 {
 	ImageBytes	in = {(uint8_t *) data, size, 0, false};
 	char		magic[IMAGE_MAGIC_LEN];
@@ -230,6 +265,7 @@ CompileImageRead(const uint8_t *data, size_t size, CompileImage *image)
 		b->bytes[id] = 0;
 	}
 	b->record_of = NULL;
+	b->borrowed = in_place && (uintptr_t) data % IMAGE_ALIGN == 0;
 	if (GetBuffers(&in, b) && CountsFit(b) &&
 		(image->hir_text = GetText(&in)) != NULL &&
 		(image->mir_text = GetText(&in)) != NULL &&

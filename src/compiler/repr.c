@@ -24,12 +24,15 @@ ReprLookup(const char *name)
 void
 ReprBuffersFree(ReprBuffers *buffers)
 {
-	free(buffers->nodes);
-	free(buffers->trees);
-	free(buffers->category_words);
-	free(buffers->category_sets);
-	for (int i = 0; i < REPR_MAX_AUX; i++)
-		free(buffers->aux[i]);
+	if (!buffers->borrowed)
+	{
+		free(buffers->nodes);
+		free(buffers->trees);
+		free(buffers->category_words);
+		free(buffers->category_sets);
+		for (int i = 0; i < REPR_MAX_AUX; i++)
+			free(buffers->aux[i]);
+	}
 	free(buffers->record_of);
 	memset(buffers, 0, sizeof(ReprBuffers));
 }

@@ -16,10 +16,15 @@
  * that does not match (another key, a short or altered file) is a miss,
  * never an error: the caller compiles as if the cache were empty.
  *
- * File: "SILVANCODE1\n", key length, object length, object checksum (three
- * little-endian uint64), the key, the object.  Files are written to a
- * temporary name and renamed, so a reader never sees half a file; two
- * backends storing the same entry write the same bytes.  The directory
+ * File: "SILVANCODE2\n", key length, object length, object checksum (three
+ * little-endian uint64), the key, zeros up to a multiple of 64 bytes, the
+ * object.  The object's place is aligned so that a reader may map the file
+ * and use the object where it lies (CodeCacheMap: the compiler's image of
+ * a big model's buffers, read in place instead of copied, from pages the
+ * backends share).  Files are written to a temporary name and renamed, and
+ * never changed afterwards, so a reader never sees half a file and a
+ * mapping stays valid; two backends storing the same entry write the same
+ * bytes.  The directory
  * holds at most max_entries files and max_bytes bytes (CodeCacheSetBudget:
  * silvan.code_cache_entries, silvan.code_cache_size): storing into a full
  * one first removes the entries used least recently (a load touches its
@@ -35,14 +40,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "silvan/code_cache.h"
 
-#define CODE_CACHE_MAGIC		"SILVANCODE1\n"
+#define CODE_CACHE_MAGIC		"SILVANCODE2\n"
 #define CODE_CACHE_MAGIC_LEN	12
 #define CODE_CACHE_HEADER_LEN	(CODE_CACHE_MAGIC_LEN + 3 * 8)
+#define CODE_CACHE_ALIGN		64
+/* Where the object of an entry with a key of key_len bytes starts */
+#define CODE_CACHE_OBJECT_AT(key_len) \
+	(((uint64_t) CODE_CACHE_HEADER_LEN + (key_len) + CODE_CACHE_ALIGN - 1) & ~(uint64_t) (CODE_CACHE_ALIGN - 1))
 #define CODE_CACHE_MAX_FILE		(INT64_C(1) << 30)
 
 static char *cache_dir = NULL;
@@ -89,23 +99,40 @@ CodeCacheEnabled(void)
 	return cache_dir != NULL && cache_max_entries > 0;
 }
 
+/* Mix one word into a lane of the hash */
+static inline uint64_t
+HashRound(uint64_t h, uint64_t w)
+{
+	h ^= w * UINT64_C(0xff51afd7ed558ccd);
+	return (h << 31 | h >> 33) * UINT64_C(0xc4ceb9fe1a85ec53);
+}
+
 /*
- * A 64-bit hash of data from a seed: eight bytes at a time, each word
- * multiplied in and mixed (in the manner of wyhash and xxHash; not a
- * cryptographic hash: entries are compared in full before use)
+ * A 64-bit hash of data from a seed: 32 bytes at a time in four
+ * independent lanes (so the multiplies overlap), then eight at a time,
+ * each word multiplied in and mixed (in the manner of wyhash and xxHash;
+ * not a cryptographic hash: entries are compared in full before use)
  */
 static uint64_t
 HashBytes(const void *data, size_t len, uint64_t seed)
 {
 	const unsigned char *p = data;
 	uint64_t	h = seed ^ (len * UINT64_C(0x9e3779b97f4a7c15));
+	uint64_t	lane[4] = {h, h + 1, h + 2, h + 3};
 	uint64_t	w;
 
+	for (; len >= 32; p += 32, len -= 32)
+		for (int l = 0; l < 4; l++)
+		{
+			memcpy(&w, p + 8 * l, 8);
+			lane[l] = HashRound(lane[l], w);
+		}
+	for (int l = 0; l < 4; l++)
+		h = HashRound(h, lane[l]);
 	for (; len >= 8; p += 8, len -= 8)
 	{
 		memcpy(&w, p, 8);
-		h ^= w * UINT64_C(0xff51afd7ed558ccd);
-		h = (h << 31 | h >> 33) * UINT64_C(0xc4ceb9fe1a85ec53);
+		h = HashRound(h, w);
 	}
 	w = 0;
 	memcpy(&w, p, len);
@@ -218,11 +245,13 @@ ReadEntry(int fd, const char *key, size_t key_len, size_t *object_len)
 	/* the lengths must add up to the file's size before anything is allocated */
 	if (stored_key_len != key_len || stored_object_len == 0 ||
 		stored_object_len > (uint64_t) st.st_size ||
-		(uint64_t) st.st_size != CODE_CACHE_HEADER_LEN + stored_key_len + stored_object_len)
+		(uint64_t) st.st_size != CODE_CACHE_OBJECT_AT(key_len) + stored_object_len)
 		return NULL;
-	if ((stored_key = malloc(key_len + 1)) == NULL)
+	if ((stored_key = malloc(key_len + CODE_CACHE_ALIGN)) == NULL)
 		return NULL;
-	same = ReadAll(fd, stored_key, key_len) && memcmp(stored_key, key, key_len) == 0;
+	/* the key and the zeros after it */
+	same = ReadAll(fd, stored_key, CODE_CACHE_OBJECT_AT(key_len) - CODE_CACHE_HEADER_LEN) &&
+		memcmp(stored_key, key, key_len) == 0;
 	free(stored_key);
 	if (!same || (object = malloc(stored_object_len)) == NULL)
 		return NULL;
@@ -257,6 +286,67 @@ CodeCacheLoad(const char *key, size_t key_len, size_t *object_len)
 	if (object != NULL)
 		(void) utimensat(AT_FDCWD, path, NULL, 0);	/* used now */
 	return object;
+}
+
+/*
+ * Map key's entry and give its object where it lies in the mapping (64-byte
+ * aligned; private: writes to it stay in this process), checked as
+ * CodeCacheLoad checks; false on a miss.  CodeCacheUnmap releases it.
+ */
+bool
+CodeCacheMap(const char *key, size_t key_len, CodeCacheView *view)
+{
+	char		path[4096];
+	struct stat st;
+	const unsigned char *file;
+	uint64_t	object_len;
+	int			fd;
+	bool		ok;
+
+	memset(view, 0, sizeof(CodeCacheView));
+	if (!CodeCacheEnabled())
+		return false;
+	EntryPath(CodeCacheHash(key, key_len), false, path, sizeof(path));
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	if (fstat(fd, &st) != 0 || st.st_size < CODE_CACHE_HEADER_LEN || st.st_size > CODE_CACHE_MAX_FILE ||
+		(view->base = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE,
+						   fd, 0)) == MAP_FAILED)
+	{
+		view->base = NULL;
+		close(fd);
+		return false;
+	}
+	close(fd);
+	view->size = st.st_size;
+	file = view->base;
+	object_len = GetU64(file + CODE_CACHE_MAGIC_LEN + 8);
+	/* the same checks as ReadEntry's, on the mapping */
+	ok = memcmp(file, CODE_CACHE_MAGIC, CODE_CACHE_MAGIC_LEN) == 0 &&
+		GetU64(file + CODE_CACHE_MAGIC_LEN) == key_len && object_len > 0 &&
+		object_len <= (uint64_t) st.st_size &&
+		(uint64_t) st.st_size == CODE_CACHE_OBJECT_AT(key_len) + object_len &&
+		memcmp(file + CODE_CACHE_HEADER_LEN, key, key_len) == 0 &&
+		CodeCacheHash((const char *) file + CODE_CACHE_OBJECT_AT(key_len), object_len) ==
+		GetU64(file + CODE_CACHE_MAGIC_LEN + 16);
+	if (!ok)
+	{
+		CodeCacheUnmap(view);
+		return false;
+	}
+	view->data = (uint8_t *) view->base + CODE_CACHE_OBJECT_AT(key_len);
+	view->len = object_len;
+	(void) utimensat(AT_FDCWD, path, NULL, 0);	/* used now */
+	return true;
+}
+
+/* Release a mapping CodeCacheMap made (nothing if none) */
+void
+CodeCacheUnmap(CodeCacheView *view)
+{
+	if (view->base != NULL)
+		munmap(view->base, view->size);
+	memset(view, 0, sizeof(CodeCacheView));
 }
 
 /* An entry's file, as MakeRoom sees it */
@@ -345,15 +435,18 @@ CodeCacheStore(const char *key, size_t key_len, const void *object, size_t objec
 	int			fd;
 	bool		ok;
 
+	static const char zeros[CODE_CACHE_ALIGN];
+	uint64_t	file_len;
+
 	if (!CodeCacheEnabled() || !cache_storing || object_len == 0 ||
-		key_len + object_len > (size_t) CODE_CACHE_MAX_FILE - CODE_CACHE_HEADER_LEN ||
-		(cache_max_entry_bytes > 0 &&
-		 (int64_t) (CODE_CACHE_HEADER_LEN + key_len + object_len) > cache_max_entry_bytes) ||
-		(cache_max_bytes > 0 &&
-		 (int64_t) (CODE_CACHE_HEADER_LEN + key_len + object_len) > cache_max_bytes))
+		key_len + object_len > (size_t) CODE_CACHE_MAX_FILE - CODE_CACHE_HEADER_LEN - CODE_CACHE_ALIGN)
+		return;
+	file_len = CODE_CACHE_OBJECT_AT(key_len) + object_len;
+	if ((cache_max_entry_bytes > 0 && (int64_t) file_len > cache_max_entry_bytes) ||
+		(cache_max_bytes > 0 && (int64_t) file_len > cache_max_bytes))
 		return;
 	(void) mkdir(cache_dir, S_IRWXU);
-	MakeRoom((int64_t) (CODE_CACHE_HEADER_LEN + key_len + object_len));
+	MakeRoom((int64_t) file_len);
 	memcpy(header, CODE_CACHE_MAGIC, CODE_CACHE_MAGIC_LEN);
 	PutU64(header + CODE_CACHE_MAGIC_LEN, key_len);
 	PutU64(header + CODE_CACHE_MAGIC_LEN + 8, object_len);
@@ -363,6 +456,7 @@ CodeCacheStore(const char *key, size_t key_len, const void *object, size_t objec
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, S_IRUSR | S_IWUSR)) < 0)
 		return;
 	ok = WriteAll(fd, header, sizeof(header)) && WriteAll(fd, key, key_len) &&
+		WriteAll(fd, zeros, CODE_CACHE_OBJECT_AT(key_len) - CODE_CACHE_HEADER_LEN - key_len) &&
 		WriteAll(fd, object, object_len);
 	ok = close(fd) == 0 && ok;
 	if (!ok || rename(tmp, path) != 0)

@@ -951,6 +951,25 @@ JitStoreBeside(const char *kind, const char *source, size_t source_len, const vo
 	free(key);
 }
 
+/*
+ * Map the bytes JitStoreBeside kept for kind and source, to be used where
+ * they lie (CodeCacheMap: 64-byte aligned, private); false if none
+ */
+bool
+JitMapBeside(const char *kind, const char *source, size_t source_len, CodeCacheView *view)
+{
+	size_t		key_len = 0;
+	char	   *key;
+	bool		found;
+
+	memset(view, 0, sizeof(CodeCacheView));
+	if (!CodeCacheEnabled() || (key = JitKeyOfSource(kind, source, source_len, &key_len)) == NULL)
+		return false;
+	found = CodeCacheMap(key, key_len, view);
+	free(key);
+	return found;
+}
+
 /* The bytes JitStoreBeside kept for kind and source (malloc'd), or NULL */
 void *
 JitLoadBeside(const char *kind, const char *source, size_t source_len, size_t *size)

@@ -287,20 +287,42 @@ TestImageReads(const char *path)
 		return;
 	}
 	memcpy(&key_len, file + 12, sizeof(key_len));
-	payload = (uint8_t *) file + 36 + key_len;
-	size = len - 36 - key_len;
-	CHECK_MSG(CompileImageRead(payload, size, &image), "the stored image does not read back");
+	/* the object starts at the next multiple of 64 after the header and key */
+	payload = (uint8_t *) file + ((36 + key_len + 63) & ~(uint64_t) 63);
+	size = len - (size_t) (payload - (uint8_t *) file);
+	CHECK_MSG(CompileImageRead(payload, size, false, &image), "the stored image does not read back");
+	CHECK(!image.buffers.borrowed);
 	ReprBuffersFree(&image.buffers);
 	free(image.hir_text);
 	free(image.mir_text);
-	for (size_t cut = 0; cut < size; cut++)
-		if (CompileImageRead(payload, cut, &image))
+	/* in place: the buffers are the image's bytes where they lie 64-byte aligned, else copies */
+	{
+		uint8_t    *aligned = aligned_alloc(64, (size + 64 + 63) & ~(size_t) 63);
+
+		for (int shift = 0; shift < 2; shift++)
 		{
-			accepted++;
+			memcpy(aligned + shift, payload, size);
+			CHECK(CompileImageRead(aligned + shift, size, true, &image));
+			CHECK(image.buffers.borrowed == (shift == 0));
+			CHECK(image.buffers.nodes != NULL &&
+				  ((uint8_t *) image.buffers.nodes >= aligned + shift &&
+				   (uint8_t *) image.buffers.nodes < aligned + shift + size) == (shift == 0));
+			CHECK(shift != 0 || (uintptr_t) image.buffers.nodes % 64 == 0);
 			ReprBuffersFree(&image.buffers);
 			free(image.hir_text);
 			free(image.mir_text);
 		}
+		free(aligned);
+	}
+	for (size_t cut = 0; cut < size; cut++)
+		for (int in_place = 0; in_place < 2; in_place++)
+			if (CompileImageRead(payload, cut, in_place, &image))
+			{
+				accepted++;
+				ReprBuffersFree(&image.buffers);
+				free(image.hir_text);
+				free(image.mir_text);
+			}
 	CHECK_MSG(accepted == 0, "%d prefixes of an image were accepted", accepted);
 	/*
 	 * the splits in code follow magic, two u32, i32, u32 and two u8; then
@@ -310,11 +332,11 @@ TestImageReads(const char *path)
 	num_nodes_at = code_splits_at + 8 + 2 * IMAGE_COST_FIELDS * 8 + offsetof(ReprBuffers, num_nodes);
 	memcpy(saved, payload + num_nodes_at, sizeof(saved));
 	memcpy(payload + num_nodes_at, &huge, sizeof(huge));
-	CHECK_MSG(!CompileImageRead(payload, size, &image),
+	CHECK_MSG(!CompileImageRead(payload, size, false, &image),
 			  "an image whose node count its buffer cannot hold was accepted");
 	memcpy(payload + num_nodes_at, saved, sizeof(saved));
 	memcpy(payload + code_splits_at, &negative, sizeof(negative));
-	CHECK_MSG(!CompileImageRead(payload, size, &image),
+	CHECK_MSG(!CompileImageRead(payload, size, false, &image),
 			  "an image with a negative count of splits in code was accepted");
 	free(file);
 }
@@ -693,6 +715,50 @@ TestByteBudget(void)
 	free(object);
 }
 
+/*
+ * An entry mapped where it lies (CodeCacheMap): the stored bytes, 64-byte
+ * aligned, private; a changed byte, a changed key or no entry is a miss
+ */
+static void
+TestMapped(void)
+{
+	char		path[4096];
+	unsigned char object[1000];
+	CodeCacheView view;
+	FILE	   *f;
+
+	RemoveEntries();
+	CodeCacheConfigure(cache_dir, 1000);
+	for (int i = 0; i < (int) sizeof(object); i++)
+		object[i] = (unsigned char) (i * 7);
+	for (int key_len = 5; key_len < 9; key_len++)
+	{
+		CodeCacheStore("mapped key", key_len, object, sizeof(object));
+		CHECK(CodeCacheMap("mapped key", key_len, &view));
+		CHECK(view.len == sizeof(object) && view.data != NULL &&
+			  memcmp(view.data, object, sizeof(object)) == 0);
+		CHECK((uintptr_t) view.data % 64 == 0);
+		view.data[0] ^= 1;		/* private: the file keeps its bytes */
+		CodeCacheUnmap(&view);
+		CHECK(view.base == NULL);
+		CHECK(CodeCacheMap("mapped key", key_len, &view) && view.data[0] == object[0]);
+		CodeCacheUnmap(&view);
+	}
+	CHECK(!CodeCacheMap("mapped kez", 10, &view) && view.base == NULL);
+	CHECK(!CodeCacheMap("never stored", 12, &view));
+	/* flip the object's last byte on disk: the checksum no longer matches */
+	snprintf(path, sizeof(path), "%s/%016llx.o", cache_dir,
+			 (unsigned long long) CodeCacheHash("mapped key", 8));
+	if ((f = fopen(path, "r+b")) != NULL)
+	{
+		fseek(f, -1, SEEK_END);
+		fputc(0xff, f);
+		fclose(f);
+	}
+	CHECK(!CodeCacheMap("mapped key", 8, &view) && view.base == NULL);
+	RemoveEntries();
+}
+
 int
 main(void)
 {
@@ -881,6 +947,7 @@ main(void)
 	}
 
 	TestByteBudget();
+	TestMapped();
 
 	/* a disabled cache neither loads nor stores */
 	CodeCacheConfigure(NULL, 0);
