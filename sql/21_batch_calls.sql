@@ -15,6 +15,20 @@ SELECT k, silvan.predict('binary_logistic', f) AS p FROM fx_many
 EXPLAIN (COSTS OFF)
 SELECT count(*) FILTER (WHERE silvan.predict('binary_logistic', f) > 0.5) FROM fx_many;
 
+-- the first query of a session is planned before silvan is loaded (not
+-- preloaded here): planning the call loads it, and its plan is batched too;
+-- so is a table function's first query streamed
+\c
+EXPLAIN (COSTS OFF)
+SELECT k, silvan.predict('binary_logistic', f) AS p FROM fx_many LIMIT 5;
+\c
+SELECT count(*) AS rows, count(*) FILTER (WHERE s.p::real IS DISTINCT FROM w.predict) AS differ
+  FROM (SELECT k, silvan.predict('binary_logistic', f) AS p FROM fx_many) s JOIN fx_want w USING (k);
+\c
+EXPLAIN (COSTS OFF)
+SELECT * FROM silvan.predict_table('binary_logistic', 'fx_many', 'k') LIMIT 5;
+\c
+
 -- select list, filter, order and limit, against XGBoost
 SELECT count(*) AS rows, count(*) FILTER (WHERE s.p::real IS DISTINCT FROM w.predict) AS differ
   FROM (SELECT k, silvan.predict('binary_logistic', f) AS p FROM fx_many) s JOIN fx_want w USING (k);

@@ -180,6 +180,31 @@ CREATE FUNCTION predict_proba(model text, features record) RETURNS float8[]
 CREATE FUNCTION predict_raw(model text, features record) RETURNS float8[]
 	AS 'MODULE_PATHNAME', 'silvan_predict_raw_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
+-- Planning a query that calls the scalar functions loads silvan (their
+-- support function is in the library), so that the first such query of a
+-- session is batched like the later ones
+CREATE FUNCTION silvan_internal.predict_calls_support(internal) RETURNS internal
+	AS 'MODULE_PATHNAME', 'silvan_predict_calls_support' LANGUAGE C STABLE STRICT;
+REVOKE ALL ON FUNCTION silvan_internal.predict_calls_support(internal) FROM PUBLIC;
+ALTER FUNCTION predict(text, float4[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict(text, float8[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict(text, integer[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict(text, bigint[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict(text, numeric[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict(text, record) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_proba(text, float4[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_proba(text, float8[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_proba(text, integer[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_proba(text, bigint[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_proba(text, numeric[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_proba(text, record) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_raw(text, float4[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_raw(text, float8[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_raw(text, integer[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_raw(text, bigint[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_raw(text, numeric[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_raw(text, record) SUPPORT silvan_internal.predict_calls_support;
+
 -- Scoring a table in batches; the planner estimates a row per source row
 CREATE FUNCTION silvan_internal.predict_table_rows(internal) RETURNS internal
 	AS 'MODULE_PATHNAME', 'silvan_predict_table_support' LANGUAGE C STABLE STRICT;
@@ -417,6 +442,8 @@ COMMENT ON FUNCTION silvan_internal.catalog_changed() IS
 	'trigger of silvan''s catalog tables: tells every backend to reload changed models; fired by those triggers only';
 COMMENT ON FUNCTION silvan_internal.predict_table_rows(internal) IS
 	'planner support of predict_table and its variants: estimates one row per row of the source';
+COMMENT ON FUNCTION silvan_internal.predict_calls_support(internal) IS
+	'planner support of the scalar predict(), predict_proba() and predict_raw(): answers nothing; planning a call loads silvan, so a session''s first query is batched';
 
 COMMENT ON FUNCTION load_model(text, text, text, boolean, boolean) IS
 	'load a model from its text (XGBoost JSON, LightGBM text) under a name; returns its id; replace => true replaces one of that name, tune => true queues a tuning job';

@@ -46,6 +46,9 @@
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
+#include "access/parallel.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -62,6 +65,10 @@ bool		silvan_batch_calls = true;
 int			silvan_batch_calls_size = 1024;
 
 static planner_hook_type prev_planner_hook = NULL;
+static ExecutorStart_hook_type prev_executor_start_hook = NULL;
+
+/* The next statement to start may have been planned before the hooks existed */
+static bool batch_first_statement = false;
 
 /* The scalar C functions of this library, and what each returns */
 static const struct
@@ -550,6 +557,26 @@ BatchRewritePlan(Plan *plan, bool inner_marks, int *last_id)
 	}
 }
 
+/* Batch the scalar calls of a planned statement, in place; false if it has none to batch */
+static bool
+BatchRewriteStmt(PlannedStmt *stmt)
+{
+	ListCell   *lc;
+	int			last_id;
+	int			first_new;
+
+	if (!silvan_batch_calls || stmt->commandType == CMD_UTILITY)
+		return false;
+	last_id = BatchMaxNodeId(stmt->planTree);
+	foreach(lc, stmt->subplans)
+		last_id = Max(last_id, BatchMaxNodeId(lfirst(lc)));
+	first_new = last_id;
+	stmt->planTree = BatchRewritePlan(stmt->planTree, false, &last_id);
+	foreach(lc, stmt->subplans)
+		lfirst(lc) = BatchRewritePlan(lfirst(lc), false, &last_id);
+	return last_id > first_new;
+}
+
 /* planner_hook: plan as usual, then batch the scalar calls of the plan */
 static PlannedStmt *
 BatchPlanner(Query *parse, const char *query_string, int cursor_options, ParamListInfo params)
@@ -557,19 +584,55 @@ BatchPlanner(Query *parse, const char *query_string, int cursor_options, ParamLi
 	PlannedStmt *stmt = prev_planner_hook ?
 		prev_planner_hook(parse, query_string, cursor_options, params) :
 		standard_planner(parse, query_string, cursor_options, params);
-	ListCell   *lc;
-	int			last_id;
 
-	if (!silvan_batch_calls || stmt->commandType == CMD_UTILITY ||
-		(cursor_options & CURSOR_OPT_SCROLL))
-		return stmt;
-	last_id = BatchMaxNodeId(stmt->planTree);
-	foreach(lc, stmt->subplans)
-		last_id = Max(last_id, BatchMaxNodeId(lfirst(lc)));
-	stmt->planTree = BatchRewritePlan(stmt->planTree, false, &last_id);
-	foreach(lc, stmt->subplans)
-		lfirst(lc) = BatchRewritePlan(lfirst(lc), false, &last_id);
+	if (!(cursor_options & CURSOR_OPT_SCROLL))
+		(void) BatchRewriteStmt(stmt);
 	return stmt;
+}
+
+/*
+ * ExecutorStart_hook: the statement silvan was loaded while planning (the
+ * first of a session that calls predict(), whose support function loads
+ * the library) was planned before the planner hook existed.  Its plan is
+ * batched here, in a copy, before the executor starts, so that the first
+ * query of a session runs like the later ones.  Only that statement is
+ * looked at: every later one was planned through the hook.  A scroll
+ * cursor's plan is left as the planner hook leaves it.
+ */
+static void
+BatchExecutorStart(QueryDesc *queryDesc, int eflags)
+{
+	if (batch_first_statement)
+	{
+		PlannedStmt *copy;
+
+		batch_first_statement = false;
+		if (!IsParallelWorker() && !(eflags & EXEC_FLAG_BACKWARD) &&
+			queryDesc->plannedstmt->commandType != CMD_UTILITY && silvan_batch_calls)
+		{
+			copy = copyObject(queryDesc->plannedstmt);
+			if (BatchRewriteStmt(copy))
+				queryDesc->plannedstmt = copy;
+		}
+	}
+	if (prev_executor_start_hook)
+		prev_executor_start_hook(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+PG_FUNCTION_INFO_V1(silvan_predict_calls_support);
+
+/*
+ * The planner support function of the scalar predict(), predict_proba()
+ * and predict_raw(): it answers no request (NULL); that the planner calls
+ * it is what counts, as calling it loads silvan while the first such query
+ * of a session is planned (BatchExecutorStart)
+ */
+Datum
+silvan_predict_calls_support(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_POINTER(NULL);
 }
 
 /* Install the planner hook (from _PG_init) */
@@ -588,4 +651,8 @@ BatchPlanInit(void)
 	BatchNodeRegister();
 	prev_planner_hook = planner_hook;
 	planner_hook = BatchPlanner;
+	prev_executor_start_hook = ExecutorStart_hook;
+	ExecutorStart_hook = BatchExecutorStart;
+	/* loaded by a session, maybe while it plans a statement that calls predict() */
+	batch_first_statement = !process_shared_preload_libraries_in_progress;
 }
