@@ -405,6 +405,27 @@ PredictScanOpen(PredictScanState *node)
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * End the source query's executor, if it runs.  Ended while the outer
+ * query runs (the source is done), its end is nested in that run, as
+ * pg_stat_statements counts nesting.  Ended from the outer query's end (a
+ * LIMIT stopped it early), it would be counted as a top-level statement
+ * of its own, its time twice: the instrumentation statistics hooks keep
+ * for it (totaltime) is dropped first, so that none records it.
+ */
+static void
+PredictScanEndSource(PredictScanState *node, bool in_run)
+{
+	if (node->source == NULL)
+		return;
+	if (!in_run)
+		node->source->totaltime = NULL;
+	ExecutorFinish(node->source);
+	ExecutorEnd(node->source);
+	FreeQueryDesc(node->source);
+	node->source = NULL;
+}
+
 /* End a run, if one started: stop its batch in flight, end its source, free it all */
 static void
 PredictScanClose(PredictScanState *node)
@@ -414,12 +435,7 @@ PredictScanClose(PredictScanState *node)
 		node->rows_scored += node->scan->rows_seen;
 		ScanClose(node->scan);
 	}
-	if (node->source != NULL)
-	{
-		ExecutorFinish(node->source);
-		ExecutorEnd(node->source);
-		FreeQueryDesc(node->source);
-	}
+	PredictScanEndSource(node, false);
 	if (node->run_cxt != NULL)
 		MemoryContextDelete(node->run_cxt);
 	node->run_cxt = NULL;
@@ -449,6 +465,7 @@ PredictScanFetch(PredictScanState *node)
 	{
 		node->source_done = true;
 		ScanStreamEnd(node->scan);
+		PredictScanEndSource(node, true);
 	}
 }
 

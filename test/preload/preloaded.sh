@@ -6,8 +6,11 @@
 # predictions equal XGBoost's own (test/fixtures, float32 exactly), that a
 # later session ran no pass and read none of the model's trees (only its
 # header: the code cache has its code, buffers and default schedule), that
-# a parallel worker loaded its code from the cache, and that the server
-# stayed up with no error in its log.
+# a parallel worker loaded its code from the cache, that
+# pg_stat_statements (preloaded too, tracking nested statements) counts the
+# source query of a streamed predict_table as nested, never as a top-level
+# statement of its own, and that the server stayed up with no error in its
+# log.
 # Prints "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,7 +32,7 @@ origin() {
 }
 
 source scripts/cluster.sh
-SILVAN_PGOPTIONS="-c shared_preload_libraries=silvan" cluster_start ||
+SILVAN_PGOPTIONS="-c shared_preload_libraries=silvan,pg_stat_statements -c pg_stat_statements.track=all" cluster_start ||
 	{ echo "0 passed, 1 failed"; exit 1; }
 psql -XAtq -v ON_ERROR_STOP=1 -c "CREATE EXTENSION silvan" >/dev/null &&
 	psql -XAtq -v ON_ERROR_STOP=1 -v fx=binary_logistic -f sql/fixture.psql >/dev/null
@@ -55,6 +58,13 @@ SET client_min_messages = debug1;
 SELECT count(silvan.predict('binary_logistic', f)) FROM fx_in;
 SQL
 )" 1
+psql -XAtq -c "CREATE EXTENSION pg_stat_statements" -c "SELECT pg_stat_statements_reset()" >/dev/null
+psql -XAtq -c "SELECT count(*) FROM silvan.predict_table('binary_logistic', 'fx_in', 'id')" \
+	-c "SELECT count(*) FROM (SELECT * FROM silvan.predict_table('binary_logistic', 'fx_in', 'id') LIMIT 3) s" >/dev/null
+check "pg_stat_statements: the streamed scan's source query is nested" "$(psql -XAtq -c "SELECT string_agg(toplevel::text, ',')
+	FROM pg_stat_statements WHERE query LIKE 'SELECT id, f FROM%fx_in%'")" false
+check "pg_stat_statements: the outer queries are top-level" "$(psql -XAtq -c "SELECT count(*)
+	FROM pg_stat_statements WHERE toplevel AND query LIKE '%silvan.predict_table%'")" 2
 check "the server is up" "$(psql -XAtq -c "SELECT 1")" 1
 check "no error in the server log" "$(grep -cE '(ERROR|FATAL|PANIC):' "$CLUSTER_DIR/server.log")" 0
 cluster_stop
