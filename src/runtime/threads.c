@@ -144,14 +144,17 @@ RuntimeSetMaxThreads(int n)
 		n = 1;
 	if (n > RUNTIME_MAX_WORKERS + 1)
 		n = RUNTIME_MAX_WORKERS + 1;
-	max_threads = n;
+	/* atomic: a loop of the pipeline thread may read it meanwhile */
+	__atomic_store_n(&max_threads, n, __ATOMIC_RELAXED);
 }
 
 /* Threads a parallel loop may use */
 int
 RuntimeMaxThreads(void)
 {
-	return max_threads > 0 ? max_threads : RuntimeCoreCount();
+	int			n = __atomic_load_n(&max_threads, __ATOMIC_RELAXED);
+
+	return n > 0 ? n : RuntimeCoreCount();
 }
 
 /*
