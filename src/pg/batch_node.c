@@ -290,9 +290,8 @@ BatchOpenRun(BatchState *node)
 
 /*
  * Score a batch's rows on this thread alone when it is smaller than
- * BATCH_THREADED_ROWS: handing a part of it to a second thread and
- * waiting for it costs more than the part (a 1,024-row batch of higgs took
- * 1.5 times as long on two threads as on one, on the benchmark machine)
+ * BATCH_THREADED_ROWS: handing a part of a batch this small to a second
+ * thread and waiting for it costs more than the part (docs/benchmarks.md)
  */
 static void
 BatchScoreRows(BatchCall *call, const char *rows, int n, void *acc, double *margins)

@@ -27,6 +27,8 @@
 
 #include "utils/memutils.h"
 
+#include "silvan/llvm_load.h"
+
 /* How far a stored batch size may be from the asked one, as a ratio */
 #define VARIANT_NEAR_RATIO 2.0
 
@@ -142,9 +144,13 @@ VariantCompile(ModelVersion *version, const Schedule *schedule, const Target *ta
 			.arg = (void *) origin
 		};
 
-		/* a schedule the compiler refuses is an invalid parameter (22023) */
+		/*
+		 * a schedule the compiler refuses is an invalid parameter (22023);
+		 * LLVM that cannot be loaded (silvan_llvm.so) is an internal error
+		 */
 		if (status.kind != SILVAN_ERROR_OUT_OF_MEMORY && status.kind != SILVAN_ERROR_CANCELED &&
-			status.kind != SILVAN_ERROR_LIMIT)
+			status.kind != SILVAN_ERROR_LIMIT &&
+			!(status.kind == SILVAN_ERROR_INTERNAL && !LlvmLoaded()))
 			status.kind = SILVAN_ERROR_INVALID;
 		error_context_stack = &context;
 		SilvanReportStatus(ERROR, &status);
