@@ -83,7 +83,8 @@ SELECT count(*) AS jobs FROM silvan.tuning_jobs;
 CREATE TEMP VIEW extension_objects AS
 	SELECT pg_describe_object(d.classid, d.objid, 0) AS object,
 	       CASE WHEN d.classid = 'pg_proc'::regclass
-	            THEN (SELECT array_to_string(p.proacl, ',') || ' ' || coalesce(array_to_string(p.proconfig, ','), '')
+	            THEN (SELECT array_to_string(p.proacl, ',') || ' ' || coalesce(array_to_string(p.proconfig, ','), '') ||
+	                         ' ' || p.provolatile::text || p.proparallel::text || ' ' || p.prosupport::regproc::text
 	                    FROM pg_proc p WHERE p.oid = d.objid)
 	            WHEN d.classid = 'pg_class'::regclass
 	            THEN (SELECT array_to_string(c.relacl, ',') FROM pg_class c WHERE c.oid = d.objid)
@@ -165,6 +166,36 @@ SELECT count(*) FILTER (WHERE silvan.predict('named_features', r)::real IS DISTI
   FROM (SELECT id, f[1] AS age, f[2] AS sex, f[3] AS bmi, f[4] AS bp, f[5] AS s1, f[6] AS s2,
 			   f[7] AS s3, f[8] AS s4, f[9] AS s5, f[10] AS s6 FROM fx_in) AS r JOIN fx_exp USING (id);
 DROP TABLE before_update, fx_in, fx_exp;
+
+-- from 0.7.0: models, schedules and profiles kept and predicting the same;
+-- the update makes the table functions parallel safe, so that a parallel
+-- plan scores their source in every worker
+SET client_min_messages = warning;
+DROP EXTENSION silvan CASCADE;
+CREATE EXTENSION silvan VERSION '0.7.0';
+RESET client_min_messages;
+\set fx binary_logistic
+\i sql/fixture.psql
+SELECT silvan.set_schedule('binary_logistic', 'tile(batch, b0, b1, 8); reorder(b0, tree, b1); interleave(b1)', batch_size => 16);
+SELECT silvan.profile('binary_logistic', 'fx_in', 'id') AS profiled_rows;
+CREATE TABLE wide_in AS SELECT id, f, repeat('x', 500) AS pad FROM fx_in;
+CREATE TABLE before_update AS
+	SELECT key, prediction FROM silvan.predict_table('binary_logistic', 'wide_in', 'id', '{f}', batch_size => 16);
+ALTER EXTENSION silvan UPDATE;
+\c
+SELECT extversion FROM pg_extension WHERE extname = 'silvan';
+SELECT model, batch_size, origin, schedule FROM silvan.schedules;
+SELECT count(*) AS profiles FROM silvan.profile;
+\i sql/parallel.psql
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM silvan.predict_table('binary_logistic', 'wide_in', 'id', '{f}', batch_size => 16);
+SELECT count(*) AS rows, count(*) FILTER (WHERE a.prediction IS DISTINCT FROM b.prediction) AS changed,
+	   count(*) FILTER (WHERE a.prediction::real IS DISTINCT FROM e[1]::real) AS differ_from_xgboost
+  FROM before_update AS b
+  JOIN silvan.predict_table('binary_logistic', 'wide_in', 'id', '{f}', batch_size => 16) AS a USING (key)
+  JOIN fx_exp AS x ON x.id = b.key;
+\i sql/parallel_reset.psql
+DROP TABLE before_update, wide_in, fx_in, fx_exp;
 
 -- from 0.4.0: the update stores models' binary
 -- forms uncompressed from then on; a form stored before keeps its

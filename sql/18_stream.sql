@@ -190,3 +190,78 @@ DROP POLICY some_rows ON src;
 ALTER TABLE src DISABLE ROW LEVEL SECURITY;
 REVOKE SELECT ON src FROM regress_silvan_streamer;
 DROP ROLE regress_silvan_streamer;
+
+-- parallel plans: each participant scores its own chunks of the source's
+-- pages (a source of more pages than chunks: several chunks each); XGBoost's
+-- outputs, every key once, the rows scored by all counted in EXPLAIN ANALYZE
+CREATE TABLE wide_src AS SELECT g AS id, x.f, repeat('x', 500) AS pad FROM generate_series(1, 6000) AS g
+  JOIN fx_in AS x ON x.id = 1 + g % 100 ORDER BY g;
+ANALYZE wide_src;
+SELECT pg_relation_size('wide_src') / current_setting('block_size')::int > 32 AS more_pages_than_chunks;
+\i sql/parallel.psql
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM silvan.predict_table('multi_softprob', 'wide_src', 'id', '{f}', batch_size => 512);
+SELECT count(*) AS rows, count(DISTINCT p.key) AS keys,
+       count(*) FILTER (WHERE p.prediction::real IS DISTINCT FROM e.e[1]::real) AS parallel_differ
+  FROM silvan.predict_table('multi_softprob', 'wide_src', 'id', '{f}', batch_size => 512) AS p
+  JOIN fx_exp AS e ON e.id = 1 + p.key % 100;
+CREATE FUNCTION pg_temp.rows_scored(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+		IF line ~ 'Rows Scored|Workers Launched|SilvanPredict' THEN
+			RETURN NEXT regexp_replace(trim(line), ' \(actual.*', '');
+		END IF;
+	END LOOP;
+END $$;
+SELECT * FROM pg_temp.rows_scored('SELECT count(*) FROM silvan.predict_table(''multi_softprob'', ''wide_src'', ''id'', ''{f}'')');
+-- a table of one column per feature, read in place from its pages: the
+-- layout worked out for one chunk's tuples holds for the next chunk's
+CREATE TABLE cols_src AS SELECT g AS id, f[1] AS f0, f[2] AS f1, f[3] AS f2, f[4] AS f3, f[5] AS f4
+  FROM generate_series(1, 20000) AS g JOIN fx_in AS x ON x.id = 1 + g % 100;
+ANALYZE cols_src;
+SELECT pg_relation_size('cols_src') / current_setting('block_size')::int > 32 AS more_pages_than_chunks;
+SELECT count(*) AS rows, count(DISTINCT p.key) AS keys,
+       count(*) FILTER (WHERE p.prediction::real IS DISTINCT FROM e.e[1]::real) AS parallel_differ
+  FROM silvan.predict_table('multi_softprob', 'cols_src', 'id', batch_size => 512) AS p
+  JOIN fx_exp AS e ON e.id = 1 + p.key % 100;
+SELECT * FROM pg_temp.rows_scored('SELECT count(*) FROM silvan.predict_table(''multi_softprob'', ''cols_src'', ''id'', batch_size => 512)');
+DROP TABLE cols_src;
+-- with the leader taking part, and the proba variant
+RESET parallel_leader_participation;
+SELECT count(*) AS rows, count(DISTINCT p.key) AS keys,
+       count(*) FILTER (WHERE p.probabilities::real[] IS DISTINCT FROM e.e[2 + :g:1 + :g + :np]::real[]) AS proba_differ
+  FROM silvan.predict_proba_table('multi_softprob', 'wide_src', 'id', '{f}') AS p
+  JOIN fx_exp AS e ON e.id = 1 + p.key % 100;
+-- a Gather rescanned (a count per outer row) scores every chunk again
+EXPLAIN (COSTS OFF)
+SELECT x, (SELECT count(*) FILTER (WHERE key > x) FROM silvan.predict_table('multi_softprob', 'wide_src', 'id', '{f}'))
+  FROM (VALUES (0), (5990)) AS v(x);
+SELECT x, (SELECT count(*) FILTER (WHERE key > x) FROM silvan.predict_table('multi_softprob', 'wide_src', 'id', '{f}'))
+  FROM (VALUES (0), (5990)) AS v(x);
+-- an error in a worker (a feature that is not numeric) reaches the caller
+SET parallel_leader_participation = off;
+SELECT count(*) FROM silvan.predict_table('multi_softprob', 'wide_src', 'id', '{pad}');
+\i sql/parallel_reset.psql
+DROP TABLE wide_src;
+
+-- predict_query is streamed the same way: its query runs a batch at a
+-- time, a LIMIT stops it at the batch it needs; keys of any type; the
+-- column definition list and the query checked as by the function
+EXPLAIN (COSTS OFF)
+SELECT * FROM silvan.predict_query('multi_softprob', 'SELECT id::text, f FROM src') AS (key text, p float8) LIMIT 3;
+SELECT * FROM silvan.predict_query('multi_softprob', 'SELECT id::text, f FROM src ORDER BY id', 512)
+  AS (key text, p float8) LIMIT 3;
+SELECT * FROM pg_temp.rows_scored('SELECT * FROM silvan.predict_query(''multi_softprob'', ''SELECT id, f FROM src'', 512) AS (key int, p float8) LIMIT 10');
+SELECT count(*) AS rows, count(DISTINCT q.key) AS keys,
+       count(*) FILTER (WHERE q.p::real IS DISTINCT FROM e.e[1]::real) AS predict_differ,
+       count(*) FILTER (WHERE r.m::real[] IS DISTINCT FROM e.e[2:1 + :g]::real[]) AS raw_differ
+  FROM silvan.predict_query('multi_softprob', 'SELECT id::text, f FROM src', 512) AS q(key text, p float8)
+  JOIN silvan.predict_raw_query('multi_softprob', 'SELECT id::text, f FROM src', 7) AS r(key text, m float8[])
+ USING (key)
+  JOIN fx_exp AS e ON e.id = 1 + q.key::int % 100;
+SELECT * FROM silvan.predict_query('multi_softprob', 'SELECT id, f FROM src') AS (key text, p float8);
+SELECT * FROM silvan.predict_query('multi_softprob', 'SELECT id, f FROM src') AS (key int, p float4);
+SELECT * FROM silvan.predict_query('multi_softprob', NULL) AS (key int, p float8);
+SELECT * FROM silvan.predict_query('multi_softprob', 'VACUUM src') AS (key int, p float8);
+SELECT * FROM silvan.predict_query('multi_softprob', 'SELECT id, f FROM src', 0) AS (key int, p float8);

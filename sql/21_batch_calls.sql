@@ -28,6 +28,9 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE s.p::real IS DISTINCT FROM w.pre
 EXPLAIN (COSTS OFF)
 SELECT * FROM silvan.predict_table('binary_logistic', 'fx_many', 'k') LIMIT 5;
 \c
+EXPLAIN (COSTS OFF)
+SELECT * FROM silvan.predict_query('binary_logistic', 'SELECT k, f FROM fx_many') AS (key int, p float8) LIMIT 5;
+\c
 
 -- select list, filter, order and limit, against XGBoost
 SELECT count(*) AS rows, count(*) FILTER (WHERE s.p::real IS DISTINCT FROM w.predict) AS differ
@@ -97,20 +100,12 @@ FETCH BACKWARD 1 FROM s;
 COMMIT;
 
 -- parallel plans: each worker batches its share
-SET max_parallel_workers_per_gather = 2;
-SET parallel_setup_cost = 0;
-SET parallel_tuple_cost = 0;
-SET min_parallel_table_scan_size = 0;
-SET parallel_leader_participation = off;
+\i sql/parallel.psql
 EXPLAIN (COSTS OFF)
 SELECT count(*) FILTER (WHERE silvan.predict('binary_logistic', f) > 0.5) FROM fx_many;
 SELECT count(*) FILTER (WHERE s.p::real IS DISTINCT FROM w.predict) AS parallel_differ
   FROM (SELECT k, silvan.predict('binary_logistic', f) AS p FROM fx_many) s JOIN fx_want w USING (k);
-RESET max_parallel_workers_per_gather;
-RESET parallel_setup_cost;
-RESET parallel_tuple_cost;
-RESET min_parallel_table_scan_size;
-RESET parallel_leader_participation;
+\i sql/parallel_reset.psql
 
 -- NULL features give NULL; a wrong row fails as the scalar call does
 SELECT count(*) FILTER (WHERE p IS NULL) AS nulls, count(*) AS rows
@@ -206,18 +201,10 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE s::real IS DISTINCT FROM e[1]::r
   FROM scored JOIN fx_exp USING (id);
 SELECT count(*) AS rows, count(silvan.predict('named_features', p)) AS scored
   FROM fx_exp AS x LEFT JOIN people p ON p.k = -x.id;
-SET max_parallel_workers_per_gather = 2;
-SET parallel_setup_cost = 0;
-SET parallel_tuple_cost = 0;
-SET min_parallel_table_scan_size = 0;
-SET parallel_leader_participation = off;
+\i sql/parallel.psql
 SELECT count(*) FILTER (WHERE silvan.predict('named_features', p)::real IS DISTINCT FROM e[1]::real) AS parallel_differ
   FROM people p JOIN fx_exp USING (id);
-RESET max_parallel_workers_per_gather;
-RESET parallel_setup_cost;
-RESET parallel_tuple_cost;
-RESET min_parallel_table_scan_size;
-RESET parallel_leader_participation;
+\i sql/parallel_reset.psql
 DROP TABLE people;
 DROP MATERIALIZED VIEW scored_mv;
 DROP TABLE fx_many, fx_want, scored, scored_as;

@@ -204,7 +204,8 @@ ALTER FUNCTION predict_raw(text, bigint[]) SUPPORT silvan_internal.predict_calls
 ALTER FUNCTION predict_raw(text, numeric[]) SUPPORT silvan_internal.predict_calls_support;
 ALTER FUNCTION predict_raw(text, record) SUPPORT silvan_internal.predict_calls_support;
 
--- Scoring a table in batches; the planner estimates a row per source row
+-- Scoring a table in batches; the planner estimates a row per source row.
+-- Parallel safe: under a Gather each worker scores its own pages of the source
 CREATE FUNCTION silvan_internal.predict_table_rows(internal) RETURNS internal
 	AS 'MODULE_PATHNAME', 'silvan_predict_table_support' LANGUAGE C STABLE STRICT;
 REVOKE ALL ON FUNCTION silvan_internal.predict_table_rows(internal) FROM PUBLIC;
@@ -212,31 +213,36 @@ CREATE FUNCTION predict_table(model text, source regclass, key_column text,
 							  feature_columns text[] DEFAULT NULL,
 							  batch_size integer DEFAULT 4096)
 	RETURNS TABLE (key bigint, prediction float8)
-	AS 'MODULE_PATHNAME', 'silvan_predict_table' LANGUAGE C STABLE
+	AS 'MODULE_PATHNAME', 'silvan_predict_table' LANGUAGE C STABLE PARALLEL SAFE
 	SUPPORT silvan_internal.predict_table_rows;
 CREATE FUNCTION predict_proba_table(model text, source regclass, key_column text,
 									feature_columns text[] DEFAULT NULL,
 									batch_size integer DEFAULT 4096)
 	RETURNS TABLE (key bigint, probabilities float8[])
-	AS 'MODULE_PATHNAME', 'silvan_predict_proba_table' LANGUAGE C STABLE
+	AS 'MODULE_PATHNAME', 'silvan_predict_proba_table' LANGUAGE C STABLE PARALLEL SAFE
 	SUPPORT silvan_internal.predict_table_rows;
 CREATE FUNCTION predict_raw_table(model text, source regclass, key_column text,
 								  feature_columns text[] DEFAULT NULL,
 								  batch_size integer DEFAULT 4096)
 	RETURNS TABLE (key bigint, margins float8[])
-	AS 'MODULE_PATHNAME', 'silvan_predict_raw_table' LANGUAGE C STABLE
+	AS 'MODULE_PATHNAME', 'silvan_predict_raw_table' LANGUAGE C STABLE PARALLEL SAFE
 	SUPPORT silvan_internal.predict_table_rows;
 
--- Scoring any query in batches: its first column is the key, the rest features
+-- Scoring any query in batches: its first column is the key, the rest
+-- features.  The support function loads silvan when a call is planned, so
+-- that the first call of a session streams as the later ones do.
 CREATE FUNCTION predict_query(model text, query text, batch_size integer DEFAULT 4096)
 	RETURNS SETOF record
-	AS 'MODULE_PATHNAME', 'silvan_predict_query' LANGUAGE C VOLATILE;
+	AS 'MODULE_PATHNAME', 'silvan_predict_query' LANGUAGE C VOLATILE
+	SUPPORT silvan_internal.predict_calls_support;
 CREATE FUNCTION predict_proba_query(model text, query text, batch_size integer DEFAULT 4096)
 	RETURNS SETOF record
-	AS 'MODULE_PATHNAME', 'silvan_predict_proba_query' LANGUAGE C VOLATILE;
+	AS 'MODULE_PATHNAME', 'silvan_predict_proba_query' LANGUAGE C VOLATILE
+	SUPPORT silvan_internal.predict_calls_support;
 CREATE FUNCTION predict_raw_query(model text, query text, batch_size integer DEFAULT 4096)
 	RETURNS SETOF record
-	AS 'MODULE_PATHNAME', 'silvan_predict_raw_query' LANGUAGE C VOLATILE;
+	AS 'MODULE_PATHNAME', 'silvan_predict_raw_query' LANGUAGE C VOLATILE
+	SUPPORT silvan_internal.predict_calls_support;
 
 -- Schedules: stored per model, target and batch size (NULL: every size);
 -- a batch runs with the one stored for its size, else the nearest stored

@@ -625,9 +625,10 @@ PG_FUNCTION_INFO_V1(silvan_predict_calls_support);
 
 /*
  * The planner support function of the scalar predict(), predict_proba()
- * and predict_raw(): it answers no request (NULL); that the planner calls
- * it is what counts, as calling it loads silvan while the first such query
- * of a session is planned (BatchExecutorStart)
+ * and predict_raw(), and of predict_query and its variants: it answers no
+ * request (NULL); that the planner calls it is what counts, as calling it
+ * loads silvan while the first such query of a session is planned (the
+ * hooks then batch it: BatchExecutorStart, and scan_node.c's path hook)
  */
 Datum
 silvan_predict_calls_support(PG_FUNCTION_ARGS)

@@ -47,6 +47,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "tcop/utility.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -145,10 +146,15 @@ ScanStartup(DestReceiver *self, int operation, TupleDesc desc)
 {
 	BatchScan  *state = (BatchScan *) self;
 
+	MemoryContext old;
+
 	/* a streamed scan's source runs a batch at a time: each run starts the receiver */
 	if (state->source_checked)
 		return;
+	/* (not the source's executor memory: a streamed scan may run several sources) */
+	old = MemoryContextSwitchTo(state->cxt);
 	ScanCheckSource(state, desc);
+	MemoryContextSwitchTo(old);
 	state->source_checked = true;
 }
 
@@ -350,11 +356,19 @@ ScanReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 	return true;
 }
 
-/* DestReceiver shutdown and destroy: nothing to release here */
+/*
+ * DestReceiver shutdown, at the end of each run of a source: the layout
+ * worked out for its slots' descriptor is forgotten, since the next run
+ * may be another source's (a chunk of a parallel scan), whose descriptor
+ * may lie where this one did
+ */
 static void
 ScanShutdown(DestReceiver *self)
 {
+	((BatchScan *) self)->heap_desc = NULL;
 }
+
+/* DestReceiver destroy: nothing to release here */
 
 static void
 ScanDestroy(DestReceiver *self)
@@ -502,37 +516,67 @@ ScanCheckBatchSize(bool isnull, int32 batch_size)
 	return batch_size;
 }
 
+/* Error: predict_query's query returns no rows, or is more than one statement */
+static void
+ScanErrorNoRows(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+			 errmsg("query must return rows"),
+			 errdetail("Argument \"query\" must be a single SELECT, VALUES or TABLE statement.")));
+}
+
 /*
- * Error unless a prepared query only reads: one SELECT (VALUES, TABLE)
- * without data-modifying WITH clauses or row locks.  Functions it calls
- * are the caller's business, as in any query the caller could run.
+ * Error unless each of a query's rewritten statements only reads: a
+ * SELECT (VALUES, TABLE) without data-modifying WITH clauses or row
+ * locks.  Functions it calls are the caller's business, as in any query
+ * the caller could run.
  */
+static void
+ScanCheckQueriesRead(List *queries)
+{
+	ListCell   *lq;
+
+	foreach(lq, queries)
+	{
+		Query	   *q = lfirst_node(Query, lq);
+
+		if (q->commandType != CMD_SELECT || q->hasModifyingCTE || q->rowMarks != NIL)
+			ereport(ERROR,
+					(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+					 errmsg("query must only read"),
+					 errdetail("Argument \"query\" must be a SELECT, VALUES or TABLE statement without data-modifying WITH clauses or FOR UPDATE/SHARE.")));
+	}
+}
+
+/* Error unless a prepared query returns rows and only reads */
 static void
 ScanCheckReadOnly(SPIPlanPtr plan)
 {
 	ListCell   *lc;
 
 	if (!SPI_is_cursor_plan(plan))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("query must return rows"),
-				 errdetail("Argument \"query\" must be a single SELECT, VALUES or TABLE statement.")));
+		ScanErrorNoRows();
 	foreach(lc, SPI_plan_get_plan_sources(plan))
-	{
-		CachedPlanSource *source = (CachedPlanSource *) lfirst(lc);
-		ListCell   *lq;
+		ScanCheckQueriesRead(((CachedPlanSource *) lfirst(lc))->query_list);
+}
 
-		foreach(lq, source->query_list)
-		{
-			Query	   *q = lfirst_node(Query, lq);
+/*
+ * The same checks of a query the streamed scan parsed (num_statements
+ * statements) and rewrote into queries
+ */
+void
+ScanCheckSourceQueries(int num_statements, List *queries)
+{
+	Query	   *q;
 
-			if (q->commandType != CMD_SELECT || q->hasModifyingCTE || q->rowMarks != NIL)
-				ereport(ERROR,
-						(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-						 errmsg("query must only read"),
-						 errdetail("Argument \"query\" must be a SELECT, VALUES or TABLE statement without data-modifying WITH clauses or FOR UPDATE/SHARE.")));
-		}
-	}
+	if (num_statements != 1 || list_length(queries) < 1)
+		ScanErrorNoRows();
+	q = linitial_node(Query, queries);
+	if (q->commandType == CMD_UTILITY ? !UtilityReturnsTuples(q->utilityStmt) :
+		q->commandType != CMD_SELECT && q->returningList == NIL)
+		ScanErrorNoRows();
+	ScanCheckQueriesRead(queries);
 }
 
 /* Plan and run the query, feeding every row to the scan's receiver */
@@ -717,6 +761,7 @@ ScanCreate(ScoreOutput output, bool integer_key)
 {
 	BatchScan  *state = palloc0(sizeof(BatchScan));
 
+	state->cxt = CurrentMemoryContext;
 	state->check_positions = true;
 	state->pub.receiveSlot = ScanReceiveSlot;
 	state->pub.rStartup = ScanStartup;
@@ -754,6 +799,22 @@ ScanStreamOpen(ScoreOutput output, const char *model, Oid relid, const char *key
 	state->feature_columns = feature_columns;
 	ScanLookup(state);
 	state->query = ScanTableQuery(state);
+	return state;
+}
+
+/* The same for predict_query's query, its key of the declared type */
+BatchScan *
+ScanStreamOpenQuery(ScoreOutput output, const char *model, const char *query, Oid key_type,
+					int batch_size)
+{
+	BatchScan  *state = ScanCreate(output, false);
+
+	state->streaming = true;
+	state->model_name = pstrdup(model);
+	state->batch_size = batch_size;
+	state->declared_key_type = key_type;
+	ScanLookup(state);
+	state->query = pstrdup(query);
 	return state;
 }
 
@@ -800,21 +861,28 @@ ScanBegin(FunctionCallInfo fcinfo, ScoreOutput output, bool integer_key)
 	InitMaterializedSRF(fcinfo, integer_key ? 0 : MAT_SRF_USE_EXPECTED_DESC);
 	state->tupstore = rsinfo->setResult;
 	state->result_desc = rsinfo->setDesc;
-	if (state->result_desc->natts != 2)
+	ScanCheckResultDesc(state->result_desc, output);
+	state->declared_key_type = TupleDescAttr(state->result_desc, 0)->atttypid;
+	ScanPrepareResultTemplate(state);
+	return state;
+}
+
+/* Error unless a result descriptor is (key <any type>, prediction float8 or float8[]) */
+void
+ScanCheckResultDesc(TupleDesc desc, ScoreOutput output)
+{
+	if (desc->natts != 2)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("result must have two columns"),
 				 errdetail("Declare it as (key <type>, %s).",
 						   output == SCORE_PREDICT ? "prediction float8" : "result float8[]")));
-	if (TupleDescAttr(state->result_desc, 1)->atttypid != (output == SCORE_PREDICT ? FLOAT8OID : FLOAT8ARRAYOID))
+	if (TupleDescAttr(desc, 1)->atttypid != (output == SCORE_PREDICT ? FLOAT8OID : FLOAT8ARRAYOID))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("result column 2 must be of type %s", output == SCORE_PREDICT ? "float8" : "float8[]"),
 				 errdetail("The column definition list declares %s.",
-						   format_type_be(TupleDescAttr(state->result_desc, 1)->atttypid))));
-	state->declared_key_type = TupleDescAttr(state->result_desc, 0)->atttypid;
-	ScanPrepareResultTemplate(state);
-	return state;
+						   format_type_be(TupleDescAttr(desc, 1)->atttypid))));
 }
 
 /* Error when predict_table's model, source or key column is NULL */
@@ -842,16 +910,23 @@ ScanTable(FunctionCallInfo fcinfo, ScoreOutput output)
 	return (Datum) 0;
 }
 
+/* Error when predict_query's model or query is NULL */
+void
+ScanCheckQueryArgs(bool model_null, bool query_null)
+{
+	if (model_null || query_null)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("model and query must not be null")));
+}
+
 /* predict_query and its variants */
 static Datum
 ScanQuery(FunctionCallInfo fcinfo, ScoreOutput output)
 {
 	BatchScan  *state;
 
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("model and query must not be null")));
+	ScanCheckQueryArgs(PG_ARGISNULL(0), PG_ARGISNULL(1));
 	state = ScanBegin(fcinfo, output, false);
 	state->model_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	state->batch_size = ScanCheckBatchSize(PG_ARGISNULL(2), PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2));

@@ -41,6 +41,7 @@ typedef struct BatchScan
 	ModelVersion *version;
 	Forest	   *forest;
 	ScoreOutput output;
+	MemoryContext cxt;			/* the scan's own: what it works out about the source */
 	bool		integer_key;	/* predict_table: key becomes bigint */
 	bool		check_positions;	/* no column may bear another feature's name */
 
@@ -108,9 +109,14 @@ typedef struct BatchScan
 /* scan.c: a scan streamed by the custom scan node */
 extern int	ScanCheckBatchSize(bool isnull, int32 batch_size);
 extern void ScanCheckTableArgs(bool model_null, bool source_null, bool key_null);
+extern void ScanCheckQueryArgs(bool model_null, bool query_null);
+extern void ScanCheckResultDesc(TupleDesc desc, ScoreOutput output);
+extern void ScanCheckSourceQueries(int num_statements, List *queries);
 extern BatchScan *ScanStreamOpen(ScoreOutput output, const char *model, Oid relid,
 								 const char *key_column, ArrayType *feature_columns,
 								 int batch_size);
+extern BatchScan *ScanStreamOpenQuery(ScoreOutput output, const char *model, const char *query,
+									  Oid key_type, int batch_size);
 extern void ScanStreamStart(BatchScan *state);
 extern int	ScanStreamWanted(const BatchScan *state);
 extern void ScanStreamEnd(BatchScan *state);

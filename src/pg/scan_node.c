@@ -1,7 +1,7 @@
 /*
  * scan_node.c
- *		A custom scan that streams predict_table's results: "Custom Scan
- *		(SilvanPredict)".
+ *		A custom scan that streams the table functions' results: "Custom
+ *		Scan (SilvanPredict)", parallel-aware over a table.
  *
  * A set-returning function in FROM is materialized: PostgreSQL calls
  * predict_table once, which scores the whole source into a tuplestore,
@@ -11,16 +11,28 @@
  * whole table before it stops.
  *
  * So the planner hook below replaces the function scan of a call to
- * predict_table, predict_proba_table or predict_raw_table (the C functions
- * of this library, alone in their FROM item, without ORDINALITY or LATERAL
- * references, and with silvan.stream_scans on) by this node.  The node
- * evaluates the call's arguments when first asked for a row, plans the
- * same source query the function would (scan.c), and runs it itself, a
- * batch of rows at a time, into the same batches; it returns each scored
- * batch's results one row at a time straight from the batch, and reads the
- * next batch only when they are out.  With silvan.max_threads > 1 the
- * batch after it is being scored on the pipeline thread meanwhile.  A
- * LIMIT stops it at the batch it needs.
+ * predict_table or predict_query (or their proba and raw variants: the C
+ * functions of this library, alone in their FROM item, without ORDINALITY
+ * or LATERAL references, and with silvan.stream_scans on) by this node.
+ * The node evaluates the call's arguments when first asked for a row,
+ * plans the same source query the function would (scan.c builds
+ * predict_table's; predict_query's is its argument, checked to only
+ * read), and runs it itself, a batch of rows at a time, into the same
+ * batches; it returns each scored batch's results one row at a time
+ * straight from the batch, and reads the next batch only when they are
+ * out.  With silvan.max_threads > 1 the batch after it is being scored on
+ * the pipeline thread meanwhile.  A LIMIT stops it at the batch it needs.
+ *
+ * Parallel plans: over a table or materialized view (named by a constant,
+ * without row-level security) the hook also offers a partial path.  Under
+ * a Gather every participant runs the node; the shared state in the
+ * query's dynamic shared memory cuts the table's pages into chunks, and
+ * each participant claims chunks one at a time and runs the source query
+ * limited to the chunk's pages (a TID range scan), into its own batches.
+ * Rows a child table holds, or pages added after the cut, fall in the
+ * first or last chunk, which are open-ended.  Each worker adds the rows it
+ * scored to the shared state before it ends, for the leader's EXPLAIN
+ * ANALYZE.
  *
  * What the function checks, the node checks: EXECUTE on the function
  * (when the plan starts, as the executor does for a function scan), the
@@ -31,13 +43,15 @@
  * flight: an error anywhere in the query, the node's own or not, deletes
  * it before the batches' memory goes.
  *
- * Calls the hook does not see (the first in a session that has not loaded
- * the library yet: see shared_preload_libraries in the README) run as the
- * function, with the same results.
+ * The functions' planner support functions load silvan when a call is
+ * planned, so that even a session's first call is planned with the hook;
+ * a call the hook does not take runs as the function, with the same
+ * results.
  */
 #include "scan.h"
 
 #include "access/htup_details.h"
+#include "access/parallel.h"
 #include "access/relation.h"
 #include "catalog/pg_class.h"
 #include "catalog/objectaccess.h"
@@ -51,17 +65,21 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/supportnodes.h"
+#include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/plancat.h"
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
+#include "port/atomics.h"
+#include "storage/bufmgr.h"
 #include "tcop/tcopprot.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
 #include "utils/snapmgr.h"
@@ -70,25 +88,32 @@
 #define PREDICT_SCAN_NAME	"SilvanPredict"
 /* predict_table(model, source, key_column, feature_columns, batch_size) */
 #define PREDICT_TABLE_NARGS	5
+/* predict_query(model, query, batch_size) AS (key <type>, ...) */
+#define PREDICT_QUERY_NARGS	3
 
 bool		silvan_stream_scans = true;
 
-/* The C functions the node replaces, and what each returns per row */
+/* The C functions the node replaces, their arguments, and what each returns per row */
 static const struct
 {
 	const char *symbol;
+	int			nargs;
 	ScoreOutput output;
 }			predict_scan_functions[] =
 {
-	{"silvan_predict_table", SCORE_PREDICT},
-	{"silvan_predict_proba_table", SCORE_PROBA},
-	{"silvan_predict_raw_table", SCORE_RAW},
+	{"silvan_predict_table", PREDICT_TABLE_NARGS, SCORE_PREDICT},
+	{"silvan_predict_proba_table", PREDICT_TABLE_NARGS, SCORE_PROBA},
+	{"silvan_predict_raw_table", PREDICT_TABLE_NARGS, SCORE_RAW},
+	{"silvan_predict_query", PREDICT_QUERY_NARGS, SCORE_PREDICT},
+	{"silvan_predict_proba_query", PREDICT_QUERY_NARGS, SCORE_PROBA},
+	{"silvan_predict_raw_query", PREDICT_QUERY_NARGS, SCORE_RAW},
 };
 
 typedef struct PredictScanState
 {
 	CustomScanState css;
 	ScoreOutput output;
+	bool		query_source;	/* predict_query's: the source is the query argument */
 	List	   *args;			/* ExprState of each argument of the call */
 	MemoryContext run_cxt;		/* this run: its BatchScan, batches and source */
 	BatchScan  *scan;			/* NULL until the first row is asked for */
@@ -96,7 +121,33 @@ typedef struct PredictScanState
 	bool		source_done;
 	int			next_row;		/* in the oldest ready batch */
 	int64		rows_scored;	/* by earlier runs (rescans), for EXPLAIN ANALYZE */
+	/* a parallel scan: the source's pages, claimed a chunk at a time */
+	struct PredictScanShared *shared;	/* NULL: the whole source, alone */
+	bool		rows_reported;	/* a worker's rows are added to shared's */
+	int64		worker_rows;	/* the workers', read back by the leader */
 } PredictScanState;
+
+/*
+ * A parallel scan's shared state, in the query's dynamic shared memory:
+ * the source table's pages in num_chunks ranges of chunk_blocks, the
+ * first open below and the last above (rows a child table or a later
+ * page holds go to them), each claimed by one participant
+ */
+typedef struct PredictScanShared
+{
+	Oid			relid;
+	uint32		num_chunks;
+	BlockNumber chunk_blocks;
+	pg_atomic_uint32 next_chunk;
+	pg_atomic_uint64 rows_scored;	/* by the workers, as each shuts down */
+} PredictScanShared;
+
+/*
+ * Chunks a parallel scan's source is cut into, at most: enough that the
+ * participants finish close together, few enough that planning each
+ * chunk's query costs nothing next to scoring its rows
+ */
+#define PREDICT_SCAN_CHUNKS		32
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 static CustomPathMethods predict_path_methods;
@@ -106,18 +157,23 @@ static CustomExecMethods predict_exec_methods;
 /* ---- Planning ---- */
 
 /*
- * What a function returns per row when it is one of this library's
- * predict_*_table functions as installed (no SET clause, not SECURITY
- * DEFINER); -1 for any other function
+ * What a call returns per row when it calls one of this library's
+ * predict_*_table or predict_*_query functions as installed (no SET
+ * clause, not SECURITY DEFINER); -1 for any other function
  */
 static int
-PredictScanFunction(Oid funcid)
+PredictScanFunction(FuncExpr *func)
 {
-	char	   *symbol = SilvanFunctionSymbol(funcid, PREDICT_TABLE_NARGS, true);
+	int			nargs = list_length(func->args);
+	char	   *symbol;
 
+	if (nargs != PREDICT_TABLE_NARGS && nargs != PREDICT_QUERY_NARGS)
+		return -1;
+	symbol = SilvanFunctionSymbol(func->funcid, nargs, true);
 	if (symbol != NULL)
 		for (int i = 0; i < lengthof(predict_scan_functions); i++)
-			if (strcmp(symbol, predict_scan_functions[i].symbol) == 0)
+			if (predict_scan_functions[i].nargs == nargs &&
+				strcmp(symbol, predict_scan_functions[i].symbol) == 0)
 				return predict_scan_functions[i].output;
 	return -1;
 }
@@ -169,6 +225,74 @@ PredictScanSourceRows(Oid relid)
 		relation_close(rel, AccessShareLock);
 	}
 	return rows;
+}
+
+/*
+ * The pages of the source of a call that a parallel scan can divide: a
+ * table or materialized view named by a constant (which every participant
+ * evaluates alike), without row-level security (whose quals would come
+ * before the pages' ranges), while TID range scans are enabled; 0 for any
+ * other source
+ */
+static BlockNumber
+PredictScanParallelPages(FuncExpr *func, Oid *relid)
+{
+	Node	   *source = lsecond(func->args);
+	Relation	rel;
+	BlockNumber pages = 0;
+
+	if (!enable_tidscan || !IsA(source, Const) || ((Const *) source)->constisnull)
+		return 0;
+	*relid = DatumGetObjectId(((Const *) source)->constvalue);
+	rel = try_relation_open(*relid, AccessShareLock);
+	if (rel == NULL)
+		return 0;
+	if ((rel->rd_rel->relkind == RELKIND_RELATION || rel->rd_rel->relkind == RELKIND_MATVIEW) &&
+		!rel->rd_rel->relrowsecurity)
+		pages = RelationGetNumberOfBlocks(rel);
+	relation_close(rel, AccessShareLock);
+	return pages;
+}
+
+/*
+ * A partial path of the node, each participant scoring chunks of the
+ * source's pages, when the planner may run the call in parallel and its
+ * source is big enough for workers (as a scan of it would be)
+ */
+static void
+PredictScanAddPartialPath(PlannerInfo *root, RelOptInfo *rel, FuncExpr *func, int output,
+						  Cost total)
+{
+	CustomPath *path;
+	BlockNumber pages;
+	Oid			relid;
+	int			workers;
+	double		divisor;
+
+	if (!rel->consider_parallel || max_parallel_workers_per_gather <= 0 ||
+		(pages = PredictScanParallelPages(func, &relid)) == 0)
+		return;
+	workers = compute_parallel_worker(rel, pages, -1, max_parallel_workers_per_gather);
+	if (workers <= 0)
+		return;
+	/* the participants' shares, as a parallel sequential scan divides its rows */
+	divisor = workers;
+	if (parallel_leader_participation && workers < 4)
+		divisor += 1.0 - 0.3 * workers;
+
+	path = makeNode(CustomPath);
+	path->path.pathtype = T_CustomScan;
+	path->path.parent = rel;
+	path->path.pathtarget = rel->reltarget;
+	path->path.parallel_aware = true;
+	path->path.parallel_safe = true;
+	path->path.parallel_workers = workers;
+	path->path.rows = clamp_row_est(rel->rows / divisor);
+	path->path.startup_cost = 0;
+	path->path.total_cost = total / divisor;
+	path->custom_private = list_make2(makeInteger(output), makeInteger((int) relid));
+	path->methods = &predict_path_methods;
+	add_partial_path(rel, &path->path);
 }
 
 PG_FUNCTION_INFO_V1(silvan_predict_table_support);
@@ -226,8 +350,7 @@ PredictScanPathHook(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry
 	if (!IsA(rtfunc->funcexpr, FuncExpr))
 		return;
 	func = (FuncExpr *) rtfunc->funcexpr;
-	if (list_length(func->args) != PREDICT_TABLE_NARGS || PredictScanWantsWholeRow(rel) ||
-		(output = PredictScanFunction(func->funcid)) < 0)
+	if (PredictScanWantsWholeRow(rel) || (output = PredictScanFunction(func)) < 0)
 		return;
 
 	foreach(lc, rel->pathlist)
@@ -244,17 +367,28 @@ PredictScanPathHook(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry
 	path->methods = &predict_path_methods;
 	rel->pathlist = NIL;
 	add_path(rel, &path->path);
+	if (list_length(func->args) == PREDICT_TABLE_NARGS)
+		PredictScanAddPartialPath(root, rel, func, output, total);
 }
 
 /*
- * The node's scan tuple: the function's result columns, as Vars of its
- * range table entry
+ * The node's scan tuple: the function's result columns (predict_query's
+ * as its column definition list declares them), as Vars of its range
+ * table entry
  */
 static List *
-PredictScanTupleList(Index relid, FuncExpr *func)
+PredictScanTupleList(Index relid, RangeTblFunction *rtfunc)
 {
-	TupleDesc	desc = get_expr_result_tupdesc((Node *) func, false);
+	TupleDesc	desc;
 	List	   *tlist = NIL;
+
+	if (rtfunc->funccolnames != NIL)
+	{
+		desc = BuildDescFromLists(rtfunc->funccolnames, rtfunc->funccoltypes,
+								  rtfunc->funccoltypmods, rtfunc->funccolcollations);
+	}
+	else
+		desc = get_expr_result_tupdesc(rtfunc->funcexpr, false);
 
 	for (int a = 0; a < desc->natts; a++)
 	{
@@ -275,13 +409,14 @@ PredictScanPlan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List 
 {
 	CustomScan *cscan = makeNode(CustomScan);
 	RangeTblEntry *rte = planner_rt_fetch(rel->relid, root);
-	FuncExpr   *func = (FuncExpr *) linitial_node(RangeTblFunction, rte->functions)->funcexpr;
+	RangeTblFunction *rtfunc = linitial_node(RangeTblFunction, rte->functions);
+	FuncExpr   *func = (FuncExpr *) rtfunc->funcexpr;
 
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.plan.qual = extract_actual_clauses(clauses, false);
 	/* no relation to open: the scan tuple is described by custom_scan_tlist */
 	cscan->scan.scanrelid = 0;
-	cscan->custom_scan_tlist = PredictScanTupleList(rel->relid, func);
+	cscan->custom_scan_tlist = PredictScanTupleList(rel->relid, rtfunc);
 	cscan->custom_exprs = list_make1(copyObject(func));
 	cscan->custom_private = best_path->custom_private;
 	cscan->flags = best_path->flags;
@@ -315,6 +450,7 @@ PredictScanBegin(CustomScanState *css, EState *estate, int eflags)
 		aclcheck_error(aclresult, OBJECT_FUNCTION, get_func_name(func->funcid));
 	InvokeFunctionExecuteHook(func->funcid);
 	node->output = (ScoreOutput) intVal(linitial(cscan->custom_private));
+	node->query_source = list_length(func->args) == PREDICT_QUERY_NARGS;
 	node->args = ExecInitExprList(func->args, &css->ss.ps);
 }
 
@@ -342,24 +478,29 @@ PredictScanPushContext(ErrorContextCallback *callback, BatchScan *scan)
 	error_context_stack = callback;
 }
 
-/* Plan the source query and start its executor, its rows going to the scan */
+/* Plan a source query (the scan's, or a chunk of it) and start its executor, its rows going to the scan */
 static QueryDesc *
-PredictScanStartSource(BatchScan *scan)
+PredictScanStartSource(BatchScan *scan, const char *query)
 {
 	ErrorContextCallback context;
+	List	   *statements;
 	RawStmt    *raw;
 	List	   *queries;
 	PlannedStmt *plan;
 	QueryDesc  *source;
 
 	PredictScanPushContext(&context, scan);
-	raw = linitial_node(RawStmt, pg_parse_query(scan->query));
-	queries = pg_analyze_and_rewrite_fixedparams(raw, scan->query, NULL, 0, NULL);
+	statements = pg_parse_query(query);
+	if (list_length(statements) != 1)
+		ScanCheckSourceQueries(list_length(statements), NIL);
+	raw = linitial_node(RawStmt, statements);
+	queries = pg_analyze_and_rewrite_fixedparams(raw, query, NULL, 0, NULL);
+	ScanCheckSourceQueries(1, queries);
 	if (list_length(queries) != 1)
 		elog(ERROR, "source query of model \"%s\" was rewritten into %d queries",
 			 scan->model_name, list_length(queries));
-	plan = pg_plan_query(linitial_node(Query, queries), scan->query, 0, NULL);
-	source = CreateQueryDesc(plan, scan->query, GetActiveSnapshot(), InvalidSnapshot,
+	plan = pg_plan_query(linitial_node(Query, queries), query, 0, NULL);
+	source = CreateQueryDesc(plan, query, GetActiveSnapshot(), InvalidSnapshot,
 							 &scan->pub, NULL, NULL, 0);
 	ExecutorStart(source, 0);
 	error_context_stack = context.previous;
@@ -367,8 +508,40 @@ PredictScanStartSource(BatchScan *scan)
 }
 
 /*
+ * Claim the next chunk of a parallel scan's source and start its query
+ * (the source's, its pages limited to the chunk's); false when all are
+ * claimed
+ */
+static bool
+PredictScanStartChunk(PredictScanState *node)
+{
+	PredictScanShared *shared = node->shared;
+	uint32		chunk = pg_atomic_fetch_add_u32(&shared->next_chunk, 1);
+	StringInfoData query;
+	MemoryContext old;
+
+	if (chunk >= shared->num_chunks)
+		return false;
+	old = MemoryContextSwitchTo(node->run_cxt);
+	initStringInfo(&query);
+	appendStringInfoString(&query, node->scan->query);
+	/* the source query is "SELECT ... FROM table", without a WHERE clause */
+	appendStringInfoString(&query, " WHERE true");
+	if (chunk > 0)
+		appendStringInfo(&query, " AND ctid OPERATOR(pg_catalog.>=) '(%u,0)'::pg_catalog.tid",
+						 chunk * shared->chunk_blocks);
+	if (chunk + 1 < shared->num_chunks)
+		appendStringInfo(&query, " AND ctid OPERATOR(pg_catalog.<) '(%u,0)'::pg_catalog.tid",
+						 (chunk + 1) * shared->chunk_blocks);
+	node->source = PredictScanStartSource(node->scan, query.data);
+	MemoryContextSwitchTo(old);
+	return true;
+}
+
+/*
  * Start a run: evaluate the call's arguments and check them as the
- * function does, look the model up, and start the source
+ * function does, look the model up, and start the source (in a parallel
+ * scan, its first chunk)
  */
 static void
 PredictScanOpen(PredictScanState *node)
@@ -387,21 +560,45 @@ PredictScanOpen(PredictScanState *node)
 		values[i] = ExecEvalExpr((ExprState *) lfirst(lc), econtext, &nulls[i]);
 		i++;
 	}
-	ScanCheckTableArgs(nulls[0], nulls[1], nulls[2]);
-	batch_size = ScanCheckBatchSize(nulls[4], nulls[4] ? 0 : DatumGetInt32(values[4]));
+	if (node->query_source)
+	{
+		ScanCheckQueryArgs(nulls[0], nulls[1]);
+		batch_size = ScanCheckBatchSize(nulls[2], nulls[2] ? 0 : DatumGetInt32(values[2]));
+		ScanCheckResultDesc(node->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor, node->output);
+	}
+	else
+	{
+		ScanCheckTableArgs(nulls[0], nulls[1], nulls[2]);
+		batch_size = ScanCheckBatchSize(nulls[4], nulls[4] ? 0 : DatumGetInt32(values[4]));
+	}
 
 	node->run_cxt = AllocSetContextCreate(node->css.ss.ps.state->es_query_cxt,
 										  "silvan streamed scan", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(node->run_cxt);
-	node->scan = ScanStreamOpen(node->output, TextDatumGetCString(values[0]),
-								DatumGetObjectId(values[1]), TextDatumGetCString(values[2]),
-								nulls[3] ? NULL : DatumGetArrayTypePCopy(values[3]), batch_size);
+	if (node->query_source)
+		node->scan = ScanStreamOpenQuery(node->output, TextDatumGetCString(values[0]),
+										 TextDatumGetCString(values[1]),
+										 TupleDescAttr(node->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor, 0)->atttypid,
+										 batch_size);
+	else
+		node->scan = ScanStreamOpen(node->output, TextDatumGetCString(values[0]),
+									DatumGetObjectId(values[1]), TextDatumGetCString(values[2]),
+									nulls[3] ? NULL : DatumGetArrayTypePCopy(values[3]), batch_size);
 	callback = palloc0(sizeof(MemoryContextCallback));
 	callback->func = PredictScanRunGone;
 	callback->arg = node->scan;
 	MemoryContextRegisterResetCallback(node->run_cxt, callback);
 	ScanStreamStart(node->scan);
-	node->source = PredictScanStartSource(node->scan);
+	if (node->shared == NULL)
+		node->source = PredictScanStartSource(node->scan, node->scan->query);
+	else if (node->scan->source_relid != node->shared->relid)
+		elog(ERROR, "parallel scan of relation %u given relation %u",
+			 node->shared->relid, node->scan->source_relid);
+	else if (!PredictScanStartChunk(node))
+	{
+		node->source_done = true;
+		ScanStreamEnd(node->scan);
+	}
 	MemoryContextSwitchTo(old);
 }
 
@@ -461,12 +658,18 @@ PredictScanFetch(PredictScanState *node)
 	error_context_stack = context.previous;
 	/* (each run counts its own rows in es_processed) */
 	done = node->source->estate->es_processed < (uint64) wanted;
-	if (done)
+	if (!done)
+		return;
+	/* a chunk's rows are in the batches (their pages pinned): on to the next */
+	if (node->shared != NULL)
 	{
-		node->source_done = true;
-		ScanStreamEnd(node->scan);
 		PredictScanEndSource(node, true);
+		if (PredictScanStartChunk(node))
+			return;
 	}
+	node->source_done = true;
+	ScanStreamEnd(node->scan);
+	PredictScanEndSource(node, true);
 }
 
 /* One result row of a scored batch, its array (if any) in per-tuple memory */
@@ -548,6 +751,91 @@ PredictScanRescan(CustomScanState *css)
 	ExecScanReScan(&css->ss);
 }
 
+/* ---- Parallel scans ---- */
+
+/* EstimateDSMCustomScan: the shared state */
+static Size
+PredictScanEstimateDSM(CustomScanState *css, ParallelContext *pcxt)
+{
+	return sizeof(PredictScanShared);
+}
+
+/*
+ * Cut the source's pages into chunks, none claimed yet; a source that is
+ * no longer a table (the plan was cached) is one chunk: all its rows
+ */
+static void
+PredictScanResetShared(PredictScanShared *shared)
+{
+	Relation	rel = try_relation_open(shared->relid, AccessShareLock);
+	BlockNumber pages = 0;
+
+	/* (a source dropped since is reported by each participant, as when serial) */
+	if (rel != NULL)
+	{
+		if (rel->rd_rel->relkind == RELKIND_RELATION || rel->rd_rel->relkind == RELKIND_MATVIEW)
+			pages = RelationGetNumberOfBlocks(rel);
+		relation_close(rel, AccessShareLock);
+	}
+	shared->chunk_blocks = Max(1, (pages + PREDICT_SCAN_CHUNKS - 1) / PREDICT_SCAN_CHUNKS);
+	shared->num_chunks = Max(1, (pages + shared->chunk_blocks - 1) / shared->chunk_blocks);
+	pg_atomic_write_u32(&shared->next_chunk, 0);
+}
+
+/* InitializeDSMCustomScan (the leader): the chunks of the source named in the plan */
+static void
+PredictScanInitializeDSM(CustomScanState *css, ParallelContext *pcxt, void *coordinate)
+{
+	PredictScanState *node = (PredictScanState *) css;
+	CustomScan *cscan = (CustomScan *) css->ss.ps.plan;
+	PredictScanShared *shared = coordinate;
+
+	shared->relid = (Oid) intVal(lsecond(cscan->custom_private));
+	pg_atomic_init_u32(&shared->next_chunk, 0);
+	pg_atomic_init_u64(&shared->rows_scored, 0);
+	PredictScanResetShared(shared);
+	node->shared = shared;
+}
+
+/* ReInitializeDSMCustomScan (the leader, rescanning): every chunk again */
+static void
+PredictScanReInitializeDSM(CustomScanState *css, ParallelContext *pcxt, void *coordinate)
+{
+	PredictScanResetShared((PredictScanShared *) coordinate);
+	((PredictScanState *) css)->shared = coordinate;
+}
+
+/* InitializeWorkerCustomScan */
+static void
+PredictScanInitializeWorker(CustomScanState *css, shm_toc *toc, void *coordinate)
+{
+	((PredictScanState *) css)->shared = coordinate;
+}
+
+/*
+ * ShutdownCustomScan, while the shared memory is there: a worker adds
+ * the rows it scored (before the leader sees its end), the leader reads
+ * back all the workers' for EXPLAIN ANALYZE
+ */
+static void
+PredictScanShutdown(CustomScanState *css)
+{
+	PredictScanState *node = (PredictScanState *) css;
+
+	if (node->shared == NULL)
+		return;
+	if (IsParallelWorker())
+	{
+		if (!node->rows_reported)
+			pg_atomic_add_fetch_u64(&node->shared->rows_scored,
+									node->rows_scored + (node->scan ? node->scan->rows_seen : 0));
+		node->rows_reported = true;
+	}
+	else
+		node->worker_rows = pg_atomic_read_u64(&node->shared->rows_scored);
+	node->shared = NULL;
+}
+
 /* ExplainCustomScan: the call; after a run, the model, batch size, pipelining and rows scored */
 static void
 PredictScanExplain(CustomScanState *css, List *ancestors, ExplainState *es)
@@ -567,7 +855,8 @@ PredictScanExplain(CustomScanState *css, List *ancestors, ExplainState *es)
 	}
 	if (es->analyze)
 		ExplainPropertyInteger("Rows Scored", NULL,
-							   node->rows_scored + (node->scan ? node->scan->rows_seen : 0), es);
+							   node->rows_scored + (node->scan ? node->scan->rows_seen : 0) +
+							   node->worker_rows, es);
 }
 
 /* Register the node and install the planner hook (from _PG_init) */
@@ -589,6 +878,11 @@ ScanNodeInit(void)
 	predict_exec_methods.EndCustomScan = PredictScanEnd;
 	predict_exec_methods.ReScanCustomScan = PredictScanRescan;
 	predict_exec_methods.ExplainCustomScan = PredictScanExplain;
+	predict_exec_methods.EstimateDSMCustomScan = PredictScanEstimateDSM;
+	predict_exec_methods.InitializeDSMCustomScan = PredictScanInitializeDSM;
+	predict_exec_methods.ReInitializeDSMCustomScan = PredictScanReInitializeDSM;
+	predict_exec_methods.InitializeWorkerCustomScan = PredictScanInitializeWorker;
+	predict_exec_methods.ShutdownCustomScan = PredictScanShutdown;
 	RegisterCustomScanMethods(&predict_plan_methods);
 
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;

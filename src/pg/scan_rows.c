@@ -281,7 +281,7 @@ ScanHeapLayout(BatchScan *state, TupleDesc desc)
 	if (state->array_features || desc->natts != state->num_columns + 1)
 		return false;
 	if (state->heap_offsets == NULL)
-		state->heap_offsets = palloc(sizeof(int32) * desc->natts);
+		state->heap_offsets = MemoryContextAlloc(state->cxt, sizeof(int32) * desc->natts);
 	state->heap_contiguous = true;
 	for (int a = 0; a < desc->natts; a++)
 	{

@@ -305,9 +305,11 @@ def silvan_us_per_row(name, batch, nrows, threads=1, schedule=None):
 
 # ---- SQL forms: the same model in the SQL users write ----
 
-PARALLEL_SETUP = ["SET max_parallel_workers_per_gather = 2", "SET parallel_setup_cost = 0",
-                  "SET parallel_tuple_cost = 0", "SET min_parallel_table_scan_size = 0",
-                  "SET parallel_leader_participation = off"]
+def parallel_setup(workers):
+    """A parallel plan of that many workers (the leader only gathers), one thread each"""
+    return [f"SET max_parallel_workers_per_gather = {workers}", "SET parallel_setup_cost = 0",
+            "SET parallel_tuple_cost = 0", "SET min_parallel_table_scan_size = 0",
+            "SET parallel_leader_participation = off", "SET silvan.max_threads = 1"]
 
 
 def sql_forms(name, n, columns, worker):
@@ -315,13 +317,15 @@ def sql_forms(name, n, columns, worker):
     threads (silvan.max_threads) or parallel workers, and XGBoost's
     inplace_predict at batch 1024 on the same rows (worker), in interleaved
     rounds: {(form, threads): median}.  Each timing is a fresh session's
-    second run of the statement (the first loads the model and warms it)."""
+    second run of the statement (the first loads the model and warms it);
+    an UPDATE's is its only run, in a transaction that is rolled back, on a
+    copy of the table vacuumed first."""
     cols = ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
     array = f"ARRAY[{cols}]::real[]"
     forms = {
         "PostgreSQL alone: count(ARRAY[...])": (f"SELECT count({array}) FROM bench_{name}", []),
-        "predict_table": (f"SELECT count(prediction) FROM silvan.predict_table('{name}', 'bench_{name}', 'id', "
-                          f"batch_size => 1024)", []),
+        # its default batch size, as users call it
+        "predict_table": (f"SELECT count(prediction) FROM silvan.predict_table('{name}', 'bench_{name}', 'id')", []),
         "predict(model, ARRAY[...]) in a select list": (
             f"SELECT count(silvan.predict('{name}', {array})) FROM bench_{name}", []),
         "predict(model, row) in a select list": (
@@ -331,12 +335,24 @@ def sql_forms(name, n, columns, worker):
         "predict(model, ARRAY[...]), one row at a time": (
             f"SELECT count(silvan.predict('{name}', {array})) FROM bench_{name}", ["SET silvan.batch_calls = off"]),
     }
-    # the row form's table: the features alone (a model without names reads a row by position)
-    psql(f"DROP TABLE IF EXISTS bench_{name}_features",
+    parallel = {
+        "predict_table, parallel workers": forms["predict_table"][0],
+        "predict(model, ARRAY[...]) in a select list, parallel workers":
+            forms["predict(model, ARRAY[...]) in a select list"][0],
+    }
+    updates = {
+        "UPDATE t SET score = predict(model, ARRAY[...])":
+            f"UPDATE bench_{name}_update SET score = silvan.predict('{name}', {array})",
+        "UPDATE t SET score = 0.5 (the same UPDATE, a constant)": f"UPDATE bench_{name}_update SET score = 0.5",
+    }
+    # the row form's table: the features alone (a model without names reads a row by position);
+    # the UPDATEs' table: the features and a score
+    psql(f"DROP TABLE IF EXISTS bench_{name}_features, bench_{name}_update",
          f"CREATE TABLE bench_{name}_features AS SELECT {cols} FROM bench_{name}",
-         f"VACUUM ANALYZE bench_{name}_features")
-    cells = [(f, th) for f in forms for th in THREADS] + \
-            [("predict(model, ARRAY[...]) in a select list, parallel workers", th) for th in THREADS if th > 1]
+         f"VACUUM ANALYZE bench_{name}_features",
+         f"CREATE TABLE bench_{name}_update AS SELECT id, {cols}, NULL::float8 AS score FROM bench_{name}",
+         f"VACUUM ANALYZE bench_{name}_update")
+    cells = [(f, th) for f in list(forms) + list(parallel) + list(updates) for th in THREADS]
     if worker is not None:
         cells += [("XGBoost inplace_predict, batches of 1024", th) for th in THREADS]
     series = {c: [] for c in cells}
@@ -347,9 +363,12 @@ def sql_forms(name, n, columns, worker):
         for form, th in round_cells:
             if form.startswith("XGBoost"):
                 v = worker.pass_us(1024, th)
-            elif form.endswith("parallel workers"):
-                sql, _ = forms["predict(model, ARRAY[...]) in a select list"]
-                v = timed_ms(sql, 2, ["SET silvan.max_threads = 1"] + PARALLEL_SETUP)[1] * 1000.0 / n
+            elif form in parallel:
+                v = timed_ms(parallel[form], 2, parallel_setup(th))[1] * 1000.0 / n
+            elif form in updates:
+                warm = f"SELECT count(silvan.predict('{name}', {array})) FROM bench_{name} WHERE id < 1024"
+                v = timed_ms(updates[form], 1, [f"VACUUM bench_{name}_update", f"SET silvan.max_threads = {th}",
+                                                warm, "BEGIN"])[0] * 1000.0 / n
             else:
                 sql, setup = forms[form]
                 v = timed_ms(sql, 2, [f"SET silvan.max_threads = {th}"] + setup)[1] * 1000.0 / n
@@ -367,8 +386,9 @@ def sql_forms_report(forms):
           "The model scored from the SQL users write, over the bench table's rows (one `real` column per "
           "feature), beside `predict_table` and XGBoost's `inplace_predict` on the same rows; µs per row, "
           "medians of interleaved rounds, each a fresh session's second run. Threads: `silvan.max_threads` "
-          "(XGBoost's nthread); \"parallel workers\": a parallel plan of that many workers, one thread each. "
-          "Ratio: over `predict_table` at the same thread count.", ""]
+          "(XGBoost's nthread); \"parallel workers\": a parallel plan of that many workers, one thread each "
+          "(the leader only gathers). Ratio: over `predict_table` at the same thread count. "
+          f"PostgreSQL's shared memory: {huge_pages_in_use()}.", ""]
     for name, (label, n, r) in forms.items():
         md += [f"### {label}, {n} rows", "", "| form | " + " | ".join(
             f"{th} thread{'s' if th > 1 else ''} | ratio" for th in THREADS) + " |",
@@ -1040,6 +1060,24 @@ def cell(name, e, r, status, mismatched):
     if e in r:
         return fmt_us(r[e]) + (" (mismatch!)" if e in mismatched.get(name, ()) else "")
     return status.get(name, {}).get(e, "—")
+
+
+def huge_pages_in_use():
+    """How much of the kernel's huge pages are taken (PostgreSQL's shared
+    memory, when the server got them): parallel workers are fresh processes
+    that map the shared buffers they read, and on a VM 4 kB pages make that
+    cost as much as the work"""
+    info = {}
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                info[key] = value.split()[0] if value.split() else "0"
+    except OSError:
+        return "huge pages unknown"
+    used = (int(info.get("HugePages_Total", 0)) - int(info.get("HugePages_Free", 0)) +
+            int(info.get("HugePages_Rsvd", 0))) * int(info.get("Hugepagesize", 0)) // 1024
+    return f"{used} MB in huge pages" if used else "4 kB pages (no huge pages reserved)"
 
 
 def cpu_description():
