@@ -123,6 +123,22 @@ GRANT EXECUTE ON FUNCTION silvan.predict(text, real[]) TO PUBLIC;
 DROP OWNED BY regress_batch_reader;
 DROP ROLE regress_batch_reader;
 
+-- EXPLAIN ANALYZE says how the code was had, and for how long it ran: a
+-- fresh session loads it from the code cache, the next query has it in memory
+\c
+CREATE FUNCTION pg_temp.code_lines(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, SUMMARY OFF) ' || query LOOP
+		IF line ~ 'Code|Scoring Time' THEN
+			RETURN NEXT regexp_replace(trim(line), '[0-9]+\.[0-9]+ ms', 'N ms');
+		END IF;
+	END LOOP;
+END $$;
+SELECT * FROM pg_temp.code_lines('SELECT count(silvan.predict(''binary_logistic'', f)) FROM fx_many');
+SELECT * FROM pg_temp.code_lines('SELECT count(silvan.predict(''binary_logistic'', f)) FROM fx_many');
+SELECT * FROM pg_temp.code_lines('SELECT count(*) FROM silvan.predict_table(''binary_logistic'', ''fx_many'', ''k'', ''{f}'', 1024)');
+
 -- off: one row at a time, the same results
 SET silvan.batch_calls = off;
 EXPLAIN (COSTS OFF) SELECT count(silvan.predict('binary_logistic', f)) FROM fx_many;

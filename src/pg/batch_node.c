@@ -89,6 +89,7 @@ typedef struct BatchState
 	MemoryContext batch_cxt;	/* this batch: features and results */
 	int64		rows_scored;	/* for EXPLAIN ANALYZE */
 	int64		batches;
+	ScoreCosts	costs;			/* its share of scoring's */
 } BatchState;
 
 CustomScanMethods batch_plan_methods;
@@ -402,6 +403,7 @@ BatchFill(BatchState *node)
 {
 	PlanState  *child = outerPlanState(node);
 	MemoryContext old;
+	ScoreCosts	mark;
 
 	MemoryContextReset(node->batch_cxt);
 	node->num_rows = 0;
@@ -423,8 +425,10 @@ BatchFill(BatchState *node)
 	if (node->run_cxt == NULL)
 		BatchOpenRun(node);
 	old = MemoryContextSwitchTo(node->batch_cxt);
+	ScoreCostsMark(&mark);
 	for (int i = 0; i < node->num_calls; i++)
 		BatchScoreCall(node, &node->calls[i]);
+	ScoreCostsAdd(&node->costs, &mark);
 	MemoryContextSwitchTo(old);
 	node->batches++;
 }
@@ -517,7 +521,10 @@ BatchRescan(CustomScanState *css)
 		ExecReScan(outerPlanState(node));
 }
 
-/* ExplainCustomScan: the calls and the batch size; after a run, rows scored and batches */
+/*
+ * ExplainCustomScan: the calls and the batch size; after a run, rows
+ * scored, batches, and how the code was had and how long it ran
+ */
 static void
 BatchExplain(CustomScanState *css, List *ancestors, ExplainState *es)
 {
@@ -537,6 +544,8 @@ BatchExplain(CustomScanState *css, List *ancestors, ExplainState *es)
 	{
 		ExplainPropertyInteger("Rows Scored", NULL, node->rows_scored, es);
 		ExplainPropertyInteger("Batches", NULL, node->batches, es);
+		if (node->batches > 0)
+			ScoreCostsExplain(&node->costs, es);
 	}
 }
 

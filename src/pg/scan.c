@@ -267,10 +267,13 @@ static void
 ScanDrain(BatchScan *state)
 {
 	ScanBuffer *buffer = state->scoring;
+	ScoreCosts	mark;
 
 	if (buffer == NULL)
 		return;
+	ScoreCostsMark(&mark);
 	ScoreBatchFinish(&buffer->task);
+	ScoreCostsAdd(&state->costs, &mark);
 	state->scoring = NULL;
 	ScanEmit(state, buffer);
 }
@@ -297,6 +300,7 @@ static void
 ScanFlush(BatchScan *state)
 {
 	ScanBuffer *buffer = state->filling;
+	ScoreCosts	mark;
 
 	if (buffer->num_rows == 0)
 		return;
@@ -312,8 +316,10 @@ ScanFlush(BatchScan *state)
 		ScanKeepSample(state, buffer);
 	else if (!state->pipelined)
 	{
+		ScoreCostsMark(&mark);
 		ScoreBatch(state->version, state->batch_size, buffer->rows, buffer->num_rows,
 				   buffer->acc, buffer->margins, state->output == SCORE_PREDICT);
+		ScoreCostsAdd(&state->costs, &mark);
 		ScanEmit(state, buffer);
 	}
 	else
@@ -329,6 +335,7 @@ ScanFlush(BatchScan *state)
 		 * before.  On a GPU this one starts first: its copies overlap the
 		 * kernel of the one before, on the device's other stream.
 		 */
+		ScoreCostsMark(&mark);
 		if (scored != NULL && !state->on_device)
 			ScoreBatchFinish(&scored->task);
 		ScoreBatchStart(&buffer->task, state->version, state->batch_size, buffer->rows,
@@ -337,6 +344,7 @@ ScanFlush(BatchScan *state)
 		state->scoring = buffer;
 		if (scored != NULL)
 			ScoreBatchFinish(&scored->task);
+		ScoreCostsAdd(&state->costs, &mark);
 		state->filling = buffer == &state->buffers[0] ? &state->buffers[1] : &state->buffers[0];
 		if (scored != NULL)
 			ScanEmit(state, scored);

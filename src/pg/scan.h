@@ -90,6 +90,7 @@ typedef struct BatchScan
 	TupleTableSlot *result_slot;
 	int64	   *node_hits;		/* SCORE_PROFILE: hits per node */
 	int64		rows_seen;
+	ScoreCosts	costs;			/* its share of scoring's (EXPLAIN ANALYZE) */
 	int64		row_limit;		/* stop the query after this many rows; 0: all */
 	char	   *sample;			/* SCORE_SAMPLE: row_limit rows, malloc'd */
 	int64		sample_rows;	/* rows kept so far */

@@ -121,10 +121,12 @@ typedef struct PredictScanState
 	bool		source_done;
 	int			next_row;		/* in the oldest ready batch */
 	int64		rows_scored;	/* by earlier runs (rescans), for EXPLAIN ANALYZE */
+	ScoreCosts	costs;			/* of earlier runs: how the code was had, how long it ran */
 	/* a parallel scan: the source's pages, claimed a chunk at a time */
 	struct PredictScanShared *shared;	/* NULL: the whole source, alone */
 	bool		rows_reported;	/* a worker's rows are added to shared's */
 	int64		worker_rows;	/* the workers', read back by the leader */
+	double		worker_scoring_ms;	/* and the time their code ran */
 } PredictScanState;
 
 /*
@@ -140,6 +142,7 @@ typedef struct PredictScanShared
 	BlockNumber chunk_blocks;
 	pg_atomic_uint32 next_chunk;
 	pg_atomic_uint64 rows_scored;	/* by the workers, as each shuts down */
+	pg_atomic_uint64 scoring_us;	/* the time their code ran */
 } PredictScanShared;
 
 /*
@@ -630,6 +633,7 @@ PredictScanClose(PredictScanState *node)
 	if (node->scan != NULL)
 	{
 		node->rows_scored += node->scan->rows_seen;
+		ScoreCostsCombine(&node->costs, &node->scan->costs);
 		ScanClose(node->scan);
 	}
 	PredictScanEndSource(node, false);
@@ -793,6 +797,7 @@ PredictScanInitializeDSM(CustomScanState *css, ParallelContext *pcxt, void *coor
 	shared->relid = (Oid) intVal(lsecond(cscan->custom_private));
 	pg_atomic_init_u32(&shared->next_chunk, 0);
 	pg_atomic_init_u64(&shared->rows_scored, 0);
+	pg_atomic_init_u64(&shared->scoring_us, 0);
 	PredictScanResetShared(shared);
 	node->shared = shared;
 }
@@ -826,17 +831,31 @@ PredictScanShutdown(CustomScanState *css)
 		return;
 	if (IsParallelWorker())
 	{
+		ScoreCosts	costs = node->costs;
+
+		if (node->scan != NULL)
+			ScoreCostsCombine(&costs, &node->scan->costs);
 		if (!node->rows_reported)
+		{
 			pg_atomic_add_fetch_u64(&node->shared->rows_scored,
 									node->rows_scored + (node->scan ? node->scan->rows_seen : 0));
+			pg_atomic_add_fetch_u64(&node->shared->scoring_us, (uint64) (costs.scoring_ms * 1000));
+		}
 		node->rows_reported = true;
 	}
 	else
+	{
 		node->worker_rows = pg_atomic_read_u64(&node->shared->rows_scored);
+		node->worker_scoring_ms = pg_atomic_read_u64(&node->shared->scoring_us) / 1000.0;
+	}
 	node->shared = NULL;
 }
 
-/* ExplainCustomScan: the call; after a run, the model, batch size, pipelining and rows scored */
+/*
+ * ExplainCustomScan: the call; after a run, the model, batch size,
+ * pipelining, rows scored (by every participant of a parallel scan), how
+ * the code was had and how long it ran (the workers' time added)
+ */
 static void
 PredictScanExplain(CustomScanState *css, List *ancestors, ExplainState *es)
 {
@@ -854,9 +873,20 @@ PredictScanExplain(CustomScanState *css, List *ancestors, ExplainState *es)
 		ExplainPropertyBool("Pipelined", node->scan->pipelined, es);
 	}
 	if (es->analyze)
+	{
+		ScoreCosts	costs = node->costs;
+
 		ExplainPropertyInteger("Rows Scored", NULL,
 							   node->rows_scored + (node->scan ? node->scan->rows_seen : 0) +
 							   node->worker_rows, es);
+		if (node->scan != NULL)
+			ScoreCostsCombine(&costs, &node->scan->costs);
+		costs.scoring_ms += node->worker_scoring_ms;
+		if (node->scan != NULL || costs.codes_obtained > 0)
+			ScoreCostsExplain(&costs, es);
+		else if (node->worker_rows > 0 && es->timing)
+			ExplainPropertyFloat("Scoring Time", "ms", costs.scoring_ms, 3, es);
+	}
 }
 
 /* Register the node and install the planner hook (from _PG_init) */

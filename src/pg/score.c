@@ -16,8 +16,12 @@
  */
 #include "silvan_pg.h"
 
+#include <time.h>
+
 #include "catalog/pg_type.h"
+#include "commands/explain.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -49,7 +53,13 @@ ScoreBatch(ModelVersion *version, int32 batch_size, const void *rows,
 	CompiledVariant *variant = silvan_jit ?
 		ModelVersionVariantFor(version, batch_size, SilvanBatchTarget(batch_size)) : NULL;
 	CompiledForest *code = variant ? variant->code : NULL;
+	/* a scalar call's one row is no node's: two clock reads would be a few percent of it */
+	bool		timed = num_rows > 1;
+	instr_time	start;
+	instr_time	duration;
 
+	if (timed)
+		INSTR_TIME_SET_CURRENT(start);
 	for (;;)
 	{
 		ForestMarginsInit(forest, acc, num_rows);
@@ -74,6 +84,22 @@ ScoreBatch(ModelVersion *version, int32 batch_size, const void *rows,
 	ForestMarginsFinish(forest, acc, num_rows, margins);
 	if (predict)
 		ForestPredictRows(forest, margins, num_rows);
+	if (timed)
+	{
+		INSTR_TIME_SET_CURRENT(duration);
+		INSTR_TIME_SUBTRACT(duration, start);
+		score_costs.scoring_ms += INSTR_TIME_GET_MILLISEC(duration);
+	}
+}
+
+/* The time now, in milliseconds: for the pipeline thread, which calls no PostgreSQL code */
+static double
+ScoreClockMs(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec * 1000.0 + now.tv_nsec / 1e6;
 }
 
 /* Copy rows [begin, end) of a gather into place: a parallel loop body, plain C */
@@ -148,6 +174,7 @@ ScoreTaskRun(void *context)
 	ScoreTask  *task = (ScoreTask *) context;
 	const Forest *forest = task->version->header;
 	int64		split_rows = CompiledForestSplitRows(task->code);
+	double		start = ScoreClockMs();
 
 	if (split_rows > 0)
 	{
@@ -156,6 +183,7 @@ ScoreTaskRun(void *context)
 		task->completed = !__atomic_load_n(&task->stopped, __ATOMIC_RELAXED);
 		if (task->completed && task->predict && forest->num_groups > 1)
 			ForestPredictRows(forest, task->margins, task->num_rows);
+		task->run_ms = ScoreClockMs() - start;
 		return;
 	}
 	if (task->gather.sources != NULL)
@@ -164,11 +192,13 @@ ScoreTaskRun(void *context)
 	ForestMarginsInit(forest, task->acc, task->num_rows);
 	task->completed = CompiledForestRun(task->code, task->rows, task->num_rows,
 										task->acc, &task->stop);
-	if (!task->completed)
-		return;
-	ForestMarginsFinish(forest, task->acc, task->num_rows, task->margins);
-	if (task->predict)
-		ForestPredictRows(forest, task->margins, task->num_rows);
+	if (task->completed)
+	{
+		ForestMarginsFinish(forest, task->acc, task->num_rows, task->margins);
+		if (task->predict)
+			ForestPredictRows(forest, task->margins, task->num_rows);
+	}
+	task->run_ms = ScoreClockMs() - start;
 }
 
 /* Whether batches of this nominal size run on a GPU (not on the host) */
@@ -252,12 +282,68 @@ ScoreBatchFinish(ScoreTask *task)
 	RuntimeTaskWait(&task->stop);
 	task->in_flight = false;
 	task->version->busy_code = NULL;
+	score_costs.scoring_ms += task->run_ms;
 	if (task->completed)
 		return;
 	CHECK_FOR_INTERRUPTS();
 	ScoreBatch(task->version, task->batch_size, task->rows, task->num_rows,
 			   task->acc, task->margins, task->predict);
 	task->completed = true;
+}
+
+ScoreCosts	score_costs;
+
+/* Where score_costs stands now, before a node's scoring */
+void
+ScoreCostsMark(ScoreCosts *mark)
+{
+	*mark = score_costs;
+}
+
+/* Add to a node's share what its scoring cost since mark */
+void
+ScoreCostsAdd(ScoreCosts *share, const ScoreCosts *mark)
+{
+	share->scoring_ms += score_costs.scoring_ms - mark->scoring_ms;
+	share->code_ms += score_costs.code_ms - mark->code_ms;
+	if (score_costs.codes_obtained != mark->codes_obtained)
+	{
+		share->codes_obtained += score_costs.codes_obtained - mark->codes_obtained;
+		share->code_origin = score_costs.code_origin;
+	}
+}
+
+/* Add one share to another (a node's runs, or its participants) */
+void
+ScoreCostsCombine(ScoreCosts *into, const ScoreCosts *from)
+{
+	into->scoring_ms += from->scoring_ms;
+	into->code_ms += from->code_ms;
+	if (from->codes_obtained > 0)
+	{
+		into->codes_obtained += from->codes_obtained;
+		into->code_origin = from->code_origin;
+	}
+}
+
+/*
+ * EXPLAIN ANALYZE's lines of a node's share: how its code was had (and
+ * how long that took) or that it was in memory already, and the time the
+ * code ran (on the pipeline thread, when pipelined: beside the scan)
+ */
+void
+ScoreCostsExplain(const ScoreCosts *share, ExplainState *es)
+{
+	if (share->codes_obtained > 0)
+	{
+		ExplainPropertyText("Code", share->code_origin, es);
+		if (es->timing)
+			ExplainPropertyFloat("Code Time", "ms", share->code_ms, 3, es);
+	}
+	else
+		ExplainPropertyText("Code", "in memory", es);
+	if (es->timing)
+		ExplainPropertyFloat("Scoring Time", "ms", share->scoring_ms, 3, es);
 }
 
 /* On an error: stop a started batch and wait for it, without raising */

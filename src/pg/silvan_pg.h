@@ -278,9 +278,30 @@ typedef struct ScoreTask
 	bool		stopped;		/* a range of rows stopped early (atomic) */
 	bool		completed;		/* the code ran to the end */
 	bool		in_flight;
+	double		run_ms;			/* how long the pipeline thread ran it */
 } ScoreTask;
 
+/*
+ * What scoring has cost this backend so far: the nodes take the share of
+ * their own calls (ScoreCostsMark, then ScoreCostsAdd) for EXPLAIN ANALYZE
+ */
+typedef struct ScoreCosts
+{
+	double		scoring_ms;		/* compiled code (or the interpreter) running batches */
+	int64		codes_obtained; /* schedules' code compiled or loaded (variant.c) */
+	double		code_ms;		/* the time that took */
+	const char *code_origin;	/* how the last was obtained, in words */
+} ScoreCosts;
+
+extern ScoreCosts score_costs;
+
+struct ExplainState;
+
 /* score.c */
+extern void ScoreCostsMark(ScoreCosts *mark);
+extern void ScoreCostsAdd(ScoreCosts *share, const ScoreCosts *mark);
+extern void ScoreCostsCombine(ScoreCosts *into, const ScoreCosts *from);
+extern void ScoreCostsExplain(const ScoreCosts *share, struct ExplainState *es);
 extern void ScoreBatchStart(ScoreTask *task, ModelVersion *version, int32 batch_size,
 							const void *rows, int64 num_rows, void *acc, double *margins,
 							bool predict, const ScoreGather *gather);

@@ -25,6 +25,7 @@
 
 #include <math.h>
 
+#include "portability/instr_time.h"
 #include "utils/memutils.h"
 
 #include "silvan/llvm_load.h"
@@ -126,12 +127,21 @@ VariantCompile(ModelVersion *version, const Schedule *schedule, const Target *ta
 {
 	SilvanStatus status;
 	CompileTarget ct = {target, SilvanTargetArch(target)};
-	CompiledForest *code = target == &TargetCpu ?
-		CompileForestFromCache(version->header, schedule, version->profile) : NULL;
+	CompiledForest *code;
+	instr_time	start;
+	instr_time	duration;
 
+	INSTR_TIME_SET_CURRENT(start);
+	code = target == &TargetCpu ?
+		CompileForestFromCache(version->header, schedule, version->profile) : NULL;
 	if (code == NULL)
 		code = CompileForestFor(ModelVersionForest(version), schedule, version->profile, &ct,
 								&status);
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, start);
+	score_costs.code_ms += INSTR_TIME_GET_MILLISEC(duration);
+	score_costs.codes_obtained++;
+	score_costs.code_origin = code != NULL ? CompiledForestCodeOrigin(code) : "interpreted";
 	if (code == NULL && status.kind == SILVAN_ERROR_UNSUPPORTED)
 		ereport(NOTICE,
 				(errmsg("model is interpreted instead of compiled"),
