@@ -83,7 +83,8 @@
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
 #include "utils/snapmgr.h"
-#include "utils/syscache.h"
+
+#include "silvan/runtime.h"
 
 #define PREDICT_SCAN_NAME	"SilvanPredict"
 /* predict_table(model, source, key_column, feature_columns, batch_size) */
@@ -125,6 +126,7 @@ typedef struct PredictScanState
 	/* a parallel scan: the source's pages, claimed a chunk at a time */
 	struct PredictScanShared *shared;	/* NULL: the whole source, alone */
 	bool		rows_reported;	/* a worker's rows are added to shared's */
+	int			saved_threads;	/* silvan's thread cap before a parallel run lowered it */
 	int64		worker_rows;	/* the workers', read back by the leader */
 	double		worker_scoring_ms;	/* and the time their code ran */
 } PredictScanState;
@@ -258,9 +260,37 @@ PredictScanParallelPages(FuncExpr *func, Oid *relid)
 }
 
 /*
+ * The threads each participant of a parallel scan of workers workers
+ * scores with: the backend's share of silvan.max_threads, at least one
+ */
+static int
+PredictScanParticipantThreads(int workers)
+{
+	return Max(1, RuntimeMaxThreads() / (workers + 1));
+}
+
+/*
+ * How many times faster than one thread a scan runs on threads threads,
+ * as the cost model has it: its pipeline overlaps reading the source with
+ * scoring the batch before, at most twice as fast
+ */
+static double
+PredictScanThreadSpeed(int threads)
+{
+	return Min(threads, 2);
+}
+
+/*
  * A partial path of the node, each participant scoring chunks of the
  * source's pages, when the planner may run the call in parallel and its
- * source is big enough for workers (as a scan of it would be)
+ * source is big enough for workers (as a scan of it would be).
+ *
+ * Its cost weighs what the serial scan's threads already do: a serial
+ * scan with silvan.max_threads > 1 is pipelined, and the participants of
+ * a parallel one share those threads (PredictScanParticipantThreads), all
+ * on the machine's cores.  So on two cores, where one pipelined backend
+ * keeps both busy, a parallel plan costs more than the serial one; on
+ * more cores, or with one thread, it costs less.
  */
 static void
 PredictScanAddPartialPath(PlannerInfo *root, RelOptInfo *rel, FuncExpr *func, int output,
@@ -271,6 +301,9 @@ PredictScanAddPartialPath(PlannerInfo *root, RelOptInfo *rel, FuncExpr *func, in
 	Oid			relid;
 	int			workers;
 	double		divisor;
+	double		cores = RuntimeCoreCount();
+	double		serial_speed;
+	double		parallel_speed;
 
 	if (!rel->consider_parallel || max_parallel_workers_per_gather <= 0 ||
 		(pages = PredictScanParallelPages(func, &relid)) == 0)
@@ -282,6 +315,9 @@ PredictScanAddPartialPath(PlannerInfo *root, RelOptInfo *rel, FuncExpr *func, in
 	divisor = workers;
 	if (parallel_leader_participation && workers < 4)
 		divisor += 1.0 - 0.3 * workers;
+	serial_speed = Min(PredictScanThreadSpeed(RuntimeMaxThreads()), cores);
+	parallel_speed = Min(divisor * PredictScanThreadSpeed(PredictScanParticipantThreads(workers)),
+						 cores);
 
 	path = makeNode(CustomPath);
 	path->path.pathtype = T_CustomScan;
@@ -292,8 +328,9 @@ PredictScanAddPartialPath(PlannerInfo *root, RelOptInfo *rel, FuncExpr *func, in
 	path->path.parallel_workers = workers;
 	path->path.rows = clamp_row_est(rel->rows / divisor);
 	path->path.startup_cost = 0;
-	path->path.total_cost = total / divisor;
-	path->custom_private = list_make2(makeInteger(output), makeInteger((int) relid));
+	path->path.total_cost = total * serial_speed / parallel_speed;
+	path->custom_private = list_make3(makeInteger(output), makeInteger((int) relid),
+									  makeInteger(workers));
 	path->methods = &predict_path_methods;
 	add_partial_path(rel, &path->path);
 }
@@ -464,6 +501,31 @@ PredictScanRunGone(void *arg)
 	ScanClose((BatchScan *) arg);
 }
 
+/* Reset callback of a parallel run's context: the thread cap it lowered back */
+static void
+PredictScanThreadsBack(void *arg)
+{
+	RuntimeSetMaxThreads(((PredictScanState *) arg)->saved_threads);
+}
+
+/*
+ * A participant of a parallel scan scores with its share of the threads
+ * (PredictScanParticipantThreads), until the run's context goes
+ */
+static void
+PredictScanShareThreads(PredictScanState *node)
+{
+	CustomScan *cscan = (CustomScan *) node->css.ss.ps.plan;
+	MemoryContextCallback *callback = MemoryContextAlloc(node->run_cxt,
+														 sizeof(MemoryContextCallback));
+
+	node->saved_threads = RuntimeMaxThreads();
+	callback->func = PredictScanThreadsBack;
+	callback->arg = node;
+	MemoryContextRegisterResetCallback(node->run_cxt, callback);
+	RuntimeSetMaxThreads(PredictScanParticipantThreads(intVal(lthird(cscan->custom_private))));
+}
+
 /* Error context of the source query's planning and running, as SPI's */
 static void
 PredictScanSourceContext(void *arg)
@@ -578,6 +640,8 @@ PredictScanOpen(PredictScanState *node)
 	node->run_cxt = AllocSetContextCreate(node->css.ss.ps.state->es_query_cxt,
 										  "silvan streamed scan", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(node->run_cxt);
+	if (node->shared != NULL)
+		PredictScanShareThreads(node);
 	if (node->query_source)
 		node->scan = ScanStreamOpenQuery(node->output, TextDatumGetCString(values[0]),
 										 TextDatumGetCString(values[1]),

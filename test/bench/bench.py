@@ -282,17 +282,24 @@ def silvan_outputs(name, multi, n):
     return a
 
 
+def one_backend(threads):
+    """A session's settings for silvan in one backend with that many threads:
+    the peers' thread counts are threads of one process, and PostgreSQL
+    would plan a big bench table's scan in parallel"""
+    return [f"SET silvan.max_threads = {threads}", "SET max_parallel_workers_per_gather = 0"]
+
+
 def silvan_once_us_per_row(name, batch, nrows, threads, table=None):
     """One timed predict_table in a session warmed by one untimed run (on
     bench_<name>, or table)."""
     table = table or f"bench_{name}"
     sql = f"SELECT count(prediction) FROM silvan.predict_table('{name}', '{table}', 'id', batch_size => {batch})"
-    return timed_ms(sql, 2, [f"SET silvan.max_threads = {threads}"])[1] * 1000.0 / nrows
+    return timed_ms(sql, 2, one_backend(threads))[1] * 1000.0 / nrows
 
 
 def silvan_us_per_row(name, batch, nrows, threads=1, schedule=None):
     """Median of 3 runs of predict_table in a session warmed by one more."""
-    setup = [f"SET silvan.max_threads = {threads}"]
+    setup = one_backend(threads)
     if schedule:
         psql(f"SELECT silvan.set_schedule('{name}', $s${schedule}$s$, batch_size => {batch})")
     sql = f"SELECT count(prediction) FROM silvan.predict_table('{name}', 'bench_{name}', 'id', batch_size => {batch})"
@@ -367,11 +374,11 @@ def sql_forms(name, n, columns, worker):
                 v = timed_ms(parallel[form], 2, parallel_setup(th))[1] * 1000.0 / n
             elif form in updates:
                 warm = f"SELECT count(silvan.predict('{name}', {array})) FROM bench_{name} WHERE id < 1024"
-                v = timed_ms(updates[form], 1, [f"VACUUM bench_{name}_update", f"SET silvan.max_threads = {th}",
-                                                warm, "BEGIN"])[0] * 1000.0 / n
+                v = timed_ms(updates[form], 1, [f"VACUUM bench_{name}_update"] + one_backend(th) +
+                             [warm, "BEGIN"])[0] * 1000.0 / n
             else:
                 sql, setup = forms[form]
-                v = timed_ms(sql, 2, [f"SET silvan.max_threads = {th}"] + setup)[1] * 1000.0 / n
+                v = timed_ms(sql, 2, one_backend(th) + setup)[1] * 1000.0 / n
             if v is not None:
                 series[(form, th)].append(v)
     return {c: statistics.median(v) for c, v in series.items() if v}
@@ -387,7 +394,8 @@ def sql_forms_report(forms):
           "feature), beside `predict_table` and XGBoost's `inplace_predict` on the same rows; µs per row, "
           "medians of interleaved rounds, each a fresh session's second run. Threads: `silvan.max_threads` "
           "(XGBoost's nthread); \"parallel workers\": a parallel plan of that many workers, one thread each "
-          "(the leader only gathers). Ratio: over `predict_table` at the same thread count. "
+          "(the leader only gathers); the other forms run in one backend (`max_parallel_workers_per_gather = 0`). "
+          "Ratio: over `predict_table` at the same thread count. "
           f"PostgreSQL's shared memory: {huge_pages_in_use()}.", ""]
     for name, (label, n, r) in forms.items():
         md += [f"### {label}, {n} rows", "", "| form | " + " | ".join(
@@ -654,7 +662,7 @@ def compare(name, engine, ours, theirs):
 def tune_call(name, batch, strategy, budget, min_speedup=None):
     """silvan.tune() of one model and batch size on its bench table, one
     thread: (tune()'s row as a dict, or None, the error, wall seconds)."""
-    setup = ["SET silvan.max_threads = 1"]
+    setup = one_backend(1)
     if min_speedup is not None:
         setup.append(f"SET silvan.tune_min_speedup = {min_speedup}")
     t = time.time()
