@@ -202,6 +202,38 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE bmi IS NULL) AS null_bmi,
 RESET silvan.batch_calls;
 SELECT silvan.predict('named_features', ARRAY[age, sex]) FROM people;
 DROP TABLE people8, people8_scored;
+-- the columns read in place from the table's tuples: in the model's order
+-- (copied as they lie) or not, a row with a NULL read as the scalar call
+-- reads it, a fixed-length column passed through (uuid), one of variable
+-- length (text) after the features; what an aggregate reads of the rows
+CREATE TABLE people_wide AS
+	SELECT k, id, md5(k::text)::uuid AS u, age, sex, CASE WHEN k % 7 = 0 THEN NULL ELSE bmi END AS bmi,
+		   bp, s1, s2, s3, s4, s5, s6, repeat('x', (k % 50)::int) AS note
+	  FROM people;
+CREATE TABLE people_wide_scored AS
+	SELECT k, u, silvan.predict('named_features', ARRAY[age, sex, bmi, bp, s1, s2, s3, s4, s5, s6]) AS p,
+		   silvan.predict('named_features', ARRAY[s6, age, sex, bmi, bp, s1, s2, s3, s4, s5]) AS shifted
+	  FROM people_wide;
+CREATE TABLE people_wide_noted AS
+	SELECT k, note, u, silvan.predict('named_features', ARRAY[age, sex, bmi, bp, s1, s2, s3, s4, s5, s6]) AS p FROM people_wide;
+SELECT k % 3 AS g, count(*), sum(k) AS k_sum, count(age) AS ages FROM people_wide
+ WHERE silvan.predict('named_features', ARRAY[age, sex, bmi, bp, s1, s2, s3, s4, s5, s6]) > 150
+ GROUP BY 1 ORDER BY 1;
+SET silvan.batch_calls = off;
+SELECT count(*) AS rows, count(*) FILTER (WHERE bmi IS NULL) AS null_bmi,
+	   count(*) FILTER (WHERE s.u IS DISTINCT FROM w.u OR s.p IS DISTINCT FROM
+						silvan.predict('named_features', ARRAY[age, sex, bmi, bp, s1, s2, s3, s4, s5, s6])) AS in_place_differ,
+	   count(*) FILTER (WHERE s.shifted IS DISTINCT FROM
+						silvan.predict('named_features', ARRAY[s6, age, sex, bmi, bp, s1, s2, s3, s4, s5])) AS shifted_differ,
+	   count(*) FILTER (WHERE bmi IS NOT NULL AND s.p::real IS DISTINCT FROM e[1]::real) AS xgboost_differ,
+	   count(*) FILTER (WHERE n.note IS DISTINCT FROM w.note OR n.u IS DISTINCT FROM w.u OR
+						n.p IS DISTINCT FROM s.p) AS noted_differ
+  FROM people_wide w JOIN people_wide_scored AS s USING (k) JOIN people_wide_noted AS n USING (k) JOIN fx_exp AS x ON x.id = w.id;
+SELECT k % 3 AS g, count(*), sum(k) AS k_sum, count(age) AS ages FROM people_wide
+ WHERE silvan.predict('named_features', ARRAY[age, sex, bmi, bp, s1, s2, s3, s4, s5, s6]) > 150
+ GROUP BY 1 ORDER BY 1;
+RESET silvan.batch_calls;
+DROP TABLE people_wide, people_wide_scored, people_wide_noted;
 UPDATE people p SET score = silvan.predict('named_features', p) WHERE k % 2 = 0;
 SELECT count(*) FILTER (WHERE k % 2 = 0 AND score::real IS DISTINCT FROM e[1]::real) AS updated_differ,
 	   count(*) FILTER (WHERE k % 2 = 1 AND score IS NOT NULL) AS others_touched

@@ -4,12 +4,16 @@
  *		predict_proba() and predict_raw() scored a batch of rows at a time.
  *
  * batch_plan.c puts the node where a plan computed the calls row by row.
- * It pulls rows from its child into a batch of copied slots, evaluates
- * each call's features over every row of the batch into one dense buffer,
- * scores the buffer with one run of the compiled code (ScoreBatch), and
- * then returns the batch's rows one at a time: its scan tuple is the
- * child's columns followed by the calls' results, and its filter and
- * projection are the moved ones.  Batches start at 64 rows and double up
+ * It pulls a batch of rows from its child, puts each call's features of
+ * every row into one dense buffer, scores the buffer with one run of the
+ * compiled code (ScoreBatch), and then returns the batch's rows one at a
+ * time: its scan tuple is the child's columns followed by the calls'
+ * results, and its filter and projection are the moved ones.  When every
+ * call reads its features from the child's columns (an ARRAY[...] of
+ * them, or a table's row), the features are read as each row comes and
+ * the node keeps of the row only the columns its filter and projection
+ * use; otherwise it keeps a copy of each row and evaluates the calls'
+ * features over the copies.  Batches start at 64 rows and double up
  * to silvan.batch_calls_size, so a LIMIT above it reads few rows more than
  * it needs.  Rows with a NULL features array or row get NULL, as the
  * strict function gives.  A call on a whole row matches the row's columns
@@ -37,6 +41,7 @@
 #include "nodes/nodeFuncs.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
@@ -63,14 +68,18 @@ typedef struct BatchCall
 	int			num_direct;
 	Oid			direct_type;	/* their type, float4 or float8 */
 	RowExpr    *direct_row;		/* features is ROW(the child's columns) of a table's row */
-	AttrNumber *row_columns;	/* this run's: per feature, its child column */
-	Oid		   *row_types;		/* and its type */
+	AttrNumber *columns;		/* this run's, read from columns: per feature, its child column */
+	Oid		   *column_types;	/* and its type */
+	bool		in_place;		/* the columns are the tuple data's, in the model's type */
 	RowFeatures *row_map;		/* this run's match of its type */
 	ModelVersion *version;		/* this run's, pinned; NULL before the first batch */
 	char	   *model_name;
 	int32		code_batch;		/* the batch size whose code scores it */
 	Datum	   *results;		/* per row of the batch */
 	bool	   *result_nulls;
+	char	   *feature_rows;	/* this batch's: the scored rows' features */
+	int		   *which;			/* and which row of the batch each is */
+	int			num_scored;
 } BatchCall;
 
 typedef struct BatchState
@@ -79,7 +88,16 @@ typedef struct BatchState
 	int			num_child;		/* the child's columns: the scan tuple's first */
 	int			num_calls;
 	BatchCall  *calls;
-	TupleTableSlot **rows;		/* the batch: copies of the child's rows */
+	TupleDesc	child_desc;
+	bool	   *kept;			/* per child column: read above (batch_plan.c) */
+	bool		read_as_fetched;	/* this run's calls read the child's columns */
+	AttrNumber	last_read;		/* and the child's columns they and kept need */
+	TupleDesc	heap_desc;		/* the child's heap tuples' last descriptor */
+	bool		heap_layout;	/* has fixed offsets of the columns read */
+	int32	   *heap_offsets;	/* per child column up to last_read */
+	TupleTableSlot **rows;		/* the batch, not read_as_fetched: copies of the rows */
+	Datum	   *kept_values;	/* the batch, read_as_fetched: the kept columns */
+	bool	   *kept_nulls;
 	int			capacity;		/* rows allocated: silvan.batch_calls_size */
 	int			fill;			/* rows the next batch asks for */
 	int			num_rows;
@@ -143,15 +161,6 @@ BatchDirectColumns(BatchCall *call, Node *features)
 	call->direct_type = array->element_typeid;
 }
 
-/* Read a row's features from its columns (BatchDirectColumns), as PredictRowFill reads an array */
-static void
-BatchReadColumns(const BatchCall *call, TupleTableSlot *slot, const Forest *forest, void *row)
-{
-	for (int i = 0; i < call->num_direct; i++)
-		FeaturePut(forest, row, i, slot->tts_values[call->direct[i] - 1],
-				   slot->tts_isnull[call->direct[i] - 1], call->direct_type);
-}
-
 /*
  * A call on a table's row that batch_plan.c turned into ROW(its columns):
  * match the row type's columns to the model's features, once a run, and
@@ -167,19 +176,35 @@ BatchMatchRow(BatchState *node, BatchCall *call)
 	int		   *columns = FeaturesMatchRow(desc, format_type_be(call->direct_row->row_typeid),
 										   forest, call->model_name);
 
-	call->row_columns = palloc(sizeof(AttrNumber) * Max(forest->num_features, 1));
-	call->row_types = palloc(sizeof(Oid) * Max(forest->num_features, 1));
+	call->columns = palloc(sizeof(AttrNumber) * Max(forest->num_features, 1));
+	call->column_types = palloc(sizeof(Oid) * Max(forest->num_features, 1));
 	for (int32 i = 0; i < forest->num_features; i++)
 	{
 		Var		   *var = list_nth(call->direct_row->args, columns[i]);
 
-		call->row_columns[i] = var->varattno;
-		call->row_types[i] = TupleDescAttr(desc, columns[i])->atttypid;
+		call->columns[i] = var->varattno;
+		call->column_types[i] = TupleDescAttr(desc, columns[i])->atttypid;
 	}
 	MemoryContextSwitchTo(old);
 }
 
-/* BeginCustomScan: check EXECUTE, start the child, set up the calls and the batch's slots */
+/*
+ * A call on ARRAY[the child's columns] (BatchDirectColumns) as long as the
+ * model's features reads them as PredictRowFill reads the array; an array
+ * of another length goes the array's way, which reports it
+ */
+static void
+BatchMatchArray(BatchState *node, BatchCall *call)
+{
+	if (call->num_direct != call->version->header->num_features)
+		return;
+	call->columns = call->direct;
+	call->column_types = MemoryContextAlloc(node->run_cxt, sizeof(Oid) * Max(call->num_direct, 1));
+	for (int i = 0; i < call->num_direct; i++)
+		call->column_types[i] = call->direct_type;
+}
+
+/* BeginCustomScan: check EXECUTE, start the child, set up the calls and what the batch keeps */
 static void
 BatchBegin(CustomScanState *css, EState *estate, int eflags)
 {
@@ -187,7 +212,7 @@ BatchBegin(CustomScanState *css, EState *estate, int eflags)
 	CustomScan *cscan = (CustomScan *) css->ss.ps.plan;
 	List	   *outputs = lsecond(cscan->custom_private);
 	List	   *funcids = lthird(cscan->custom_private);
-	TupleDesc	child_desc;
+	ListCell   *lc;
 
 	node->num_child = intVal(linitial(cscan->custom_private));
 	node->num_calls = list_length(outputs);
@@ -209,15 +234,16 @@ BatchBegin(CustomScanState *css, EState *estate, int eflags)
 		BatchDirectColumns(call, list_nth(cscan->custom_exprs, 2 * i + 1));
 	}
 	outerPlanState(node) = ExecInitNode(outerPlan(cscan), estate, eflags);
-	child_desc = ExecGetResultType(outerPlanState(node));
+	node->child_desc = ExecGetResultType(outerPlanState(node));
+	node->kept = palloc0(sizeof(bool) * Max(node->num_child, 1));
+	foreach(lc, lfourth(cscan->custom_private))
+		node->kept[lfirst_int(lc) - 1] = true;
 	node->capacity = silvan_batch_calls_size;
-	node->rows = palloc(sizeof(TupleTableSlot *) * node->capacity);
-	for (int r = 0; r < node->capacity; r++)
-		node->rows[r] = MakeSingleTupleTableSlot(child_desc, &TTSOpsMinimalTuple);
 	for (int i = 0; i < node->num_calls; i++)
 	{
 		node->calls[i].results = palloc(sizeof(Datum) * node->capacity);
 		node->calls[i].result_nulls = palloc(sizeof(bool) * node->capacity);
+		node->calls[i].which = palloc(sizeof(int) * node->capacity);
 	}
 	node->batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "silvan batch",
 											ALLOCSET_DEFAULT_SIZES);
@@ -236,7 +262,7 @@ BatchRunGone(void *arg)
 			ModelVersionUnpin(node->calls[i].version);
 		node->calls[i].version = NULL;
 		node->calls[i].row_map = NULL;
-		node->calls[i].row_columns = NULL;
+		node->calls[i].columns = NULL;
 	}
 	node->run_cxt = NULL;
 }
@@ -260,7 +286,57 @@ BatchCodeSize(ModelVersion *version, int32 batch_size)
 	return batch_size;
 }
 
-/* Look up and pin each call's model for this run, as the caller */
+/* Does a call, with this run's model, read its features from the child's columns (or nothing)? */
+static bool
+BatchCallReadsColumns(const BatchCall *call)
+{
+	return call->version == NULL || call->columns != NULL;
+}
+
+/*
+ * How this run keeps its batches: the kept columns when every call reads
+ * the child's columns (read_as_fetched), else copies of the rows; and the
+ * child's columns read of each row
+ */
+static void
+BatchChooseKeeping(BatchState *node)
+{
+	MemoryContext query_cxt = node->css.ss.ps.state->es_query_cxt;
+
+	node->read_as_fetched = true;
+	node->last_read = 0;
+	for (int c = 0; c < node->num_child; c++)
+		if (node->kept[c])
+			node->last_read = c + 1;
+	for (int i = 0; i < node->num_calls; i++)
+	{
+		BatchCall  *call = &node->calls[i];
+
+		if (!BatchCallReadsColumns(call))
+			node->read_as_fetched = false;
+		if (call->columns == NULL)
+			continue;
+		for (int k = 0; k < call->version->header->num_features; k++)
+			node->last_read = Max(node->last_read, call->columns[k]);
+	}
+	node->heap_desc = NULL;
+	if (node->read_as_fetched && node->kept_values == NULL)
+	{
+		size_t		cells = (size_t) node->capacity * Max(node->num_child, 1);
+
+		node->kept_values = MemoryContextAllocZero(query_cxt, sizeof(Datum) * cells);
+		node->kept_nulls = MemoryContextAlloc(query_cxt, sizeof(bool) * cells);
+		memset(node->kept_nulls, true, sizeof(bool) * cells);
+	}
+	if (!node->read_as_fetched && node->rows == NULL)
+	{
+		node->rows = MemoryContextAlloc(query_cxt, sizeof(TupleTableSlot *) * node->capacity);
+		for (int r = 0; r < node->capacity; r++)
+			node->rows[r] = MakeSingleTupleTableSlot(node->child_desc, &TTSOpsMinimalTuple);
+	}
+}
+
+/* Look up and pin each call's model for this run, as the caller, and choose how to keep rows */
 static void
 BatchOpenRun(BatchState *node)
 {
@@ -286,6 +362,222 @@ BatchOpenRun(BatchState *node)
 		ModelVersionPin(call->version);
 		ScoreCheckOutput(call->version, call->output, call->model_name);
 		call->code_batch = BatchCodeSize(call->version, node->capacity);
+		if (call->direct_row != NULL)
+			BatchMatchRow(node, call);
+		else if (call->direct != NULL)
+			BatchMatchArray(node, call);
+	}
+	BatchChooseKeeping(node);
+}
+
+/* Start a batch of up to node->fill rows: each call's room for their features */
+static void
+BatchStartBatch(BatchState *node)
+{
+	for (int i = 0; i < node->num_calls; i++)
+	{
+		BatchCall  *call = &node->calls[i];
+		Forest	   *forest;
+
+		call->num_scored = 0;
+		if (call->version == NULL)
+			continue;
+		forest = call->version->header;
+		call->feature_rows = MemoryContextAlloc(node->batch_cxt,
+												(size_t) forest->num_features *
+												ForestValueSize(forest) * node->fill);
+	}
+}
+
+/*
+ * Where a row's columns are read: the slot's deformed values, or the data
+ * of a heap tuple without NULLs at the layout's offsets (BatchHeapData)
+ */
+typedef struct BatchRowView
+{
+	TupleTableSlot *slot;
+	const char *data;
+	const int32 *offsets;
+}			BatchRowView;
+
+/* Column attno of a row */
+static inline Datum
+BatchColumn(const BatchRowView *view, AttrNumber attno, bool *isnull)
+{
+	Form_pg_attribute att;
+
+	if (view->data == NULL)
+	{
+		*isnull = view->slot->tts_isnull[attno - 1];
+		return view->slot->tts_values[attno - 1];
+	}
+	att = TupleDescAttr(view->slot->tts_tupleDescriptor, attno - 1);
+	*isnull = false;
+	return fetch_att(view->data + view->offsets[attno - 1], att->attbyval, att->attlen);
+}
+
+/*
+ * Have the child's heap tuples of this descriptor fixed offsets for the
+ * columns read (last_read), of the child's types?  Note them, and which
+ * calls' features lie in the tuple as the model stores them (in_place).
+ */
+static bool
+BatchHeapLayout(BatchState *node, TupleDesc desc)
+{
+	int32		offset = 0;
+
+	if (desc->natts < node->last_read)
+		return false;
+	if (node->heap_offsets == NULL)
+		node->heap_offsets = MemoryContextAlloc(node->css.ss.ps.state->es_query_cxt,
+												sizeof(int32) * Max(node->num_child, 1));
+	for (int a = 0; a < node->last_read; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+
+		if (att->attisdropped || att->attlen <= 0 ||
+			att->atttypid != TupleDescAttr(node->child_desc, a)->atttypid)
+			return false;
+		offset = att_align_nominal(offset, att->attalign);
+		node->heap_offsets[a] = offset;
+		offset += att->attlen;
+	}
+	for (int i = 0; i < node->num_calls; i++)
+	{
+		BatchCall  *call = &node->calls[i];
+		const Forest *forest = call->version ? call->version->header : NULL;
+		Oid			model_type;
+
+		call->in_place = forest != NULL && call->columns != NULL;
+		if (!call->in_place)
+			continue;
+		model_type = forest->precision == FOREST_FLOAT32 ? FLOAT4OID : FLOAT8OID;
+		for (int k = 0; k < forest->num_features && call->in_place; k++)
+			call->in_place = call->column_types[k] == model_type &&
+				node->heap_offsets[call->columns[k] - 1] ==
+				node->heap_offsets[call->columns[0] - 1] + k * (int) ForestValueSize(forest);
+	}
+	return true;
+}
+
+/* The data of a child's row to read in place, or NULL: the slot must be deformed */
+static const char *
+BatchHeapData(BatchState *node, TupleTableSlot *slot)
+{
+	HeapTuple	tuple;
+
+	if (!TTS_IS_BUFFERTUPLE(slot) && !TTS_IS_HEAPTUPLE(slot))
+		return NULL;
+	if (slot->tts_tupleDescriptor != node->heap_desc)
+	{
+		node->heap_desc = slot->tts_tupleDescriptor;
+		node->heap_layout = BatchHeapLayout(node, node->heap_desc);
+	}
+	tuple = ((HeapTupleTableSlot *) slot)->tuple;
+	if (!node->heap_layout || tuple == NULL || HeapTupleHasNulls(tuple) ||
+		HeapTupleHeaderGetNatts(tuple->t_data) < node->last_read)
+		return NULL;
+	return (const char *) tuple->t_data + tuple->t_data->t_hoff;
+}
+
+/* Put batch row r's features for a call that reads the child's columns (BatchCallReadsColumns) */
+static void
+BatchReadRow(BatchCall *call, const BatchRowView *view, int r)
+{
+	const Forest *forest;
+	char	   *row;
+	size_t		row_bytes;
+
+	if (call->version == NULL)
+	{
+		call->result_nulls[r] = true;
+		return;
+	}
+	forest = call->version->header;
+	row_bytes = (size_t) forest->num_features * ForestValueSize(forest);
+	row = call->feature_rows + call->num_scored * row_bytes;
+	if (view->data != NULL && call->in_place)
+		memcpy(row, view->data + view->offsets[call->columns[0] - 1], row_bytes);
+	else
+		for (int32 i = 0; i < forest->num_features; i++)
+		{
+			bool		isnull;
+			Datum		value = BatchColumn(view, call->columns[i], &isnull);
+
+			FeaturePut(forest, row, i, value, isnull, call->column_types[i]);
+		}
+	call->result_nulls[r] = false;
+	call->which[call->num_scored++] = r;
+}
+
+/* Take the child's next row into the batch: its features and kept columns, or a copy */
+static void
+BatchTakeRow(BatchState *node, TupleTableSlot *slot)
+{
+	int			r = node->num_rows++;
+	BatchRowView view = {slot, NULL, NULL};
+	Datum	   *values;
+	bool	   *nulls;
+
+	if (!node->read_as_fetched)
+	{
+		ExecCopySlot(node->rows[r], slot);
+		return;
+	}
+	values = node->kept_values + (size_t) r * node->num_child;
+	nulls = node->kept_nulls + (size_t) r * node->num_child;
+	view.data = BatchHeapData(node, slot);
+	view.offsets = node->heap_offsets;
+	if (view.data == NULL)
+		slot_getsomeattrs(slot, node->last_read);
+	for (int i = 0; i < node->num_calls; i++)
+		BatchReadRow(&node->calls[i], &view, r);
+	for (int c = 0; c < node->num_child; c++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(node->child_desc, c);
+
+		if (!node->kept[c])
+			continue;
+		values[c] = BatchColumn(&view, c + 1, &nulls[c]);
+		if (!nulls[c] && !attr->attbyval)
+			values[c] = datumCopy(values[c], false, attr->attlen);
+	}
+}
+
+/* Put a call's features of the batch's copied rows (not read_as_fetched) */
+static void
+BatchReadCopies(BatchState *node, BatchCall *call)
+{
+	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
+	Forest	   *forest = call->version->header;
+	size_t		row_bytes = (size_t) forest->num_features * ForestValueSize(forest);
+
+	for (int r = 0; r < node->num_rows; r++)
+	{
+		bool		isnull;
+		Datum		features;
+
+		if (BatchCallReadsColumns(call))
+		{
+			BatchRowView view = {node->rows[r], NULL, NULL};
+
+			slot_getallattrs(node->rows[r]);
+			BatchReadRow(call, &view, r);
+			continue;
+		}
+		econtext->ecxt_outertuple = node->rows[r];
+		features = ExecEvalExpr(call->features, econtext, &isnull);
+		call->result_nulls[r] = isnull;
+		if (isnull)
+			continue;
+		if (call->whole_row)
+			PredictRowFromComposite(DatumGetHeapTupleHeader(features), forest, call->model_name,
+									&call->row_map, node->run_cxt,
+									call->feature_rows + call->num_scored * row_bytes);
+		else
+			PredictRowFill(DatumGetArrayTypeP(features), forest, call->model_name,
+						   call->feature_rows + call->num_scored * row_bytes);
+		call->which[call->num_scored++] = r;
 	}
 }
 
@@ -316,84 +608,34 @@ BatchScoreRows(BatchCall *call, const char *rows, int n, void *acc, double *marg
 	PG_END_TRY();
 }
 
-/* Evaluate one call's features over the batch, score them, and keep each row's result */
+/* Score one call's rows of the batch and keep each row's result */
 static void
 BatchScoreCall(BatchState *node, BatchCall *call)
 {
-	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
 	Forest	   *forest;
-	size_t		row_bytes;
-	char	   *rows;
-	int		   *which;
 	double	   *margins;
 	double	   *scratch;
-	int			n = 0;
-	bool		direct;
+	int			n;
 
 	if (call->version == NULL)
 	{
 		memset(call->result_nulls, true, sizeof(bool) * node->num_rows);
 		return;
 	}
-	forest = call->version->header;
-	row_bytes = (size_t) forest->num_features * ForestValueSize(forest);
-	rows = palloc(row_bytes * node->num_rows);
-	which = palloc(sizeof(int) * node->num_rows);
-	if (call->direct_row != NULL)
-	{
-		if (call->row_columns == NULL)
-			BatchMatchRow(node, call);
-		for (int r = 0; r < node->num_rows; r++)
-		{
-			TupleTableSlot *slot = node->rows[r];
-			void	   *row = rows + n * row_bytes;
-
-			slot_getallattrs(slot);
-			for (int32 i = 0; i < forest->num_features; i++)
-				FeaturePut(forest, row, i, slot->tts_values[call->row_columns[i] - 1],
-						   slot->tts_isnull[call->row_columns[i] - 1], call->row_types[i]);
-			call->result_nulls[r] = false;
-			which[n++] = r;
-		}
-	}
-	/* an array of the wrong length goes the array's way, which reports it */
-	direct = call->direct_row != NULL ||
-		(call->direct != NULL && call->num_direct == forest->num_features);
-	for (int r = 0; call->direct != NULL && direct && r < node->num_rows; r++)
-	{
-		slot_getallattrs(node->rows[r]);
-		BatchReadColumns(call, node->rows[r], forest, rows + n * row_bytes);
-		call->result_nulls[r] = false;
-		which[n++] = r;
-	}
-	for (int r = 0; !direct && r < node->num_rows; r++)
-	{
-		bool		isnull;
-		Datum		features;
-
-		econtext->ecxt_outertuple = node->rows[r];
-		features = ExecEvalExpr(call->features, econtext, &isnull);
-		call->result_nulls[r] = isnull;
-		if (isnull)
-			continue;
-		if (call->whole_row)
-			PredictRowFromComposite(DatumGetHeapTupleHeader(features), forest, call->model_name,
-									&call->row_map, node->run_cxt, rows + n * row_bytes);
-		else
-			PredictRowFill(DatumGetArrayTypeP(features), forest, call->model_name,
-						   rows + n * row_bytes);
-		which[n++] = r;
-	}
+	if (!node->read_as_fetched)
+		BatchReadCopies(node, call);
+	n = call->num_scored;
 	if (n == 0)
 		return;
+	forest = call->version->header;
 	margins = palloc(sizeof(double) * n * forest->num_groups);
 	scratch = palloc(sizeof(double) * ForestOutputWidth(forest));
-	BatchScoreRows(call, rows, n, palloc(ForestValueSize(forest) * n * forest->num_groups),
-				   margins);
+	BatchScoreRows(call, call->feature_rows, n,
+				   palloc(ForestValueSize(forest) * n * forest->num_groups), margins);
 	for (int k = 0; k < n; k++)
-		call->results[which[k]] = ScoreResultDatum(call->version, call->output,
-												   margins + (size_t) k * forest->num_groups,
-												   scratch);
+		call->results[call->which[k]] = ScoreResultDatum(call->version, call->output,
+														 margins + (size_t) k * forest->num_groups,
+														 scratch);
 	node->rows_scored += n;
 }
 
@@ -417,13 +659,17 @@ BatchFill(BatchState *node)
 			node->child_done = true;
 			break;
 		}
-		ExecCopySlot(node->rows[node->num_rows++], slot);
+		if (node->run_cxt == NULL)
+			BatchOpenRun(node);
+		if (node->num_rows == 0)
+			BatchStartBatch(node);
+		old = MemoryContextSwitchTo(node->batch_cxt);
+		BatchTakeRow(node, slot);
+		MemoryContextSwitchTo(old);
 	}
 	node->fill = Min(node->fill * 2, node->capacity);
 	if (node->num_rows == 0)
 		return;
-	if (node->run_cxt == NULL)
-		BatchOpenRun(node);
 	old = MemoryContextSwitchTo(node->batch_cxt);
 	ScoreCostsMark(&mark);
 	for (int i = 0; i < node->num_calls; i++)
@@ -438,12 +684,23 @@ static TupleTableSlot *
 BatchScanTuple(BatchState *node, int r)
 {
 	TupleTableSlot *scan = node->css.ss.ss_ScanTupleSlot;
-	TupleTableSlot *row = node->rows[r];
 
 	ExecClearTuple(scan);
-	slot_getallattrs(row);
-	memcpy(scan->tts_values, row->tts_values, sizeof(Datum) * node->num_child);
-	memcpy(scan->tts_isnull, row->tts_isnull, sizeof(bool) * node->num_child);
+	if (node->read_as_fetched)
+	{
+		memcpy(scan->tts_values, node->kept_values + (size_t) r * node->num_child,
+			   sizeof(Datum) * node->num_child);
+		memcpy(scan->tts_isnull, node->kept_nulls + (size_t) r * node->num_child,
+			   sizeof(bool) * node->num_child);
+	}
+	else
+	{
+		TupleTableSlot *row = node->rows[r];
+
+		slot_getallattrs(row);
+		memcpy(scan->tts_values, row->tts_values, sizeof(Datum) * node->num_child);
+		memcpy(scan->tts_isnull, row->tts_isnull, sizeof(bool) * node->num_child);
+	}
 	for (int i = 0; i < node->num_calls; i++)
 	{
 		scan->tts_values[node->num_child + i] = node->calls[i].results[r];
@@ -505,7 +762,7 @@ BatchEnd(CustomScanState *css)
 	BatchState *node = (BatchState *) css;
 
 	BatchReset(node);
-	for (int r = 0; r < node->capacity; r++)
+	for (int r = 0; node->rows != NULL && r < node->capacity; r++)
 		ExecDropSingleTupleTableSlot(node->rows[r]);
 	ExecEndNode(outerPlanState(node));
 }

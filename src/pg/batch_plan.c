@@ -43,7 +43,9 @@
 #include "silvan_pg.h"
 
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "catalog/pg_language.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "access/parallel.h"
@@ -52,10 +54,13 @@
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "optimizer/planner.h"
+#include "parser/parsetree.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
@@ -236,6 +241,37 @@ BatchRowOverChild(BatchRewrite *rw, Var *whole)
 	return (Expr *) row;
 }
 
+/* Are features an ARRAY[...] of float4 or float8 columns (read without building it)? */
+static bool
+BatchIsColumnArray(Expr *features)
+{
+	ArrayExpr  *array = (ArrayExpr *) features;
+	ListCell   *lc;
+
+	if (!IsA(features, ArrayExpr) || array->multidims ||
+		(array->element_typeid != FLOAT4OID && array->element_typeid != FLOAT8OID))
+		return false;
+	foreach(lc, array->elements)
+		if (!IsA(lfirst(lc), Var) || ((Var *) lfirst(lc))->vartype != array->element_typeid)
+			return false;
+	return true;
+}
+
+/* Does any call in node take features other than its columns (an array of them, its row)? */
+static bool
+BatchCallComputesFeatures(Node *node, BatchRewrite *rw)
+{
+	if (node == NULL)
+		return false;
+	if (BatchIsCall(node))
+	{
+		Expr	   *features = lsecond(((FuncExpr *) node)->args);
+
+		return !BatchIsColumnArray(features) && !BatchIsScannedRow(rw, features);
+	}
+	return expression_tree_walker(node, BatchCallComputesFeatures, rw);
+}
+
 /*
  * A call's features as the batch node reads them from its child: an
  * ARRAY[...] of float4 or float8 columns stays an ARRAY over the child's
@@ -252,12 +288,8 @@ BatchFeaturesOverChild(BatchRewrite *rw, Expr *features)
 
 	if (BatchIsScannedRow(rw, features))
 		return BatchRowOverChild(rw, (Var *) features);
-	if (!IsA(features, ArrayExpr) || array->multidims ||
-		(array->element_typeid != FLOAT4OID && array->element_typeid != FLOAT8OID))
+	if (!BatchIsColumnArray(features))
 		return (Expr *) BatchScanVar(features, BatchChildColumn(rw, features), OUTER_VAR);
-	foreach(lc, array->elements)
-		if (!IsA(lfirst(lc), Var) || ((Var *) lfirst(lc))->vartype != array->element_typeid)
-			return (Expr *) BatchScanVar(features, BatchChildColumn(rw, features), OUTER_VAR);
 	over_child = copyObject(array);
 	over_child->elements = NIL;
 	foreach(lc, array->elements)
@@ -323,13 +355,36 @@ BatchMutateBelow(Node *node, BatchRewrite *rw)
 	return expression_tree_mutator(node, BatchMutateBelow, rw);
 }
 
+/* Add to *columns each of the child's columns (1 to num_child) that a Var of varno in expr reads */
+static void
+BatchColumnsRead(Node *expr, int varno, int num_child, List **columns)
+{
+	List	   *vars = pull_var_clause(expr, PVC_RECURSE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
+									   PVC_RECURSE_PLACEHOLDERS);
+	ListCell   *lc;
+
+	foreach(lc, vars)
+	{
+		Var		   *var = lfirst(lc);
+
+		if (var->varno != varno || var->varattno > num_child)
+			continue;
+		if (var->varattno == InvalidAttrNumber)
+			for (int c = 1; c <= num_child; c++)
+				*columns = list_append_unique_int(*columns, c);
+		else if (var->varattno > 0)
+			*columns = list_append_unique_int(*columns, var->varattno);
+	}
+}
+
 /*
  * The batch node over child: its scan tuple is the child's columns and then
  * one column per call (custom_scan_tlist), features are read by
- * feature_exprs (OUTER_VAR: the child's row)
+ * feature_exprs (OUTER_VAR: the child's row); the node and its parent read
+ * only the child's columns in reads (the node keeps no others)
  */
 static CustomScan *
-BatchMakeNode(Plan *child, List *calls, List *feature_exprs, List *tlist, List *qual)
+BatchMakeNode(Plan *child, List *calls, List *feature_exprs, List *tlist, List *qual, List *reads)
 {
 	CustomScan *cscan = makeNode(CustomScan);
 	List	   *scan_tlist = NIL;
@@ -375,21 +430,60 @@ BatchMakeNode(Plan *child, List *calls, List *feature_exprs, List *tlist, List *
 	cscan->flags = 0;
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->custom_exprs = exprs;
-	cscan->custom_private = list_make3(makeInteger(list_length(child->targetlist)), outputs,
-									   funcids);
+	cscan->custom_private = list_make4(makeInteger(list_length(child->targetlist)), outputs,
+									   funcids, reads);
 	cscan->methods = &batch_plan_methods;
 	return cscan;
 }
 
+/*
+ * A scan's child target list to start from when every call reads the
+ * table's columns: the table's columns in order, so that the scan, not
+ * projecting, hands the batch node its heap tuples to read the features
+ * of in place; NIL where the table has dropped columns (the scan projects
+ * anyway) or is not a table
+ */
+static List *
+BatchPhysicalColumns(Index scanrelid, List *rtable)
+{
+	RangeTblEntry *rte = rt_fetch(scanrelid, rtable);
+	List	   *tlist = NIL;
+	Relation	rel;
+	TupleDesc	desc;
+
+	if (rte->rtekind != RTE_RELATION ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
+		return NIL;
+	rel = table_open(rte->relid, NoLock);
+	desc = RelationGetDescr(rel);
+	for (int a = 0; a < desc->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+
+		if (att->attisdropped)
+		{
+			list_free_deep(tlist);
+			tlist = NIL;
+			break;
+		}
+		tlist = lappend(tlist, makeTargetEntry((Expr *) makeVar(scanrelid, att->attnum, att->atttypid,
+																att->atttypmod, att->attcollation, 0),
+											   a + 1, NULL, false));
+	}
+	table_close(rel, NoLock);
+	return tlist;
+}
+
 /* Put a batch node above a projecting node that computes calls; plan itself if it has none */
 static Plan *
-BatchAbove(Plan *plan)
+BatchAbove(Plan *plan, List *rtable)
 {
 	BatchRewrite rw = {0};
 	List	   *tlist = NIL;
 	List	   *qual = NIL;
 	List	   *kept = NIL;
 	List	   *feature_exprs = NIL;
+	List	   *reads = NIL;
 	ListCell   *lc;
 
 	if (!BatchHasCall((Node *) plan->targetlist, NULL) && !BatchHasCall((Node *) plan->qual, NULL))
@@ -398,7 +492,13 @@ BatchAbove(Plan *plan)
 	if (IsA(plan, SeqScan) || IsA(plan, SampleScan) || IsA(plan, IndexScan) ||
 		IsA(plan, IndexOnlyScan) || IsA(plan, BitmapHeapScan) || IsA(plan, TidScan) ||
 		IsA(plan, TidRangeScan))
+	{
 		rw.scanrelid = ((Scan *) plan)->scanrelid;
+		if (!IsA(plan, IndexOnlyScan) &&
+			!BatchCallComputesFeatures((Node *) plan->targetlist, &rw) &&
+			!BatchCallComputesFeatures((Node *) plan->qual, &rw))
+			rw.child_tlist = BatchPhysicalColumns(rw.scanrelid, rtable);
+	}
 	foreach(lc, plan->targetlist)
 	{
 		TargetEntry *tle = flatCopyTargetEntry(lfirst(lc));
@@ -424,7 +524,58 @@ BatchAbove(Plan *plan)
 	BatchNumberResults((Node *) qual, &rw);
 	plan->targetlist = rw.child_tlist;
 	plan->qual = kept;
-	return (Plan *) BatchMakeNode(plan, rw.calls, feature_exprs, tlist, qual);
+	BatchColumnsRead((Node *) tlist, INDEX_VAR, list_length(rw.child_tlist), &reads);
+	BatchColumnsRead((Node *) qual, INDEX_VAR, list_length(rw.child_tlist), &reads);
+	return (Plan *) BatchMakeNode(plan, rw.calls, feature_exprs, tlist, qual, reads);
+}
+
+/* The columns 1 to num_columns of its input that an Agg reads */
+static List *
+BatchAggReads(Agg *agg, int num_columns)
+{
+	List	   *reads = NIL;
+
+	BatchColumnsRead((Node *) agg->plan.targetlist, OUTER_VAR, num_columns, &reads);
+	BatchColumnsRead((Node *) agg->plan.qual, OUTER_VAR, num_columns, &reads);
+	for (int i = 0; i < agg->numCols; i++)
+		if (agg->grpColIdx[i] <= num_columns)
+			reads = list_append_unique_int(reads, agg->grpColIdx[i]);
+	return reads;
+}
+
+/*
+ * A batch node below an Agg outputs only what the Agg reads (count(*)
+ * reads nothing): its other columns become NULL, those after the last
+ * read go, and the node keeps only what is left and its filter read
+ */
+static void
+BatchTrimBelowAgg(Agg *agg)
+{
+	CustomScan *cscan = (CustomScan *) outerPlan(agg);
+	List	   *reads = BatchAggReads(agg, list_length(cscan->scan.plan.targetlist));
+	List	   *tlist = NIL;
+	List	   *kept = NIL;
+	int			last = 0;
+	ListCell   *lc;
+
+	foreach(lc, reads)
+		last = Max(last, lfirst_int(lc));
+	foreach(lc, cscan->scan.plan.targetlist)
+	{
+		TargetEntry *tle = flatCopyTargetEntry(lfirst(lc));
+
+		if (tle->resno > last)
+			break;
+		if (!list_member_int(reads, tle->resno))
+			tle->expr = (Expr *) makeNullConst(exprType((Node *) tle->expr), exprTypmod((Node *) tle->expr),
+											   exprCollation((Node *) tle->expr));
+		tlist = lappend(tlist, tle);
+	}
+	cscan->scan.plan.targetlist = tlist;
+	BatchColumnsRead((Node *) tlist, INDEX_VAR, intVal(linitial(cscan->custom_private)), &kept);
+	BatchColumnsRead((Node *) cscan->scan.plan.qual, INDEX_VAR,
+					 intVal(linitial(cscan->custom_private)), &kept);
+	lfourth(cscan->custom_private) = kept;
 }
 
 /* Put a batch node between an Agg and its input when the Agg reads calls over its rows */
@@ -437,6 +588,7 @@ BatchBelowAgg(Agg *agg)
 	List	   *feature_exprs = NIL;
 	List	   *tlist_new;
 	List	   *qual_new;
+	List	   *reads = NIL;
 	ListCell   *lc;
 	int			n = 0;
 
@@ -452,7 +604,10 @@ BatchBelowAgg(Agg *agg)
 		return false;
 	foreach(lc, rw.calls)
 		feature_exprs = lappend(feature_exprs, lsecond(((FuncExpr *) lfirst(lc))->args));
-	/* the batch node's output is its scan tuple as it is */
+	/* the batch node's output is its scan tuple as it is, of which the Agg reads these */
+	agg->plan.targetlist = tlist_new;
+	agg->plan.qual = qual_new;
+	reads = BatchAggReads(agg, rw.num_child);
 	for (int i = 1; i <= rw.num_child + list_length(rw.calls); i++)
 	{
 		Expr	   *column = i <= rw.num_child ?
@@ -463,9 +618,7 @@ BatchBelowAgg(Agg *agg)
 		tlist = lappend(tlist, makeTargetEntry((Expr *) BatchScanVar(column, n, INDEX_VAR),
 											   n, NULL, false));
 	}
-	agg->plan.targetlist = tlist_new;
-	agg->plan.qual = qual_new;
-	outerPlan(agg) = (Plan *) BatchMakeNode(child, rw.calls, feature_exprs, tlist, NIL);
+	outerPlan(agg) = (Plan *) BatchMakeNode(child, rw.calls, feature_exprs, tlist, NIL, reads);
 	return true;
 }
 
@@ -493,30 +646,37 @@ BatchMaxNodeId(Plan *plan)
 	return most;
 }
 
+/* A statement's plan trees being rewritten */
+typedef struct BatchPlanWalk
+{
+	List	   *rtable;
+	int			last_id;		/* the largest plan_node_id so far */
+} BatchPlanWalk;
+
 /* Rewrite a plan tree bottom up; inner_marks: its parent marks and restores it */
 static Plan *
-BatchRewritePlan(Plan *plan, bool inner_marks, int *last_id)
+BatchRewritePlan(Plan *plan, bool inner_marks, BatchPlanWalk *walk)
 {
 	ListCell   *lc;
 	Plan	   *batched;
 
 	if (plan == NULL)
 		return NULL;
-	plan->lefttree = BatchRewritePlan(plan->lefttree, false, last_id);
-	plan->righttree = BatchRewritePlan(plan->righttree, IsA(plan, MergeJoin), last_id);
+	plan->lefttree = BatchRewritePlan(plan->lefttree, false, walk);
+	plan->righttree = BatchRewritePlan(plan->righttree, IsA(plan, MergeJoin), walk);
 	switch (nodeTag(plan))
 	{
 		case T_Append:
 			foreach(lc, ((Append *) plan)->appendplans)
-				lfirst(lc) = BatchRewritePlan(lfirst(lc), false, last_id);
+				lfirst(lc) = BatchRewritePlan(lfirst(lc), false, walk);
 			break;
 		case T_MergeAppend:
 			foreach(lc, ((MergeAppend *) plan)->mergeplans)
-				lfirst(lc) = BatchRewritePlan(lfirst(lc), false, last_id);
+				lfirst(lc) = BatchRewritePlan(lfirst(lc), false, walk);
 			break;
 		case T_SubqueryScan:
 			((SubqueryScan *) plan)->subplan =
-				BatchRewritePlan(((SubqueryScan *) plan)->subplan, false, last_id);
+				BatchRewritePlan(((SubqueryScan *) plan)->subplan, false, walk);
 			break;
 		default:
 			break;
@@ -525,7 +685,11 @@ BatchRewritePlan(Plan *plan, bool inner_marks, int *last_id)
 	{
 		case T_Agg:
 			if (BatchBelowAgg((Agg *) plan))
-				plan->lefttree->plan_node_id = ++*last_id;
+				plan->lefttree->plan_node_id = ++walk->last_id;
+			else if (((Agg *) plan)->groupingSets == NIL && ((Agg *) plan)->chain == NIL &&
+					 plan->lefttree != NULL && IsA(plan->lefttree, CustomScan) &&
+					 ((CustomScan *) plan->lefttree)->methods == &batch_plan_methods)
+				BatchTrimBelowAgg((Agg *) plan);
 			return plan;
 		case T_SeqScan:
 		case T_SampleScan:
@@ -548,9 +712,9 @@ BatchRewritePlan(Plan *plan, bool inner_marks, int *last_id)
 			/* a Result without input is one row, and PL/pgSQL's simple expressions */
 			if (IsA(plan, Result) && plan->lefttree == NULL)
 				return plan;
-			if (inner_marks || (batched = BatchAbove(plan)) == plan)
+			if (inner_marks || (batched = BatchAbove(plan, walk->rtable)) == plan)
 				return plan;
-			batched->plan_node_id = ++*last_id;
+			batched->plan_node_id = ++walk->last_id;
 			return batched;
 		default:
 			return plan;
@@ -562,19 +726,19 @@ static bool
 BatchRewriteStmt(PlannedStmt *stmt)
 {
 	ListCell   *lc;
-	int			last_id;
+	BatchPlanWalk walk = {stmt->rtable, 0};
 	int			first_new;
 
 	if (!silvan_batch_calls || stmt->commandType == CMD_UTILITY)
 		return false;
-	last_id = BatchMaxNodeId(stmt->planTree);
+	walk.last_id = BatchMaxNodeId(stmt->planTree);
 	foreach(lc, stmt->subplans)
-		last_id = Max(last_id, BatchMaxNodeId(lfirst(lc)));
-	first_new = last_id;
-	stmt->planTree = BatchRewritePlan(stmt->planTree, false, &last_id);
+		walk.last_id = Max(walk.last_id, BatchMaxNodeId(lfirst(lc)));
+	first_new = walk.last_id;
+	stmt->planTree = BatchRewritePlan(stmt->planTree, false, &walk);
 	foreach(lc, stmt->subplans)
-		lfirst(lc) = BatchRewritePlan(lfirst(lc), false, &last_id);
-	return last_id > first_new;
+		lfirst(lc) = BatchRewritePlan(lfirst(lc), false, &walk);
+	return walk.last_id > first_new;
 }
 
 /* planner_hook: plan as usual, then batch the scalar calls of the plan */
