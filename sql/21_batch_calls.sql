@@ -126,18 +126,25 @@ DROP ROLE regress_batch_reader;
 -- EXPLAIN ANALYZE says how the code was had, and for how long it ran: a
 -- fresh session loads it from the code cache, the next query has it in memory
 \c
-CREATE FUNCTION pg_temp.code_lines(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+CREATE FUNCTION pg_temp.code_lines(query text, pattern text DEFAULT 'Code|Scoring Time')
+RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE line text;
 BEGIN
 	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, SUMMARY OFF) ' || query LOOP
-		IF line ~ 'Code|Scoring Time' THEN
-			RETURN NEXT regexp_replace(trim(line), '[0-9]+\.[0-9]+ ms', 'N ms');
+		IF line ~ pattern THEN
+			RETURN NEXT regexp_replace(regexp_replace(trim(line), '[0-9]+\.[0-9]+ ms', 'N ms'),
+									   ' \(actual .*', '');
 		END IF;
 	END LOOP;
 END $$;
 SELECT * FROM pg_temp.code_lines('SELECT count(silvan.predict(''binary_logistic'', f)) FROM fx_many');
 SELECT * FROM pg_temp.code_lines('SELECT count(silvan.predict(''binary_logistic'', f)) FROM fx_many');
 SELECT * FROM pg_temp.code_lines('SELECT count(*) FROM silvan.predict_table(''binary_logistic'', ''fx_many'', ''k'', ''{f}'', 1024)');
+-- in a parallel plan, the rows and time of every worker
+\i sql/parallel.psql
+SELECT * FROM pg_temp.code_lines('SELECT count(silvan.predict(''binary_logistic'', f)) FROM fx_many',
+								 'SilvanBatch|Rows Scored|Scoring Time');
+\i sql/parallel_reset.psql
 
 -- off: one row at a time, the same results
 SET silvan.batch_calls = off;

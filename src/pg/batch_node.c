@@ -26,6 +26,11 @@
  * another order (ScheduleReordersSums); the batch then runs the code that
  * a scalar call runs.
  *
+ * Below a Gather the node runs in each worker over its share of the rows
+ * (batch_plan.c marks it parallel-aware): each worker adds what it scored
+ * to the query's shared memory as it shuts down, and the leader's EXPLAIN
+ * ANALYZE counts every participant's rows.
+ *
  * What the executor checks for a function call, the node checks when it
  * starts: EXECUTE on each function.  Models are looked up and pinned at
  * the first batch of a run (a rescan starts a new run), as the caller,
@@ -33,11 +38,13 @@
  */
 #include "silvan_pg.h"
 
+#include "access/parallel.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_type.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "port/atomics.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -82,6 +89,14 @@ typedef struct BatchCall
 	int			num_scored;
 } BatchCall;
 
+/* What a parallel plan's workers scored, for the leader's EXPLAIN ANALYZE */
+typedef struct BatchShared
+{
+	pg_atomic_uint64 rows_scored;
+	pg_atomic_uint64 batches;
+	pg_atomic_uint64 scoring_us;
+} BatchShared;
+
 typedef struct BatchState
 {
 	CustomScanState css;
@@ -108,6 +123,10 @@ typedef struct BatchState
 	int64		rows_scored;	/* for EXPLAIN ANALYZE */
 	int64		batches;
 	ScoreCosts	costs;			/* its share of scoring's */
+	BatchShared *shared;		/* in a parallel plan, until it shuts down */
+	int64		worker_rows;	/* the leader's: what the workers scored */
+	int64		worker_batches;
+	double		worker_scoring_ms;
 } BatchState;
 
 CustomScanMethods batch_plan_methods;
@@ -799,11 +818,71 @@ BatchExplain(CustomScanState *css, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Batch Size", NULL, node->capacity, es);
 	if (es->analyze)
 	{
-		ExplainPropertyInteger("Rows Scored", NULL, node->rows_scored, es);
-		ExplainPropertyInteger("Batches", NULL, node->batches, es);
+		ScoreCosts	costs = node->costs;
+
+		ExplainPropertyInteger("Rows Scored", NULL, node->rows_scored + node->worker_rows, es);
+		ExplainPropertyInteger("Batches", NULL, node->batches + node->worker_batches, es);
+		costs.scoring_ms += node->worker_scoring_ms;
 		if (node->batches > 0)
-			ScoreCostsExplain(&node->costs, es);
+			ScoreCostsExplain(&costs, es);
+		else if (node->worker_batches > 0 && es->timing)
+			ExplainPropertyFloat("Scoring Time", "ms", costs.scoring_ms, 3, es);
 	}
+}
+
+/* ---- Parallel plans ---- */
+
+/* EstimateDSMCustomScan: the workers' counts */
+static Size
+BatchEstimateDSM(CustomScanState *css, ParallelContext *pcxt)
+{
+	return sizeof(BatchShared);
+}
+
+/* InitializeDSMCustomScan (the leader) */
+static void
+BatchInitializeDSM(CustomScanState *css, ParallelContext *pcxt, void *coordinate)
+{
+	BatchShared *shared = coordinate;
+
+	pg_atomic_init_u64(&shared->rows_scored, 0);
+	pg_atomic_init_u64(&shared->batches, 0);
+	pg_atomic_init_u64(&shared->scoring_us, 0);
+	((BatchState *) css)->shared = shared;
+}
+
+/* InitializeWorkerCustomScan */
+static void
+BatchInitializeWorker(CustomScanState *css, shm_toc *toc, void *coordinate)
+{
+	((BatchState *) css)->shared = coordinate;
+}
+
+/*
+ * ShutdownCustomScan, while the shared memory is there: a worker adds
+ * what it scored (before the leader sees its end), the leader reads back
+ * all the workers' (counted over every rescan's workers)
+ */
+static void
+BatchShutdown(CustomScanState *css)
+{
+	BatchState *node = (BatchState *) css;
+
+	if (node->shared == NULL)
+		return;
+	if (IsParallelWorker())
+	{
+		pg_atomic_add_fetch_u64(&node->shared->rows_scored, node->rows_scored);
+		pg_atomic_add_fetch_u64(&node->shared->batches, node->batches);
+		pg_atomic_add_fetch_u64(&node->shared->scoring_us, (uint64) (node->costs.scoring_ms * 1000));
+	}
+	else
+	{
+		node->worker_rows = pg_atomic_read_u64(&node->shared->rows_scored);
+		node->worker_batches = pg_atomic_read_u64(&node->shared->batches);
+		node->worker_scoring_ms = pg_atomic_read_u64(&node->shared->scoring_us) / 1000.0;
+	}
+	node->shared = NULL;
 }
 
 /* Register the node's methods (from BatchPlanInit) */
@@ -818,5 +897,9 @@ BatchNodeRegister(void)
 	batch_exec_methods.EndCustomScan = BatchEnd;
 	batch_exec_methods.ReScanCustomScan = BatchRescan;
 	batch_exec_methods.ExplainCustomScan = BatchExplain;
+	batch_exec_methods.EstimateDSMCustomScan = BatchEstimateDSM;
+	batch_exec_methods.InitializeDSMCustomScan = BatchInitializeDSM;
+	batch_exec_methods.InitializeWorkerCustomScan = BatchInitializeWorker;
+	batch_exec_methods.ShutdownCustomScan = BatchShutdown;
 	RegisterCustomScanMethods(&batch_plan_methods);
 }

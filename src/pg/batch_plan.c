@@ -651,7 +651,20 @@ typedef struct BatchPlanWalk
 {
 	List	   *rtable;
 	int			last_id;		/* the largest plan_node_id so far */
+	int			gathers;		/* Gathers above the node being rewritten */
 } BatchPlanWalk;
+
+/*
+ * A new batch node gets its id; below a Gather it runs in each worker, and
+ * is parallel-aware so that the workers can tell the leader what they
+ * scored (batch_node.c)
+ */
+static void
+BatchNumberNode(Plan *batched, BatchPlanWalk *walk)
+{
+	batched->plan_node_id = ++walk->last_id;
+	batched->parallel_aware = walk->gathers > 0;
+}
 
 /* Rewrite a plan tree bottom up; inner_marks: its parent marks and restores it */
 static Plan *
@@ -662,7 +675,9 @@ BatchRewritePlan(Plan *plan, bool inner_marks, BatchPlanWalk *walk)
 
 	if (plan == NULL)
 		return NULL;
+	walk->gathers += IsA(plan, Gather) || IsA(plan, GatherMerge);
 	plan->lefttree = BatchRewritePlan(plan->lefttree, false, walk);
+	walk->gathers -= IsA(plan, Gather) || IsA(plan, GatherMerge);
 	plan->righttree = BatchRewritePlan(plan->righttree, IsA(plan, MergeJoin), walk);
 	switch (nodeTag(plan))
 	{
@@ -685,7 +700,7 @@ BatchRewritePlan(Plan *plan, bool inner_marks, BatchPlanWalk *walk)
 	{
 		case T_Agg:
 			if (BatchBelowAgg((Agg *) plan))
-				plan->lefttree->plan_node_id = ++walk->last_id;
+				BatchNumberNode(plan->lefttree, walk);
 			else if (((Agg *) plan)->groupingSets == NIL && ((Agg *) plan)->chain == NIL &&
 					 plan->lefttree != NULL && IsA(plan->lefttree, CustomScan) &&
 					 ((CustomScan *) plan->lefttree)->methods == &batch_plan_methods)
@@ -714,7 +729,7 @@ BatchRewritePlan(Plan *plan, bool inner_marks, BatchPlanWalk *walk)
 				return plan;
 			if (inner_marks || (batched = BatchAbove(plan, walk->rtable)) == plan)
 				return plan;
-			batched->plan_node_id = ++walk->last_id;
+			BatchNumberNode(batched, walk);
 			return batched;
 		default:
 			return plan;
@@ -726,7 +741,7 @@ static bool
 BatchRewriteStmt(PlannedStmt *stmt)
 {
 	ListCell   *lc;
-	BatchPlanWalk walk = {stmt->rtable, 0};
+	BatchPlanWalk walk = {stmt->rtable, 0, 0};
 	int			first_new;
 
 	if (!silvan_batch_calls || stmt->commandType == CMD_UTILITY)
