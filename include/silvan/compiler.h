@@ -2,23 +2,23 @@
  * compiler.h
  *		The public face of the compiler: Forest + schedule -> native code.
  *
- * Pipeline (one pass per file under src/compiler):
+ * Pipeline (compile.c runs it, in this order; one pass per file under
+ * src/compiler unless said):
  *
  *   Forest --runtime/jit.c--> machine code and the image of its buffers
  *            (compile_image.c) from the code cache, found by source: with
  *            both, nothing below runs
- *          --hir.c--> HIR (tree order, padding, per-tree depth)
- *          --schedule.c--> Schedule (default by batch size, or given)
+ *          --hir.c--> the forest normalized (compares as LT, LE, EQ)
+ *          --schedule.c--> Schedule (the default by batch size, or given)
  *          --mir.c--> MIR (explicit loop nest over batch and tree, walk ops)
+ *          --tiling.c--> tiles (tileTrees with n > 1)
+ *          --hir.c--> HIR (tree order, padding, per-tree depth)
  *          --repr_*.c--> representation buffers (node layout in memory)
- *          --runtime/jit.c--> the machine code made from the same model,
- *            profile and schedule, from this process or the disk cache
- *            (runtime/code_cache.c): found by source, the two steps below
- *            are skipped
+ *          --compile_cost.c--> the compile's size, held to its limits
  *          --codegen.c--> LLVM IR (LLVM-C API)
- *          --runtime/jit.c--> native function (an object elf_link.c links), or the same
- *            machine code from this process or the disk cache, keyed by the
- *            bitcode before optimization
+ *          --runtime/jit.c--> native function (an object elf_link.c links),
+ *            or the same machine code from this process or the disk cache
+ *            (runtime/code_cache.c), keyed by the IR before optimization
  *
  * For a gpu target (target.h) the same passes run with loops mapped to
  * grid and block indices (MirBuildTarget), no code cache, and codegen's

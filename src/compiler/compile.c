@@ -2,31 +2,40 @@
  * compile.c
  *		The compiler driver: Forest + schedule -> native batch function.
  *
- * Passes, in order, each in its own file:
+ * The pipeline, in order (compile_passes, run by CompilePipeline; each
+ * pass states what it needs, and explain lists each one's time):
  *
- *   jit.c      the code cache asked by source (JitFindBySource) for the
- *              machine code made from this forest's digest, profile,
- *              schedule text and gather choice, and for the image of the
- *              buffers and text that compile built (compile_image.c): with
- *              both, no pass below runs (CompileFromCache), and the forest
+ *   (cache)    the code cache asked by source (jit.c, JitFindBySource) for
+ *              the machine code made from this forest's digest, profile,
+ *              schedule text and the host's choices, and for the image of
+ *              the buffers and text that compile built (compile_image.c):
+ *              with both, no pass runs (CompileFromCache), and the forest
  *              need not even have its trees (CompileForestFromCache)
- *   hir.c      splits comparing with >=, > or != rewritten as <, <= and ==
- *              with their children swapped (HirNormalizeCompares): the
- *              passes below only meet LT, LE and EQ
- *   mir.c      schedule -> MIR loop nest, reductions legalized (needs only
- *              the tree and group counts), and the padding its walks ask for
- *   hir.c      Forest -> HIR (walk order, sibling pairs, padding)
- *   tiling.c   tileTrees(n > 1): Forest -> tiles and LUT, hung on the HIR
- *   repr_*.c   HIR -> representation buffers (model data)
- *   codegen*.c MIR -> LLVM IR, layout details asked of the representation;
- *              the code constants (thresholds and leaves that code walks
- *              read at fixed offsets) handed to the buffers as aux[3]
- *   jit.c      LLVM IR -> short pass list -> object, linked by elf_link.c
- *              (or the code cache's object, by IR key);
- *              the image of the buffers and text is stored beside it
- *   gpu_emit.c (gpu targets, instead of the code cache and jit.c) the
- *              device's module -> the same pass list -> PTX, or an AMDGPU
- *              object linked into an HSA code object
+ *   normalize  hir.c: splits comparing with >=, > or != rewritten as <,
+ *              <= and == with their children swapped (HirNormalizeCompares)
+ *   schedule   the one given, or the target's default (schedule.c)
+ *   check      what the schedule asks of the layout (a known
+ *              representation, a profile where tiling needs one)
+ *   mir        mir.c: schedule -> loop nest, reductions legalized (needs
+ *              only the tree and group counts), the padding its walks ask
+ *   gpu shared memory   (gpu targets) what a block stages in shared memory
+ *   tiling     tiling.c: tileTrees(n > 1): tiles and LUT
+ *   hir        hir.c: Forest -> HIR (walk order, sibling pairs, padding),
+ *              the tiles hung on it
+ *   layout     repr_*.c: HIR -> representation buffers (model data), with
+ *              the host's choices (host_choices.c); the MIR finished
+ *   estimate   compile_cost.c: the compile's size, held to the limits
+ *   explain text   schedule, HIR and MIR as text
+ *   codegen    codegen*.c: MIR -> LLVM IR, layout details asked of the
+ *              representation; the code constants (thresholds and leaves
+ *              that code walks read at fixed offsets) handed to the buffers
+ *              as aux[3]; the module counted and held to the limits
+ *   llvm       jit.c: the short pass list -> object, linked by elf_link.c
+ *              (or the code cache's object, by IR key); the image of the
+ *              buffers and text stored beside it
+ *   device code   (gpu targets, instead of codegen and llvm) the device's
+ *              module -> the same pass list -> PTX (gpu_emit.c), or an
+ *              AMDGPU object linked into an HSA code object
  *
  * The compiled forest keeps the buffers, the machine code and the text of
  * every level for explain; the Forest itself is not referenced afterwards.
@@ -56,12 +65,16 @@
 #include "silvan/compile_image.h"
 #include "silvan/compiler.h"
 #include "silvan/gpu.h"
-#include "silvan/host_id.h"
+#include "silvan/host_choices.h"
 #include "silvan/jit.h"
 #include "silvan/llvm_errors.h"
 #include "silvan/llvm_load.h"
 #include "silvan/sha256.h"
 #include "silvan/tiling.h"
+
+/* The pipeline's passes (compile_passes), and the batch function's name */
+#define COMPILE_NUM_PASSES	13
+#define COMPILE_ENTRY		"silvan_forest_batch"
 
 struct CompiledForest
 {
@@ -85,6 +98,8 @@ struct CompiledForest
 	bool		needs_partials;
 	int64_t		code_splits;	/* splits compiled into code (codeWalk) */
 	double		compile_ms;
+	double		pass_ms[COMPILE_NUM_PASSES];	/* each pass's time (compile_passes) */
+	uint32_t	passes_run;		/* bit p: pass p ran */
 	JitSource	code_source;	/* compiled, from the disk cache, or shared */
 	bool		from_image;		/* buffers and text from the code cache */
 	CodeCacheView image_view;	/* the image, mapped: the buffers lie in it */
@@ -124,11 +139,6 @@ struct CompiledForest
 #define COMPILE_SPLIT_ROWS_LARGE	256
 #define COMPILE_SPLIT_LARGE_BYTES	(1024 * 1024)
 #define COMPILE_CODE_BYTES_PER_SPLIT	48
-
-/* CodegenSetGatherPolicy's and CodegenSetCarryPolicy's choices */
-static int	gather_policy = -1;
-static int	carry_policy = -1;
-static int	vector_walk_policy = -1;
 
 /* Milliseconds on a monotonic clock */
 static double
@@ -311,106 +321,6 @@ EmitDeviceCode(CompiledForest *compiled, LLVMModuleRef module, SilvanStatus *sta
 }
 
 /*
- * Generate the kernel for a device and emit what its driver loads: a
- * module with the target's triple and its target machine's data layout,
- * optimized and turned into PTX or a code object by gpu_emit.c
- */
-static bool
-CompileDeviceCode(CompiledForest *compiled, const Mir *mir, const Representation *repr,
-				  SilvanStatus *status)
-{
-	const char *name = "silvan_forest_kernel";
-	char	   *layout = GpuDataLayout(compiled->target->triple, compiled->arch, status);
-	LLVMContextRef context;
-	LLVMModuleRef module;
-	CodegenStats stats = {0};
-	bool		ok;
-
-	if (layout == NULL)
-		return false;
-	context = LLVMContextCreate();
-	module = LLVMModuleCreateWithNameInContext(name, context);
-	LLVMSetTarget(module, compiled->target->triple);
-	LLVMSetDataLayout(module, layout);
-	free(layout);
-	ok = CodegenForest(mir, repr, &compiled->buffers, module, name, compiled->target,
-					   compiled->arch, "", &stats, status);
-	if (ok)
-		InstallCodeConstants(compiled, &stats);
-	ok = ok && CountGenerated(compiled, module, status);
-	if (ok && (compiled->device_ir = ModuleText(module)) == NULL)
-		ok = StatusNoMemory(status, "the kernel's LLVM IR");
-	if (ok)
-		ok = EmitDeviceCode(compiled, module, status);
-	LLVMDisposeModule(module);
-	LLVMContextDispose(context);
-	return ok;
-}
-
-/* Generate, optimize and JIT the batch function, unless the code cache has it */
-static bool
-CompileCode(CompiledForest *compiled, const Mir *mir, const Representation *repr,
-			SilvanStatus *status)
-{
-	JitModule	jm;
-	const char *name = "silvan_forest_batch";
-	CodegenStats stats = {0};
-	void	   *address = NULL;
-	char	   *source = NULL;
-	size_t		source_len;
-
-	if (compiled->target->output != TARGET_OUTPUT_JIT)
-	{
-		bool		ok = CompileDeviceCode(compiled, mir, repr, status);
-
-		free(compiled->buffers.record_of);
-		compiled->buffers.record_of = NULL;
-		return ok;
-	}
-	/*
-	 * The code cache keeps cpu code; an emulated grid's kernel is compiled
-	 * each time.  Code found by source comes with its image (CompileFromCache,
-	 * before the passes); here the code is generated, since it also makes
-	 * the code constants, and then found by its IR if it is there.
-	 */
-	if (compiled->forest_digest[0] && !compiled->target->gpu)
-		source = CodeSource(compiled, mir->profile);
-	source_len = source ? strlen(source) : 0;
-
-	if (!JitModuleCreate(name, &jm, status))
-		goto done;
-	if (compiled->estimated.instructions > COMPILE_NAMED_IR_MAX)
-		JitModuleDiscardNames(&jm);
-	if (!CodegenForest(mir, repr, &compiled->buffers, jm.module, name, compiled->target,
-					   JitHostCpuName(), JitHostCpuFeatures(), &stats, status))
-	{
-		JitModuleDispose(&jm);
-		goto done;
-	}
-	InstallCodeConstants(compiled, &stats);
-	if (!CountGenerated(compiled, jm.module, status))
-	{
-		JitModuleDispose(&jm);
-		goto done;
-	}
-	jm.fast_codegen = !compiled->schedule.full_codegen &&
-		(stats.code_splits > COMPILE_FULL_CODEGEN_SPLITS || stats.code_categorical > 0);
-	/* the same code may come from this process, another backend, or be compiled */
-	compiled->code = JitCompile(&jm, name, source, source_len, &address, &compiled->llvm_ir,
-								&compiled->code_source, status);
-done:
-	if (compiled->code != NULL && source != NULL)
-		StoreImage(compiled, source, source_len);
-	free(source);
-	free(compiled->buffers.record_of);	/* only code generation reads it */
-	compiled->buffers.record_of = NULL;
-	if (compiled->code == NULL)
-		return false;
-	compiled->fn = (SilvanBatchFn) address;
-	return true;
-}
-
-/*
  * Check what the schedule asks of the model layout before any pass runs:
  * a known representation, a profile where tiling needs one
  */
@@ -484,89 +394,6 @@ BuildHir(const Forest *forest, const Schedule *schedule, const Mir *mir,
 	return hir;
 }
 
-/*
- * The host facts below come from CPUID (host_id.c), not from LLVM: the
- * code cache's source key holds them, and a backend finds cached code
- * without loading LLVM
- */
-
-/* Is the host an AMD core? */
-static bool
-HostIsAmd(void)
-{
-	return HostVendorIsAmd();
-}
-
-/*
- * Does the host CPU gather fast?  It needs AVX2 or AVX-512 (the host's
- * features), and not an AMD core: their gathers are microcoded, and a
- * tile walked slower with gathers than with scalar loads.
- */
-static bool
-HostHasFastGathers(void)
-{
-	if (!HostHasFeature("avx2") && !HostHasFeature("avx512f"))
-		return false;
-	if (gather_policy >= 0)
-		return gather_policy > 0;
-	return !HostIsAmd();
-}
-
-/*
- * Should default schedules walk rows as the lanes of AVX-512 vectors
- * (vectorWalk, codegen_walk_vector.c)?  Where the host has AVX-512F and
- * gathers fast (not an AMD core).  There the XGBoost bench models'
- * kernels walk faster than 16 rows in lock-step with add-with-carry hops,
- * bit for bit the same.
- */
-bool
-CodegenHostVectorWalk(void)
-{
-	if (!HostHasFeature("avx512f"))
-		return false;
-	if (vector_walk_policy >= 0)
-		return vector_walk_policy > 0;
-	return HostHasFastGathers();
-}
-
-/* Tests: -1 decide by CPU (default), 0 never walk as vectors, 1 where AVX-512F allows */
-void
-CodegenSetVectorWalkPolicy(int policy)
-{
-	vector_walk_policy = policy;
-}
-
-/* Tests: -1 decide by CPU (default), 0 never gather, 1 gather where AVX2 allows */
-void
-CodegenSetGatherPolicy(int policy)
-{
-	gather_policy = policy;
-}
-
-/*
- * Should a hop of the perfect layout be one add-with-carry (child = g + g
- * + the compare's carry: vucomiss, adc) instead of LLVM's xor, setb and
- * lea?  On x86 (SSE2 in LLVM's host features), but not an AMD core: the
- * XGBoost bench models' kernels walked faster with it on an Intel core
- * and slower on an AMD one.
- */
-static bool
-HostHasCheapCarry(void)
-{
-	if (!HostHasFeature("sse2"))
-		return false;
-	if (carry_policy >= 0)
-		return carry_policy > 0;
-	return !HostIsAmd();
-}
-
-/* Tests: -1 decide by CPU (default), 0 never, 1 on any x86 CPU */
-void
-CodegenSetCarryPolicy(int policy)
-{
-	carry_policy = policy;
-}
-
 /* The HIR summary, and the tiling's when trees are tiled */
 static char *
 DumpHir(const Hir *hir, const ReprBuffers *buffers)
@@ -594,36 +421,6 @@ DumpHir(const Hir *hir, const ReprBuffers *buffers)
 	return TextFinish(&buf);
 }
 
-/*
- * Run the passes after the MIR, up to the estimate only when estimate_only;
- * the HIR is freed by the caller
- */
-static bool
-CompileFromMir(CompiledForest *compiled, Mir *mir, const Hir *hir, bool estimate_only,
-			   SilvanStatus *status)
-{
-	const Representation *repr = ReprLookup(compiled->schedule.representation);
-
-	compiled->repr = repr;
-	compiled->buffers.gather = !compiled->target->gpu && HostHasFastGathers();
-	compiled->buffers.carry_hops = !compiled->target->gpu && HostHasCheapCarry();
-	if (!repr->build(hir, &compiled->buffers, status))
-		return false;
-	if (CancelRequested())
-		return StatusCanceled(status, "laying out the model");
-	MirFinish(mir, hir, compiled->buffers.trees);
-	CompileEstimateMir(mir, hir, &compiled->buffers,
-					   compiled->target->gpu ? "" : JitHostCpuFeatures(), &compiled->estimated);
-	if (estimate_only || !CompileCheckCost(&compiled->estimated, true, status))
-		return estimate_only;
-	compiled->schedule_text = ScheduleOneLine(&compiled->schedule);
-	compiled->hir_text = DumpHir(hir, &compiled->buffers);
-	compiled->mir_text = MirDump(mir);
-	if (!compiled->schedule_text || !compiled->hir_text || !compiled->mir_text)
-		return StatusNoMemory(status, "the compiler's explain text");
-	return CompileCode(compiled, mir, repr, status);
-}
-
 /* Refuse a forest with rules the compiler lacks (ForestUncompiledRule); it is interpreted */
 static bool
 CompileSupported(const Forest *forest, SilvanStatus *status)
@@ -635,10 +432,9 @@ CompileSupported(const Forest *forest, SilvanStatus *status)
 				   "The model uses %s, which only the interpreter implements.", rule);
 }
 
-/* A new compiled forest: its schedule (given, or the default) and the forest's facts */
+/* A compiled forest to be made for a target (NULL: the host cpu), its passes not run */
 static CompiledForest *
-CompiledForestStart(const Forest *forest, const char *forest_digest, const Schedule *schedule,
-					SilvanStatus *status)
+CompiledForestNew(const CompileTarget *target, const char *forest_digest, SilvanStatus *status)
 {
 	CompiledForest *compiled = calloc(1, sizeof(CompiledForest));
 
@@ -648,17 +444,26 @@ CompiledForestStart(const Forest *forest, const char *forest_digest, const Sched
 		return NULL;
 	}
 	compiled->target = &TargetCpu;
-	if (schedule)
-		compiled->schedule = *schedule;
-	else
-		ScheduleDefault(forest, 0, &compiled->schedule);
-	compiled->schedule.representation[sizeof(compiled->schedule.representation) - 1] = '\0';
+	if (target != NULL && target->target != NULL && target->target != &TargetCpu)
+	{
+		compiled->target = target->target;
+		snprintf(compiled->arch, sizeof(compiled->arch), "%s",
+				 target->arch ? target->arch : target->target->default_arch ?
+				 target->target->default_arch : "");
+	}
 	snprintf(compiled->forest_digest, sizeof(compiled->forest_digest), "%s", forest_digest);
+	return compiled;
+}
+
+/* Note the forest's facts a compiled forest keeps (its schedule chosen) */
+static void
+CompiledForestFacts(CompiledForest *compiled, const Forest *forest)
+{
+	compiled->schedule.representation[sizeof(compiled->schedule.representation) - 1] = '\0';
 	compiled->num_groups = forest->num_groups;
 	compiled->num_features = forest->num_features;
 	compiled->value_size = ForestValueSize(forest);
 	compiled->aggregate = forest->aggregate;
-	return compiled;
 }
 
 /*
@@ -708,8 +513,13 @@ CompileFromCache(const Forest *forest, const char *forest_digest, const Schedule
 	void	   *address = NULL;
 
 	if (forest_digest[0] == '\0' ||
-		(compiled = CompiledForestStart(forest, forest_digest, schedule, &ignored)) == NULL)
+		(compiled = CompiledForestNew(NULL, forest_digest, &ignored)) == NULL)
 		return NULL;
+	if (schedule)
+		compiled->schedule = *schedule;
+	else
+		ScheduleDefault(forest, 0, &compiled->schedule);
+	CompiledForestFacts(compiled, forest);
 	compiled->buffers.gather = HostHasFastGathers();
 	compiled->buffers.carry_hops = HostHasCheapCarry();
 	/* the rest of CheckLayout held for the compile that stored this key's image */
@@ -733,83 +543,395 @@ CompileFromCache(const Forest *forest, const char *forest_digest, const Schedule
 	return compiled;
 }
 
+/* ---- The pipeline: its passes, in order, run by CompilePipeline ---- */
+
+/* One compile as its passes hand it on */
+typedef struct CompileRun
+{
+	const Forest *forest;		/* normalize: the forest the passes below read */
+	Forest	   *normalized;		/* its copy with compares rewritten, if any was */
+	const Schedule *schedule;	/* as given; NULL: the default */
+	const ForestProfile *profile;
+	bool		estimate_only;	/* stop after estimate (CompileEstimate) */
+	CompiledForest *compiled;
+	Mir		   *mir;
+	TiledForest *tiled;
+	Hir		   *hir;
+	JitModule	jm;				/* codegen's module, until llvm takes it */
+	bool		have_module;
+	char	   *source;			/* the code cache's key by source, or NULL */
+} CompileRun;
+
+/* A pass: when it applies (NULL: always), what it does, and what a cancel stops */
+typedef struct CompilePass
+{
+	const char *name;			/* as explain lists its time */
+	bool		(*applies) (const CompileRun *run);
+	bool		(*run) (CompileRun *run, SilvanStatus *status);
+	const char *doing;			/* "canceled while ..." */
+} CompilePass;
+
 /*
- * CompileForest inside its bracket; forest_digest is "" if unknown.  With
- * estimate_only the passes stop at the estimate (CompileEstimate): the
- * result has no code and is only good for its cost.
+ * normalize.  Needs: a validated forest.  Rewrites splits comparing with
+ * >=, > or != as <, <= and == with their children swapped, in a copy:
+ * the passes below only meet LT, LE and EQ.
+ */
+static bool
+PassNormalize(CompileRun *run, SilvanStatus *status)
+{
+	if (!HirNormalizeCompares(run->forest, &run->normalized, status))
+		return false;
+	if (run->normalized != NULL)
+		run->forest = run->normalized;
+	return true;
+}
+
+/*
+ * schedule.  Needs: the normalized forest and the target.  The given
+ * schedule, or the target's default (schedule.c); the forest's facts that
+ * the compiled forest keeps.
+ */
+static bool
+PassSchedule(CompileRun *run, SilvanStatus *status)
+{
+	CompiledForest *compiled = run->compiled;
+
+	if (run->schedule != NULL)
+		compiled->schedule = *run->schedule;
+	else if (compiled->target->gpu)
+		ScheduleGpuDefault(run->forest, 0, &compiled->schedule);
+	else
+		ScheduleDefault(run->forest, 0, &compiled->schedule);
+	CompiledForestFacts(compiled, run->forest);
+	return true;
+}
+
+/* check.  Needs: the schedule.  What it asks of the layout (CheckLayout). */
+static bool
+PassCheck(CompileRun *run, SilvanStatus *status)
+{
+	return CheckLayout(run->forest, &run->compiled->schedule, run->profile, status);
+}
+
+/*
+ * mir.  Needs: a checked schedule.  The loop nest (mir.c), reductions
+ * legalized (only the tree and group counts are read).
+ */
+static bool
+PassMir(CompileRun *run, SilvanStatus *status)
+{
+	if ((run->mir = malloc(sizeof(Mir))) == NULL)
+		return StatusNoMemory(status, "the loop nest");
+	if (!MirBuildTarget(&run->compiled->schedule, run->forest->num_trees, run->forest->num_groups,
+						run->compiled->target->gpu, run->mir, status))
+		return false;
+	run->mir->profile = run->profile;
+	run->compiled->needs_partials = run->mir->needs_partials;
+	return true;
+}
+
+/* Does the compile target a gpu (or its emulated grid)? */
+static bool
+TargetsGpu(const CompileRun *run)
+{
+	return run->compiled->target->gpu;
+}
+
+/*
+ * gpu shared memory.  Needs: the MIR of a gpu target.  What a block stages
+ * in shared memory; the emulated grid's room for it.
+ */
+static bool
+PassGpuShared(CompileRun *run, SilvanStatus *status)
+{
+	Mir		   *mir = run->mir;
+
+	MirGpuShared(mir, run->forest->num_features, ForestValueSize(run->forest));
+	if (run->compiled->target == &TargetGpuEmulated && mir->gpu_phases > 1 &&
+		(run->compiled->emulated_shared =
+		 calloc(1, (size_t) (mir->gpu_stage_bytes + mir->gpu_reduce_bytes + 64))) == NULL)
+		return StatusNoMemory(status, "the emulated grid's shared memory");
+	return true;
+}
+
+/* Does the schedule tile trees (tileTrees with n > 1)? */
+static bool
+TilesTrees(const CompileRun *run)
+{
+	return run->compiled->schedule.tile_size > 1;
+}
+
+/* tiling.  Needs: the MIR (its deepest unrollWalk pads the tiles).  The tiles and LUT. */
+static bool
+PassTiling(CompileRun *run, SilvanStatus *status)
+{
+	run->tiled = TileTrees(run->forest, &run->compiled->schedule, run->profile, run->mir, status);
+	return run->tiled != NULL;
+}
+
+/*
+ * hir.  Needs: the MIR (the padding its walks ask for) and the tiling if
+ * any.  Tree order, padding, sibling pairs; the tiles hung on it.
+ */
+static bool
+PassHir(CompileRun *run, SilvanStatus *status)
+{
+	if ((run->hir = BuildHir(run->forest, &run->compiled->schedule, run->mir, status)) == NULL)
+		return false;
+	run->hir->tiled = run->tiled;
+	return true;
+}
+
+/*
+ * layout.  Needs: the HIR.  The representation's buffers (repr_*.c), with
+ * the host's choices of gathers and hops; the MIR finished over them.
+ */
+static bool
+PassLayout(CompileRun *run, SilvanStatus *status)
+{
+	CompiledForest *compiled = run->compiled;
+	const Representation *repr = ReprLookup(compiled->schedule.representation);
+
+	compiled->repr = repr;
+	compiled->buffers.gather = !compiled->target->gpu && HostHasFastGathers();
+	compiled->buffers.carry_hops = !compiled->target->gpu && HostHasCheapCarry();
+	if (!repr->build(run->hir, &compiled->buffers, status))
+		return false;
+	MirFinish(run->mir, run->hir, compiled->buffers.trees);
+	return true;
+}
+
+/*
+ * estimate.  Needs: the finished MIR and the buffers.  The compile's size
+ * before any code is generated (compile_cost.c), held to the limits unless
+ * only the estimate is asked for.
+ */
+static bool
+PassEstimate(CompileRun *run, SilvanStatus *status)
+{
+	CompiledForest *compiled = run->compiled;
+
+	CompileEstimateMir(run->mir, run->hir, &compiled->buffers,
+					   compiled->target->gpu ? "" : JitHostCpuFeatures(), &compiled->estimated);
+	return run->estimate_only || CompileCheckCost(&compiled->estimated, true, status);
+}
+
+/* explain text.  Needs: the schedule, HIR, buffers and finished MIR.  Every level as text. */
+static bool
+PassExplainText(CompileRun *run, SilvanStatus *status)
+{
+	CompiledForest *compiled = run->compiled;
+
+	compiled->schedule_text = ScheduleOneLine(&compiled->schedule);
+	compiled->hir_text = DumpHir(run->hir, &compiled->buffers);
+	compiled->mir_text = MirDump(run->mir);
+	if (!compiled->schedule_text || !compiled->hir_text || !compiled->mir_text)
+		return StatusNoMemory(status, "the compiler's explain text");
+	return true;
+}
+
+/* Does the compile end in JIT-compiled host code (cpu, emulated grid)? */
+static bool
+EmitsHostCode(const CompileRun *run)
+{
+	return run->compiled->target->output == TARGET_OUTPUT_JIT;
+}
+
+/* Does it end in a device's code (PTX, an HSA code object)? */
+static bool
+EmitsDeviceCode(const CompileRun *run)
+{
+	return !EmitsHostCode(run);
+}
+
+/*
+ * codegen.  Needs: the finished MIR and the buffers.  The batch function
+ * in LLVM IR (codegen*.c), its code constants handed to the buffers, its
+ * size counted and held to the limits before LLVM works on it.
+ */
+static bool
+PassCodegen(CompileRun *run, SilvanStatus *status)
+{
+	CompiledForest *compiled = run->compiled;
+	CodegenStats stats = {0};
+
+	if (!JitModuleCreate(COMPILE_ENTRY, &run->jm, status))
+		return false;
+	run->have_module = true;
+	if (compiled->estimated.instructions > COMPILE_NAMED_IR_MAX)
+		JitModuleDiscardNames(&run->jm);
+	if (!CodegenForest(run->mir, compiled->repr, &compiled->buffers, run->jm.module, COMPILE_ENTRY,
+					   compiled->target, JitHostCpuName(), JitHostCpuFeatures(), &stats, status))
+		return false;
+	InstallCodeConstants(compiled, &stats);
+	run->jm.fast_codegen = !compiled->schedule.full_codegen &&
+		(stats.code_splits > COMPILE_FULL_CODEGEN_SPLITS || stats.code_categorical > 0);
+	return CountGenerated(compiled, run->jm.module, status);
+}
+
+/*
+ * llvm.  Needs: codegen's module.  LLVM's passes, the object emitted and
+ * linked (jit.c, elf_link.c), the machine code loaded; or the same code
+ * from this process or the code cache, found by the module's IR.  The
+ * code cache keeps cpu code (with the image of its buffers, by source);
+ * an emulated grid's kernel is compiled each time.
+ */
+static bool
+PassLlvm(CompileRun *run, SilvanStatus *status)
+{
+	CompiledForest *compiled = run->compiled;
+	void	   *address = NULL;
+	size_t		source_len;
+
+	if (compiled->forest_digest[0] && !compiled->target->gpu)
+		run->source = CodeSource(compiled, run->profile);
+	source_len = run->source ? strlen(run->source) : 0;
+	run->have_module = false;	/* JitCompile takes it */
+	compiled->code = JitCompile(&run->jm, COMPILE_ENTRY, run->source, source_len, &address,
+								&compiled->llvm_ir, &compiled->code_source, status);
+	if (compiled->code == NULL)
+		return false;
+	if (run->source != NULL)
+		StoreImage(compiled, run->source, source_len);
+	compiled->fn = (SilvanBatchFn) address;
+	return true;
+}
+
+/*
+ * device code.  Needs: the finished MIR and the buffers.  The kernel in
+ * a module of the target's triple and data layout, counted and held to
+ * the limits, then PTX or an HSA code object (gpu_emit.c).
+ */
+static bool
+PassDeviceCode(CompileRun *run, SilvanStatus *status)
+{
+	CompiledForest *compiled = run->compiled;
+	const char *name = "silvan_forest_kernel";
+	char	   *layout = GpuDataLayout(compiled->target->triple, compiled->arch, status);
+	LLVMContextRef context;
+	LLVMModuleRef module;
+	CodegenStats stats = {0};
+	bool		ok;
+
+	if (layout == NULL)
+		return false;
+	context = LLVMContextCreate();
+	module = LLVMModuleCreateWithNameInContext(name, context);
+	LLVMSetTarget(module, compiled->target->triple);
+	LLVMSetDataLayout(module, layout);
+	free(layout);
+	ok = CodegenForest(run->mir, compiled->repr, &compiled->buffers, module, name, compiled->target,
+					   compiled->arch, "", &stats, status);
+	if (ok)
+		InstallCodeConstants(compiled, &stats);
+	ok = ok && CountGenerated(compiled, module, status);
+	if (ok && (compiled->device_ir = ModuleText(module)) == NULL)
+		ok = StatusNoMemory(status, "the kernel's LLVM IR");
+	if (ok)
+		ok = EmitDeviceCode(compiled, module, status);
+	LLVMDisposeModule(module);
+	LLVMContextDispose(context);
+	return ok;
+}
+
+/*
+ * The pipeline, in order.  Before it, CompileForestFor asks the code cache
+ * for the whole compile by source (CompileFromCache) and loads LLVM; a
+ * compile that only estimates its cost stops after "estimate".
+ */
+static const CompilePass compile_passes[COMPILE_NUM_PASSES] = {
+	{"normalize", NULL, PassNormalize, "normalizing the model"},
+	{"schedule", NULL, PassSchedule, "choosing the schedule"},
+	{"check", NULL, PassCheck, "checking the schedule"},
+	{"mir", NULL, PassMir, "lowering the schedule"},
+	{"gpu shared memory", TargetsGpu, PassGpuShared, "lowering the schedule"},
+	{"tiling", TilesTrees, PassTiling, "tiling the trees"},
+	{"hir", NULL, PassHir, "lowering the schedule"},
+	{"layout", NULL, PassLayout, "laying out the model"},
+	{"estimate", NULL, PassEstimate, "estimating the compile"},
+	{"explain text", NULL, PassExplainText, "generating code"},
+	{"codegen", EmitsHostCode, PassCodegen, "generating code"},
+	{"llvm", EmitsHostCode, PassLlvm, "compiling code"},
+	{"device code", EmitsDeviceCode, PassDeviceCode, "compiling code"},
+};
+
+/* Free what the passes made and the compiled forest keeps none of */
+static void
+CompileRunFree(CompileRun *run, bool ok)
+{
+	CompiledForest *compiled = run->compiled;
+
+	if (run->have_module)
+		JitModuleDispose(&run->jm);
+	free(run->source);
+	free(compiled->buffers.record_of);	/* only code generation reads it */
+	compiled->buffers.record_of = NULL;
+	HirFree(run->hir);
+	TiledForestFree(run->tiled);
+	HirFreeNormalized(run->normalized);
+	if (ok && run->mir != NULL && compiled->target->gpu)
+	{
+		run->mir->hir = NULL;	/* freed; launches read the loops only */
+		run->mir->profile = NULL;
+		compiled->mir = run->mir;
+	}
+	else
+		free(run->mir);
+}
+
+/*
+ * Run the passes over a forest for a target (its CompiledForest made by
+ * the caller), each timed for explain, a cancel answered between them;
+ * false and a status if one fails.  Runs inside the LLVM errors bracket.
+ */
+static bool
+CompilePipeline(CompileRun *run, SilvanStatus *status)
+{
+	CompiledForest *compiled = run->compiled;
+	double		start = NowMillis();
+	bool		ok = true;
+
+	for (int p = 0; ok && p < COMPILE_NUM_PASSES; p++)
+	{
+		const CompilePass *pass = &compile_passes[p];
+		double		pass_start = NowMillis();
+
+		if (pass->applies != NULL && !pass->applies(run))
+			continue;
+		ok = pass->run(run, status);
+		compiled->pass_ms[p] = NowMillis() - pass_start;
+		compiled->passes_run |= 1u << p;
+		if (ok && CancelRequested())
+			ok = StatusCanceled(status, pass->doing);
+		if (ok && run->estimate_only && pass->run == PassEstimate)
+			break;
+	}
+	CompileRunFree(run, ok);
+	compiled->compile_ms = NowMillis() - start;
+	return ok;
+}
+
+/*
+ * The pipeline over a forest for a target; forest_digest is "" if
+ * unknown.  With estimate_only the passes stop at the estimate
+ * (CompileEstimate): the result has no code and is only good for its cost.
  */
 static CompiledForest *
 CompileBracketed(const Forest *forest, const char *forest_digest, const Schedule *schedule,
 				 const ForestProfile *profile, const CompileTarget *target,
 				 bool estimate_only, SilvanStatus *status)
 {
-	double		start = NowMillis();
-	CompiledForest *compiled = CompiledForestStart(forest, forest_digest, schedule, status);
-	Mir		   *mir = malloc(sizeof(Mir));
-	Hir		   *hir = NULL;
-	TiledForest *tiled = NULL;
-	bool		ok;
+	CompileRun	run = {.forest = forest, .schedule = schedule, .profile = profile,
+	.estimate_only = estimate_only};
 
-	if (compiled == NULL || mir == NULL)
+	if ((run.compiled = CompiledForestNew(target, forest_digest, status)) == NULL)
+		return NULL;
+	if (!CompilePipeline(&run, status))
 	{
-		CompiledForestFree(compiled);
-		free(mir);
-		if (compiled != NULL)
-			StatusNoMemory(status, "the compiled model");
+		CompiledForestFree(run.compiled);
 		return NULL;
 	}
-	if (target != NULL && target->target != NULL && target->target != &TargetCpu)
-	{
-		compiled->target = target->target;
-		snprintf(compiled->arch, sizeof(compiled->arch), "%s",
-				 target->arch ? target->arch : target->target->default_arch ?
-				 target->target->default_arch : "");
-		if (schedule == NULL && target->target->gpu)
-			ScheduleGpuDefault(forest, 0, &compiled->schedule);
-	}
-	ok = CheckLayout(forest, &compiled->schedule, profile, status) &&
-		MirBuildTarget(&compiled->schedule, forest->num_trees, forest->num_groups,
-					   compiled->target->gpu, mir, status);
-	if (ok && compiled->target->gpu)
-	{
-		MirGpuShared(mir, forest->num_features, ForestValueSize(forest));
-		if (compiled->target == &TargetGpuEmulated && mir->gpu_phases > 1 &&
-			(compiled->emulated_shared = calloc(1, (size_t) (mir->gpu_stage_bytes +
-															 mir->gpu_reduce_bytes + 64))) == NULL)
-			ok = StatusNoMemory(status, "the emulated grid's shared memory");
-	}
-	if (ok)
-	{
-		mir->profile = profile;
-		compiled->needs_partials = mir->needs_partials;
-		if (compiled->schedule.tile_size > 1)
-			ok = (tiled = TileTrees(forest, &compiled->schedule, profile, mir, status)) != NULL;
-		if (ok && CancelRequested())
-			ok = StatusCanceled(status, "lowering the schedule");
-		hir = ok ? BuildHir(forest, &compiled->schedule, mir, status) : NULL;
-		if (hir != NULL && CancelRequested())
-			ok = StatusCanceled(status, "lowering the schedule");
-		if (hir)
-			hir->tiled = tiled;
-		ok = ok && hir != NULL && CompileFromMir(compiled, mir, hir, estimate_only, status);
-	}
-	HirFree(hir);
-	TiledForestFree(tiled);
-	if (ok && compiled->target->gpu)
-	{
-		mir->hir = NULL;		/* freed; launches read the loops only */
-		mir->profile = NULL;
-		compiled->mir = mir;
-	}
-	else
-		free(mir);
-	if (!ok)
-	{
-		CompiledForestFree(compiled);
-		return NULL;
-	}
-	compiled->compile_ms = NowMillis() - start;
-	return compiled;
+	return run.compiled;
 }
 
 /*
@@ -860,7 +982,6 @@ CompileForestFor(const Forest *forest, const Schedule *schedule, const ForestPro
 				 const CompileTarget *target, SilvanStatus *status)
 {
 	CompiledForest *compiled;
-	Forest	   *normalized;
 	char		digest[2 * SHA256_DIGEST_LEN + 1];
 	bool		cpu = target == NULL || target->target == NULL || target->target == &TargetCpu;
 
@@ -870,13 +991,11 @@ CompileForestFor(const Forest *forest, const Schedule *schedule, const ForestPro
 	if (cpu && (compiled = CompileFromCache(forest, digest, schedule, profile)) != NULL)
 		return compiled;
 	/* LLVM is loaded on the first compile that needs it (llvm_load.c) */
-	if (!LlvmLoad(status) || !HirNormalizeCompares(forest, &normalized, status))
+	if (!LlvmLoad(status))
 		return NULL;
 	LlvmErrorsEnter();
-	compiled = CompileBracketed(normalized ? normalized : forest, digest, schedule, profile,
-								target, false, status);
+	compiled = CompileBracketed(forest, digest, schedule, profile, target, false, status);
 	LlvmErrorsLeave();
-	HirFreeNormalized(normalized);
 	if (compiled == NULL)
 		ReleaseAbandoned();
 	return compiled;
@@ -888,16 +1007,12 @@ CompileEstimate(const Forest *forest, const Schedule *schedule, const ForestProf
 				CompileCost *cost, SilvanStatus *status)
 {
 	CompiledForest *compiled;
-	Forest	   *normalized;
 
-	if (!CompileSupported(forest, status) || !LlvmLoad(status) ||
-		!HirNormalizeCompares(forest, &normalized, status))
+	if (!CompileSupported(forest, status) || !LlvmLoad(status))
 		return false;
 	LlvmErrorsEnter();
-	compiled = CompileBracketed(normalized ? normalized : forest, "", schedule, profile, NULL,
-								true, status);
+	compiled = CompileBracketed(forest, "", schedule, profile, NULL, true, status);
 	LlvmErrorsLeave();
-	HirFreeNormalized(normalized);
 	if (compiled == NULL)
 		return false;
 	*cost = compiled->estimated;
@@ -1129,6 +1244,18 @@ CompiledForestExplainFor(const CompiledForest *compiled, bool with_llvm_ir, bool
 	if (origin && compiled->from_image)
 		TextAppend(&buf, "passes: none ran; the buffers and the text above are the code "
 				   "cache's image of the compile that made this code\n");
+	else if (origin && compiled->passes_run != 0)
+	{
+		const char *sep = "passes: ";
+
+		for (int p = 0; p < COMPILE_NUM_PASSES; p++)
+			if (compiled->passes_run & (1u << p))
+			{
+				TextAppend(&buf, "%s%s %.3f ms", sep, compile_passes[p].name, compiled->pass_ms[p]);
+				sep = ", ";
+			}
+		TextAppend(&buf, "\n");
+	}
 	if (with_llvm_ir && compiled->device_code != NULL &&
 		compiled->target->output == TARGET_OUTPUT_PTX)
 		TextAppend(&buf, "llvm ir:\n%sptx:\n%s", compiled->device_ir, compiled->device_code);
