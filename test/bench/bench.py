@@ -4,10 +4,18 @@
 Models: the treebeard XGBoost set (airline, higgs, year), four XGBoost
 models trained here (deep, wide, many trees, multi-class) and the LightGBM
 models of lleaves' tests (nyc_taxi, mtpl2, lgbm_multiclass, lgbm_airline,
-boston).  Rows come from the models' real inputs where the source has them
-(treebeard's CSVs), from the training distribution for the models trained
-here, and otherwise (the LightGBM models, which come without inputs) are
-synthesized from the model's split thresholds with a fixed seed.
+boston).  Every model is timed on SILVAN_BENCH_ROWS distinct rows, never a
+replay (a branch predictor learns replayed rows and flatters branchy code):
+the treebeard models' real inputs (their CSVs), each used once, then rows
+synthesized from the model's own split thresholds; the LightGBM models,
+which come without inputs, synthesized rows alone; the models trained here,
+fresh draws of their training distribution.  A synthesized feature is
+uniform between consecutive split thresholds (each cell equally likely),
+with a share of its values exactly at a threshold and a share NaN; a
+categorical feature takes one of its categories.  Every draw has a fixed
+seed per model, and the run stops if a model's rows repeat.  The report's
+header says so, and names the CPU: vendor, model name, family, model and
+stepping, AVX-512 or not, and LLVM's name for it (llvm_host_cpu).
 
 On those rows, in this one run on this machine, with 1 and 2 threads and
 each batch size, it times:
@@ -69,8 +77,8 @@ Environment:
   SILVAN_BENCH_FORMS    0 skips the SQL forms section (sql_forms, see there)
   SILVAN_BENCH_FORMS_MODELS  comma list of the models it runs on (default:
                         higgs,airline,year; XGBoost models with feature columns)
-  SILVAN_BENCH_ROWS     rows per table (default 50000; wide: a fifth)
-  SILVAN_BENCH_ROUND_SECONDS  fewer rows (not below 10000) for a model whose
+  SILVAN_BENCH_ROWS     distinct rows per model (default 100000, wide too)
+  SILVAN_BENCH_ROUND_SECONDS  fewer rows (not below 100000) for a model whose
                         round of every engine would take longer (default 4);
                         a batch size whose rounds take over twice the budget
                         stops after 3 rounds (said in the notes)
@@ -87,6 +95,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -103,14 +112,15 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 SHARED = os.environ.get("SILVAN_SHARED", os.path.join(os.path.dirname(ROOT), "shared"))
 TB = os.path.join(SHARED, "models", "asprasad_treebeard")
 LL = os.path.join(SHARED, "models", "siboehm_lleaves")
-ROWS = int(os.environ.get("SILVAN_BENCH_ROWS", "50000"))
+ROWS = int(os.environ.get("SILVAN_BENCH_ROWS", "100000"))
 # A model whose round (every engine, 1 and 2 threads, once) would take longer
 # than this many seconds on ROWS rows is timed on fewer (its first rows,
 # at least MIN_ROWS), so that the slowest engines and models do not take
 # the whole run: what one round costs is estimated from one pass of each
-# engine at the first batch size (the table says how many rows each model ran)
+# engine at the first batch size (the table says how many rows each model ran).
+# MIN_ROWS is the fewest rows a model is timed on (where ROWS is not fewer)
 ROUND_SECONDS = float(os.environ.get("SILVAN_BENCH_ROUND_SECONDS", "4"))
-MIN_ROWS = 10000
+MIN_ROWS = 100000
 REPEAT = int(os.environ.get("SILVAN_BENCH_REPEAT", "7"))
 BATCHES = [int(b) for b in os.environ.get("SILVAN_BENCH_BATCHES", "64,1024,8192").split(",")]
 ONLY = [m for m in os.environ.get("SILVAN_BENCH_MODELS", "").split(",") if m]
@@ -413,9 +423,109 @@ def sql_forms_report(forms):
     return md
 
 # ---- Models and their rows ----
+#
+# Every model is timed on n distinct rows, never a replay: a branch
+# predictor learns rows it has seen and flatters branchy code.  A model
+# with real inputs uses each of them once (duplicates dropped), then rows
+# synthesized from its split thresholds; the models trained here get fresh
+# draws of their training distribution.  Every draw has a fixed seed per
+# model (model_seed), so a run's rows are the same whatever else it runs.
+
+# Of a synthesized feature's values: the share exactly at one of its split
+# thresholds (a split's boundary), and the share NaN (missing: the
+# default branch)
+EXACT_SHARE = 0.02
+NAN_SHARE = 0.01
+
+
+def model_seed(name):
+    """The seed of a model's rows: fixed per model name"""
+    return zlib.crc32(name.encode())
+
+
+def draw_column(rng, n, thresholds=(), lo=None, hi=None, integers=False, categories=None):
+    """n values of one feature, from what the model records of it: one of its
+    categories (categories); one of the integers lo..hi where integers is
+    true (one-hot, counts, hours); else a cell between two consecutive split
+    thresholds (each cell equally likely, uniform inside it; the outer cells
+    reach lo and hi, or 5% of the thresholds' span beyond them), so that
+    rows take every branch; uniform in [lo, hi] for a feature no split
+    reads.  Then a share EXACT_SHARE of a numeric feature's values is
+    exactly one of its thresholds, and a share NAN_SHARE of any feature's
+    values is NaN."""
+    t = sorted(thresholds)
+    if categories is not None:
+        x = rng.choice(np.asarray(categories, dtype=np.float64), size=n)
+    elif integers:
+        x = rng.integers(int(lo), int(hi) + 1, size=n).astype(np.float64)
+    elif not t:
+        x = rng.uniform(lo if lo is not None else 0.0, hi if hi is not None else 0.0, size=n)
+    else:
+        pad = max(abs(t[-1] - t[0]), 1.0) * 0.05
+        low = t[0] - pad if lo is None else min(lo, t[0] - pad)
+        high = t[-1] + pad if hi is None else max(hi, t[-1] + pad)
+        edges = np.array([low] + t + [high])
+        cell = rng.integers(0, len(edges) - 1, size=n)
+        u = rng.uniform(0.01, 0.99, size=n)
+        x = edges[cell] + u * (edges[cell + 1] - edges[cell])
+    if t and categories is None:
+        exact = rng.random(n) < EXACT_SHARE
+        x[exact] = rng.choice(np.asarray(t, dtype=np.float64), size=int(exact.sum()))
+    x[rng.random(n) < NAN_SHARE] = np.nan
+    return x
+
+
+def synthesize_rows(features, n, rng):
+    """n rows, a column per feature: features holds draw_column's keyword
+    arguments for each"""
+    return np.column_stack([draw_column(rng, n, **f) for f in features])
+
+
+def row_keys(rows):
+    """Each row's bytes as one value (np.unique compares them): rows with
+    NaNs compare as equal where their bytes are, unlike their values"""
+    rows = np.ascontiguousarray(rows)
+    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+
+
+def first_of_each(rows):
+    """rows without repeats, each first occurrence kept in order (-0.0 made
+    0.0 first: the two walk every tree alike)"""
+    rows = np.where(rows == 0, 0.0, rows)
+    _, first = np.unique(row_keys(rows), return_index=True)
+    return rows[np.sort(first)]
+
+
+def distinct_rows(name, n, draw, real=None):
+    """n distinct float64 rows for a model and how many of them are real:
+    its real rows (each used once) and then rows from draw(k, rng) (k more
+    rows; drawn again, with the same rng, where a draw repeats a row),
+    shuffled together; the rng's seed is the model's.  Exits where n
+    distinct rows cannot be had."""
+    rng = np.random.default_rng(model_seed(name))
+    rows = first_of_each(real.astype(np.float64)) if real is not None else None
+    real_count = 0 if rows is None else min(n, len(rows))
+    for _ in range(20):
+        if rows is not None and len(rows) >= n:
+            break
+        more = np.asarray(draw(n - (0 if rows is None else len(rows)) + 64, rng), dtype=np.float64)
+        rows = first_of_each(more if rows is None else np.concatenate([rows, more]))
+    if len(rows) < n:
+        sys.exit(f"!!! {name}: only {len(rows)} distinct rows could be drawn, not {n}")
+    return rows[:n][rng.permutation(n)], real_count
+
+
+def check_distinct(name, rows):
+    """Exit, loudly, where a model's rows repeat"""
+    distinct = len(np.unique(row_keys(np.where(rows == 0, 0.0, rows))))
+    if distinct != len(rows):
+        sys.exit(f"!!! {name}: {len(rows) - distinct} of its {len(rows)} rows repeat; "
+                 f"every model is timed on distinct rows")
+
 
 def train_models(rng):
-    """XGBoost models of our own: deep, wide, many trees, multi-class."""
+    """XGBoost models of our own: deep, wide, many trees, multi-class; the
+    rows they are timed on are fresh draws of their training distribution."""
     out = []
     specs = [
         ("deep", 20, dict(objective="reg:squarederror", max_depth=12), 100, 1),
@@ -444,11 +554,55 @@ def train_models(rng):
             booster = xgb.train({**params, "nthread": 2, "seed": 1}, xgb.DMatrix(X, label=y), rounds)
             booster.save_model(path + ".tmp.json")
             os.replace(path + ".tmp.json", path)
-        out.append((name, path, "xgboost", X))
+
+        def rows(n, name=name, nf=nf):
+            """n distinct rows and where they came from"""
+            made, _ = distinct_rows(name, n, lambda k, rng: rng.normal(size=(k, nf)).astype(np.float32))
+            return made, "fresh draws of its training distribution"
+        out.append((name, path, "xgboost", rows))
     return out
 
 
+def xgboost_splits(path):
+    """The number of features of an XGBoost JSON model and, per feature, the
+    thresholds of its numeric splits (float32, as XGBoost compares them)."""
+    learner = json.load(open(path))["learner"]
+    thresholds = {}
+    for tree in learner["gradient_booster"]["model"]["trees"]:
+        kinds = tree.get("split_type") or [0] * len(tree["left_children"])
+        for left, f, t, kind in zip(tree["left_children"], tree["split_indices"], tree["split_conditions"], kinds):
+            if left != -1 and kind == 0:      # an inner node's numeric split (leaves: left_children -1)
+                thresholds.setdefault(f, set()).add(float(np.float32(t)))
+    return int(learner["learner_model_param"]["num_feature"]), {f: sorted(t) for f, t in thresholds.items()}
+
+
+def xgboost_features(path, real):
+    """draw_column's arguments for each feature of an XGBoost model: its
+    split thresholds; the range of its real values (lo, hi), and whether
+    they are a few integers."""
+    nf, thresholds = xgboost_splits(path)
+    features = []
+    for j in range(nf):
+        values = real[:, j][~np.isnan(real[:, j])] if real is not None and j < real.shape[1] else np.array([])
+        f = {"thresholds": thresholds.get(j, [])}
+        if len(values):
+            f["lo"], f["hi"] = float(values.min()), float(values.max())
+            f["integers"] = bool(np.all(values == np.round(values)) and f["hi"] - f["lo"] <= 64)
+        features.append(f)
+    return features
+
+
+def synthesize_xgboost_rows(path, real):
+    """draw(k, rng) for distinct_rows: k rows synthesized from an XGBoost
+    model's split thresholds (draw_column), as float32, the type XGBoost
+    reads"""
+    features = xgboost_features(path, real)
+    return lambda k, rng: synthesize_rows(features, k, rng).astype(np.float32)
+
+
 def treebeard_models():
+    """treebeard's XGBoost models: their real rows (each once), then rows
+    synthesized from their split thresholds"""
     if not os.path.isdir(TB):
         say(f"(treebeard models not found at {TB}; skipping them)")
         return []
@@ -460,8 +614,14 @@ def treebeard_models():
     ]:
         if ONLY and name not in ONLY:
             continue
-        data = np.loadtxt(os.path.join(TB, csv), delimiter=",", dtype=np.float64)
-        out.append((name, os.path.join(TB, stem), "xgboost", data[:, :-1].astype(np.float32)))
+        path = os.path.join(TB, stem)
+
+        def rows(n, name=name, path=path, csv=csv):
+            """n distinct rows and where they came from"""
+            real = np.loadtxt(os.path.join(TB, csv), delimiter=",", dtype=np.float64)[:, :-1].astype(np.float32)
+            made, k = distinct_rows(name, n, synthesize_xgboost_rows(path, real), real)
+            return made, f"{k} of its real inputs, {n - k} synthesized from its split thresholds"
+        out.append((name, path, "xgboost", rows))
     return out
 
 
@@ -485,55 +645,57 @@ def lightgbm_splits(path):
     return infos, {f: sorted(t) for f, t in thresholds.items()}
 
 
-def synthesize_lightgbm_rows(path, n, seed):
-    """Rows for a LightGBM model that came without inputs, drawn with a fixed
-    seed from what the model itself records: a categorical feature takes one
-    of its categories (feature_infos); a feature whose range is a few
-    integers (one-hot, counts, hours) takes one of them; any other numeric
-    feature falls in a cell between two consecutive split thresholds (each
-    cell equally likely, uniform inside it), so that rows take every branch."""
-    rng = np.random.default_rng(seed)
+def lightgbm_features(path):
+    """draw_column's arguments for each feature of a LightGBM model, from
+    what the model records: a categorical feature's categories
+    (feature_infos); a numeric feature's range [lo:hi], which is a few
+    integers where both ends are integers at most 64 apart; its split
+    thresholds.  A feature with no values (none) is 0."""
     infos, thresholds = lightgbm_splits(path)
-    X = np.zeros((n, len(infos)), dtype=np.float64)
+    features = []
     for j, info in enumerate(infos):
         if info == "none":
-            continue
-        if not info.startswith("["):
-            cats = [int(c) for c in info.split(":") if int(c) >= 0]
-            X[:, j] = rng.choice(cats, size=n)
-            continue
-        lo, hi = (float(v) for v in info.strip("[]").split(":"))
-        t = thresholds.get(j, [])
-        if lo.is_integer() and hi.is_integer() and hi - lo <= 64:
-            X[:, j] = rng.integers(int(lo), int(hi) + 1, size=n)
-            continue
-        if not t:
-            X[:, j] = rng.uniform(lo, hi, size=n)
-            continue
-        pad = max(abs(t[-1] - t[0]), 1.0) * 0.05
-        edges = np.array([min(lo, t[0] - pad)] + t + [max(hi, t[-1] + pad)])
-        cell = rng.integers(0, len(edges) - 1, size=n)
-        u = rng.uniform(0.01, 0.99, size=n)
-        X[:, j] = edges[cell] + u * (edges[cell + 1] - edges[cell])
-    return X
+            features.append({"lo": 0.0, "hi": 0.0})
+        elif not info.startswith("["):
+            features.append({"categories": [int(c) for c in info.split(":") if int(c) >= 0]})
+        else:
+            lo, hi = (float(v) for v in info.strip("[]").split(":"))
+            features.append({"thresholds": thresholds.get(j, []), "lo": lo, "hi": hi,
+                             "integers": lo.is_integer() and hi.is_integer() and hi - lo <= 64})
+    return features
+
+
+def synthesize_lightgbm_rows(path):
+    """draw(k, rng) for distinct_rows: k rows for a LightGBM model, which
+    came without inputs, synthesized from its feature_infos and split
+    thresholds (draw_column)"""
+    features = lightgbm_features(path)
+    return lambda k, rng: synthesize_rows(features, k, rng)
 
 
 def lightgbm_models():
+    """lleaves' LightGBM test models: rows synthesized from their split
+    thresholds"""
     if not os.path.isdir(LL):
         say(f"(lleaves models not found at {LL}; skipping them)")
         return []
     out = []
-    for seed, (name, stem) in enumerate([
+    for name, stem in [
         ("nyc_taxi", "tests--models--NYC_taxi--model.txt"),
         ("mtpl2", "tests--models--mtpl2--model.txt"),
         ("lgbm_multiclass", "tests--models--multiclass--model.txt"),
         ("lgbm_airline", "tests--models--airline--model.txt"),
         ("boston", "tests--models--boston_housing--model.txt"),
-    ]):
+    ]:
         if ONLY and name not in ONLY:
             continue
         path = os.path.join(LL, stem)
-        out.append((name, path, "lightgbm", synthesize_lightgbm_rows(path, 20000, 100 + seed)))
+
+        def rows(n, name=name, path=path):
+            """n distinct rows and where they came from"""
+            made, _ = distinct_rows(name, n, synthesize_lightgbm_rows(path))
+            return made, "synthesized from its split thresholds"
+        out.append((name, path, "lightgbm", rows))
     return out
 
 
@@ -924,10 +1086,12 @@ def geo(values):
 def main():
     t_start = time.time()
     psql("CREATE EXTENSION IF NOT EXISTS silvan")
-    rng = np.random.default_rng(42)
     models = [m for m in treebeard_models() + train_models(np.random.default_rng(7)) + lightgbm_models()
               if not ONLY or m[0] in ONLY]
-    say(f"{ROWS} rows per model (wide: {ROWS // 5}); batches {BATCHES}; threads {list(THREADS)}; "
+    if ROWS < MIN_ROWS:
+        NOTES.append(f"SILVAN_BENCH_ROWS = {ROWS}: fewer than the {MIN_ROWS} distinct rows a model is "
+                     "benchmarked on")
+    say(f"{ROWS} distinct rows per model; batches {BATCHES}; threads {list(THREADS)}; "
         f"medians of {REPEAT} interleaved rounds; engines: silvan e2e, "
         + ", ".join(TITLES[e] for e in ENGINES if e in CHOSEN))
     results = {}     # (batch, threads) -> model -> engine -> µs per row
@@ -936,16 +1100,24 @@ def main():
     status = {}      # model -> engine -> text when it has no figures
     mismatched = {}  # model -> set of engines
     forms = {}       # model -> (label, rows, SQL forms' figures)
-    for name, model_path, fmt, base in models:
-        n = ROWS // 5 if base.shape[1] > 200 else ROWS
-        pick = np.random.default_rng(zlib.crc32(name.encode()))   # the same rows whatever else runs
-        rows = base[pick.integers(0, len(base), n)].astype(np.float64)
+    sources = {}     # model -> where its rows came from
+    for name, model_path, fmt, model_rows in models:
+        # The wide model gets as many rows as the others, though its table is
+        # large: 500 reals a row, three rows a page, about 270 MB at 100,000
+        # rows.  That is over a quarter of run.sh's 512 MB of shared buffers,
+        # so PostgreSQL scans it through a small ring of buffers and rereads
+        # it from the OS page cache every time, where the peers' rows stay in
+        # memory
+        n = ROWS
+        rows, sources[name] = model_rows(n)
+        check_distinct(name, rows)
         sqltype = "real" if fmt == "xgboost" else "double precision"
         trees, depth, nf, task = load_model(name, model_path)
         make_table(name, rows, sqltype, columns=feature_columns(name, nf))
         multi = task == "multiclass"
         label = f"{name} ({trees}, {depth}, {nf})"
-        say(f"\n== {label}: {fmt}, {task}, {n} rows ({(time.time() - t_start) / 60:.1f} min into the run)")
+        say(f"\n== {label}: {fmt}, {task}, {n} distinct rows: {sources[name]} "
+            f"({(time.time() - t_start) / 60:.1f} min into the run)")
         one = "'{" + ",".join(repr(float(v)) for v in rows[0]) + "}'::" + ("real[]" if fmt == "xgboost" else "float8[]")
         first = statistics.median(timed_ms(f"SELECT silvan.predict('{name}', {one})")[0] for _ in range(3)) / 1000.0
         rows_path = os.path.join(WORK, f"{name}.f64")
@@ -1040,7 +1212,7 @@ def main():
                                                    for e in ["e2e"] + ENGINES if e in r))
             say(f"  batch {batch:>5}  " + " | ".join(line)
                 + (f" | best schedule 1t={best[batch][name]:.3f}" if WITH_BEST else ""))
-        if WITH_FORMS and name in FORMS_MODELS and fmt == "xgboost" and base.shape[1] <= 200:
+        if WITH_FORMS and name in FORMS_MODELS and fmt == "xgboost" and rows.shape[1] <= 200:
             say(f"  SQL forms ({REPEAT} rounds)")
             forms[name] = (label, n, sql_forms(name, n, feature_columns(name, nf), workers.get("xgboost")))
             for (f, th), v in forms[name][2].items():
@@ -1050,10 +1222,9 @@ def main():
     tune_rows = tune_section(models, meta, best) if WITH_TUNE else []
     extras = []
     wide = next((m for m in models if m[0] == "wide"), None)
-    if wide:
-        n = ROWS // 5
-        make_table("wide_toast", wide[3][rng.integers(0, len(wide[3]), n)].astype(np.float64), "real",
-                   storage="EXTENDED")
+    if wide and "wide" in meta:
+        n = meta["wide"][2]       # the rows the wide model was timed on
+        make_table("wide_toast", wide[3](ROWS)[0][:n], "real", storage="EXTENDED")
         load_model("wide_toast", wide[1])
         extras.append(f"wide with the array out of line (STORAGE EXTENDED, PostgreSQL's default), batch 1024, "
                       f"1 thread: {silvan_us_per_row('wide_toast', 1024, n):.3f} µs per row")
@@ -1061,7 +1232,8 @@ def main():
     if many:
         ms = [timed_ms("SELECT silvan.explain('many', 4096) IS NOT NULL")[0] for _ in range(3)]
         extras.append(f"silvan compile (explain, fresh session) of the 1000-tree model: {statistics.median(ms):.1f} ms")
-    report(models, results, best, meta, status, mismatched, extras, tune_rows, time.time() - t_start, forms)
+    report(models, results, best, meta, status, mismatched, extras, tune_rows, time.time() - t_start, forms,
+           sources)
 
 
 def cell(name, e, r, status, mismatched):
@@ -1088,8 +1260,40 @@ def huge_pages_in_use():
     return f"{used} MB in huge pages" if used else "4 kB pages (no huge pages reserved)"
 
 
-def cpu_description():
-    """The CPU as /proc/cpuinfo names it: model name, family, model, AVX-512"""
+def llvm_host_cpu(names):
+    """LLVM's name for the host CPU (sys::getHostCPUName, silvan's
+    JitHostCpuName) and where it was read.  silvan has no SQL function that
+    returns it alone; its code carries it as the target-cpu attribute, which
+    silvan.explain(..., llvm_ir => true) shows for code compiled in that
+    session (the code cache off, so that the model is compiled there and its
+    IR kept): of the smallest of the run's models (names).  Failing that,
+    the Host CPU line of llc --version (the same LLVM 14, which prints
+    "(unknown)" where the name is "generic")."""
+    if names:
+        smallest = psql("SELECT name FROM silvan.models WHERE name IN ("
+                        + ", ".join(f"'{n}'" for n in names) + ") ORDER BY num_trees, name LIMIT 1",
+                        check=False)
+        if smallest and smallest.strip():
+            out = psql("SET silvan.code_cache = off",
+                       f"SELECT silvan.explain('{smallest.strip()}', 64, llvm_ir => true)", check=False)
+            found = re.search(r'"target-cpu"="([^"]*)"', out or "")
+            if found:
+                return found.group(1), "silvan.explain's LLVM IR, target-cpu"
+    try:
+        out = subprocess.run(["/usr/lib/llvm-14/bin/llc", "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return "unknown", "neither silvan.explain nor llc said"
+    found = re.search(r"Host CPU:\s*(\S+)", out)
+    if not found:
+        return "unknown", "neither silvan.explain nor llc said"
+    name = found.group(1)
+    return ("generic" if name == "(unknown)" else name), "llc --version, Host CPU"
+
+
+def cpu_description(names):
+    """The CPU: vendor, model name, family, model and stepping as
+    /proc/cpuinfo gives them, AVX-512 or not, and LLVM's name for it (what
+    silvan compiles for: llvm_host_cpu)"""
     info = {}
     try:
         with open("/proc/cpuinfo") as f:
@@ -1100,16 +1304,24 @@ def cpu_description():
                 if not line.strip() and info:
                     break
     except OSError:
-        return "unknown CPU"
+        pass
     avx512 = "AVX-512" if "avx512f" in info.get("flags", "").split() else "no AVX-512"
-    return (f"{info.get('model name', 'unknown CPU')} (family {info.get('cpu family', '?')}, "
-            f"model {info.get('model', '?')}, {avx512})")
+    llvm, source = llvm_host_cpu(names)
+    return (f"{info.get('vendor_id', 'unknown vendor')} {info.get('model name', 'unknown CPU')} "
+            f"(family {info.get('cpu family', '?')}, model {info.get('model', '?')}, "
+            f"stepping {info.get('stepping', '?')}, {avx512}; LLVM's host CPU: {llvm}, from {source})")
 
 
-def report(models, results, best, meta, status, mismatched, extras, tune_rows, seconds, forms):
+def report(models, results, best, meta, status, mismatched, extras, tune_rows, seconds, forms, sources):
     md = ["# make bench: silvan and the peer compilers", "",
-          f"{time.strftime('%Y-%m-%d %H:%M')}; {cpu_description()}, {os.cpu_count()} cores; up to {ROWS} rows per model (wide: {ROWS // 5}; see rows); "
-          f"medians of {REPEAT} interleaved rounds; µs per row (lower is better). "
+          f"{time.strftime('%Y-%m-%d %H:%M')}; CPU: {cpu_description(list(meta))}, {os.cpu_count()} cores.", "",
+          f"Every model is timed on n distinct rows (the rows column: {ROWS} made per model, at least "
+          f"{min(ROWS, MIN_ROWS)} timed), never a replay: its real inputs, each used once, then rows "
+          "synthesized from its split thresholds "
+          f"(uniform between them, {EXACT_SHARE:.0%} of a feature's values exactly at a threshold, "
+          f"{NAN_SHARE:.0%} NaN); the models trained here: fresh draws of their training distribution. "
+          "Rows: " + "; ".join(f"{m}: {sources[m]}" for m in meta) + ".", "",
+          f"Medians of {REPEAT} interleaved rounds; µs per row (lower is better). "
           "Ratios are silvan's time over the fastest peer's in the same run and thread count "
           "(below 1: silvan is faster). silvan e2e: predict_table from SQL; silvan kernel: the compiled "
           "forest on an in-memory array. n/a: the engine does not take this model's format; "
