@@ -788,6 +788,19 @@ TestScheduleAndExplain(void)
 	CHECK_MSG(text && strstr(text, "b_root_hop"), "no shared root hop");
 	free(text);
 	text = CompiledForestExplain(compiled, false);
+	{
+		/* each pass's time, in the pipeline's order; tiling and device code did not run */
+		const char *order[] = {"passes: normalize ", ", schedule ", ", check ", ", mir ", ", hir ",
+		", layout ", ", estimate ", ", explain text ", ", codegen ", ", llvm "};
+		const char *at = text;
+
+		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]) && at != NULL; i++)
+			at = strstr(at, order[i]);
+		CHECK_MSG(at != NULL && strstr(text, "tiling") == NULL && strstr(text, "device code") == NULL,
+				  "%s", text);
+	}
+	free(text);
+	text = CompiledForestExplain(compiled, false);
 	CHECK(text && strstr(text, "define void") == NULL);
 	free(text);
 	CHECK(CompiledForestCompileMillis(compiled) > 0.0);
