@@ -10,10 +10,13 @@
  * time: its scan tuple is the child's columns followed by the calls'
  * results, and its filter and projection are the moved ones.  When every
  * call reads its features from the child's columns (an ARRAY[...] of
- * them, or a table's row), the features are read as each row comes and
- * the node keeps of the row only the columns its filter and projection
- * use; otherwise it keeps a copy of each row and evaluates the calls'
- * features over the copies.  Batches start at 64 rows and double up
+ * them, or a table's row), the features are read as each row comes,
+ * straight from the data of a heap tuple where the columns' places are
+ * fixed (BatchHeapLayout: a scan that does not project hands the table's
+ * tuples), and the node keeps of the row only the columns read above it
+ * (batch_plan.c says which: its filter and projection, or the Agg above);
+ * otherwise it keeps a copy of each row and evaluates the calls' features
+ * over the copies.  Batches start at 64 rows and double up
  * to silvan.batch_calls_size, so a LIMIT above it reads few rows more than
  * it needs.  Rows with a NULL features array or row get NULL, as the
  * strict function gives.  A call on a whole row matches the row's columns
