@@ -54,7 +54,18 @@ BEGIN
 		IF line ~ 'Rows Scored|Batches' THEN RETURN NEXT trim(line); END IF;
 	END LOOP;
 END $$;
+SET silvan.max_threads = 1;
 SELECT * FROM pg_temp.rows_scored('SELECT k, silvan.predict(''binary_logistic'', f) FROM fx_many LIMIT 10');
+-- pipelined (more than one thread), the batch after is read and scored
+-- while the rows of the one before are handed on: the same results; an
+-- error while a batch is being scored stops it, and the next query runs
+SET silvan.max_threads = 2;
+SELECT * FROM pg_temp.rows_scored('SELECT k, silvan.predict(''binary_logistic'', f) FROM fx_many LIMIT 10');
+SELECT count(*) FILTER (WHERE s.p::real IS DISTINCT FROM w.predict) AS pipelined_differ
+  FROM (SELECT k, silvan.predict('binary_logistic', f) AS p FROM fx_many) s JOIN fx_want w USING (k);
+SELECT count(silvan.predict('binary_logistic', f)) FROM fx_many WHERE 10 / (k - 17005) > -1000;
+SELECT count(silvan.predict('binary_logistic', f)) FROM fx_many WHERE k <> 17005;
+RESET silvan.max_threads;
 
 -- UPDATE, INSERT ... SELECT, CREATE TABLE AS, a materialized view
 ALTER TABLE fx_many ADD COLUMN score float8;

@@ -16,7 +16,12 @@
  * tuples), and the node keeps of the row only the columns read above it
  * (batch_plan.c says which: its filter and projection, or the Agg above);
  * otherwise it keeps a copy of each row and evaluates the calls' features
- * over the copies.  Batches start at 64 rows and double up
+ * over the copies.  With silvan.max_threads above 1 the node is a
+ * two-stage pipeline over two batches (BatchAdvance): one is scored on the
+ * pipeline thread (ScoreBatchStart) while the backend takes the next from
+ * the child and hands on the rows of the one before; a batch's scoring in
+ * flight is stopped (ScoreBatchAbandon) before its memory or its model's
+ * pin goes, on an error too.  Batches start at 64 rows and double up
  * to silvan.batch_calls_size, so a LIMIT above it reads few rows more than
  * it needs.  Rows with a NULL features array or row get NULL, as the
  * strict function gives.  A call on a whole row matches the row's columns
@@ -85,12 +90,33 @@ typedef struct BatchCall
 	ModelVersion *version;		/* this run's, pinned; NULL before the first batch */
 	char	   *model_name;
 	int32		code_batch;		/* the batch size whose code scores it */
+} BatchCall;
+
+/* One call's part of a batch */
+typedef struct BatchCallRows
+{
+	char	   *features;		/* the scored rows' features */
+	int		   *which;			/* which row of the batch each is */
+	int			num_scored;
+	void	   *acc;			/* the scoring's sums, then margins */
+	double	   *margins;
+	ScoreTask	task;			/* pipelined: on the pipeline thread until finished */
 	Datum	   *results;		/* per row of the batch */
 	bool	   *result_nulls;
-	char	   *feature_rows;	/* this batch's: the scored rows' features */
-	int		   *which;			/* and which row of the batch each is */
-	int			num_scored;
-} BatchCall;
+} BatchCallRows;
+
+/* A batch of rows: taken from the child, scored, handed on */
+typedef struct BatchRows
+{
+	MemoryContext cxt;			/* its features, sums and copied values */
+	MemoryContextCallback gone; /* stops its scoring before cxt's memory goes */
+	int			num_calls;
+	int			num_rows;
+	TupleTableSlot **copies;	/* not read_as_fetched: copies of the rows */
+	Datum	   *kept_values;	/* read_as_fetched: the kept columns */
+	bool	   *kept_nulls;
+	BatchCallRows *calls;
+} BatchRows;
 
 /* What a parallel plan's workers scored, for the leader's EXPLAIN ANALYZE */
 typedef struct BatchShared
@@ -113,16 +139,15 @@ typedef struct BatchState
 	TupleDesc	heap_desc;		/* the child's heap tuples' last descriptor */
 	bool		heap_layout;	/* has fixed offsets of the columns read */
 	int32	   *heap_offsets;	/* per child column up to last_read */
-	TupleTableSlot **rows;		/* the batch, not read_as_fetched: copies of the rows */
-	Datum	   *kept_values;	/* the batch, read_as_fetched: the kept columns */
-	bool	   *kept_nulls;
-	int			capacity;		/* rows allocated: silvan.batch_calls_size */
+	int			capacity;		/* rows a batch has room for: silvan.batch_calls_size */
 	int			fill;			/* rows the next batch asks for */
-	int			num_rows;
-	int			next_row;
+	bool		pipelined;		/* this run's batches scored on the pipeline thread */
+	BatchRows	batch_rows[2];	/* pipelined: one scored while the other is filled */
+	BatchRows  *current;		/* the batch whose rows are handed on */
+	BatchRows  *ahead;			/* pipelined: the batch being scored */
+	int			next_row;		/* of current */
 	bool		child_done;
 	MemoryContext run_cxt;		/* this run: pins, released with it */
-	MemoryContext batch_cxt;	/* this batch: features and results */
 	int64		rows_scored;	/* for EXPLAIN ANALYZE */
 	int64		batches;
 	ScoreCosts	costs;			/* its share of scoring's */
@@ -226,6 +251,33 @@ BatchMatchArray(BatchState *node, BatchCall *call)
 		call->column_types[i] = call->direct_type;
 }
 
+/* Stop a batch's scoring in flight, without raising: its memory or model is about to go */
+static void
+BatchRowsGone(void *arg)
+{
+	BatchRows  *rows = (BatchRows *) arg;
+
+	for (int i = 0; i < rows->num_calls; i++)
+		ScoreBatchAbandon(&rows->calls[i].task);
+}
+
+/* Set up a batch's room: per call, its results and which rows were scored */
+static void
+BatchRowsInit(BatchState *node, BatchRows *rows)
+{
+	rows->cxt = AllocSetContextCreate(CurrentMemoryContext, "silvan batch", ALLOCSET_DEFAULT_SIZES);
+	rows->num_calls = node->num_calls;
+	rows->calls = palloc0(sizeof(BatchCallRows) * Max(node->num_calls, 1));
+	for (int i = 0; i < node->num_calls; i++)
+	{
+		rows->calls[i].results = palloc(sizeof(Datum) * node->capacity);
+		rows->calls[i].result_nulls = palloc(sizeof(bool) * node->capacity);
+		rows->calls[i].which = palloc(sizeof(int) * node->capacity);
+	}
+	rows->gone.func = BatchRowsGone;
+	rows->gone.arg = rows;
+}
+
 /* BeginCustomScan: check EXECUTE, start the child, set up the calls and what the batch keeps */
 static void
 BatchBegin(CustomScanState *css, EState *estate, int eflags)
@@ -261,14 +313,8 @@ BatchBegin(CustomScanState *css, EState *estate, int eflags)
 	foreach(lc, lfourth(cscan->custom_private))
 		node->kept[lfirst_int(lc) - 1] = true;
 	node->capacity = silvan_batch_calls_size;
-	for (int i = 0; i < node->num_calls; i++)
-	{
-		node->calls[i].results = palloc(sizeof(Datum) * node->capacity);
-		node->calls[i].result_nulls = palloc(sizeof(bool) * node->capacity);
-		node->calls[i].which = palloc(sizeof(int) * node->capacity);
-	}
-	node->batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "silvan batch",
-											ALLOCSET_DEFAULT_SIZES);
+	for (int b = 0; b < lengthof(node->batch_rows); b++)
+		BatchRowsInit(node, &node->batch_rows[b]);
 	node->fill = Min(BATCH_FIRST_ROWS, node->capacity);
 }
 
@@ -278,6 +324,8 @@ BatchRunGone(void *arg)
 {
 	BatchState *node = (BatchState *) arg;
 
+	for (int b = 0; b < lengthof(node->batch_rows); b++)
+		BatchRowsGone(&node->batch_rows[b]);
 	for (int i = 0; i < node->num_calls; i++)
 	{
 		if (node->calls[i].version != NULL)
@@ -342,19 +390,23 @@ BatchChooseKeeping(BatchState *node)
 			node->last_read = Max(node->last_read, call->columns[k]);
 	}
 	node->heap_desc = NULL;
-	if (node->read_as_fetched && node->kept_values == NULL)
+	for (int b = 0; b < lengthof(node->batch_rows); b++)
 	{
+		BatchRows  *rows = &node->batch_rows[b];
 		size_t		cells = (size_t) node->capacity * Max(node->num_child, 1);
 
-		node->kept_values = MemoryContextAllocZero(query_cxt, sizeof(Datum) * cells);
-		node->kept_nulls = MemoryContextAlloc(query_cxt, sizeof(bool) * cells);
-		memset(node->kept_nulls, true, sizeof(bool) * cells);
-	}
-	if (!node->read_as_fetched && node->rows == NULL)
-	{
-		node->rows = MemoryContextAlloc(query_cxt, sizeof(TupleTableSlot *) * node->capacity);
-		for (int r = 0; r < node->capacity; r++)
-			node->rows[r] = MakeSingleTupleTableSlot(node->child_desc, &TTSOpsMinimalTuple);
+		if (node->read_as_fetched && rows->kept_values == NULL)
+		{
+			rows->kept_values = MemoryContextAllocZero(query_cxt, sizeof(Datum) * cells);
+			rows->kept_nulls = MemoryContextAlloc(query_cxt, sizeof(bool) * cells);
+			memset(rows->kept_nulls, true, sizeof(bool) * cells);
+		}
+		if (!node->read_as_fetched && rows->copies == NULL)
+		{
+			rows->copies = MemoryContextAlloc(query_cxt, sizeof(TupleTableSlot *) * node->capacity);
+			for (int r = 0; r < node->capacity; r++)
+				rows->copies[r] = MakeSingleTupleTableSlot(node->child_desc, &TTSOpsMinimalTuple);
+		}
 	}
 }
 
@@ -390,24 +442,25 @@ BatchOpenRun(BatchState *node)
 			BatchMatchArray(node, call);
 	}
 	BatchChooseKeeping(node);
+	/* in a parallel plan each participant scores its share on its own thread */
+	node->pipelined = RuntimeMaxThreads() > 1 && !node->css.ss.ps.plan->parallel_aware;
 }
 
 /* Start a batch of up to node->fill rows: each call's room for their features */
 static void
-BatchStartBatch(BatchState *node)
+BatchStartRows(BatchState *node, BatchRows *rows)
 {
 	for (int i = 0; i < node->num_calls; i++)
 	{
 		BatchCall  *call = &node->calls[i];
 		Forest	   *forest;
 
-		call->num_scored = 0;
+		rows->calls[i].num_scored = 0;
 		if (call->version == NULL)
 			continue;
 		forest = call->version->header;
-		call->feature_rows = MemoryContextAlloc(node->batch_cxt,
-												(size_t) forest->num_features *
-												ForestValueSize(forest) * node->fill);
+		rows->calls[i].features = MemoryContextAlloc(rows->cxt, (size_t) forest->num_features *
+													 ForestValueSize(forest) * node->fill);
 	}
 }
 
@@ -504,7 +557,7 @@ BatchHeapData(BatchState *node, TupleTableSlot *slot)
 
 /* Put batch row r's features for a call that reads the child's columns (BatchCallReadsColumns) */
 static void
-BatchReadRow(BatchCall *call, const BatchRowView *view, int r)
+BatchReadRow(const BatchCall *call, BatchCallRows *part, const BatchRowView *view, int r)
 {
 	const Forest *forest;
 	char	   *row;
@@ -512,12 +565,12 @@ BatchReadRow(BatchCall *call, const BatchRowView *view, int r)
 
 	if (call->version == NULL)
 	{
-		call->result_nulls[r] = true;
+		part->result_nulls[r] = true;
 		return;
 	}
 	forest = call->version->header;
 	row_bytes = (size_t) forest->num_features * ForestValueSize(forest);
-	row = call->feature_rows + call->num_scored * row_bytes;
+	row = part->features + part->num_scored * row_bytes;
 	if (view->data != NULL && call->in_place)
 		memcpy(row, view->data + view->offsets[call->columns[0] - 1], row_bytes);
 	else
@@ -528,32 +581,32 @@ BatchReadRow(BatchCall *call, const BatchRowView *view, int r)
 
 			FeaturePut(forest, row, i, value, isnull, call->column_types[i]);
 		}
-	call->result_nulls[r] = false;
-	call->which[call->num_scored++] = r;
+	part->result_nulls[r] = false;
+	part->which[part->num_scored++] = r;
 }
 
 /* Take the child's next row into the batch: its features and kept columns, or a copy */
 static void
-BatchTakeRow(BatchState *node, TupleTableSlot *slot)
+BatchTakeRow(BatchState *node, BatchRows *rows, TupleTableSlot *slot)
 {
-	int			r = node->num_rows++;
+	int			r = rows->num_rows++;
 	BatchRowView view = {slot, NULL, NULL};
 	Datum	   *values;
 	bool	   *nulls;
 
 	if (!node->read_as_fetched)
 	{
-		ExecCopySlot(node->rows[r], slot);
+		ExecCopySlot(rows->copies[r], slot);
 		return;
 	}
-	values = node->kept_values + (size_t) r * node->num_child;
-	nulls = node->kept_nulls + (size_t) r * node->num_child;
+	values = rows->kept_values + (size_t) r * node->num_child;
+	nulls = rows->kept_nulls + (size_t) r * node->num_child;
 	view.data = BatchHeapData(node, slot);
 	view.offsets = node->heap_offsets;
 	if (view.data == NULL)
 		slot_getsomeattrs(slot, node->last_read);
 	for (int i = 0; i < node->num_calls; i++)
-		BatchReadRow(&node->calls[i], &view, r);
+		BatchReadRow(&node->calls[i], &rows->calls[i], &view, r);
 	for (int c = 0; c < node->num_child; c++)
 	{
 		Form_pg_attribute attr = TupleDescAttr(node->child_desc, c);
@@ -568,38 +621,40 @@ BatchTakeRow(BatchState *node, TupleTableSlot *slot)
 
 /* Put a call's features of the batch's copied rows (not read_as_fetched) */
 static void
-BatchReadCopies(BatchState *node, BatchCall *call)
+BatchReadCopies(BatchState *node, BatchRows *rows, int i)
 {
 	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
+	BatchCall  *call = &node->calls[i];
+	BatchCallRows *part = &rows->calls[i];
 	Forest	   *forest = call->version->header;
 	size_t		row_bytes = (size_t) forest->num_features * ForestValueSize(forest);
 
-	for (int r = 0; r < node->num_rows; r++)
+	for (int r = 0; r < rows->num_rows; r++)
 	{
 		bool		isnull;
 		Datum		features;
 
 		if (BatchCallReadsColumns(call))
 		{
-			BatchRowView view = {node->rows[r], NULL, NULL};
+			BatchRowView view = {rows->copies[r], NULL, NULL};
 
-			slot_getallattrs(node->rows[r]);
-			BatchReadRow(call, &view, r);
+			slot_getallattrs(rows->copies[r]);
+			BatchReadRow(call, part, &view, r);
 			continue;
 		}
-		econtext->ecxt_outertuple = node->rows[r];
+		econtext->ecxt_outertuple = rows->copies[r];
 		features = ExecEvalExpr(call->features, econtext, &isnull);
-		call->result_nulls[r] = isnull;
+		part->result_nulls[r] = isnull;
 		if (isnull)
 			continue;
 		if (call->whole_row)
 			PredictRowFromComposite(DatumGetHeapTupleHeader(features), forest, call->model_name,
 									&call->row_map, node->run_cxt,
-									call->feature_rows + call->num_scored * row_bytes);
+									part->features + part->num_scored * row_bytes);
 		else
 			PredictRowFill(DatumGetArrayTypeP(features), forest, call->model_name,
-						   call->feature_rows + call->num_scored * row_bytes);
-		call->which[call->num_scored++] = r;
+						   part->features + part->num_scored * row_bytes);
+		part->which[part->num_scored++] = r;
 	}
 }
 
@@ -630,49 +685,80 @@ BatchScoreRows(BatchCall *call, const char *rows, int n, void *acc, double *marg
 	PG_END_TRY();
 }
 
-/* Score one call's rows of the batch and keep each row's result */
+/*
+ * Score a batch: each call's features (evaluated now over copied rows)
+ * started on the pipeline thread when pipelined, else scored here
+ */
 static void
-BatchScoreCall(BatchState *node, BatchCall *call)
+BatchStartScoring(BatchState *node, BatchRows *rows)
 {
-	Forest	   *forest;
-	double	   *margins;
-	double	   *scratch;
-	int			n;
+	MemoryContext old = MemoryContextSwitchTo(rows->cxt);
 
-	if (call->version == NULL)
+	for (int i = 0; i < node->num_calls; i++)
 	{
-		memset(call->result_nulls, true, sizeof(bool) * node->num_rows);
-		return;
+		BatchCall  *call = &node->calls[i];
+		BatchCallRows *part = &rows->calls[i];
+		Forest	   *forest;
+
+		if (call->version == NULL)
+		{
+			memset(part->result_nulls, true, sizeof(bool) * rows->num_rows);
+			continue;
+		}
+		if (!node->read_as_fetched)
+			BatchReadCopies(node, rows, i);
+		if (part->num_scored == 0)
+			continue;
+		forest = call->version->header;
+		part->margins = palloc(sizeof(double) * part->num_scored * forest->num_groups);
+		part->acc = palloc(ForestValueSize(forest) * part->num_scored * forest->num_groups);
+		if (node->pipelined)
+			ScoreBatchStart(&part->task, call->version, call->code_batch, part->features,
+							part->num_scored, part->acc, part->margins, false, NULL);
+		else
+			BatchScoreRows(call, part->features, part->num_scored, part->acc, part->margins);
+		node->rows_scored += part->num_scored;
 	}
-	if (!node->read_as_fetched)
-		BatchReadCopies(node, call);
-	n = call->num_scored;
-	if (n == 0)
-		return;
-	forest = call->version->header;
-	margins = palloc(sizeof(double) * n * forest->num_groups);
-	scratch = palloc(sizeof(double) * ForestOutputWidth(forest));
-	BatchScoreRows(call, call->feature_rows, n,
-				   palloc(ForestValueSize(forest) * n * forest->num_groups), margins);
-	for (int k = 0; k < n; k++)
-		call->results[call->which[k]] = ScoreResultDatum(call->version, call->output,
-														 margins + (size_t) k * forest->num_groups,
-														 scratch);
-	node->rows_scored += n;
+	node->batches++;
+	MemoryContextSwitchTo(old);
 }
 
-/* Pull the next batch of rows from the child and score every call over it */
+/* Wait for a batch's scoring, and keep each row's results */
 static void
-BatchFill(BatchState *node)
+BatchFinishScoring(BatchState *node, BatchRows *rows)
+{
+	MemoryContext old = MemoryContextSwitchTo(rows->cxt);
+
+	for (int i = 0; i < node->num_calls; i++)
+	{
+		BatchCall  *call = &node->calls[i];
+		BatchCallRows *part = &rows->calls[i];
+		double	   *scratch;
+
+		if (call->version == NULL || part->num_scored == 0)
+			continue;
+		ScoreBatchFinish(&part->task);
+		scratch = palloc(sizeof(double) * ForestOutputWidth(call->version->header));
+		for (int k = 0; k < part->num_scored; k++)
+			part->results[part->which[k]] =
+				ScoreResultDatum(call->version, call->output,
+								 part->margins + (size_t) k * call->version->header->num_groups,
+								 scratch);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/* Take the next batch of rows from the child into rows (none when it has no more) */
+static void
+BatchFillRows(BatchState *node, BatchRows *rows)
 {
 	PlanState  *child = outerPlanState(node);
 	MemoryContext old;
-	ScoreCosts	mark;
 
-	MemoryContextReset(node->batch_cxt);
-	node->num_rows = 0;
-	node->next_row = 0;
-	while (node->num_rows < node->fill)
+	MemoryContextReset(rows->cxt);
+	MemoryContextRegisterResetCallback(rows->cxt, &rows->gone);
+	rows->num_rows = 0;
+	while (!node->child_done && rows->num_rows < node->fill)
 	{
 		TupleTableSlot *slot = ExecProcNode(child);
 
@@ -683,41 +769,82 @@ BatchFill(BatchState *node)
 		}
 		if (node->run_cxt == NULL)
 			BatchOpenRun(node);
-		if (node->num_rows == 0)
-			BatchStartBatch(node);
-		old = MemoryContextSwitchTo(node->batch_cxt);
-		BatchTakeRow(node, slot);
+		if (rows->num_rows == 0)
+			BatchStartRows(node, rows);
+		old = MemoryContextSwitchTo(rows->cxt);
+		BatchTakeRow(node, rows, slot);
 		MemoryContextSwitchTo(old);
 	}
 	node->fill = Min(node->fill * 2, node->capacity);
-	if (node->num_rows == 0)
-		return;
-	old = MemoryContextSwitchTo(node->batch_cxt);
+}
+
+/*
+ * Make the next scored batch current; false when the child has no more
+ * rows.  Pipelined, the batch ahead is scored on the pipeline thread while
+ * the backend takes the next one from the child and then hands on the
+ * rows of the one before.
+ */
+static bool
+BatchAdvance(BatchState *node)
+{
+	ScoreCosts	mark;
+	bool		found = false;
+
 	ScoreCostsMark(&mark);
-	for (int i = 0; i < node->num_calls; i++)
-		BatchScoreCall(node, &node->calls[i]);
+	node->current = NULL;
+	node->next_row = 0;
+	while (!found && !node->child_done)
+	{
+		BatchRows  *spare = node->ahead == &node->batch_rows[0] ? &node->batch_rows[1] : &node->batch_rows[0];
+		BatchRows  *scored = node->ahead;
+
+		BatchFillRows(node, spare);
+		if (spare->num_rows == 0)
+			break;
+		if (!node->pipelined)
+		{
+			BatchStartScoring(node, spare);
+			BatchFinishScoring(node, spare);
+			node->current = spare;
+			found = true;
+			continue;
+		}
+		/* one batch at a time on the pipeline thread: the one before ends first */
+		if (scored != NULL)
+			BatchFinishScoring(node, scored);
+		BatchStartScoring(node, spare);
+		node->ahead = spare;
+		node->current = scored;
+		found = scored != NULL;
+	}
+	if (!found && node->ahead != NULL)
+	{
+		BatchFinishScoring(node, node->ahead);
+		node->current = node->ahead;
+		node->ahead = NULL;
+		found = true;
+	}
 	ScoreCostsAdd(&node->costs, &mark);
-	MemoryContextSwitchTo(old);
-	node->batches++;
+	return found;
 }
 
 /* The scan tuple of batch row r: the child's columns, then the calls' results */
 static TupleTableSlot *
-BatchScanTuple(BatchState *node, int r)
+BatchScanTuple(BatchState *node, BatchRows *rows, int r)
 {
 	TupleTableSlot *scan = node->css.ss.ss_ScanTupleSlot;
 
 	ExecClearTuple(scan);
 	if (node->read_as_fetched)
 	{
-		memcpy(scan->tts_values, node->kept_values + (size_t) r * node->num_child,
+		memcpy(scan->tts_values, rows->kept_values + (size_t) r * node->num_child,
 			   sizeof(Datum) * node->num_child);
-		memcpy(scan->tts_isnull, node->kept_nulls + (size_t) r * node->num_child,
+		memcpy(scan->tts_isnull, rows->kept_nulls + (size_t) r * node->num_child,
 			   sizeof(bool) * node->num_child);
 	}
 	else
 	{
-		TupleTableSlot *row = node->rows[r];
+		TupleTableSlot *row = rows->copies[r];
 
 		slot_getallattrs(row);
 		memcpy(scan->tts_values, row->tts_values, sizeof(Datum) * node->num_child);
@@ -725,8 +852,8 @@ BatchScanTuple(BatchState *node, int r)
 	}
 	for (int i = 0; i < node->num_calls; i++)
 	{
-		scan->tts_values[node->num_child + i] = node->calls[i].results[r];
-		scan->tts_isnull[node->num_child + i] = node->calls[i].result_nulls[r];
+		scan->tts_values[node->num_child + i] = rows->calls[i].results[r];
+		scan->tts_isnull[node->num_child + i] = rows->calls[i].result_nulls[r];
 	}
 	return ExecStoreVirtualTuple(scan);
 }
@@ -744,16 +871,15 @@ BatchExec(CustomScanState *css)
 	{
 		TupleTableSlot *scan;
 
-		if (node->next_row >= node->num_rows)
+		if (node->current == NULL || node->next_row >= node->current->num_rows)
 		{
-			if (node->child_done)
+			if (!BatchAdvance(node))
 				return NULL;
-			BatchFill(node);
 			continue;
 		}
 		CHECK_FOR_INTERRUPTS();
 		ResetExprContext(econtext);
-		scan = BatchScanTuple(node, node->next_row++);
+		scan = BatchScanTuple(node, node->current, node->next_row++);
 		econtext->ecxt_scantuple = scan;
 		if (qual != NULL && !ExecQual(qual, econtext))
 		{
@@ -768,10 +894,16 @@ BatchExec(CustomScanState *css)
 static void
 BatchReset(BatchState *node)
 {
+	/* (each batch's scoring in flight is stopped before its memory goes) */
+	for (int b = 0; b < lengthof(node->batch_rows); b++)
+	{
+		MemoryContextReset(node->batch_rows[b].cxt);
+		node->batch_rows[b].num_rows = 0;
+	}
 	if (node->run_cxt != NULL)
 		MemoryContextDelete(node->run_cxt);
-	MemoryContextReset(node->batch_cxt);
-	node->num_rows = 0;
+	node->current = NULL;
+	node->ahead = NULL;
 	node->next_row = 0;
 	node->child_done = false;
 	node->fill = Min(BATCH_FIRST_ROWS, node->capacity);
@@ -784,8 +916,9 @@ BatchEnd(CustomScanState *css)
 	BatchState *node = (BatchState *) css;
 
 	BatchReset(node);
-	for (int r = 0; node->rows != NULL && r < node->capacity; r++)
-		ExecDropSingleTupleTableSlot(node->rows[r]);
+	for (int b = 0; b < lengthof(node->batch_rows); b++)
+		for (int r = 0; node->batch_rows[b].copies != NULL && r < node->capacity; r++)
+			ExecDropSingleTupleTableSlot(node->batch_rows[b].copies[r]);
 	ExecEndNode(outerPlanState(node));
 }
 
@@ -822,6 +955,9 @@ BatchExplain(CustomScanState *css, List *ancestors, ExplainState *es)
 	if (es->analyze)
 	{
 		ScoreCosts	costs = node->costs;
+
+		if (node->batches > 0)
+			ExplainPropertyBool("Pipelined", node->pipelined, es);
 
 		ExplainPropertyInteger("Rows Scored", NULL, node->rows_scored + node->worker_rows, es);
 		ExplainPropertyInteger("Batches", NULL, node->batches + node->worker_batches, es);
