@@ -1104,10 +1104,8 @@ def main():
     for name, model_path, fmt, model_rows in models:
         # The wide model gets as many rows as the others, though its table is
         # large: 500 reals a row, three rows a page, about 270 MB at 100,000
-        # rows.  That is over a quarter of run.sh's 512 MB of shared buffers,
-        # so PostgreSQL scans it through a small ring of buffers and rereads
-        # it from the OS page cache every time, where the peers' rows stay in
-        # memory
+        # rows (run.sh's shared buffers hold four times that, so the scan
+        # reads it from PostgreSQL's cache, as the peers' rows are in memory)
         n = ROWS
         rows, sources[name] = model_rows(n)
         check_distinct(name, rows)

@@ -61,9 +61,10 @@ fi
 
 source scripts/cluster.sh
 # Every bench table stays in PostgreSQL's own cache, as the peers' rows stay
-# in memory: with the default 128 MB, a scan of a table over 32 MB (the
-# 20,000-row wide table is 53 MB) goes through a small ring of buffers and
-# rereads the table from the OS page cache every time.  Likewise the result
+# in memory: a scan of a table over a quarter of shared_buffers goes
+# through a small ring of buffers and rereads the table from the OS page
+# cache every time, so shared_buffers holds four times the largest bench
+# table (the 100,000-row wide table, about 270 MB).  Likewise the result
 # rows stay in memory, as the peers' output arrays do: a set-returning
 # function's results go to a tuplestore that spills to a temporary file past
 # work_mem, and with the default 4 MB that happens at about 80,000 rows.
@@ -73,16 +74,16 @@ source scripts/cluster.sh
 # The shared memory is in huge pages where the kernel has them: parallel
 # workers are fresh processes, each of which maps the shared buffers it
 # reads, and on a VM mapping them 4 kB at a time costs as much as the
-# scoring.  As root the run reserves them (300 of 2 MB) and gives them back
+# scoring.  As root the run reserves them (800 of 2 MB) and gives them back
 # after; the report says what the server got.
 huge_before=
-if [ "$(id -u)" = 0 ] && [ -w /proc/sys/vm/nr_hugepages ] && [ "$(cat /proc/sys/vm/nr_hugepages)" -lt 300 ]; then
+if [ "$(id -u)" = 0 ] && [ -w /proc/sys/vm/nr_hugepages ] && [ "$(cat /proc/sys/vm/nr_hugepages)" -lt 800 ]; then
 	huge_before=$(cat /proc/sys/vm/nr_hugepages)
-	echo 300 >/proc/sys/vm/nr_hugepages || huge_before=
+	echo 800 >/proc/sys/vm/nr_hugepages || huge_before=
 fi
 huge_restore() {
 	[ -z "$huge_before" ] || echo "$huge_before" >/proc/sys/vm/nr_hugepages || true
 }
-SILVAN_PGOPTIONS="${SILVAN_PGOPTIONS:--c shared_buffers=512MB -c huge_pages=try -c work_mem=64MB -c shared_preload_libraries=silvan}" cluster_start
+SILVAN_PGOPTIONS="${SILVAN_PGOPTIONS:--c shared_buffers=1536MB -c huge_pages=try -c work_mem=64MB -c shared_preload_libraries=silvan}" cluster_start
 trap 'cluster_stop; huge_restore' EXIT
 /usr/bin/python3 test/bench/bench.py "$@"
