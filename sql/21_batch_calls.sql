@@ -256,6 +256,17 @@ UPDATE people p SET score = silvan.predict('named_features', p) WHERE k % 2 = 0;
 SELECT count(*) FILTER (WHERE k % 2 = 0 AND score::real IS DISTINCT FROM e[1]::real) AS updated_differ,
 	   count(*) FILTER (WHERE k % 2 = 1 AND score IS NOT NULL) AS others_touched
   FROM people JOIN fx_exp USING (id);
+-- a call on a table's row in an aggregate is computed by the batch node
+-- above the scan, which reads the row's columns in place: the scan forms
+-- no row value (its Output has no w.*)
+CREATE TABLE people_want AS SELECT p.*, e[1]::real AS want FROM people p JOIN fx_exp USING (id);
+EXPLAIN (COSTS OFF, VERBOSE)
+SELECT count(*) FILTER (WHERE silvan.predict('named_features', w)::real IS DISTINCT FROM want) FROM people_want w;
+SELECT count(*) AS rows,
+	   count(*) FILTER (WHERE silvan.predict('named_features', w)::real IS DISTINCT FROM want) AS aggregated_differ,
+	   max(silvan.predict('named_features', w))::real = max(want) AS max_agrees
+  FROM people_want w;
+DROP TABLE people_want;
 -- a scanned table's row is read from its columns, a dropped column skipped;
 -- a row from an outer join's nullable side is NULL as a whole: NULL, as the function gives
 ALTER TABLE people DROP COLUMN s6, ADD COLUMN s6 real;

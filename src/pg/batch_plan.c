@@ -56,6 +56,7 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/planner.h"
+#include "optimizer/tlist.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -503,9 +504,10 @@ BatchAbove(Plan *plan, List *rtable)
 	{
 		TargetEntry *tle = flatCopyTargetEntry(lfirst(lc));
 
+		/* calls become their results, columns pass through; the node computes a constant */
 		if (BatchHasCall((Node *) tle->expr, NULL))
 			tle->expr = (Expr *) BatchMutateAbove((Node *) tle->expr, &rw);
-		else
+		else if (contain_var_clause((Node *) tle->expr))
 			tle->expr = (Expr *) BatchScanVar(tle->expr, BatchChildColumn(&rw, tle->expr), INDEX_VAR);
 		tlist = lappend(tlist, tle);
 	}
@@ -622,6 +624,112 @@ BatchBelowAgg(Agg *agg)
 	return true;
 }
 
+/* What BatchPushIntoScan's mutator works with */
+typedef struct BatchPush
+{
+	Plan	   *scan;			/* the Agg's input, a scan of a table */
+	BatchRewrite rw;			/* its scanrelid, for BatchIsScannedRow */
+	int			in_aggref;		/* within an aggregate's arguments */
+	bool		pushed;			/* a call was moved */
+} BatchPush;
+
+/* An expression over an Agg's input (OUTER_VAR) as the scan below computes it; NULL if it cannot */
+static Node *
+BatchOverScan(Node *node, Plan *scan)
+{
+	if (node != NULL && IsA(node, Var) && ((Var *) node)->varno == OUTER_VAR)
+	{
+		TargetEntry *tle = get_tle_by_resno(scan->targetlist, ((Var *) node)->varattno);
+
+		return tle != NULL && !tle->resjunk ? copyObject((Node *) tle->expr) : NULL;
+	}
+	return node;
+}
+
+/*
+ * Move a call in an aggregate's arguments whose features are the scanned
+ * table's row or an ARRAY[...] of its columns into the scan's target list
+ * (once per distinct call), and read its result there
+ */
+static Node *
+BatchPushMutator(Node *node, BatchPush *push)
+{
+	Node	   *result;
+
+	if (node == NULL)
+		return NULL;
+	if (push->in_aggref > 0 && BatchIsCall(node))
+	{
+		FuncExpr   *call = (FuncExpr *) node;
+		Expr	   *features = (Expr *) BatchOverScan(lsecond(call->args), push->scan);
+		FuncExpr   *pushed;
+		TargetEntry *tle;
+
+		if (features == NULL ||
+			(!BatchIsScannedRow(&push->rw, features) && !BatchIsColumnArray(features)))
+			return expression_tree_mutator(node, BatchPushMutator, push);
+		pushed = copyObject(call);
+		pushed->args = list_make2(linitial(call->args), features);
+		if ((tle = tlist_member((Expr *) pushed, push->scan->targetlist)) == NULL)
+		{
+			tle = makeTargetEntry((Expr *) pushed, list_length(push->scan->targetlist) + 1,
+								  NULL, false);
+			push->scan->targetlist = lappend(push->scan->targetlist, tle);
+		}
+		push->pushed = true;
+		return (Node *) makeVar(OUTER_VAR, tle->resno, call->funcresulttype, -1, InvalidOid, 0);
+	}
+	if (IsA(node, Aggref))
+	{
+		push->in_aggref++;
+		result = expression_tree_mutator(node, BatchPushMutator, push);
+		push->in_aggref--;
+		return result;
+	}
+	return expression_tree_mutator(node, BatchPushMutator, push);
+}
+
+/* A plan's columns that no one reads (not in reads) become NULL: nothing computes them */
+static void
+BatchUnreadNull(Plan *plan, List *reads)
+{
+	ListCell   *lc;
+
+	foreach(lc, plan->targetlist)
+	{
+		TargetEntry *tle = lfirst(lc);
+
+		if (!list_member_int(reads, tle->resno) && !tle->resjunk)
+			tle->expr = (Expr *) makeNullConst(exprType((Node *) tle->expr),
+											   exprTypmod((Node *) tle->expr),
+											   exprCollation((Node *) tle->expr));
+	}
+}
+
+/*
+ * Before the Agg's input is rewritten: when it scans a table, the calls in
+ * the aggregates' arguments that read the table's row or columns are
+ * computed by the scan instead, so that the batch node above the scan
+ * reads their features from the table's tuples in place (BatchAbove), and
+ * the scan forms no row values for the Agg to pass to the calls
+ */
+static void
+BatchPushIntoScan(Agg *agg)
+{
+	Plan	   *scan = outerPlan(agg);
+	BatchPush	push = {0};
+
+	if (scan == NULL || agg->groupingSets != NIL || agg->chain != NIL ||
+		!(IsA(scan, SeqScan) || IsA(scan, SampleScan) || IsA(scan, IndexScan) ||
+		  IsA(scan, BitmapHeapScan) || IsA(scan, TidScan) || IsA(scan, TidRangeScan)))
+		return;
+	push.scan = scan;
+	push.rw.scanrelid = ((Scan *) scan)->scanrelid;
+	agg->plan.targetlist = (List *) BatchPushMutator((Node *) agg->plan.targetlist, &push);
+	if (push.pushed)
+		BatchUnreadNull(scan, BatchAggReads(agg, list_length(scan->targetlist)));
+}
+
 /* The largest plan_node_id in a plan tree, so that new nodes get ids of their own */
 static int
 BatchMaxNodeId(Plan *plan)
@@ -675,6 +783,8 @@ BatchRewritePlan(Plan *plan, bool inner_marks, BatchPlanWalk *walk)
 
 	if (plan == NULL)
 		return NULL;
+	if (IsA(plan, Agg))
+		BatchPushIntoScan((Agg *) plan);
 	walk->gathers += IsA(plan, Gather) || IsA(plan, GatherMerge);
 	plan->lefttree = BatchRewritePlan(plan->lefttree, false, walk);
 	walk->gathers -= IsA(plan, Gather) || IsA(plan, GatherMerge);
