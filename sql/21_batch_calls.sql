@@ -266,6 +266,13 @@ SELECT count(*) AS rows,
 	   count(*) FILTER (WHERE silvan.predict('named_features', w)::real IS DISTINCT FROM want) AS aggregated_differ,
 	   max(silvan.predict('named_features', w))::real = max(want) AS max_agrees
   FROM people_want w;
+-- the same for an ARRAY[...] of the columns, the scan filtering rows
+EXPLAIN (COSTS OFF, VERBOSE)
+SELECT count(silvan.predict('named_features', ARRAY[age, sex, bmi, bp, s1, s2, s3, s4, s5, s6])) FROM people_want WHERE k % 2 = 0;
+SELECT count(*) AS rows,
+	   count(*) FILTER (WHERE silvan.predict('named_features', ARRAY[age, sex, bmi, bp, s1, s2, s3, s4, s5, s6])::real
+						IS DISTINCT FROM want) AS aggregated_array_differ
+  FROM people_want WHERE k % 2 = 0;
 DROP TABLE people_want;
 -- a scanned table's row is read from its columns, a dropped column skipped;
 -- a row from an outer join's nullable side is NULL as a whole: NULL, as the function gives

@@ -631,19 +631,36 @@ typedef struct BatchPush
 	BatchRewrite rw;			/* its scanrelid, for BatchIsScannedRow */
 	int			in_aggref;		/* within an aggregate's arguments */
 	bool		pushed;			/* a call was moved */
+	bool		unresolved;		/* BatchOverScan met a column the scan lacks */
 } BatchPush;
 
-/* An expression over an Agg's input (OUTER_VAR) as the scan below computes it; NULL if it cannot */
+/* BatchOverScan's mutator: each Var of the Agg's input (OUTER_VAR) as the scan computes it */
 static Node *
-BatchOverScan(Node *node, Plan *scan)
+BatchOverScanMutator(Node *node, BatchPush *push)
 {
 	if (node != NULL && IsA(node, Var) && ((Var *) node)->varno == OUTER_VAR)
 	{
-		TargetEntry *tle = get_tle_by_resno(scan->targetlist, ((Var *) node)->varattno);
+		TargetEntry *tle = get_tle_by_resno(push->scan->targetlist, ((Var *) node)->varattno);
 
-		return tle != NULL && !tle->resjunk ? copyObject((Node *) tle->expr) : NULL;
+		if (tle == NULL)
+		{
+			push->unresolved = true;
+			return node;
+		}
+		return copyObject((Node *) tle->expr);
 	}
-	return node;
+	return expression_tree_mutator(node, BatchOverScanMutator, push);
+}
+
+/* An expression over an Agg's input (OUTER_VAR) as the scan below computes it; NULL if it cannot */
+static Expr *
+BatchOverScan(Node *node, BatchPush *push)
+{
+	Node	   *over;
+
+	push->unresolved = false;
+	over = BatchOverScanMutator(node, push);
+	return push->unresolved ? NULL : (Expr *) over;
 }
 
 /*
@@ -661,7 +678,7 @@ BatchPushMutator(Node *node, BatchPush *push)
 	if (push->in_aggref > 0 && BatchIsCall(node))
 	{
 		FuncExpr   *call = (FuncExpr *) node;
-		Expr	   *features = (Expr *) BatchOverScan(lsecond(call->args), push->scan);
+		Expr	   *features = BatchOverScan(lsecond(call->args), push);
 		FuncExpr   *pushed;
 		TargetEntry *tle;
 
