@@ -871,7 +871,8 @@ XgbNextTree(XgbTrees *src, int32_t i, json_object **tree, SilvanStatus *status)
  * Make room for need entries of size bytes (at least one), not zeroed
  * (zeroing a large array at once would keep a cancel waiting: the node
  * loops zero each node before they fill it); the capacity doubles, but
- * not past limit, each growth charged.  NULL when out of memory or
+ * not past limit, each growth charged (the old and the new array while
+ * realloc moves it).  NULL when out of memory or
  * budget, the array left as it was.
  */
 static void *
@@ -889,14 +890,16 @@ XgbGrow(void *array, int64_t *capacity, int64_t need, size_t size, int64_t limit
 		cap = cap < 1024 ? 1024 : cap * 2;
 	if (cap > limit)
 		cap = need;
-	if (!DecodeCharge(budget, (cap - *capacity) * (int64_t) size, what, status))
+	/* realloc may hold the old array and the new one at once: both are charged meanwhile */
+	if (!DecodeCharge(budget, cap * (int64_t) size, what, status))
 		return NULL;
 	if ((grown = realloc(array, (size_t) cap * size)) == NULL)
 	{
-		DecodeRelease(budget, (cap - *capacity) * (int64_t) size);
+		DecodeRelease(budget, cap * (int64_t) size);
 		StatusNoMemory(status, "the node arrays");
 		return NULL;
 	}
+	DecodeRelease(budget, *capacity * (int64_t) size);
 	*capacity = cap;
 	return grown;
 }
