@@ -454,6 +454,7 @@ FlatReserve(JsonFlat *f, void **array, int64_t *capacity, int64_t used, size_t s
 {
 	int64_t		cap = *capacity < 64 ? 64 : *capacity * 2;
 	int64_t		grow = (cap - *capacity) * (int64_t) size;
+	int64_t		held = *capacity * (int64_t) size;
 	void	   *grown;
 
 	if (CancelTick(&f->ticks))
@@ -463,7 +464,8 @@ FlatReserve(JsonFlat *f, void **array, int64_t *capacity, int64_t used, size_t s
 	}
 	if (used < *capacity)
 		return true;
-	if (f->budget != NULL && !DecodeTake(f->budget, grow, "the arrays of a tree"))
+	/* realloc may hold the old array and the new one at once: both are charged meanwhile */
+	if (f->budget != NULL && !DecodeTake(f->budget, grow + held, "the arrays of a tree"))
 	{
 		f->over_budget = true;
 		return false;
@@ -471,9 +473,11 @@ FlatReserve(JsonFlat *f, void **array, int64_t *capacity, int64_t used, size_t s
 	if ((grown = realloc(*array, (size_t) cap * size)) == NULL)
 	{
 		if (f->budget != NULL)
-			DecodeRelease(f->budget, grow);
+			DecodeRelease(f->budget, grow + held);
 		return false;
 	}
+	if (f->budget != NULL)
+		DecodeRelease(f->budget, held);
 	*array = grown;
 	*capacity = cap;
 	return true;

@@ -257,17 +257,19 @@ StripGrow(Strip *s, void **array, size_t *cap, size_t used, size_t n, size_t siz
 		return true;
 	while (want < used + n)
 		want *= 2;
-	if (!DecodeTake(s->budget, (int64_t) ((want - *cap) * size), what))
+	/* realloc may hold the old array and the new one at once: both are charged meanwhile */
+	if (!DecodeTake(s->budget, (int64_t) (want * size), what))
 	{
 		s->refused = true;
 		return false;
 	}
 	if ((grown = realloc(*array, want * size)) == NULL)
 	{
-		DecodeRelease(s->budget, (int64_t) ((want - *cap) * size));
+		DecodeRelease(s->budget, (int64_t) (want * size));
 		s->refused = true;
 		return false;
 	}
+	DecodeRelease(s->budget, (int64_t) (*cap * size));
 	s->charged += (int64_t) ((want - *cap) * size);
 	*array = grown;
 	*cap = want;
