@@ -5,6 +5,8 @@
 # private socket directory; exports PGHOST, PGPORT, PGUSER for clients.
 # SILVAN_PGOPTIONS adds server options ("-c name=value ...");
 # SILVAN_PG_BIN names another server's bin directory (an assert-enabled build).
+# SILVAN_HOST_PROFILE sets silvan.host_profile (the tests: fallback, so that
+# default schedules are the same on every host).
 PG_BIN=${SILVAN_PG_BIN:-/usr/lib/postgresql/15/bin}
 
 cluster_start() {
@@ -16,7 +18,7 @@ cluster_start() {
 		{ cat "$CLUSTER_DIR/initdb.log"; return 1; }
 	export PGHOST=$CLUSTER_DIR PGPORT=${SILVAN_PGPORT:-54329} PGUSER=postgres PGDATABASE=postgres
 	"${as[@]}" "$PG_BIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/server.log" -w \
-		-o "-k $CLUSTER_DIR -p $PGPORT -c listen_addresses='' -c fsync=off ${SILVAN_PGOPTIONS:-}" start >/dev/null ||
+		-o "-k $CLUSTER_DIR -p $PGPORT -c listen_addresses='' -c fsync=off ${SILVAN_HOST_PROFILE:+-c silvan.host_profile=$SILVAN_HOST_PROFILE} ${SILVAN_PGOPTIONS:-}" start >/dev/null ||
 		{ cat "$CLUSTER_DIR/server.log"; return 1; }
 	trap cluster_stop EXIT
 }

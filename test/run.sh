@@ -20,6 +20,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
+# default schedules the same on every host; 22_host_profile measures
+export SILVAN_HOST_PROFILE=${SILVAN_HOST_PROFILE:-fallback}
 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 LOGS=$(mktemp -d /tmp/silvan-test.XXXXXX)
 passed=0

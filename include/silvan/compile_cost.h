@@ -39,10 +39,12 @@ typedef struct CostModel
  * buffers, for a target with features (LLVM's list; "" for a gpu)
  */
 extern void CompileEstimateMir(const Mir *mir, const Hir *hir, const ReprBuffers *buffers,
-							   const char *features, CompileCost *cost);
+							   const char *features, const CompileLimits *limits,
+							   CompileCost *cost);
 
 /* true if cost is within the limits, else false and a status naming what is over */
-extern bool CompileCheckCost(const CompileCost *cost, bool estimated, SilvanStatus *status);
+extern bool CompileCheckCost(const CompileCost *cost, const CompileLimits *limits,
+							 bool estimated, SilvanStatus *status);
 
 /* Add the module's instructions and loops, all and of its largest function, to counted */
 extern void CompileCountModule(LLVMModuleRef module, CompileCost *counted);

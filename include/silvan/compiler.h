@@ -44,6 +44,7 @@
 #include <signal.h>
 
 #include "silvan/forest.h"
+#include "silvan/host_profile.h"
 #include "silvan/schedule.h"
 #include "silvan/target.h"
 
@@ -55,9 +56,10 @@ typedef struct ReprBuffers ReprBuffers;
  * and instructions and loops in its largest function (LLVM's time on a
  * function grows faster than either), estimated from the MIR before any
  * code is generated and counted exactly before LLVM runs; a compile over
- * any fails with SILVAN_ERROR_LIMIT.  The adapter sets them from
- * silvan.compile_max_instructions, silvan.compile_max_function_
- * instructions and silvan.compile_max_function_loops; 0 means no bound.
+ * any fails with SILVAN_ERROR_LIMIT.  The adapter passes them in the
+ * compile's options from silvan.compile_max_instructions,
+ * silvan.compile_max_function_instructions and
+ * silvan.compile_max_function_loops; 0 means no bound.
  */
 typedef struct CompileLimits
 {
@@ -70,8 +72,28 @@ typedef struct CompileLimits
 #define COMPILE_MAX_FUNCTION_INSTRUCTIONS_DEFAULT	60000
 #define COMPILE_MAX_FUNCTION_LOOPS_DEFAULT			300
 
-extern void CompileSetLimits(const CompileLimits *limits);
-extern const CompileLimits *CompileGetLimits(void);
+/* The limits of COMPILE_MAX_*_DEFAULT */
+extern const CompileLimits *CompileLimitsDefault(void);
+
+/*
+ * What a compile is for, beyond the forest, schedule and profile: every
+ * input that the code depends on and the host could otherwise be asked,
+ * so that a test compiles for "a Zen 4" or "a Xeon" profile on any
+ * machine and the code cache keys on what the code was made for.  NULL
+ * fields take the defaults: the host cpu, LLVM's name and features of
+ * the host (code to run in this process), the fallback profile
+ * (HostProfileFallback), the default limits.  A cpu other than the
+ * host's makes code that only an equal CPU should run.
+ */
+typedef struct CompileOptions
+{
+	const Target *target;		/* NULL: the host cpu (TargetCpu) */
+	const char *arch;			/* a device's processor ("sm_80"); NULL: the target's default */
+	const char *cpu;			/* LLVM's name of the CPU host code is for; NULL: the host's */
+	const char *cpu_features;	/* with cpu: its LLVM features; NULL: the host's */
+	const HostProfile *host;	/* the machine's choices; NULL: the fallback */
+	const CompileLimits *limits;	/* NULL: CompileLimitsDefault() */
+} CompileOptions;
 
 /* A compile's size: estimated from the MIR, or counted in the module */
 typedef struct CompileCost
@@ -88,40 +110,38 @@ typedef struct CompileCost
 /*
  * The cost of compiling a forest with a schedule: the passes up to the
  * layout (MIR, HIR, buffers) and the estimate, no code generated; false
- * and a status when the schedule does not lower
+ * and a status when the schedule does not lower.  options may be NULL.
  */
 extern bool CompileEstimate(const Forest *forest, const Schedule *schedule,
-							const ForestProfile *profile, CompileCost *cost,
-							SilvanStatus *status);
+							const ForestProfile *profile, const CompileOptions *options,
+							CompileCost *cost, SilvanStatus *status);
 
 /* The estimate a compile made, and what it counted in the module before LLVM ran */
 extern void CompiledForestCost(const CompiledForest *compiled, CompileCost *estimated,
 							   CompileCost *counted);
 
-/* Pick the default schedule for a forest and a typical batch size */
-extern void ScheduleDefault(const Forest *forest, int32_t batch_size,
-							Schedule *schedule);
-
 /*
- * Do default schedules walk rows as AVX-512 vectors on this host?  And the
- * policy: 1 where AVX-512F is, 0 never, -1 by CPU (default; silvan.vector_walk
- * and tests set it).  compile.c
+ * Pick the default schedule for a forest and a typical batch size, with a
+ * host profile's choices (NULL: the fallback profile's)
  */
-extern bool CodegenHostVectorWalk(void);
-extern void CodegenSetVectorWalkPolicy(int policy);
+extern void ScheduleDefault(const Forest *forest, int32_t batch_size,
+							const HostProfile *host, Schedule *schedule);
 
 /* Pick the default schedule of a gpu target (schedule.c) */
 extern void ScheduleGpuDefault(const Forest *forest, int32_t batch_size,
 							   Schedule *schedule);
 
-/* Compile a validated forest for the host cpu; NULL and a status on failure */
+/*
+ * Compile a validated forest for the host cpu with the default options;
+ * NULL and a status on failure
+ */
 extern CompiledForest *CompileForest(const Forest *forest,
 									 const Schedule *schedule,
 									 const ForestProfile *profile,
 									 SilvanStatus *status);
 
 /*
- * The same for a target (target.h; NULL: the host cpu).  A gpu target's
+ * The same with options (NULL: the defaults).  A gpu target's
  * loops map to grid and block dimensions (mir.h).  gpu_emulated code runs
  * through CompiledForestRun like the cpu's, one thread at a time; cuda and
  * rocm code is device code that GpuForestRun (gpu_run.c) loads and
@@ -130,7 +150,7 @@ extern CompiledForest *CompileForest(const Forest *forest,
  */
 extern CompiledForest *CompileForestFor(const Forest *forest, const Schedule *schedule,
 										const ForestProfile *profile,
-										const CompileTarget *target,
+										const CompileOptions *options,
 										SilvanStatus *status);
 
 /*
@@ -141,11 +161,12 @@ extern CompiledForest *CompileForestFor(const Forest *forest, const Schedule *sc
  */
 extern CompiledForest *CompileForestFromCache(const Forest *forest,
 											  const Schedule *schedule,
-											  const ForestProfile *profile);
+											  const ForestProfile *profile,
+											  const CompileOptions *options);
 extern bool ScheduleDefaultFromCache(const Forest *forest, int32_t batch_size,
-									 Schedule *schedule);
+									 const HostProfile *host, Schedule *schedule);
 extern void ScheduleDefaultRemember(const Forest *forest, int32_t batch_size,
-									const Schedule *schedule);
+									const HostProfile *host, const Schedule *schedule);
 
 /*
  * Add all trees' leaf values into acc (num_rows * num_groups values of the

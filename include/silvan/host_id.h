@@ -9,7 +9,7 @@
 #include <stdbool.h>
 
 extern const char *HostIdentity(void);
-extern bool HostVendorIsAmd(void);
+extern const char *HostCpuDescription(void);
 extern bool HostHasFeature(const char *name);
 
 #endif							/* SILVAN_HOST_ID_H */

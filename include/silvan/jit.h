@@ -30,6 +30,8 @@ typedef struct JitModule
 	bool		fast_codegen;	/* instruction selection and register
 								 * allocation at -O0 (large code walks:
 								 * much code, simple control flow) */
+	const char *cpu;			/* LLVM's CPU the code is for; NULL: the host's */
+	const char *cpu_features;	/* with cpu, its features */
 } JitModule;
 
 /* Machine code added to the JIT */

@@ -61,13 +61,6 @@ typedef struct Target
 	LLVMValueRef (*shared_buffer) (CodegenContext *cg, LLVMTypeRef type, int64_t count);
 } Target;
 
-/* What one compile targets: the target and its processor (NULL: default) */
-typedef struct CompileTarget
-{
-	const Target *target;
-	const char *arch;			/* "sm_80"; NULL: target->default_arch */
-} CompileTarget;
-
 /*
  * A gpu_emulated kernel: args, {block.x, .y, .z, thread.x, .y, .z}, the
  * block's shared memory, and the phase: a kernel with a barrier is called

@@ -165,8 +165,11 @@ typedef struct TuneShape
 	bool		vector_walk;	/* the host walks rows as AVX-512 vectors */
 } TuneShape;
 
+/* host: the profile the space's host choices come from (NULL: the fallback) */
+struct HostProfile;
 extern void TuneShapeOf(const Forest *forest, int32_t batch_size, int32_t max_threads,
-						bool exact, bool have_profile, TuneShape *shape);
+						bool exact, bool have_profile, const struct HostProfile *host,
+						TuneShape *shape);
 
 /* tune_space.c: points to text, enumeration, pruning */
 extern bool TuneCpuText(const TuneShape *shape, const TuneCpuPoint *point,
@@ -276,11 +279,11 @@ extern bool TuneMeasure(const Forest *forest, const ForestProfile *profile,
 						bool exact, double discard_above, double seconds,
 						volatile sig_atomic_t *stop, TuneTiming *timing);
 
-/* tune_measure.c: the same on a target (NULL: the host cpu) and, for device code, a device */
-struct CompileTarget;
+/* tune_measure.c: the same with compile options (NULL: the defaults) and, for device code, a device */
+struct CompileOptions;
 struct GpuDevice;
 extern bool TuneMeasureOn(const Forest *forest, const ForestProfile *profile,
-						  const struct CompileTarget *target, struct GpuDevice *device,
+						  const struct CompileOptions *options, struct GpuDevice *device,
 						  const TuneSample *sample, int32_t batch_size, const char *text,
 						  bool exact, double discard_above, double seconds,
 						  volatile sig_atomic_t *stop, TuneTiming *timing);

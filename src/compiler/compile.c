@@ -23,7 +23,7 @@
  *   hir        hir.c: Forest -> HIR (walk order, sibling pairs, padding),
  *              the tiles hung on it
  *   layout     repr_*.c: HIR -> representation buffers (model data), with
- *              the host's choices (host_choices.c); the MIR finished
+ *              the host profile's choices (host_profile.h); the MIR finished
  *   estimate   compile_cost.c: the compile's size, held to the limits
  *   explain text   schedule, HIR and MIR as text
  *   codegen    codegen*.c: MIR -> LLVM IR, layout details asked of the
@@ -65,7 +65,6 @@
 #include "silvan/compile_image.h"
 #include "silvan/compiler.h"
 #include "silvan/gpu.h"
-#include "silvan/host_choices.h"
 #include "silvan/jit.h"
 #include "silvan/llvm_errors.h"
 #include "silvan/llvm_load.h"
@@ -80,6 +79,10 @@ struct CompiledForest
 {
 	const Target *target;		/* where the code runs (target.h) */
 	char		arch[32];		/* the processor it was made for ("" cpu: the host's) */
+	char	   *cpu;			/* host code: LLVM's CPU name and features it was */
+	char	   *cpu_features;	/* made for; NULL: the host's (CompileOptions) */
+	HostProfile host;			/* the machine's choices it was made with */
+	CompileLimits limits;		/* what it may cost */
 	Mir		   *mir;			/* gpu targets: the loop nest, for launches */
 	char	   *device_code;	/* PTX or HSA code object: what the driver loads */
 	size_t		device_code_len;	/* its bytes (PTX: with the NUL) */
@@ -186,15 +189,19 @@ CodeSource(const CompiledForest *compiled, const ForestProfile *profile)
 {
 	TextBuf		buf = {0};
 	char		hits[2 * SHA256_DIGEST_LEN + 1] = "none";
+	char		host[256];
 
 	if (profile != NULL)
 		Sha256Hex(profile->node_hits, sizeof(int64_t) * (size_t) profile->num_nodes, hits);
+	HostProfileKey(&compiled->host, host, sizeof(host));
 	TextAppend(&buf, "forest sha256 %s\nprofile %lld rows, %lld nodes, hits sha256 %s\n"
-			   "schedule %s\ngather %d\ncarry %d\n",
+			   "schedule %s\ngather %d\ncarry %d\nhost %s\n",
 			   compiled->forest_digest, profile ? (long long) profile->num_rows : 0LL,
 			   profile ? (long long) profile->num_nodes : 0LL, hits,
 			   compiled->schedule_text, compiled->buffers.gather ? 1 : 0,
-			   compiled->buffers.carry_hops ? 1 : 0);
+			   compiled->buffers.carry_hops ? 1 : 0, host);
+	if (compiled->cpu != NULL)
+		TextAppend(&buf, "cpu %s\nfeatures %s\n", compiled->cpu, compiled->cpu_features);
 	return TextFinish(&buf);
 }
 
@@ -294,7 +301,7 @@ CountGenerated(CompiledForest *compiled, LLVMModuleRef module, SilvanStatus *sta
 	counted->walk_copies = compiled->estimated.walk_copies;
 	memcpy(counted->directive, compiled->estimated.directive, sizeof(counted->directive));
 	memcpy(counted->blame, compiled->estimated.blame, sizeof(counted->blame));
-	return CompileCheckCost(counted, false, status);
+	return CompileCheckCost(counted, &compiled->limits, false, status);
 }
 
 /* Emit what the device's driver loads: PTX text, or a linked HSA code object */
@@ -432,10 +439,28 @@ CompileSupported(const Forest *forest, SilvanStatus *status)
 				   "The model uses %s, which only the interpreter implements.", rule);
 }
 
-/* A compiled forest to be made for a target (NULL: the host cpu), its passes not run */
-static CompiledForest *
-CompiledForestNew(const CompileTarget *target, const char *forest_digest, SilvanStatus *status)
+/* See compiler.h */
+const CompileLimits *
+CompileLimitsDefault(void)
 {
+	static const CompileLimits defaults = {
+		.max_instructions = COMPILE_MAX_INSTRUCTIONS_DEFAULT,
+		.max_function_instructions = COMPILE_MAX_FUNCTION_INSTRUCTIONS_DEFAULT,
+		.max_function_loops = COMPILE_MAX_FUNCTION_LOOPS_DEFAULT
+	};
+
+	return &defaults;
+}
+
+/*
+ * A compiled forest to be made with these options (NULL: the defaults),
+ * its passes not run: the options resolved and kept, so that no pass asks
+ * the host
+ */
+static CompiledForest *
+CompiledForestNew(const CompileOptions *options, const char *forest_digest, SilvanStatus *status)
+{
+	static const CompileOptions defaults = {0};
 	CompiledForest *compiled = calloc(1, sizeof(CompiledForest));
 
 	if (compiled == NULL)
@@ -443,16 +468,44 @@ CompiledForestNew(const CompileTarget *target, const char *forest_digest, Silvan
 		StatusNoMemory(status, "the compiled model");
 		return NULL;
 	}
+	if (options == NULL)
+		options = &defaults;
 	compiled->target = &TargetCpu;
-	if (target != NULL && target->target != NULL && target->target != &TargetCpu)
+	if (options->target != NULL && options->target != &TargetCpu)
 	{
-		compiled->target = target->target;
+		compiled->target = options->target;
 		snprintf(compiled->arch, sizeof(compiled->arch), "%s",
-				 target->arch ? target->arch : target->target->default_arch ?
-				 target->target->default_arch : "");
+				 options->arch ? options->arch : options->target->default_arch ?
+				 options->target->default_arch : "");
+	}
+	if (options->host != NULL)
+		compiled->host = *options->host;
+	else
+		HostProfileFallback(&compiled->host);
+	compiled->limits = options->limits ? *options->limits : *CompileLimitsDefault();
+	if (options->cpu != NULL &&
+		((compiled->cpu = strdup(options->cpu)) == NULL ||
+		 (compiled->cpu_features = strdup(options->cpu_features ? options->cpu_features : "")) == NULL))
+	{
+		CompiledForestFree(compiled);
+		StatusNoMemory(status, "the compiled model");
+		return NULL;
 	}
 	snprintf(compiled->forest_digest, sizeof(compiled->forest_digest), "%s", forest_digest);
 	return compiled;
+}
+
+/* LLVM's name of the CPU the code is for, and its features (LLVM is loaded) */
+static const char *
+CompiledCpu(const CompiledForest *compiled)
+{
+	return compiled->cpu ? compiled->cpu : JitHostCpuName();
+}
+
+static const char *
+CompiledCpuFeatures(const CompiledForest *compiled)
+{
+	return compiled->cpu ? compiled->cpu_features : JitHostCpuFeatures();
 }
 
 /* Note the forest's facts a compiled forest keeps (its schedule chosen) */
@@ -503,7 +556,7 @@ AdoptImage(CompiledForest *compiled, CompileImage *image)
  */
 static CompiledForest *
 CompileFromCache(const Forest *forest, const char *forest_digest, const Schedule *schedule,
-				 const ForestProfile *profile)
+				 const ForestProfile *profile, const CompileOptions *options)
 {
 	double		start = NowMillis();
 	SilvanStatus ignored;
@@ -513,15 +566,15 @@ CompileFromCache(const Forest *forest, const char *forest_digest, const Schedule
 	void	   *address = NULL;
 
 	if (forest_digest[0] == '\0' ||
-		(compiled = CompiledForestNew(NULL, forest_digest, &ignored)) == NULL)
+		(compiled = CompiledForestNew(options, forest_digest, &ignored)) == NULL)
 		return NULL;
 	if (schedule)
 		compiled->schedule = *schedule;
 	else
-		ScheduleDefault(forest, 0, &compiled->schedule);
+		ScheduleDefault(forest, 0, &compiled->host, &compiled->schedule);
 	CompiledForestFacts(compiled, forest);
-	compiled->buffers.gather = HostHasFastGathers();
-	compiled->buffers.carry_hops = HostHasCheapCarry();
+	compiled->buffers.gather = HostProfileGathers(&compiled->host);
+	compiled->buffers.carry_hops = HostProfileCarryHops(&compiled->host);
 	/* the rest of CheckLayout held for the compile that stored this key's image */
 	if (ReprLookup(compiled->schedule.representation) != NULL &&
 		(compiled->schedule_text = ScheduleOneLine(&compiled->schedule)) != NULL &&
@@ -601,7 +654,7 @@ PassSchedule(CompileRun *run, SilvanStatus *status)
 	else if (compiled->target->gpu)
 		ScheduleGpuDefault(run->forest, 0, &compiled->schedule);
 	else
-		ScheduleDefault(run->forest, 0, &compiled->schedule);
+		ScheduleDefault(run->forest, 0, &compiled->host, &compiled->schedule);
 	CompiledForestFacts(compiled, run->forest);
 	return true;
 }
@@ -693,8 +746,8 @@ PassLayout(CompileRun *run, SilvanStatus *status)
 	const Representation *repr = ReprLookup(compiled->schedule.representation);
 
 	compiled->repr = repr;
-	compiled->buffers.gather = !compiled->target->gpu && HostHasFastGathers();
-	compiled->buffers.carry_hops = !compiled->target->gpu && HostHasCheapCarry();
+	compiled->buffers.gather = !compiled->target->gpu && HostProfileGathers(&compiled->host);
+	compiled->buffers.carry_hops = !compiled->target->gpu && HostProfileCarryHops(&compiled->host);
 	if (!repr->build(run->hir, &compiled->buffers, status))
 		return false;
 	MirFinish(run->mir, run->hir, compiled->buffers.trees);
@@ -712,8 +765,10 @@ PassEstimate(CompileRun *run, SilvanStatus *status)
 	CompiledForest *compiled = run->compiled;
 
 	CompileEstimateMir(run->mir, run->hir, &compiled->buffers,
-					   compiled->target->gpu ? "" : JitHostCpuFeatures(), &compiled->estimated);
-	return run->estimate_only || CompileCheckCost(&compiled->estimated, true, status);
+					   compiled->target->gpu ? "" : CompiledCpuFeatures(compiled),
+					   &compiled->limits, &compiled->estimated);
+	return run->estimate_only ||
+		CompileCheckCost(&compiled->estimated, &compiled->limits, true, status);
 }
 
 /* explain text.  Needs: the schedule, HIR, buffers and finished MIR.  Every level as text. */
@@ -761,9 +816,12 @@ PassCodegen(CompileRun *run, SilvanStatus *status)
 	if (compiled->estimated.instructions > COMPILE_NAMED_IR_MAX)
 		JitModuleDiscardNames(&run->jm);
 	if (!CodegenForest(run->mir, compiled->repr, &compiled->buffers, run->jm.module, COMPILE_ENTRY,
-					   compiled->target, JitHostCpuName(), JitHostCpuFeatures(), &stats, status))
+					   compiled->target, CompiledCpu(compiled), CompiledCpuFeatures(compiled), &stats,
+					   status))
 		return false;
 	InstallCodeConstants(compiled, &stats);
+	run->jm.cpu = compiled->cpu;
+	run->jm.cpu_features = compiled->cpu_features;
 	run->jm.fast_codegen = !compiled->schedule.full_codegen &&
 		(stats.code_splits > COMPILE_FULL_CODEGEN_SPLITS || stats.code_categorical > 0);
 	return CountGenerated(compiled, run->jm.module, status);
@@ -918,13 +976,13 @@ CompilePipeline(CompileRun *run, SilvanStatus *status)
  */
 static CompiledForest *
 CompileBracketed(const Forest *forest, const char *forest_digest, const Schedule *schedule,
-				 const ForestProfile *profile, const CompileTarget *target,
+				 const ForestProfile *profile, const CompileOptions *options,
 				 bool estimate_only, SilvanStatus *status)
 {
 	CompileRun	run = {.forest = forest, .schedule = schedule, .profile = profile,
 	.estimate_only = estimate_only};
 
-	if ((run.compiled = CompiledForestNew(target, forest_digest, status)) == NULL)
+	if ((run.compiled = CompiledForestNew(options, forest_digest, status)) == NULL)
 		return NULL;
 	if (!CompilePipeline(&run, status))
 	{
@@ -979,22 +1037,22 @@ CompileForest(const Forest *forest, const Schedule *schedule,
 /* Compile a validated forest for a target (NULL: the host cpu) */
 CompiledForest *
 CompileForestFor(const Forest *forest, const Schedule *schedule, const ForestProfile *profile,
-				 const CompileTarget *target, SilvanStatus *status)
+				 const CompileOptions *options, SilvanStatus *status)
 {
 	CompiledForest *compiled;
 	char		digest[2 * SHA256_DIGEST_LEN + 1];
-	bool		cpu = target == NULL || target->target == NULL || target->target == &TargetCpu;
+	bool		cpu = options == NULL || options->target == NULL || options->target == &TargetCpu;
 
 	if (!CompileSupported(forest, status))
 		return NULL;
 	ForestDigest(forest, digest);
-	if (cpu && (compiled = CompileFromCache(forest, digest, schedule, profile)) != NULL)
+	if (cpu && (compiled = CompileFromCache(forest, digest, schedule, profile, options)) != NULL)
 		return compiled;
 	/* LLVM is loaded on the first compile that needs it (llvm_load.c) */
 	if (!LlvmLoad(status))
 		return NULL;
 	LlvmErrorsEnter();
-	compiled = CompileBracketed(forest, digest, schedule, profile, target, false, status);
+	compiled = CompileBracketed(forest, digest, schedule, profile, options, false, status);
 	LlvmErrorsLeave();
 	if (compiled == NULL)
 		ReleaseAbandoned();
@@ -1004,14 +1062,14 @@ CompileForestFor(const Forest *forest, const Schedule *schedule, const ForestPro
 /* See compiler.h: the front passes and the estimate, no code generated */
 bool
 CompileEstimate(const Forest *forest, const Schedule *schedule, const ForestProfile *profile,
-				CompileCost *cost, SilvanStatus *status)
+				const CompileOptions *options, CompileCost *cost, SilvanStatus *status)
 {
 	CompiledForest *compiled;
 
 	if (!CompileSupported(forest, status) || !LlvmLoad(status))
 		return false;
 	LlvmErrorsEnter();
-	compiled = CompileBracketed(forest, "", schedule, profile, NULL, true, status);
+	compiled = CompileBracketed(forest, "", schedule, profile, options, true, status);
 	LlvmErrorsLeave();
 	if (compiled == NULL)
 		return false;
@@ -1037,21 +1095,28 @@ CompiledForestCost(const CompiledForest *compiled, CompileCost *estimated, Compi
  */
 CompiledForest *
 CompileForestFromCache(const Forest *forest, const Schedule *schedule,
-					   const ForestProfile *profile)
+					   const ForestProfile *profile, const CompileOptions *options)
 {
 	if (schedule == NULL || forest->digest[0] == '\0')
 		return NULL;
-	return CompileFromCache(forest, forest->digest, schedule, profile);
+	return CompileFromCache(forest, forest->digest, schedule, profile, options);
 }
 
 /* What the default schedule of a forest at a batch size is kept under (malloc'd) */
 static char *
-DefaultScheduleSource(const Forest *forest, int32_t batch_size)
+DefaultScheduleSource(const Forest *forest, int32_t batch_size, const HostProfile *host)
 {
 	TextBuf		buf = {0};
+	HostProfile fallback;
+	char		key[256];
 
-	TextAppend(&buf, "forest sha256 %s\nbatch %d\nvector walk %d\n", forest->digest, batch_size,
-			   CodegenHostVectorWalk() ? 1 : 0);
+	if (host == NULL)
+	{
+		HostProfileFallback(&fallback);
+		host = &fallback;
+	}
+	HostProfileKey(host, key, sizeof(key));
+	TextAppend(&buf, "forest sha256 %s\nbatch %d\nhost %s\n", forest->digest, batch_size, key);
 	return TextFinish(&buf);
 }
 
@@ -1061,7 +1126,8 @@ DefaultScheduleSource(const Forest *forest, int32_t batch_size)
  * ScheduleDefault reads the trees; this reads only the digest.
  */
 bool
-ScheduleDefaultFromCache(const Forest *forest, int32_t batch_size, Schedule *schedule)
+ScheduleDefaultFromCache(const Forest *forest, int32_t batch_size, const HostProfile *host,
+						 Schedule *schedule)
 {
 	SilvanStatus ignored;
 	char	   *source;
@@ -1069,7 +1135,7 @@ ScheduleDefaultFromCache(const Forest *forest, int32_t batch_size, Schedule *sch
 	size_t		size = 0;
 	bool		found = false;
 
-	if (forest->digest[0] == '\0' || (source = DefaultScheduleSource(forest, batch_size)) == NULL)
+	if (forest->digest[0] == '\0' || (source = DefaultScheduleSource(forest, batch_size, host)) == NULL)
 		return false;
 	text = JitLoadBeside("default schedule", source, strlen(source), &size);
 	if (text != NULL && size > 0 && memchr(text, '\0', size) == text + size - 1)
@@ -1081,12 +1147,13 @@ ScheduleDefaultFromCache(const Forest *forest, int32_t batch_size, Schedule *sch
 
 /* Remember the default schedule picked for a forest and batch size (ScheduleDefaultFromCache) */
 void
-ScheduleDefaultRemember(const Forest *forest, int32_t batch_size, const Schedule *schedule)
+ScheduleDefaultRemember(const Forest *forest, int32_t batch_size, const HostProfile *host,
+						const Schedule *schedule)
 {
 	char	   *source;
 	char	   *text;
 
-	if (forest->digest[0] == '\0' || (source = DefaultScheduleSource(forest, batch_size)) == NULL)
+	if (forest->digest[0] == '\0' || (source = DefaultScheduleSource(forest, batch_size, host)) == NULL)
 		return;
 	if ((text = ScheduleToText(schedule)) != NULL)
 		JitStoreBeside("default schedule", source, strlen(source), text, strlen(text) + 1);
@@ -1199,6 +1266,23 @@ CompiledForestExplain(const CompiledForest *compiled, bool with_llvm_ir)
 	return CompiledForestExplainFor(compiled, with_llvm_ir, true);
 }
 
+/* The host profile's choices the code was made with, on one line of explain */
+static void
+ExplainHostProfile(TextBuf *buf, const HostProfile *host)
+{
+	TextAppend(buf, "host profile: %s", host->measured ? "measured" : "fallback");
+	for (int c = 0; c < HOST_NUM_CHOICES; c++)
+	{
+		const HostChoiceInfo *info = HostChoiceDescribe(c);
+		int			pick = host->choices[c].pick;
+
+		TextAppend(buf, "%s%s %s%s", c == 0 ? "; " : ", ", info->name,
+				   info->alternatives[pick],
+				   host->choices[c].how == HOST_HOW_SET ? " (set)" : "");
+	}
+	TextAppend(buf, "\n");
+}
+
 /*
  * The same; without origin, nothing that tells where the machine code
  * came from (the code cache is shared by every database of the server, so
@@ -1215,6 +1299,8 @@ CompiledForestExplainFor(const CompiledForest *compiled, bool with_llvm_ir, bool
 		TextAppend(&buf, "target: %s%s%s\n", compiled->target->name,
 				   compiled->arch[0] ? " " : "", compiled->arch);
 	TextAppend(&buf, "schedule: %s\n", compiled->schedule_text);
+	if (!compiled->target->gpu)
+		ExplainHostProfile(&buf, &compiled->host);
 	TextAppend(&buf, "%s", compiled->hir_text);
 	TextAppend(&buf, "representation: %s (%s), %lld nodes of %zu bytes",
 			   compiled->repr->name, compiled->repr->variant(b),
@@ -1229,13 +1315,13 @@ CompiledForestExplainFor(const CompiledForest *compiled, bool with_llvm_ir, bool
 				   "function %lld (estimated %lld, at most %lld)\n",
 				   (long long) compiled->counted.instructions,
 				   (long long) compiled->estimated.instructions,
-				   (long long) CompileGetLimits()->max_instructions,
+				   (long long) compiled->limits.max_instructions,
 				   (long long) compiled->counted.largest_function,
 				   (long long) compiled->estimated.largest_function,
-				   (long long) CompileGetLimits()->max_function_instructions,
+				   (long long) compiled->limits.max_function_instructions,
 				   (long long) compiled->counted.largest_function_loops,
 				   (long long) compiled->estimated.largest_function_loops,
-				   (long long) CompileGetLimits()->max_function_loops);
+				   (long long) compiled->limits.max_function_loops);
 	if (!origin)
 		TextAppend(&buf, "compile time: shown to the model's owner\n");
 	else
@@ -1331,6 +1417,8 @@ CompiledForestFree(CompiledForest *compiled)
 	free(compiled->device_ir);
 	free(compiled->device_asm);
 	free(compiled->emulated_shared);
+	free(compiled->cpu);
+	free(compiled->cpu_features);
 	free(compiled);
 }
 

@@ -7,7 +7,7 @@
  * per tree, interleave widens every walk to sixteen lanes and more, a
  * code walk writes every split of every tree into code.  LLVM's time on
  * a function grows much faster than the function, so a compile is
- * bounded twice, from limits the adapter sets (CompileSetLimits:
+ * bounded twice, by the limits in the compile's options (the adapter's
  * silvan.compile_max_instructions, silvan.compile_max_function_instructions
  * and silvan.compile_max_function_loops), each check by CompileCheckCost:
  *
@@ -42,26 +42,6 @@
 #include "silvan/compile_cost.h"
 #include "silvan/compiler.h"
 
-static CompileLimits limits = {
-	.max_instructions = COMPILE_MAX_INSTRUCTIONS_DEFAULT,
-	.max_function_instructions = COMPILE_MAX_FUNCTION_INSTRUCTIONS_DEFAULT,
-	.max_function_loops = COMPILE_MAX_FUNCTION_LOOPS_DEFAULT
-};
-
-/* The adapter's limits (0: no bound) */
-void
-CompileSetLimits(const CompileLimits *new_limits)
-{
-	limits = *new_limits;
-}
-
-/* The limits in force */
-const CompileLimits *
-CompileGetLimits(void)
-{
-	return &limits;
-}
-
 /* Instructions and loops of a function */
 typedef struct CostSize
 {
@@ -73,6 +53,7 @@ typedef struct CostSize
 typedef struct CostWalker
 {
 	CostModel	model;
+	const CompileLimits *limits;
 	CompileCost *cost;
 	CostSize	fn;				/* the function being filled */
 	const MirOp *fn_walk;		/* its walk of most code, and that walk's copies */
@@ -106,12 +87,12 @@ CostCodeSplits(const CostModel *model, const MirOp *op, int32_t t)
 
 /* How much of the function limits a function of this size takes (the defaults' when off) */
 static double
-CostShare(const CostSize *size)
+CostShare(const CompileLimits *limits, const CostSize *size)
 {
-	int64_t		li = limits.max_function_instructions > 0 ?
-		limits.max_function_instructions : COMPILE_MAX_FUNCTION_INSTRUCTIONS_DEFAULT;
-	int64_t		ll = limits.max_function_loops > 0 ?
-		limits.max_function_loops : COMPILE_MAX_FUNCTION_LOOPS_DEFAULT;
+	int64_t		li = limits->max_function_instructions > 0 ?
+		limits->max_function_instructions : COMPILE_MAX_FUNCTION_INSTRUCTIONS_DEFAULT;
+	int64_t		ll = limits->max_function_loops > 0 ?
+		limits->max_function_loops : COMPILE_MAX_FUNCTION_LOOPS_DEFAULT;
 	double		a = (double) size->instructions / (double) li;
 	double		b = (double) size->loops / (double) ll;
 
@@ -122,7 +103,7 @@ CostShare(const CostSize *size)
 static void
 CostFunctionDone(CostWalker *w, const CostSize *size, const MirOp *walk, int64_t copies)
 {
-	double		share = CostShare(size);
+	double		share = CostShare(w->limits, size);
 
 	if (size->instructions > w->cost->largest_function)
 		w->cost->largest_function = size->instructions;
@@ -401,9 +382,9 @@ CostBlame(const CostWalker *w, CompileCost *cost)
 /* See compile_cost.h */
 void
 CompileEstimateMir(const Mir *mir, const Hir *hir, const ReprBuffers *buffers,
-				   const char *features, CompileCost *cost)
+				   const char *features, const CompileLimits *limits, CompileCost *cost)
 {
-	CostWalker	w = {.cost = cost};
+	CostWalker	w = {.cost = cost, .limits = limits};
 
 	memset(cost, 0, sizeof(CompileCost));
 	w.model.mir = mir;
@@ -442,20 +423,21 @@ CostRefuse(const CompileCost *cost, const char *what, int64_t amount, int64_t li
 
 /* See compile_cost.h */
 bool
-CompileCheckCost(const CompileCost *cost, bool estimated, SilvanStatus *status)
+CompileCheckCost(const CompileCost *cost, const CompileLimits *limits, bool estimated,
+				 SilvanStatus *status)
 {
-	if (limits.max_function_loops > 0 && cost->largest_function_loops > limits.max_function_loops)
+	if (limits->max_function_loops > 0 && cost->largest_function_loops > limits->max_function_loops)
 		return CostRefuse(cost, "its largest function would have", cost->largest_function_loops,
-						  limits.max_function_loops, "compile_max_function_loops", estimated,
+						  limits->max_function_loops, "compile_max_function_loops", estimated,
 						  status);
-	if (limits.max_function_instructions > 0 &&
-		cost->largest_function > limits.max_function_instructions)
+	if (limits->max_function_instructions > 0 &&
+		cost->largest_function > limits->max_function_instructions)
 		return CostRefuse(cost, "its largest function would have", cost->largest_function,
-						  limits.max_function_instructions, "compile_max_function_instructions",
+						  limits->max_function_instructions, "compile_max_function_instructions",
 						  estimated, status);
-	if (limits.max_instructions > 0 && cost->instructions > limits.max_instructions)
+	if (limits->max_instructions > 0 && cost->instructions > limits->max_instructions)
 		return CostRefuse(cost, "the compile would have", cost->instructions,
-						  limits.max_instructions, "compile_max_instructions", estimated, status);
+						  limits->max_instructions, "compile_max_instructions", estimated, status);
 	return true;
 }
 

@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "silvan/compiler.h"
+#include "silvan/host_profile.h"
 #include "silvan/mir.h"
 #include "silvan/repr.h"
 
@@ -33,7 +35,6 @@
 #define SCHEDULE_TILE_BYTES		16384
 #define SCHEDULE_MIN_TILE		64
 #define SCHEDULE_MAX_TILE		1024
-#define SCHEDULE_DEFAULT_INTERLEAVE	16
 /* Rows of a default vector walk's tile, at least (codegen_walk_vector.c) */
 #define SCHEDULE_VECTOR_TILE	128
 #define SCHEDULE_CATEGORICAL_INTERLEAVE	8
@@ -324,7 +325,7 @@ ScheduleCodeBlockTrees(int64_t splits_per_tree, int32_t num_trees)
  * other forests, whose default stays the lock-step one.
  */
 static bool
-ScheduleDeepDefault(const Forest *forest, Schedule *schedule)
+ScheduleDeepDefault(const Forest *forest, const HostProfile *host, Schedule *schedule)
 {
 	char		text[512];
 	int64_t		largest;
@@ -344,7 +345,7 @@ ScheduleDeepDefault(const Forest *forest, Schedule *schedule)
 		per_tree = 1;
 	return ScheduleCodeBlocksText(SCHEDULE_CODE_ROW_TILE, true,
 								  ScheduleCodeBlockTrees(per_tree, forest->num_trees), per_tree,
-								  "branchy", text, sizeof(text)) &&
+								  HostProfileCodeWalkForm(host), text, sizeof(text)) &&
 		ScheduleParse(text, schedule, &status);
 }
 
@@ -422,9 +423,13 @@ DefaultRepresentation(const Forest *forest)
 /*
  * Pick the default schedule for a forest and a typical batch size.
  *
- * On depth-limited XGBoost models (such as higgs, 100 trees of depth 8)
- * walking 16 rows in lock-step beats 8, and the tile size matters little;
- * forests with categorical splits, whose steps are longer, do best with 8.
+ * The host profile (host_profile.h) says what depends on the machine:
+ * how many rows a lock-step walk takes (16 or 8: on depth-limited XGBoost
+ * models such as higgs, 100 trees of depth 8, 16 walked faster on the
+ * hosts measured), whether they walk as AVX-512 vectors instead, and
+ * whether deep trees' code walks branch or select.  Forests with
+ * categorical splits, whose steps are longer, walk 8 rows; the tile size
+ * matters little.
  * Trees up to depth 16 are padded.  A batch no larger than one tile needs
  * no batch tile: trees go outermost.
  *
@@ -435,27 +440,35 @@ DefaultRepresentation(const Forest *forest)
  * batch tiles.  Each row still adds its trees in model order.
  */
 void
-ScheduleDefault(const Forest *forest, int32_t batch_size, Schedule *schedule)
+ScheduleDefault(const Forest *forest, int32_t batch_size, const HostProfile *host,
+				Schedule *schedule)
 {
+	HostProfile fallback;
 	int64_t		row_bytes = (int64_t) forest->num_features * (int64_t) ForestValueSize(forest);
 	int32_t		tile = FloorPow2(SCHEDULE_TILE_BYTES / (row_bytes > 0 ? row_bytes : 1));
-	int32_t		interleave = HasCategorical(forest) ?
-		SCHEDULE_CATEGORICAL_INTERLEAVE : SCHEDULE_DEFAULT_INTERLEAVE;
+	int32_t		interleave;
 	int32_t		unroll = forest->max_depth < SCHEDULE_DEFAULT_UNROLL ?
 		forest->max_depth : SCHEDULE_DEFAULT_UNROLL;
 	const char *representation;
 	bool		vector;
 
+	if (host == NULL)
+	{
+		HostProfileFallback(&fallback);
+		host = &fallback;
+	}
+	interleave = HasCategorical(forest) ?
+		SCHEDULE_CATEGORICAL_INTERLEAVE : HostProfileInterleave(host);
 	if (tile < SCHEDULE_MIN_TILE)
 		tile = SCHEDULE_MIN_TILE;
 	if (tile > SCHEDULE_MAX_TILE)
 		tile = SCHEDULE_MAX_TILE;
 	if (ScheduleBitvectorDefault(forest, batch_size, schedule) ||
-		ScheduleDeepDefault(forest, schedule))
+		ScheduleDeepDefault(forest, host, schedule))
 		return;
 	representation = DefaultRepresentation(forest);
 	vector = strcmp(representation, "perfect") == 0 && !HasCategorical(forest) &&
-		CodegenHostVectorWalk();
+		HostProfileVectorWalk(host);
 	if (vector && tile > 0 && tile < SCHEDULE_VECTOR_TILE)
 		tile = SCHEDULE_VECTOR_TILE;
 	if (batch_size > 0 && batch_size <= tile)

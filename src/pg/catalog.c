@@ -605,15 +605,16 @@ CatalogCheckSchedule(const char *name, const char *schedule_text, const char *ta
 	Schedule	schedule;
 	ModelVersion *version;
 	CompiledForest *code;
-	CompileTarget ct = {SilvanTargetFor(target, false), NULL};
+	CompileOptions options;
 
 	if (!ScheduleParse(schedule_text, &schedule, &status))
 		SilvanReportStatus(ERROR, &status);
+	SilvanCompileOptions(&options, SilvanTargetFor(target, false), NULL);
 	version = ModelCacheLookup(name);
 	if (version->revision != revision)
 		ReportConcurrentChange(name);
 	/* a cuda schedule is checked by emitting its PTX (for sm_80): no device needed */
-	code = CompileForestFor(ModelVersionForest(version), &schedule, version->profile, &ct,
+	code = CompileForestFor(ModelVersionForest(version), &schedule, version->profile, &options,
 							&status);
 	if (code == NULL)
 		SilvanReportStatus(ERROR, &status);

@@ -31,6 +31,13 @@ PG_MODULE_MAGIC;
 
 bool		silvan_jit = true;
 bool		silvan_vector_walk = true;
+int			silvan_host_profile = SILVAN_HOST_PROFILE_MEASURED;
+
+static const struct config_enum_entry silvan_host_profile_options[] = {
+	{"measured", SILVAN_HOST_PROFILE_MEASURED, false},
+	{"fallback", SILVAN_HOST_PROFILE_FALLBACK, false},
+	{NULL, 0, false}
+};
 uint64		silvan_defaults_epoch = 0;	/* changes when default schedules may */
 int			silvan_max_threads = 1;
 int			silvan_max_threads_limit = 1;
@@ -105,46 +112,14 @@ SilvanAssignCodeCache(bool newval, void *extra)
 static void
 SilvanAssignVectorWalk(bool newval, void *extra)
 {
-	CodegenSetVectorWalkPolicy(newval ? -1 : 0);
 	silvan_defaults_epoch++;
 }
 
-/* Give the compiler its bounds (compile_cost.c) */
+/* Assign hook of silvan.host_profile: batches pick their default again */
 static void
-SilvanSetCompileLimits(int max_instructions, int max_function_instructions,
-					   int max_function_loops)
+SilvanAssignHostProfile(int newval, void *extra)
 {
-	CompileLimits limits = {
-		.max_instructions = max_instructions,
-		.max_function_instructions = max_function_instructions,
-		.max_function_loops = max_function_loops
-	};
-
-	CompileSetLimits(&limits);
-}
-
-/* Assign hook of silvan.compile_max_instructions */
-static void
-SilvanAssignCompileMax(int newval, void *extra)
-{
-	SilvanSetCompileLimits(newval, silvan_compile_max_function_instructions,
-						   silvan_compile_max_function_loops);
-}
-
-/* Assign hook of silvan.compile_max_function_instructions */
-static void
-SilvanAssignCompileMaxFunction(int newval, void *extra)
-{
-	SilvanSetCompileLimits(silvan_compile_max_instructions, newval,
-						   silvan_compile_max_function_loops);
-}
-
-/* Assign hook of silvan.compile_max_function_loops */
-static void
-SilvanAssignCompileMaxLoops(int newval, void *extra)
-{
-	SilvanSetCompileLimits(silvan_compile_max_instructions,
-						   silvan_compile_max_function_instructions, newval);
+	silvan_defaults_epoch++;
 }
 
 /* Assign hook of silvan.code_cache_size */
@@ -228,6 +203,12 @@ _PG_init(void)
 							"At most silvan.max_threads_limit threads are used whatever this says.",
 							&silvan_max_threads, silvan_max_threads, 1, SILVAN_MAX_THREADS,
 							PGC_USERSET, 0, NULL, SilvanAssignMaxThreads, NULL);
+	DefineCustomEnumVariable("silvan.host_profile",
+							 "Where default schedules take their machine-dependent choices from.",
+							 "measured: probes run once per host and build, kept beside the code cache; fallback: the same plain choices on every host.",
+							 &silvan_host_profile, SILVAN_HOST_PROFILE_MEASURED,
+							 silvan_host_profile_options, PGC_USERSET, 0,
+							 NULL, SilvanAssignHostProfile, NULL);
 	DefineCustomBoolVariable("silvan.vector_walk",
 							 "Default schedules walk rows as AVX-512 vectors where the CPU allows.",
 							 "Off: they walk 16 rows in lock-step everywhere; margins are the same.",
@@ -281,18 +262,18 @@ _PG_init(void)
 							"Most LLVM IR instructions one compile of a model may generate.",
 							"A schedule whose code is estimated, or counted before LLVM runs, above it is refused (SQLSTATE 54000); 0: no bound.",
 							&silvan_compile_max_instructions, COMPILE_MAX_INSTRUCTIONS_DEFAULT,
-							0, INT_MAX, PGC_SUSET, 0, NULL, SilvanAssignCompileMax, NULL);
+							0, INT_MAX, PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("silvan.compile_max_function_instructions",
 							"Most LLVM IR instructions one function of a compile may have.",
 							"LLVM's time on a function grows faster than its size; a schedule over it is refused (SQLSTATE 54000); 0: no bound.",
 							&silvan_compile_max_function_instructions,
 							COMPILE_MAX_FUNCTION_INSTRUCTIONS_DEFAULT, 0, INT_MAX, PGC_SUSET, 0,
-							NULL, SilvanAssignCompileMaxFunction, NULL);
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("silvan.compile_max_function_loops",
 							"Most loops one function of a compile may have.",
 							"LLVM's loop optimizations take time that grows with the square of a function's loops; a schedule over it is refused (SQLSTATE 54000); 0: no bound.",
 							&silvan_compile_max_function_loops, COMPILE_MAX_FUNCTION_LOOPS_DEFAULT,
-							0, INT_MAX, PGC_SUSET, 0, NULL, SilvanAssignCompileMaxLoops, NULL);
+							0, INT_MAX, PGC_SUSET, 0, NULL, NULL, NULL);
 	SilvanDefineDeviceGucs();
 	ScanNodeInit();
 	BatchPlanInit();

@@ -30,6 +30,17 @@
 /* GUCs */
 extern bool silvan_jit;
 extern bool silvan_vector_walk;
+extern int	silvan_host_profile;
+extern int	silvan_compile_max_instructions;
+extern int	silvan_compile_max_function_instructions;
+extern int	silvan_compile_max_function_loops;
+
+/* silvan.host_profile */
+typedef enum SilvanHostProfileSetting
+{
+	SILVAN_HOST_PROFILE_MEASURED = 0,
+	SILVAN_HOST_PROFILE_FALLBACK
+} SilvanHostProfileSetting;
 extern uint64 silvan_defaults_epoch;
 extern int	silvan_max_threads;
 extern int	silvan_tune_max_threads;
@@ -63,6 +74,7 @@ typedef struct CompiledVariant
 {
 	const Target *target;		/* what it was compiled for (devices.c) */
 	char	   *schedule_text;	/* the schedule it was compiled with */
+	char		host_key[128];	/* and the host profile's choices (HostProfileKey) */
 	CompiledForest *code;		/* NULL when the compiler declined */
 	GpuForest  *gpu;			/* cuda, rocm: its kernel and buffers on the device */
 } CompiledVariant;
@@ -109,6 +121,11 @@ typedef struct ModelVersion
 
 /* silvan.c */
 extern void SilvanReportStatus(int elevel, const SilvanStatus *status);
+
+/* host.c */
+extern const HostProfile *SilvanHostProfile(void);
+extern void SilvanCompileOptions(CompileOptions *options, const Target *target,
+								 const char *arch);
 
 /* cache.c */
 extern void ModelCacheInit(void);

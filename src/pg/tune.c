@@ -107,7 +107,7 @@ struct TuneSession
 	double		started;
 	int			threads;
 	double		min_speedup;	/* silvan.tune_min_speedup when it began */
-	CompileTarget target;		/* what candidates compile for */
+	CompileOptions target;		/* what candidates compile for */
 	GpuDevice  *device;			/* cuda, rocm: where they run (not emulated) */
 	char		device_name[256];	/* for the provenance: the device, or "emulated" */
 };
@@ -153,8 +153,7 @@ TuneOpenTarget(TuneSession *session)
 	SilvanStatus status;
 
 	TuneCheckTarget(session->request.target);
-	session->target.target = t;
-	session->target.arch = SilvanTargetArch(t);
+	SilvanCompileOptions(&session->target, t, SilvanTargetArch(t));
 	strlcpy(session->device_name, t->gpu ? "emulated" : "", sizeof(session->device_name));
 	if (t->output == TARGET_OUTPUT_JIT)
 		return;
@@ -607,6 +606,14 @@ TuneProvenance(TuneSession *session, const TuneBatchResult *r)
 	escape_json(&out, JitHostCpuName());
 	appendStringInfoString(&out, ", \"cpu_features\": ");
 	escape_json(&out, JitHostCpuFeatures());
+	if (!session->target.target->gpu)
+	{
+		char		key[256];
+
+		HostProfileKey(session->target.host, key, sizeof(key));
+		appendStringInfoString(&out, ", \"host_profile\": ");
+		escape_json(&out, key);
+	}
 	if (session->target.target->gpu)
 	{
 		appendStringInfoString(&out, ", \"target\": ");
@@ -644,7 +651,7 @@ TuneSearchBatch(TuneSession *session, TuneBatchState *state, TuneBatchResult *r,
 	SilvanStatus status;
 
 	TuneShapeOf(forest, r->batch_size, session->threads, session->request.exact,
-				session->version->profile != NULL, &shape);
+				session->version->profile != NULL, session->target.host, &shape);
 	state->search = TuneSearchCreate(&shape, &options, &status);
 	if (state->search == NULL)
 		SilvanReportStatus(ERROR, &status);
@@ -717,7 +724,7 @@ TuneBatchSearch(TuneSession *session, TuneBatchState *state, TuneBatchResult *r,
 	if (session->target.target->gpu)
 		ScheduleGpuDefault(forest, r->batch_size, &schedule);
 	else
-		ScheduleDefault(forest, r->batch_size, &schedule);
+		ScheduleDefault(forest, r->batch_size, session->target.host, &schedule);
 	state->default_text = ScheduleToText(&schedule);
 	if (state->default_text == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));

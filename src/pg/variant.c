@@ -126,17 +126,18 @@ VariantCompile(ModelVersion *version, const Schedule *schedule, const Target *ta
 			   const char *origin)
 {
 	SilvanStatus status;
-	CompileTarget ct = {target, SilvanTargetArch(target)};
+	CompileOptions options;
 	CompiledForest *code;
 	instr_time	start;
 	instr_time	duration;
 
 	INSTR_TIME_SET_CURRENT(start);
+	SilvanCompileOptions(&options, target, SilvanTargetArch(target));
 	code = target == &TargetCpu ?
-		CompileForestFromCache(version->header, schedule, version->profile) : NULL;
+		CompileForestFromCache(version->header, schedule, version->profile, &options) : NULL;
 	if (code == NULL)
-		code = CompileForestFor(ModelVersionForest(version), schedule, version->profile, &ct,
-								&status);
+		code = CompileForestFor(ModelVersionForest(version), schedule, version->profile,
+								&options, &status);
 	INSTR_TIME_SET_CURRENT(duration);
 	INSTR_TIME_SUBTRACT(duration, start);
 	score_costs.code_ms += INSTR_TIME_GET_MILLISEC(duration);
@@ -189,10 +190,10 @@ VariantSchedule(ModelVersion *version, int32 batch_size, const char *target,
 	if (strcmp(target, "cpu") != 0)
 		ScheduleGpuDefault(version->header, batch_size, schedule);
 	/* the default is a function of the trees: the code cache remembers it by the forest's digest */
-	else if (!ScheduleDefaultFromCache(version->header, batch_size, schedule))
+	else if (!ScheduleDefaultFromCache(version->header, batch_size, SilvanHostProfile(), schedule))
 	{
-		ScheduleDefault(ModelVersionForest(version), batch_size, schedule);
-		ScheduleDefaultRemember(version->header, batch_size, schedule);
+		ScheduleDefault(ModelVersionForest(version), batch_size, SilvanHostProfile(), schedule);
+		ScheduleDefaultRemember(version->header, batch_size, SilvanHostProfile(), schedule);
 	}
 	text = ScheduleToText(schedule);
 	if (text == NULL)
@@ -221,15 +222,19 @@ ModelVersionVariantFor(ModelVersion *version, int32 batch_size, const char *targ
 	CompiledVariant *variant;
 	Schedule	schedule;
 	const char *text;
+	char		host_key[128];
 
 	if (version->last_variant >= 0 && version->last_batch_size == batch_size &&
 		version->last_defaults_epoch == silvan_defaults_epoch &&
 		version->variants[version->last_variant].target == target)
 		return &version->variants[version->last_variant];
 	text = VariantSchedule(version, batch_size, target_name, &schedule, &stored);
+	/* code made with other host choices (silvan.host_profile changed) is not reused */
+	HostProfileKey(SilvanHostProfile(), host_key, sizeof(host_key));
 	for (int i = 0; i < version->num_variants; i++)
 		if (version->variants[i].target == target &&
-			strcmp(version->variants[i].schedule_text, text) == 0)
+			strcmp(version->variants[i].schedule_text, text) == 0 &&
+			strcmp(version->variants[i].host_key, host_key) == 0)
 		{
 			version->last_batch_size = batch_size;
 			version->last_defaults_epoch = silvan_defaults_epoch;
@@ -242,6 +247,7 @@ ModelVersionVariantFor(ModelVersion *version, int32 batch_size, const char *targ
 	variant->code = VariantCompile(version, &schedule, target,
 								   stored ? "the stored schedule" : "the default schedule");
 	variant->schedule_text = MemoryContextStrdup(version->cxt, text);
+	strlcpy(variant->host_key, host_key, sizeof(variant->host_key));
 	version->last_batch_size = batch_size;
 	version->last_defaults_epoch = silvan_defaults_epoch;
 	version->last_variant = version->num_variants++;

@@ -29,7 +29,7 @@
 
 static pthread_once_t host_once = PTHREAD_ONCE_INIT;
 static char host_identity[512];
-static bool host_amd;
+static char host_description[96];
 static bool host_sse2;
 static bool host_avx2;
 static bool host_avx512f;
@@ -87,10 +87,24 @@ HostReadFeatures(unsigned max_basic, const char *vendor, unsigned ecx1, unsigned
 
 	if (max_basic >= 7)
 		__cpuid_count(7, 0, a, b, c, d);
-	host_amd = strcmp(vendor, "AuthenticAMD") == 0;
 	host_sse2 = (edx1 & (1u << 26)) != 0;
 	host_avx2 = ymm && (b & (1u << 5)) != 0;
 	host_avx512f = zmm && (b & (1u << 16)) != 0;
+}
+
+/* The CPU in words from leaf 1's signature: vendor, family, model, stepping as Linux shows them */
+static void
+HostDescribe(const char *vendor, unsigned signature)
+{
+	unsigned	family = (signature >> 8) & 0xf;
+	unsigned	model = (signature >> 4) & 0xf;
+
+	if (family == 0xf)
+		family += (signature >> 20) & 0xff;
+	if (family == 0x6 || family >= 0xf)
+		model |= ((signature >> 16) & 0xf) << 4;
+	snprintf(host_description, sizeof(host_description), "%s family %u model %u stepping %u",
+			 vendor, family, model, signature & 0xf);
 }
 
 /* Read the identity once */
@@ -125,6 +139,7 @@ HostReadIdentity(void)
 	len = strlen(host_identity);
 	snprintf(host_identity + len, sizeof(host_identity) - len, " xcr0=%llx",
 			 (unsigned long long) HostXcr0(c));
+	HostDescribe(vendor, a);
 	HostReadFeatures(max_basic, vendor, c, d);
 }
 
@@ -139,6 +154,7 @@ HostReadIdentity(void)
 #else
 	snprintf(host_identity, sizeof(host_identity), "unknown machine");
 #endif
+	snprintf(host_description, sizeof(host_description), "%s", host_identity);
 }
 
 #endif
@@ -151,12 +167,12 @@ HostIdentity(void)
 	return host_identity;
 }
 
-/* Is the CPU AMD's? */
-bool
-HostVendorIsAmd(void)
+/* The CPU in words: "AuthenticAMD family 26 model 2 stepping 1" */
+const char *
+HostCpuDescription(void)
 {
 	pthread_once(&host_once, HostReadIdentity);
-	return host_amd;
+	return host_description;
 }
 
 /* Has the host this instruction set ("sse2", "avx2", "avx512f"), usable? */

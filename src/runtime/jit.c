@@ -302,12 +302,25 @@ JitModuleDispose(JitModule *jm)
 	memset(jm, 0, sizeof(JitModule));
 }
 
-/* A target machine for the host, as the JIT's own; NULL and a status if none */
-static LLVMTargetMachineRef
-JitTargetMachine(LLVMCodeGenOptLevel level, SilvanStatus *status)
+/* The CPU a module's code is for, and its features: the module's, or the host's */
+static const char *
+JitModuleCpu(const JitModule *jm)
 {
-	LLVMTargetMachineRef tm = LLVMCreateTargetMachine(jit_target, jit_triple, JitHostCpuName(),
-													  JitHostCpuFeatures(), level,
+	return jm->cpu ? jm->cpu : JitHostCpuName();
+}
+
+static const char *
+JitModuleFeatures(const JitModule *jm)
+{
+	return jm->cpu ? (jm->cpu_features ? jm->cpu_features : "") : JitHostCpuFeatures();
+}
+
+/* A target machine for the module's CPU, as the JIT's own; NULL and a status if none */
+static LLVMTargetMachineRef
+JitTargetMachine(const JitModule *jm, LLVMCodeGenOptLevel level, SilvanStatus *status)
+{
+	LLVMTargetMachineRef tm = LLVMCreateTargetMachine(jit_target, jit_triple, JitModuleCpu(jm),
+													  JitModuleFeatures(jm), level,
 													  LLVMRelocDefault, LLVMCodeModelJITDefault);
 
 	if (tm == NULL)
@@ -412,7 +425,7 @@ JitOptimizeModule(JitModule *jm, SilvanStatus *status)
 
 	bool		done;
 
-	if (!JitEnsure(status) || (tm = JitTargetMachine(LLVMCodeGenLevelDefault, status)) == NULL)
+	if (!JitEnsure(status) || (tm = JitTargetMachine(jm, LLVMCodeGenLevelDefault, status)) == NULL)
 		return false;
 	done = JitRunPasses(jm->module, tm);
 	LLVMDisposeTargetMachine(tm);
@@ -432,8 +445,8 @@ JitOptimizeModule(JitModule *jm, SilvanStatus *status)
 static bool
 JitEmitObject(JitModule *jm, LLVMMemoryBufferRef *object, SilvanStatus *status)
 {
-	LLVMTargetMachineRef tm = LLVMCreateTargetMachine(jit_target, jit_triple, JitHostCpuName(),
-													  JitHostCpuFeatures(),
+	LLVMTargetMachineRef tm = LLVMCreateTargetMachine(jit_target, jit_triple, JitModuleCpu(jm),
+													  JitModuleFeatures(jm),
 													  jm->fast_codegen ? LLVMCodeGenLevelNone : LLVMCodeGenLevelDefault,
 													  LLVMRelocDefault, LLVMCodeModelJITDefault);
 	char	   *message = NULL;
@@ -688,8 +701,8 @@ JitEmitObjects(JitModule *jm, const char *entry, const char *bitcode, size_t len
 {
 	LLVMCodeGenOptLevel level = jm->fast_codegen ? LLVMCodeGenLevelNone : LLVMCodeGenLevelDefault;
 	JitSplitTarget split_target = {
-		.target = jit_target, .triple = jit_triple, .cpu = JitHostCpuName(),
-		.features = JitHostCpuFeatures(), .level = level
+		.target = jit_target, .triple = jit_triple, .cpu = JitModuleCpu(jm),
+		.features = JitModuleFeatures(jm), .level = level
 	};
 	JitSplit	split;
 	LLVMTargetMachineRef tm;
@@ -710,7 +723,7 @@ JitEmitObjects(JitModule *jm, const char *entry, const char *bitcode, size_t len
 		llvm_ir->len = len;
 		llvm_ir->before_passes = true;
 	}
-	ok = JitOptimizeModule(jm, status) && (tm = JitTargetMachine(level, status)) != NULL;
+	ok = JitOptimizeModule(jm, status) && (tm = JitTargetMachine(jm, level, status)) != NULL;
 	if (ok && llvm_ir != NULL && !split.started)
 	{
 		/* bitcode, printed only if explain asks: writing text would slow a big compile */

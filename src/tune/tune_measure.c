@@ -456,11 +456,11 @@ TuneMeasure(const Forest *forest, const ForestProfile *profile, const TuneSample
 }
 
 /*
- * The same for a target (NULL: the host cpu); device code (cuda, rocm)
- * runs on device, which must be open
+ * The same with compile options (NULL: the defaults, the host cpu);
+ * device code (cuda, rocm) runs on device, which must be open
  */
 bool
-TuneMeasureOn(const Forest *forest, const ForestProfile *profile, const CompileTarget *target,
+TuneMeasureOn(const Forest *forest, const ForestProfile *profile, const CompileOptions *options,
 			  GpuDevice *device, const TuneSample *sample, int32_t batch_size,
 			  const char *text, bool exact, double discard_above, double seconds,
 			  volatile sig_atomic_t *stop, TuneTiming *timing)
@@ -475,7 +475,7 @@ TuneMeasureOn(const Forest *forest, const ForestProfile *profile, const CompileT
 
 	memset(timing, 0, sizeof(TuneTiming));
 	if (!ScheduleParse(text, &schedule, &status) ||
-		(code = CompileForestFor(forest, &schedule, profile, target, &status)) == NULL)
+		(code = CompileForestFor(forest, &schedule, profile, options, &status)) == NULL)
 		return CandidateFailed(&status, timing);
 	timing->compile_ms = CompiledForestCompileMillis(code);
 	tc.code = code;

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "silvan/host_profile.h"
 #include "silvan/mir.h"
 #include "silvan/repr.h"
 #include "silvan/schedule.h"
@@ -70,8 +71,10 @@ static const int32_t tile_sizes[] = {1, 4, 8};
 /* Describe the model and the run the space is drawn for */
 void
 TuneShapeOf(const Forest *forest, int32_t batch_size, int32_t max_threads,
-			bool exact, bool have_profile, TuneShape *shape)
+			bool exact, bool have_profile, const HostProfile *host, TuneShape *shape)
 {
+	HostProfile fallback;
+
 	memset(shape, 0, sizeof(TuneShape));
 	shape->num_trees = forest->num_trees;
 	shape->num_features = forest->num_features;
@@ -96,7 +99,12 @@ TuneShapeOf(const Forest *forest, int32_t batch_size, int32_t max_threads,
 	shape->max_threads = max_threads > 0 ? max_threads : 1;
 	shape->exact = exact;
 	shape->have_profile = have_profile;
-	shape->vector_walk = CodegenHostVectorWalk();
+	if (host == NULL)
+	{
+		HostProfileFallback(&fallback);
+		host = &fallback;
+	}
+	shape->vector_walk = HostProfileVectorWalk(host);
 }
 
 /* Trees per L2-sized block, or 0 when the forest fits or blocks are pointless */

@@ -148,7 +148,7 @@ BenchSchedule(const char *model, const Forest *forest, const Schedule *schedule,
 			  GpuDevice *device, const char *sm, const void *rows, int64_t num_rows,
 			  int64_t batch, const char *text)
 {
-	CompileTarget target = {&TargetCuda, sm};
+	CompileOptions target = {&TargetCuda, sm};
 	SilvanStatus status;
 	double		start = Now();
 	CompiledForest *compiled = CompileForestFor(forest, schedule, NULL, &target, &status);
@@ -288,7 +288,7 @@ main(int argc, char **argv)
 
 		/* the paper's Algorithm 1, tree threads included (not exact: atomic adds) */
 		TuneShapeOf(forest, (int32_t) (batches[b] < INT32_MAX ? batches[b] : INT32_MAX), 1,
-					false, false, &shape);
+					false, false, NULL, &shape);
 		n = TuneGpuAlgorithm1(&shape, points, 64);
 		ScheduleGpuDefault(forest, (int32_t) batches[b], &schedule);
 		BenchSchedule(argv[1], forest, &schedule, 0, device, sm, rows, num_rows, batches[b],

@@ -145,7 +145,7 @@ ServeCompile(ServeState *ss, int batch, double *ms, int *same)
 			return k;
 	if (ss->nbatches == SERVE_MAX_BATCHES || batch < 1)
 		return -1;
-	ScheduleDefault(ss->fo, batch, &s);
+	ScheduleDefault(ss->fo, batch, NULL, &s);
 	RuntimeSetMaxThreads(RuntimeCoreCount());	/* as a backend compiles */
 	ss->compiled[k] = CompileForest(ss->fo, &s, NULL, &st);
 	if (ss->compiled[k] == NULL)
@@ -382,7 +382,7 @@ main(int argc, char **argv)
 		vrows = d;
 	}
 
-	ScheduleDefault(fo, batch, &s);
+	ScheduleDefault(fo, batch, NULL, &s);
 	if (argc > 6)
 		ScheduleTiled(&s, atoi(argv[5]), atoi(argv[4]), atoi(argv[6]), "array");
 	else if (argc > 4 && argv[4][0] && !ScheduleParse(argv[4], &s, &st))

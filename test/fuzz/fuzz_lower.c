@@ -208,7 +208,7 @@ FuzzLowerForest(const Forest *loaded)
 		return;
 	}
 	FuzzLoweringInit(&l, forest, rows, num_rows);
-	ScheduleDefault(forest, 1024, &schedule);
+	ScheduleDefault(forest, 1024, NULL, &schedule);
 	FuzzLower(&l, &schedule, false);
 	for (size_t i = 0; i < sizeof(lower_schedules) / sizeof(lower_schedules[0]); i++)
 	{

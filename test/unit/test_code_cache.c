@@ -481,7 +481,7 @@ TestSplitRowsKept(const Forest *small, const float *rows)
 	CompiledForestFree(compiled);
 	if (ForestSerialize(big, &data, &size, &status))
 		header = ForestDeserializeHeader(data, size, &stored_nodes, &status);
-	compiled = header ? CompileForestFromCache(header, &schedule, NULL) : NULL;
+	compiled = header ? CompileForestFromCache(header, &schedule, NULL, NULL) : NULL;
 	CHECK_MSG(compiled != NULL && CompiledForestSplitRows(compiled) == 256,
 			  "25,200 splits in code, from the code cache by the header: split by %lld rows",
 			  compiled ? (long long) CompiledForestSplitRows(compiled) : -1LL);
@@ -576,25 +576,25 @@ TestHeaderOnly(const Forest *parsed, const float *rows)
 	CHECK(whole != NULL && header != NULL);
 	if (whole == NULL || header == NULL)
 		goto done;
-	CHECK_MSG(!ScheduleDefaultFromCache(header, 77, &remembered),
+	CHECK_MSG(!ScheduleDefaultFromCache(header, 77, NULL, &remembered),
 			  "a default schedule nobody remembered was found");
-	ScheduleDefault(whole, 77, &picked);
-	CHECK_MSG(CompileForestFromCache(header, &picked, NULL) == NULL,
+	ScheduleDefault(whole, 77, NULL, &picked);
+	CHECK_MSG(CompileForestFromCache(header, &picked, NULL, NULL) == NULL,
 			  "the header found a compile nobody made");
-	ScheduleDefaultRemember(header, 77, &picked);
-	CHECK_MSG(ScheduleDefaultFromCache(header, 77, &remembered),
+	ScheduleDefaultRemember(header, 77, NULL, &picked);
+	CHECK_MSG(ScheduleDefaultFromCache(header, 77, NULL, &remembered),
 			  "the remembered default schedule was not found");
 	a = ScheduleToText(&picked);
 	b = ScheduleToText(&remembered);
 	CHECK_MSG(a && b && strcmp(a, b) == 0, "remembered %s, picked %s", b ? b : "", a ? a : "");
 	free(a);
 	free(b);
-	CHECK_MSG(!ScheduleDefaultFromCache(header, 78, &remembered),
+	CHECK_MSG(!ScheduleDefaultFromCache(header, 78, NULL, &remembered),
 			  "another batch size's default schedule was found");
 	compiled = CompileForest(whole, &picked, NULL, &status);
 	CHECK_MSG(compiled != NULL, "whole: %s", status.detail);
 	CompiledForestFree(compiled);
-	compiled = CompileForestFromCache(header, &picked, NULL);
+	compiled = CompileForestFromCache(header, &picked, NULL, NULL);
 	CHECK_MSG(compiled != NULL, "the header did not find the whole form's compile");
 	if (compiled != NULL)
 	{

@@ -87,15 +87,24 @@ TreesOfDepth(int32_t num_trees, int32_t depth)
 	return forest;
 }
 
-/* Compile with a schedule's text; NULL and the status on failure */
+/* Compile with a schedule's text under limits (NULL: the defaults); NULL and the status on failure */
 static CompiledForest *
-CompileText(const Forest *forest, const char *text, SilvanStatus *status)
+CompileTextLimited(const Forest *forest, const char *text, const CompileLimits *limits,
+				   SilvanStatus *status)
 {
+	CompileOptions options = {.limits = limits};
 	Schedule	schedule;
 
 	if (text != NULL && !ScheduleParse(text, &schedule, status))
 		return NULL;
-	return CompileForest(forest, text ? &schedule : NULL, NULL, status);
+	return CompileForestFor(forest, text ? &schedule : NULL, NULL, &options, status);
+}
+
+/* The same under the default limits */
+static CompiledForest *
+CompileText(const Forest *forest, const char *text, SilvanStatus *status)
+{
+	return CompileTextLimited(forest, text, NULL, status);
 }
 
 /* The attack's schedule is refused before code generation, naming specialize(tree) */
@@ -129,8 +138,7 @@ static void
 TestCountRefused(void)
 {
 	Forest	   *forest = TreesOfDepth(64, 1);
-	CompileLimits saved = *CompileGetLimits();
-	CompileLimits tight = saved;
+	CompileLimits tight = *CompileLimitsDefault();
 	SilvanStatus status;
 	CompiledForest *compiled;
 	CompileCost estimated;
@@ -147,12 +155,11 @@ TestCountRefused(void)
 	CompiledForestFree(compiled);
 	/* a limit the estimate passes (it is above the count) but the count does not */
 	tight.max_function_loops = counted.largest_function_loops - 1;
-	CompileSetLimits(&tight);
-	compiled = CompileText(forest, "tile(batch, b0, b1, 64); reorder(b0, tree, b1); specialize(tree)",
-						   &status);
+	compiled = CompileTextLimited(forest,
+								  "tile(batch, b0, b1, 64); reorder(b0, tree, b1); specialize(tree)",
+								  &tight, &status);
 	CHECK(compiled == NULL && status.kind == SILVAN_ERROR_LIMIT);
 	CHECK_MSG(strstr(status.detail, "loops") != NULL, "%s", status.detail);
-	CompileSetLimits(&saved);
 	CompiledForestFree(compiled);
 	ForestFree(forest);
 }
@@ -162,15 +169,12 @@ static void
 CheckEstimate(const char *what, const Forest *forest, const char *text)
 {
 	SilvanStatus status;
-	CompileLimits saved = *CompileGetLimits();
 	CompileLimits none = {0};
 	CompiledForest *compiled;
 	CompileCost e;
 	CompileCost c;
 
-	CompileSetLimits(&none);
-	compiled = CompileText(forest, text, &status);
-	CompileSetLimits(&saved);
+	compiled = CompileTextLimited(forest, text, &none, &status);
 	/* reorg and perfect refuse deep trees */
 	CHECK_MSG(compiled != NULL || status.kind == SILVAN_ERROR_UNSUPPORTED, "%s %s: %s: %s",
 			  what, text ? text : "default", status.message, status.detail);
@@ -265,11 +269,11 @@ TestWithinLimits(void)
 			SilvanStatus status;
 			int			n;
 
-			ScheduleDefault(forest, batch_sizes[b], &schedule);
-			CHECK_MSG(CompileEstimate(forest, &schedule, NULL, &cost, &status) &&
-					  CompileCheckCost(&cost, true, &status),
+			ScheduleDefault(forest, batch_sizes[b], NULL, &schedule);
+			CHECK_MSG(CompileEstimate(forest, &schedule, NULL, NULL, &cost, &status) &&
+					  CompileCheckCost(&cost, CompileLimitsDefault(), true, &status),
 					  "%s default at %d: %s", models[m], batch_sizes[b], status.detail);
-			TuneShapeOf(forest, batch_sizes[b], 2, false, false, &shape);
+			TuneShapeOf(forest, batch_sizes[b], 2, false, false, NULL, &shape);
 			n = TuneCpuExhaustive(&shape, points, 20000);
 			/* a spread of about 24 of them */
 			for (int i = 0; i < n; i += n / 24 + 1)
@@ -280,9 +284,9 @@ TestWithinLimits(void)
 					!ScheduleParse(text, &schedule, &status))
 					continue;
 				/* a schedule the compiler cannot lower is no compile to bound */
-				if (!CompileEstimate(forest, &schedule, NULL, &cost, &status))
+				if (!CompileEstimate(forest, &schedule, NULL, NULL, &cost, &status))
 					continue;
-				CHECK_MSG(CompileCheckCost(&cost, true, &status), "%s at %d: %s: %s", models[m],
+				CHECK_MSG(CompileCheckCost(&cost, CompileLimitsDefault(), true, &status), "%s at %d: %s: %s", models[m],
 						  batch_sizes[b], text, status.detail);
 				checked++;
 			}

@@ -319,17 +319,34 @@ SameMargins(const Forest *forest, const CompiledForest *compiled,
  * compile
  */
 static CompiledForest *
-CompileDefault(const Forest *forest, const char *what)
+CompileDefaultFor(const Forest *forest, const HostProfile *host, const char *what)
 {
 	Schedule	schedule;
 	SilvanStatus status;
 	CompiledForest *compiled;
 
-	ScheduleDefault(forest, 1024, &schedule);
-	compiled = CompileForest(forest, &schedule, NULL, &status);
+	ScheduleDefault(forest, 1024, host, &schedule);
+	compiled = CompileForestFor(forest, &schedule, NULL, &(CompileOptions) {.host = host},
+								&status);
 	CHECK_MSG(compiled != NULL, "%s: %s: %s", what, compiled ? "" : status.message,
 			  compiled ? "" : status.detail);
 	return compiled;
+}
+
+/* The same with the fallback profile */
+static CompiledForest *
+CompileDefault(const Forest *forest, const char *what)
+{
+	return CompileDefaultFor(forest, NULL, what);
+}
+
+/* The fallback profile with one choice set (to the second alternative if pick) */
+static const HostProfile *
+HostWith(HostProfile *host, HostChoice choice, int pick)
+{
+	HostProfileFallback(host);
+	HostProfileSet(host, choice, pick);
+	return host;
 }
 
 /* Compile under one schedule and compare on batches of 1, 3 and 4097 rows */
@@ -362,8 +379,8 @@ CheckForest(const char *name, const Forest *forest)
 	void	   *rows = GenRows(forest, 4097);
 	int32_t		deep = forest->max_depth;
 
-	ScheduleDefault(forest, 0, &schedules[0]);
-	ScheduleDefault(forest, 1, &schedules[1]);
+	ScheduleDefault(forest, 0, NULL, &schedules[0]);
+	ScheduleDefault(forest, 1, NULL, &schedules[1]);
 	ScheduleTiled(&schedules[2], 7, 3, 2, "array");
 	ScheduleTiled(&schedules[3], 0, 1, 0, "array");
 	ScheduleTiled(&schedules[4], 256, 16, 32, "array");
@@ -757,8 +774,8 @@ TestScheduleAndExplain(void)
 	CompiledForest *compiled;
 	char	   *text;
 
-	CodegenSetVectorWalkPolicy(0);	/* lock-step defaults here; TestVectorWalk has the rest */
-	ScheduleDefault(forest, 4096, &schedule);
+	/* the fallback profile: 16 rows in lock-step; TestVectorWalk has vectors */
+	ScheduleDefault(forest, 4096, NULL, &schedule);
 	CHECK(schedule.num_loops == 4 && schedule.vars[schedule.loops[0].var].param == 512 &&
 		  schedule.vars[schedule.loops[1].var].kind == INDEX_TREE &&
 		  schedule.vars[schedule.loops[3].var].interleave &&
@@ -770,13 +787,12 @@ TestScheduleAndExplain(void)
 							  "tile(b1, b2, b3, 16)\ninterleave(b3)\nunrollWalk(b3, 5)\n"
 							  "parallel(b0)\nrepresentation(perfect)", 137) == 0, "%s", text);
 	free(text);
-	ScheduleDefault(forest, 16, &schedule);
+	ScheduleDefault(forest, 16, NULL, &schedule);
 	CHECK(schedule.num_loops == 3 && schedule.vars[schedule.loops[0].var].kind == INDEX_TREE);
 	text = ScheduleToText(&schedule);
 	CHECK_MSG(text && strncmp(text, "reorder(tree, batch)\ntile(batch, b0, b1, 16)\n", 44) == 0,
 			  "%s", text);
 	free(text);
-	CodegenSetVectorWalkPolicy(-1);
 
 	compiled = CompileForest(forest, NULL, NULL, &status);
 	CHECK(compiled != NULL);
@@ -870,7 +886,7 @@ TestBitvectorDefault(void)
 		CHECK_MSG(forest != NULL, "%s does not load", cases[i].path);
 		if (forest == NULL)
 			continue;
-		ScheduleDefault(forest, cases[i].batch, &schedule);
+		ScheduleDefault(forest, cases[i].batch, NULL, &schedule);
 		text = ScheduleToText(&schedule);
 		CHECK_MSG(text != NULL && (strstr(text, "bitvector") != NULL) == cases[i].bits,
 				  "%s at batch %d: %s", cases[i].path, cases[i].batch, text ? text : "(none)");
@@ -897,7 +913,7 @@ TestBitvectorDefault(void)
 				break;
 			}
 		CHECK(forest->num_category_words > CODE_WALK_BITS_MAX_KEYS / 32);
-		ScheduleDefault(forest, 1024, &schedule);
+		ScheduleDefault(forest, 1024, NULL, &schedule);
 		text = ScheduleToText(&schedule);
 		CHECK_MSG(text != NULL && strstr(text, "bitvector") == NULL, "wide set: %s",
 				  text ? text : "(none)");
@@ -920,6 +936,7 @@ TestBitvectorTables(void)
 {
 	Forest	   *forest = LoadSharedModel("siboehm_lleaves/tests--models--NYC_taxi--model.txt");
 	bool		avx2 = CgHasFeature(JitHostCpuFeatures(), "avx2");
+	HostProfile host;
 	void	   *rows;
 
 	CHECK(forest != NULL);
@@ -933,8 +950,8 @@ TestBitvectorTables(void)
 		char	   *tree;
 		char	   *end;
 
-		CodegenSetGatherPolicy(gather);
-		if ((compiled = CompileDefault(forest, gather ? "gathers on" : "gathers off")) == NULL)
+		if ((compiled = CompileDefaultFor(forest, HostWith(&host, HOST_CHOICE_GATHER, gather),
+										  gather ? "gathers on" : "gathers off")) == NULL)
 			continue;
 		CHECK_MSG(SameMargins(forest, compiled, rows, 1000, "bitvector tables"), "gather %d", gather);
 		text = CompiledForestExplain(compiled, true);
@@ -958,7 +975,6 @@ TestBitvectorTables(void)
 		free(text);
 		CompiledForestFree(compiled);
 	}
-	CodegenSetGatherPolicy(-1);
 	free(rows);
 	ForestFree(forest);
 
@@ -1033,7 +1049,7 @@ TestManyClassesStage(void)
 	CHECK_MSG(forest != NULL && forest->num_groups == 65536, "many_classes.txt loads");
 	if (forest == NULL)
 		return;
-	ScheduleDefault(forest, 1024, &schedule);
+	ScheduleDefault(forest, 1024, NULL, &schedule);
 	compiled = CompileForest(forest, &schedule, NULL, &status);
 	CHECK_MSG(compiled != NULL, "%s: %s", status.message, status.detail);
 	if (compiled != NULL)
@@ -1105,7 +1121,7 @@ TestSplitRows(void)
 		if (forest == NULL)
 			continue;
 		if (cases[i].schedule == NULL)
-			ScheduleDefault(forest, 1024, &schedule);
+			ScheduleDefault(forest, 1024, NULL, &schedule);
 		else
 			CHECK(ScheduleParse(cases[i].schedule, &schedule, &status));
 		compiled = CompileForest(forest, &schedule, NULL, &status);
@@ -1149,13 +1165,14 @@ TestSplitRows(void)
 
 /*
  * perfect's hops as one add-with-carry (llvm.x86.addcarry.64) or as shift
- * and add, as the policy says: the same margins as the interpreter either
+ * and add, as the host profile says: the same margins as the interpreter either
  * way, explain and the LLVM IR say which
  */
 static void
 TestCarryHops(void)
 {
 	Forest	   *forest = LoadSharedModel("asprasad_treebeard/xgb_models--higgs_xgb_model_save.json");
+	HostProfile host;
 	void	   *rows;
 
 	CHECK(forest != NULL);
@@ -1167,8 +1184,8 @@ TestCarryHops(void)
 		CompiledForest *compiled;
 		char	   *text;
 
-		CodegenSetCarryPolicy(carry);
-		if ((compiled = CompileDefault(forest, carry ? "carry hops" : "shift hops")) == NULL)
+		if ((compiled = CompileDefaultFor(forest, HostWith(&host, HOST_CHOICE_CARRY, carry),
+										  carry ? "carry hops" : "shift hops")) == NULL)
 			continue;
 		text = CompiledForestExplain(compiled, true);
 		CHECK_MSG(text && strstr(text, "representation: perfect (plain") &&
@@ -1179,7 +1196,6 @@ TestCarryHops(void)
 		free(text);
 		CompiledForestFree(compiled);
 	}
-	CodegenSetCarryPolicy(-1);
 	free(rows);
 	ForestFree(forest);
 }
@@ -1275,14 +1291,15 @@ TestVectorWalk(void)
 			return;
 		for (int policy = 0; policy < 2; policy++)
 		{
-			CodegenSetVectorWalkPolicy(policy);
-			ScheduleDefault(forest, 1024, &schedule);
+			HostProfile host;
+
+			ScheduleDefault(forest, 1024, HostWith(&host, HOST_CHOICE_VECTOR_WALK, policy),
+							&schedule);
 			text = ScheduleToText(&schedule);
 			CHECK_MSG(text && (strstr(text, "interleave(b1)\nvectorWalk(b1)") != NULL) == policy,
 					  "policy %d: %s", policy, text);
 			free(text);
 		}
-		CodegenSetVectorWalkPolicy(-1);
 		ForestFree(forest);
 	}
 }

@@ -505,13 +505,17 @@ InterpretMargins(const Forest *forest, const void *rows, int64_t n, void **acc_o
 }
 
 /*
- * Compile for batch size `batch` and run over all rows, `batch` rows per
- * call; the accumulator must equal the interpreter's bit for bit.
+ * Compile for batch size `batch` and a host profile (unit.h) and run over
+ * all rows, `batch` rows per call; the accumulator must equal the
+ * interpreter's bit for bit.
  */
 static bool
 CheckCompiled(const char *name, const Forest *forest, const void *rows,
-			  int64_t n, int32_t batch, const void *want_acc, double *ms)
+			  int64_t n, int32_t batch, int host_profile, const void *want_acc, double *ms)
 {
+	HostProfile host;
+	const char *host_name = UnitHostProfile(host_profile, &host);
+	CompileOptions options = {.host = &host};
 	Schedule	schedule;
 	SilvanStatus status;
 	CompiledForest *compiled;
@@ -522,8 +526,8 @@ CheckCompiled(const char *name, const Forest *forest, const void *rows,
 	int64_t		first_bad = -1;
 
 	StatusClear(&status);
-	ScheduleDefault(forest, batch, &schedule);
-	compiled = CompileForest(forest, &schedule, NULL, &status);
+	ScheduleDefault(forest, batch, &host, &schedule);
+	compiled = CompileForestFor(forest, &schedule, NULL, &options, &status);
 	if (ForestUncompiledRule(forest) != NULL)
 	{
 		/* the compiler refuses it; the adapter interprets such forests */
@@ -532,8 +536,8 @@ CheckCompiled(const char *name, const Forest *forest, const void *rows,
 		CompiledForestFree(compiled);
 		return compiled == NULL;
 	}
-	CHECK_MSG(compiled != NULL, "%s: compile (batch %d) failed: %s: %s", name,
-			  batch, status.message, status.detail);
+	CHECK_MSG(compiled != NULL, "%s: compile (batch %d, %s) failed: %s: %s", name,
+			  batch, host_name, status.message, status.detail);
 	if (compiled == NULL)
 		return false;
 	*ms += CompiledForestCompileMillis(compiled);
@@ -556,26 +560,29 @@ CheckCompiled(const char *name, const Forest *forest, const void *rows,
 
 		ForestMarginsFinish(forest, (char *) acc + first_bad * acc_row, 1, got);
 		ForestMarginsFinish(forest, (const char *) want_acc + first_bad * acc_row, 1, want);
-		fprintf(stderr, "%s: compiled (batch %d) differs from the interpreter at row %lld: "
-				"margin_0 %.17g, interpreter %.17g\n", name, batch,
+		fprintf(stderr, "%s: compiled (batch %d, %s) differs from the interpreter at row %lld: "
+				"margin_0 %.17g, interpreter %.17g\n", name, batch, host_name,
 				(long long) first_bad, got[0], want[0]);
 	}
-	CHECK_MSG(first_bad < 0, "%s: compiled margins (batch %d) are not bitwise the interpreter's",
-			  name, batch);
+	CHECK_MSG(first_bad < 0, "%s: compiled margins (batch %d, %s) are not bitwise the interpreter's",
+			  name, batch, host_name);
 	free(acc);
 	CompiledForestFree(compiled);
 	return first_bad < 0;
 }
 
-/* Interpreter vs compiled with batch sizes 1 and n */
+/*
+ * Interpreter vs compiled with batch sizes 1 (the fallback profile) and n
+ * (every host profile of unit.h)
+ */
 static bool
 CheckCompiledBoth(const char *name, const Forest *forest, const void *rows,
 				  int64_t n, const void *want_acc, double *ms)
 {
-	bool		ok = CheckCompiled(name, forest, rows, n, 1, want_acc, ms);
+	bool		ok = CheckCompiled(name, forest, rows, n, 1, 0, want_acc, ms);
 
-	if (n > 1)
-		ok &= CheckCompiled(name, forest, rows, n, (int32_t) n, want_acc, ms);
+	for (int k = 0; n > 1 && k < UNIT_NUM_HOST_PROFILES; k++)
+		ok &= CheckCompiled(name, forest, rows, n, (int32_t) n, k, want_acc, ms);
 	return ok;
 }
 

@@ -1029,7 +1029,7 @@ CheckSubmitCollect(GpuForest *gf, const Forest *forest, const float *rows, const
 static void
 CheckTuneOnDevice(const Forest *forest, GpuDevice *device, const float *rows, int64_t n)
 {
-	CompileTarget cuda = {&TargetCuda, NULL};
+	CompileOptions cuda = {&TargetCuda, NULL};
 	volatile sig_atomic_t stop = 0;
 	SilvanStatus status;
 	TuneSample	sample;
@@ -1069,7 +1069,7 @@ TestFakeForestPipeline(const FakeFailures *e)
 {
 	SilvanStatus status;
 	Forest	   *forest = LoadSharedModel("asprasad_treebeard/xgb_models--higgs_xgb_model_save.json");
-	CompileTarget cuda = {&TargetCuda, NULL};
+	CompileOptions cuda = {&TargetCuda, NULL};
 	CompiledForest *device_code = NULL;
 	GpuLibrary *lib;
 	GpuDevice  *device;

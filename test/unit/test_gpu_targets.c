@@ -169,7 +169,7 @@ static void
 CheckEmulated(const Forest *forest, const Schedule *schedule, const void *rows, bool exact,
 			  const char *what)
 {
-	CompileTarget target = {&TargetGpuEmulated, NULL};
+	CompileOptions target = {&TargetGpuEmulated, NULL};
 	SilvanStatus status;
 	CompiledForest *compiled = CompileForestFor(forest, schedule, NULL, &target, &status);
 
@@ -270,7 +270,7 @@ static void
 CheckCuda(const Forest *forest, const Schedule *schedule, const void *rows, bool exact,
 		  const char *what, const char *tmpdir)
 {
-	CompileTarget target = {&TargetCuda, NULL};
+	CompileOptions target = {&TargetCuda, NULL};
 	SilvanStatus status;
 	CompiledForest *compiled = CompileForestFor(forest, schedule, NULL, &target, &status);
 	size_t		len;
@@ -318,7 +318,7 @@ static void
 CheckRocm(const Forest *forest, const Schedule *schedule, const char *gfx, const char *what,
 		  const char *tmpdir)
 {
-	CompileTarget target = {&TargetRocm, gfx};
+	CompileOptions target = {&TargetRocm, gfx};
 	SilvanStatus status;
 	CompiledForest *compiled = CompileForestFor(forest, schedule, NULL, &target, &status);
 	size_t		len;
@@ -367,7 +367,7 @@ CheckModel(const char *path, const char *tmpdir)
 	if (forest == NULL)
 		return;
 	rows = MakeRows(forest, batches[lengthof(batches) - 1]);
-	TuneShapeOf(forest, 1000, 1, true, false, &shape);
+	TuneShapeOf(forest, 1000, 1, true, false, NULL, &shape);
 	for (int p = -1; p < (int) lengthof(points); p++)
 	{
 		Schedule	schedule;
@@ -411,7 +411,7 @@ static void
 TestMirDump(void)
 {
 	Forest	   *forest = LoadSharedModel(models[0]);
-	CompileTarget target = {&TargetGpuEmulated, NULL};
+	CompileOptions target = {&TargetGpuEmulated, NULL};
 	Schedule	schedule;
 	SilvanStatus status;
 	CompiledForest *compiled;
@@ -504,7 +504,7 @@ TestMirDump(void)
 	CompiledForestFree(compiled);
 	/* a staged kernel's PTX: shared memory and a barrier */
 	{
-		CompileTarget cuda = {&TargetCuda, NULL};
+		CompileOptions cuda = {&TargetCuda, NULL};
 		size_t		len;
 
 		CHECK(ScheduleParse("tile(batch, b0, b1, 64)\ngpuDimension(b0, grid.x)\n"

@@ -438,7 +438,7 @@ TestEntryPoints(void)
 	CHECK(LlvmErrorsDepth() == 0);
 	CompiledForestFree(compiled);
 	CHECK(LlvmErrorsDepth() == 0);
-	ScheduleDefault(forest, 0, &schedule);
+	ScheduleDefault(forest, 0, NULL, &schedule);
 	strcpy(schedule.representation, "bogus");
 	CHECK(CompileForest(forest, &schedule, NULL, &status) == NULL);
 	CHECK(LlvmErrorsDepth() == 0);

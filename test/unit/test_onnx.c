@@ -312,7 +312,7 @@ FixtureSchedule(const Forest *forest, int i, const char *repr, int tile_size,
 
 	if (fixture_schedules[i] == NULL)
 	{
-		ScheduleDefault(forest, 0, schedule);
+		ScheduleDefault(forest, 0, NULL, schedule);
 		snprintf(schedule->representation, sizeof(schedule->representation), "%s", repr);
 		schedule->tile_size = tile_size;
 		return true;

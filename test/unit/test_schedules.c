@@ -315,6 +315,9 @@ static int	refused_count = 0;
 /* Compare bit for bit even where a schedule reorders (MIN/MAX forests) */
 static bool force_exact = false;
 
+/* The host profile CheckOne compiles with: the fallback, or a check's choices */
+static HostProfile check_host;
+
 /*
  * Compile under one schedule, representation and tiling (tile_size 1: none);
  * compare on several batches
@@ -335,7 +338,7 @@ CheckOne(const char *model, const Forest *forest, const TestSchedule *ts,
 
 	snprintf(what, sizeof(what), "%s, tiles of %d %s", repr, tile_size, tiling);
 	if (ts->text == NULL)
-		ScheduleDefault(forest, 0, &schedule);
+		ScheduleDefault(forest, 0, &check_host, &schedule);
 	else
 	{
 		snprintf(text, sizeof(text), "%s%srepresentation(%s); tileTrees(%d, %s)", ts->text,
@@ -356,7 +359,8 @@ CheckOne(const char *model, const Forest *forest, const TestSchedule *ts,
 	}
 	if (getenv("SILVAN_TEST_VERBOSE"))
 		fprintf(stderr, "%s [%s, %s]\n", model, ts->name, what);
-	compiled = CompileForest(forest, &schedule, profile, &status);
+	compiled = CompileForestFor(forest, &schedule, profile,
+								&(CompileOptions) {.host = &check_host}, &status);
 	if (compiled == NULL && status.kind == SILVAN_ERROR_UNSUPPORTED &&
 		(strcmp(repr, "reorg") == 0 || strcmp(repr, "perfect") == 0))
 	{
@@ -419,26 +423,26 @@ CheckForest(const char *model, const Forest *forest, Coverage coverage)
 		for (int r = 0; r < NUM_REPRESENTATIONS; r++)
 			CheckOne(model, forest, &schedules[coverage == COVER_CORE ? core_schedules[i] : i],
 					 representations[r], 1, "uniform", NULL, rows, want, max_rows);
-	/* perfect's hops both ways, whichever this cpu takes by default */
+	/* perfect's hops both ways (add-with-carry where the cpu has SSE2) */
 	for (int carry = 0; carry < 2; carry++)
 	{
-		CodegenSetCarryPolicy(carry);
+		HostProfileSet(&check_host, HOST_CHOICE_CARRY, carry);
 		for (int i = 0; i < NUM_CORE_SCHEDULES; i++)
 			CheckOne(model, forest, &schedules[core_schedules[i]], "perfect", 1, "uniform",
 					 NULL, rows, want, max_rows);
 	}
-	CodegenSetCarryPolicy(-1);
+	HostProfileFallback(&check_host);
 	for (int z = 0; coverage == COVER_TILED && z < 2; z++)
 	{
-		/* gathers where the cpu has them (forced on for tiles of 8) */
-		CodegenSetGatherPolicy(z == 1 ? 1 : -1);
+		/* tiles of 4 with loads, of 8 with gathers where the cpu has AVX2 */
+		HostProfileSet(&check_host, HOST_CHOICE_GATHER, z);
 		for (int k = 0; k < 2; k++)
 			for (int s = 0; s < NUM_TILED_SCHEDULES; s++)
 				for (int r = 0; r < NUM_TILED_REPRESENTATIONS; r++)
 					CheckOne(model, forest, &schedules[tiled_schedules[s]], representations[r],
 							 tile_sizes[z], tilings[k], &profile, rows, want, max_rows);
 	}
-	CodegenSetGatherPolicy(-1);
+	HostProfileFallback(&check_host);
 	free(want);
 	free(profile.node_hits);
 	free(rows);
@@ -967,6 +971,8 @@ int
 main(void)
 {
 	clock_t		start = clock();
+
+	HostProfileFallback(&check_host);
 
 	if (getenv("SILVAN_TEST_ONLY_ONNX") == NULL)
 	{

@@ -581,12 +581,12 @@ TestMeasure(const char *path, int32_t batch_size, int exhaustive_stride)
 	CHECK_MSG(forest != NULL, "%s does not parse", path);
 	if (forest == NULL)
 		return;
-	ScheduleDefault(forest, batch_size, &def);
+	ScheduleDefault(forest, batch_size, NULL, &def);
 	def_text = ScheduleToText(&def);
 	options.default_text = def_text;
 	rows = TuneSynthesizeRows(forest, NULL, 500, 7, &status);
 	CHECK(rows != NULL && TuneSampleInit(forest, rows, 500, batch_size, &sample, &status));
-	TuneShapeOf(forest, batch_size, 1, true, false, &shape);
+	TuneShapeOf(forest, batch_size, 1, true, false, NULL, &shape);
 	search = TuneSearchCreate(&shape, &options, &status);
 	while ((c = TuneSearchNext(search)) != NULL && c->phase <= 1)
 	{

@@ -12,7 +12,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "silvan/host_profile.h"
 #include "silvan/parse.h"
+
+/*
+ * The host profiles the tests compile for on any machine: the fallback;
+ * "a Xeon" (the second alternative of every choice the CPU can run:
+ * add-with-carry hops, 16 rows, vector walks, gathers, select code walks);
+ * "a Zen" (compare hops, 8 rows, lock-step, loads, branchy code walks,
+ * as measured)
+ */
+#define UNIT_NUM_HOST_PROFILES 3
+
+static inline const char *
+UnitHostProfile(int k, HostProfile *profile)
+{
+	HostProfileFallback(profile);
+	for (int c = 0; k > 0 && c < HOST_NUM_CHOICES; c++)
+		(void) HostProfileSet(profile, (HostChoice) c, k == 1);
+	snprintf(profile->cpu, sizeof(profile->cpu), "%s",
+			 k == 0 ? "fallback" : k == 1 ? "a Xeon" : "a Zen");
+	return profile->cpu;
+}
 
 static int	unit_passed = 0;
 static int	unit_failed = 0;
