@@ -57,6 +57,14 @@ RESET ROLE;
 SELECT count(*) AS rows, count(*) FILTER (WHERE how IN ('measured', 'tie', 'unavailable')) AS decided
   FROM silvan.measure_host();
 DROP ROLE host_profile_user;
+-- measuring answers a cancel: the statement stops, the kept profile stays
+CREATE TABLE kept_profile AS SELECT * FROM silvan.host_profile;
+SET statement_timeout = '300ms';
+SELECT count(*) FROM silvan.measure_host();
+RESET statement_timeout;
+SELECT count(*) AS differs FROM (SELECT * FROM silvan.host_profile
+								  EXCEPT SELECT * FROM kept_profile) AS d;
+DROP TABLE kept_profile;
 RESET silvan.host_profile;
 DROP TABLE fallback_run, measured_profile;
 SELECT silvan.drop_model('binary_logistic');

@@ -1086,6 +1086,8 @@ def geo(values):
 def main():
     t_start = time.time()
     psql("CREATE EXTENSION IF NOT EXISTS silvan")
+    # the host profile is measured once, here, not inside a timed first predict()
+    psql("SELECT count(*) FROM silvan.host_profile")
     models = [m for m in treebeard_models() + train_models(np.random.default_rng(7)) + lightgbm_models()
               if not ONLY or m[0] in ONLY]
     if ROWS < MIN_ROWS:
@@ -1310,9 +1312,18 @@ def cpu_description(names):
             f"stepping {info.get('stepping', '?')}, {avx512}; LLVM's host CPU: {llvm}, from {source})")
 
 
+def host_profile():
+    """silvan's host profile on this machine (the silvan.host_profile view):
+    each choice that depends on the CPU, the alternative taken and how"""
+    out = psql("SELECT string_agg(format('%s %s (%s)', choice, value, how), ', ') "
+               "FROM silvan.host_profile WHERE choice NOT IN ('cpu', 'profile')", check=False)
+    return out.strip() if out and out.strip() else "unknown"
+
+
 def report(models, results, best, meta, status, mismatched, extras, tune_rows, seconds, forms, sources):
     md = ["# make bench: silvan and the peer compilers", "",
-          f"{time.strftime('%Y-%m-%d %H:%M')}; CPU: {cpu_description(list(meta))}, {os.cpu_count()} cores.", "",
+          f"{time.strftime('%Y-%m-%d %H:%M')}; CPU: {cpu_description(list(meta))}, {os.cpu_count()} cores; "
+          f"silvan's host profile: {host_profile()}.", "",
           f"Every model is timed on n distinct rows (the rows column: {ROWS} made per model, at least "
           f"{min(ROWS, MIN_ROWS)} timed), never a replay: its real inputs, each used once, then rows "
           "synthesized from its split thresholds "
