@@ -8,6 +8,7 @@
 
 #include <signal.h>
 
+#include "silvan/forest.h"
 #include "silvan/host_profile.h"
 #include "silvan/status.h"
 
@@ -25,5 +26,19 @@
  */
 extern bool HostProfileMeasure(HostProfile *profile, double budget_ms,
 							   volatile sig_atomic_t *stop, SilvanStatus *status);
+
+/*
+ * Race two compiles of one forest on num_rows rows (the forest's
+ * precision, row-major) as a probe races its alternatives: interleaved
+ * rounds on one thread until the spread is small or budget_ms is spent;
+ * v gets the rounds, the medians and the pick (fallback within the
+ * noise).  false and a status when stopped, when the two disagree on a
+ * margin, or without memory.
+ */
+typedef struct CompiledForest CompiledForest;
+extern bool HostRace(const Forest *forest, const void *rows, int64_t num_rows,
+					 CompiledForest *const codes[2], double budget_ms,
+					 volatile sig_atomic_t *stop, uint8_t fallback, HostChoiceValue *v,
+					 SilvanStatus *status);
 
 #endif							/* SILVAN_HOST_PROBE_H */

@@ -1116,7 +1116,8 @@ DefaultScheduleSource(const Forest *forest, int32_t batch_size, const HostProfil
 		host = &fallback;
 	}
 	HostProfileKey(host, key, sizeof(key));
-	TextAppend(&buf, "forest sha256 %s\nbatch %d\nhost %s\n", forest->digest, batch_size, key);
+	TextAppend(&buf, "forest sha256 %s\nbatch %d\nhost %s%s\n", forest->digest, batch_size, key,
+			   host->measured ? " measured" : "");
 	return TextFinish(&buf);
 }
 

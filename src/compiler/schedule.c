@@ -406,18 +406,27 @@ ScheduleBitvectorDefault(const Forest *forest, int32_t batch_size, Schedule *sch
 }
 
 /*
- * The layout of the default lock-step walk: perfect for float forests it
- * surely fits (XGBoost's and ONNX's depth-limited trees, such as higgs,
- * airline and year, 100 trees of depth 8, walk a little faster in it than
- * in array at 16 rows in lock-step, bit for bit the same margins), else
- * array
+ * Does the perfect layout surely fit the forest (float forests:
+ * XGBoost's and ONNX's depth-limited trees, such as higgs, airline and
+ * year, 100 trees of depth 8)?
+ */
+static bool
+PerfectFits(const Forest *forest)
+{
+	return forest->precision == FOREST_FLOAT32 &&
+		ReprPerfectFits(forest->num_trees, forest->max_depth, forest->num_nodes);
+}
+
+/*
+ * The layout of the default lock-step walk: perfect for forests it fits
+ * (they walk a little faster in it than in array at 16 rows in lock-step,
+ * bit for bit the same margins; the adapter races it against sparse on
+ * the model itself, default_race.c), else array
  */
 static const char *
 DefaultRepresentation(const Forest *forest)
 {
-	return forest->precision == FOREST_FLOAT32 &&
-		ReprPerfectFits(forest->num_trees, forest->max_depth, forest->num_nodes) ?
-		"perfect" : "array";
+	return PerfectFits(forest) ? "perfect" : "array";
 }
 
 /*
@@ -466,9 +475,8 @@ ScheduleDefault(const Forest *forest, int32_t batch_size, const HostProfile *hos
 	if (ScheduleBitvectorDefault(forest, batch_size, schedule) ||
 		ScheduleDeepDefault(forest, host, schedule))
 		return;
+	vector = PerfectFits(forest) && !HasCategorical(forest) && HostProfileVectorWalk(host);
 	representation = DefaultRepresentation(forest);
-	vector = strcmp(representation, "perfect") == 0 && !HasCategorical(forest) &&
-		HostProfileVectorWalk(host);
 	if (vector && tile > 0 && tile < SCHEDULE_VECTOR_TILE)
 		tile = SCHEDULE_VECTOR_TILE;
 	if (batch_size > 0 && batch_size <= tile)

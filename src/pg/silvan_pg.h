@@ -122,6 +122,9 @@ typedef struct ModelVersion
 /* silvan.c */
 extern void SilvanReportStatus(int elevel, const SilvanStatus *status);
 
+/* variant.c */
+extern void SilvanDefaultSchedule(ModelVersion *version, int32 batch_size, Schedule *schedule);
+
 /* host.c */
 extern const HostProfile *SilvanHostProfile(void);
 extern void SilvanCompileOptions(CompileOptions *options, const Target *target,

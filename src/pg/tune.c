@@ -724,7 +724,7 @@ TuneBatchSearch(TuneSession *session, TuneBatchState *state, TuneBatchResult *r,
 	if (session->target.target->gpu)
 		ScheduleGpuDefault(forest, r->batch_size, &schedule);
 	else
-		ScheduleDefault(forest, r->batch_size, session->target.host, &schedule);
+		SilvanDefaultSchedule(session->version, r->batch_size, &schedule);
 	state->default_text = ScheduleToText(&schedule);
 	if (state->default_text == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));

@@ -25,9 +25,11 @@
 
 #include <math.h>
 
+#include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
 
+#include "silvan/default_race.h"
 #include "silvan/llvm_load.h"
 
 /* How far a stored batch size may be from the asked one, as a ratio */
@@ -116,6 +118,44 @@ VariantCompileContext(void *arg)
 }
 
 /*
+ * The default schedule of a cpu batch: with a measured host profile and
+ * compiled code, its layout raced on the model (default_race.c; a cancel
+ * raises, another failure keeps the plain default, whose compile then
+ * says what is wrong); else ScheduleDefault's
+ */
+static void
+VariantDefaultSchedule(ModelVersion *version, int32 batch_size, Schedule *schedule)
+{
+	const Forest *forest = ModelVersionForest(version);
+	CompileOptions options;
+	SilvanStatus status;
+	bool		raced;
+
+	SilvanCompileOptions(&options, &TargetCpu, NULL);
+	if (!silvan_jit || !options.host->measured || ForestUncompiledRule(forest) != NULL)
+	{
+		ScheduleDefault(forest, batch_size, options.host, schedule);
+		return;
+	}
+	if (!ScheduleDefaultRaced(forest, batch_size, &options, schedule, &raced, &status))
+		CHECK_FOR_INTERRUPTS();
+}
+
+/*
+ * The default schedule of a cpu batch of the model: the one the code
+ * cache remembers for its forest, batch size and host profile, else
+ * picked (VariantDefaultSchedule) and remembered
+ */
+void
+SilvanDefaultSchedule(ModelVersion *version, int32 batch_size, Schedule *schedule)
+{
+	if (ScheduleDefaultFromCache(version->header, batch_size, SilvanHostProfile(), schedule))
+		return;
+	VariantDefaultSchedule(version, batch_size, schedule);
+	ScheduleDefaultRemember(version->header, batch_size, SilvanHostProfile(), schedule);
+}
+
+/*
  * Compile a schedule's code for a target: for the cpu the code cache's
  * whole answer if it has one (the trees are then never read), else a
  * compile of the whole forest; NULL (interpret) when the compiler
@@ -190,11 +230,8 @@ VariantSchedule(ModelVersion *version, int32 batch_size, const char *target,
 	if (strcmp(target, "cpu") != 0)
 		ScheduleGpuDefault(version->header, batch_size, schedule);
 	/* the default is a function of the trees: the code cache remembers it by the forest's digest */
-	else if (!ScheduleDefaultFromCache(version->header, batch_size, SilvanHostProfile(), schedule))
-	{
-		ScheduleDefault(ModelVersionForest(version), batch_size, SilvanHostProfile(), schedule);
-		ScheduleDefaultRemember(version->header, batch_size, SilvanHostProfile(), schedule);
-	}
+	else
+		SilvanDefaultSchedule(version, batch_size, schedule);
 	text = ScheduleToText(schedule);
 	if (text == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));

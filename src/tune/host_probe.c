@@ -8,16 +8,20 @@
  * takes one alternative, then the other), or, for gathers, a tile walk
  * the tuner tries.  Forests are made here from a fixed seed:
  *
- *   lock-step  64 XGBoost-like float trees of depth 8 over 32 features,
- *              thresholds uniform in [0, 1): the depth-limited models
- *              (higgs, airline, year) the perfect layout and the lock-step
- *              and vector walks serve.  Probes carry, interleave,
- *              vector_walk and gather.
+ *   lock-step  100 XGBoost-like float trees of depth 8 over 28 features,
+ *              98% of their nodes above depth 8 split (higgs' trees hold
+ *              504 of 511 nodes), missing values sent left as XGBoost does
+ *              for data without them, the lower features picked more
+ *              often, thresholds about normal: the depth-limited models
+ *              (higgs, airline, year) that the perfect layout and the
+ *              lock-step and vector walks serve.  Probes carry,
+ *              interleave, vector_walk and gather.
  *   deep       16 LightGBM-like double trees of 64 leaves grown leaf-wise,
- *              at least 10 deep, over 16 features: the forests whose
- *              default is a code walk (nyc_taxi, boston).  Probes code_walk.
+ *              at least 10 deep, over 16 features, thresholds about
+ *              normal: the forests whose default is a code walk (nyc_taxi,
+ *              boston).  Probes code_walk.
  *
- * Each is scored on PROBE_ROWS distinct rows (uniform in [0, 1), 1% NaN),
+ * Each is scored on PROBE_ROWS distinct rows (about normal, 0.1% NaN),
  * in batches of PROBE_BATCH rows, one thread.  The two codes run in
  * interleaved rounds (A B, then B A, ...), after one untimed run each,
  * until both sides' spread (median absolute deviation over median) is
@@ -48,9 +52,10 @@
 #define PROBE_SPREAD		0.02
 #define PROBE_TIE			0.03
 
-#define LOCK_TREES			64
+#define LOCK_TREES			100
 #define LOCK_DEPTH			8
-#define LOCK_FEATURES		32
+#define LOCK_SPLIT_PERCENT	98
+#define LOCK_FEATURES		28
 #define DEEP_TREES			16
 #define DEEP_LEAVES			64
 #define DEEP_MIN_DEPTH		10
@@ -65,6 +70,7 @@ typedef struct ProbeInput
 {
 	Forest	   *forest;
 	void	   *rows;
+	int64_t		num_rows;
 	void	   *acc[2];
 } ProbeInput;
 
@@ -104,7 +110,16 @@ Uniform(uint64_t *state)
 	return (double) (NextRandom(state) >> 40) / (double) (1ull << 24);
 }
 
-/* Make node i a split on a random feature and threshold */
+/* About normal (mean 0, deviation 1): the sum of four uniforms, scaled; held by a float */
+static double
+Normal(uint64_t *state)
+{
+	double		sum = Uniform(state) + Uniform(state) + Uniform(state) + Uniform(state);
+
+	return (double) (float) ((sum - 2.0) * 1.7320508075688772);
+}
+
+/* Make node a split on a random feature (the lower ones more often) and threshold */
 static void
 MakeSplit(ForestNode *node, ForestCompare compare, int32_t features, int32_t left,
 		  int32_t right, uint64_t *rng)
@@ -113,9 +128,14 @@ MakeSplit(ForestNode *node, ForestCompare compare, int32_t features, int32_t lef
 	node->kind = FOREST_NODE_NUMERIC;
 	node->compare = compare;
 	node->missing = FOREST_MISSING_NAN;
-	node->default_left = NextRandom(rng) & 1;
-	node->feature = (int32_t) (NextRandom(rng) % (uint64_t) features);
-	node->threshold = Uniform(rng);
+	node->default_left = compare == FOREST_CMP_LT || (NextRandom(rng) & 1);
+	{
+		uint64_t	a = NextRandom(rng) % (uint64_t) features;
+		uint64_t	b = NextRandom(rng) % (uint64_t) features;
+
+		node->feature = (int32_t) (a < b ? a : b);
+	}
+	node->threshold = Normal(rng);
 	node->left = left;
 	node->right = right;
 }
@@ -132,19 +152,35 @@ MakeLeaf(ForestNode *node, uint64_t *rng)
 	node->leaf_value = (Uniform(rng) - 0.5) / 8.0;
 }
 
-/* A complete tree of LOCK_DEPTH in breadth-first order at nodes */
-static void
+/*
+ * A tree of depth LOCK_DEPTH as XGBoost grows them, most but not all of
+ * its nodes split (LOCK_SPLIT_PERCENT each, the root and one path always),
+ * in breadth-first order at nodes; its node count
+ */
+static int32_t
 LockTree(ForestNode *nodes, uint64_t *rng)
 {
-	int32_t		splits = (1 << LOCK_DEPTH) - 1;
+	int32_t		depth[2 << LOCK_DEPTH];
+	bool		leftmost[2 << LOCK_DEPTH];
+	int32_t		num_nodes = 1;
 
-	for (int32_t i = 0; i < 2 * splits + 1; i++)
+	depth[0] = 0;
+	leftmost[0] = true;
+	for (int32_t i = 0; i < num_nodes; i++)
 	{
-		if (i < splits)
-			MakeSplit(&nodes[i], FOREST_CMP_LT, LOCK_FEATURES, 2 * i + 1, 2 * i + 2, rng);
+		if (depth[i] < LOCK_DEPTH &&
+			(leftmost[i] || NextRandom(rng) % 100 < LOCK_SPLIT_PERCENT))
+		{
+			MakeSplit(&nodes[i], FOREST_CMP_LT, LOCK_FEATURES, num_nodes, num_nodes + 1, rng);
+			depth[num_nodes] = depth[num_nodes + 1] = depth[i] + 1;
+			leftmost[num_nodes] = leftmost[i];
+			leftmost[num_nodes + 1] = false;
+			num_nodes += 2;
+		}
 		else
 			MakeLeaf(&nodes[i], rng);
 	}
+	return num_nodes;
 }
 
 /*
@@ -205,12 +241,9 @@ ProbeForest(bool deep, SilvanStatus *status)
 	for (int32_t t = 0; t < trees; t++)
 	{
 		ForestNode *nodes = &forest->nodes[used];
-		int32_t		n = per_tree;
+		int32_t		n;
 
-		if (deep)
-			n = DeepTree(nodes, &rng);
-		else
-			LockTree(nodes, &rng);
+		n = deep ? DeepTree(nodes, &rng) : LockTree(nodes, &rng);
 		forest->trees[t].first_node = used;
 		forest->trees[t].num_nodes = n;
 		used += n;
@@ -236,6 +269,7 @@ ProbeInputMake(ProbeInput *in, bool deep, SilvanStatus *status)
 	if ((in->forest = ProbeForest(deep, status)) == NULL)
 		return false;
 	value_size = ForestValueSize(in->forest);
+	in->num_rows = PROBE_ROWS;
 	values = (int64_t) PROBE_ROWS * in->forest->num_features;
 	in->rows = malloc((size_t) values * value_size);
 	in->acc[0] = malloc((size_t) PROBE_ROWS * value_size);
@@ -244,7 +278,7 @@ ProbeInputMake(ProbeInput *in, bool deep, SilvanStatus *status)
 		return StatusNoMemory(status, "the host probe's rows");
 	for (int64_t i = 0; i < values; i++)
 	{
-		double		x = NextRandom(&rng) % 100 == 0 ? NAN : Uniform(&rng);
+		double		x = NextRandom(&rng) % 1000 == 0 ? NAN : Normal(&rng);
 
 		if (value_size == sizeof(float))
 			((float *) in->rows)[i] = (float) x;
@@ -276,21 +310,21 @@ static double
 ProbeTime(const ProbeRun *run, const ProbeInput *in, const CompiledForest *code, void *acc)
 {
 	size_t		row_bytes = (size_t) in->forest->num_features * ForestValueSize(in->forest);
-	size_t		acc_bytes = ForestValueSize(in->forest);
+	size_t		acc_bytes = (size_t) in->forest->num_groups * ForestValueSize(in->forest);
 	static volatile sig_atomic_t never = 0;
 	volatile sig_atomic_t *stop = run->stop ? run->stop : &never;
 	double		start = NowMs();
 
-	ForestMarginsInit(in->forest, acc, PROBE_ROWS);
-	for (int64_t at = 0; at < PROBE_ROWS; at += PROBE_BATCH)
+	ForestMarginsInit(in->forest, acc, in->num_rows);
+	for (int64_t at = 0; at < in->num_rows; at += PROBE_BATCH)
 	{
-		int64_t		n = PROBE_ROWS - at < PROBE_BATCH ? PROBE_ROWS - at : PROBE_BATCH;
+		int64_t		n = in->num_rows - at < PROBE_BATCH ? in->num_rows - at : PROBE_BATCH;
 
 		if (!CompiledForestRun(code, (const char *) in->rows + at * row_bytes, n,
 							   (char *) acc + at * acc_bytes, stop))
 			return -1.0;
 	}
-	return (NowMs() - start) * 1000.0 / PROBE_ROWS;
+	return (NowMs() - start) * 1000.0 / in->num_rows;
 }
 
 /* Order doubles */
@@ -340,7 +374,8 @@ ProbeRace(const ProbeRun *run, const ProbeInput *in, CompiledForest *const codes
 	for (int k = 0; k < 2; k++)
 		if (ProbeTime(run, in, codes[k], in->acc[k]) < 0)
 			return StatusCanceled(status, "measuring the host");
-	if (memcmp(in->acc[0], in->acc[1], (size_t) PROBE_ROWS * ForestValueSize(in->forest)) != 0)
+	if (memcmp(in->acc[0], in->acc[1],
+			   (size_t) in->num_rows * in->forest->num_groups * ForestValueSize(in->forest)) != 0)
 		return StatusFail(status, SILVAN_ERROR_INTERNAL, "host probe codes disagree",
 						  "The two alternatives of a host probe computed different margins.");
 	while (n < PROBE_MAX_ROUNDS)
@@ -410,6 +445,26 @@ ProbeChoice(const ProbeRun *run, HostChoice choice, HostProfile *profile, Silvan
 					   &profile->choices[choice], status);
 	CompiledForestFree(codes[0]);
 	CompiledForestFree(codes[1]);
+	return ok;
+}
+
+/* See host_probe.h */
+bool
+HostRace(const Forest *forest, const void *rows, int64_t num_rows, CompiledForest *const codes[2],
+		 double budget_ms, volatile sig_atomic_t *stop, uint8_t fallback, HostChoiceValue *v,
+		 SilvanStatus *status)
+{
+	ProbeRun	run = {.stop = stop, .deadline_ms = NowMs() + budget_ms};
+	size_t		bytes = (size_t) num_rows * forest->num_groups * ForestValueSize(forest);
+	ProbeInput	in = {.forest = (Forest *) forest, .rows = (void *) rows, .num_rows = num_rows,
+	.acc = {malloc(bytes + 1), malloc(bytes + 1)}};
+	bool		ok;
+
+	memset(v, 0, sizeof(HostChoiceValue));
+	ok = in.acc[0] != NULL && in.acc[1] != NULL ? ProbeRace(&run, &in, codes, fallback, v, status) :
+		StatusNoMemory(status, "a race's margins");
+	free(in.acc[0]);
+	free(in.acc[1]);
 	return ok;
 }
 

@@ -11,13 +11,16 @@
  * fallback's picks past the budget; a compile's explain and its code
  * cache key name the profile it was made with; code made for the
  * baseline x86-64 CPU instead of this host's runs here and equals the
- * interpreter bit for bit, as code made for each test profile does.
+ * interpreter bit for bit, as code made for each test profile does; the
+ * default's layout raced on a model keeps one of the two, with the same
+ * margins.
  */
 #include <math.h>
 #include <signal.h>
 #include <time.h>
 
 #include "silvan/compiler.h"
+#include "silvan/default_race.h"
 #include "silvan/host_id.h"
 #include "silvan/host_probe.h"
 #include "silvan/host_profile.h"
@@ -273,12 +276,67 @@ TestCompileFor(void)
 	ForestFree(forest);
 }
 
+/*
+ * The default's layout raced on the model: perfect or sparse for higgs at
+ * 1024 rows, the same margins as the interpreter either way; a forest the
+ * perfect layout does not fit is not raced
+ */
+static void
+TestDefaultRace(void)
+{
+	Forest	   *forest = SharedHiggs();
+	Forest	   *deep = LoadSharedModel("siboehm_lleaves/tests--models--NYC_taxi--model.txt");
+	HostProfile host;
+	CompileOptions options = {.host = &host};
+	SilvanStatus status;
+	Schedule	schedule;
+	bool		raced;
+	float	   *rows;
+
+	if (forest == NULL || deep == NULL)
+	{
+		printf("  skip: no ../shared models\n");
+		ForestFree(forest);
+		ForestFree(deep);
+		return;
+	}
+	HostProfileFallback(&host);
+	CHECK_MSG(ScheduleDefaultRaced(forest, 1024, &options, &schedule, &raced, &status) && raced,
+			  "%s: %s", status.message, status.detail);
+	CHECK_MSG(strcmp(schedule.representation, "perfect") == 0 ||
+			  strcmp(schedule.representation, "sparse") == 0, "%s", schedule.representation);
+	printf("  higgs at 1024 rows: the race kept %s\n", schedule.representation);
+	rows = Rows(1000, forest->num_features);
+	{
+		CompiledForest *compiled = CompileForestFor(forest, &schedule, NULL, &options, &status);
+		size_t		bytes = sizeof(float) * 1000;
+		float	   *want = malloc(bytes);
+		float	   *got = malloc(bytes);
+
+		CHECK(compiled != NULL);
+		ForestMarginsInit(forest, want, 1000);
+		ForestInterpretAccumulate(forest, rows, 1000, want);
+		ForestMarginsInit(forest, got, 1000);
+		if (compiled != NULL)
+			CompiledForestAccumulate(compiled, rows, 1000, got);
+		CHECK(compiled != NULL && memcmp(want, got, bytes) == 0);
+		CompiledForestFree(compiled);
+		free(want);
+		free(got);
+	}
+	CHECK(ScheduleDefaultRaced(deep, 1024, &options, &schedule, &raced, &status) && !raced);
+	free(rows);
+	ForestFree(forest);
+	ForestFree(deep);
+}
+
 int
 main(void)
 {
 	TestFallback();
 	TestText();
 	TestCompileFor();
+	TestDefaultRace();
 	TestMeasure();
 	UNIT_DONE();
 }
