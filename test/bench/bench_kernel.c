@@ -24,7 +24,9 @@
  * prints "ready FEATURES WIDTH", then answers one line per command read
  * from stdin:
  *   compile BATCH         compile with the default schedule for BATCH (once
- *                         per batch size): "compiled MS SAME" (CompileForest
+ *                         per batch size; the host profile measured at the
+ *                         start, the layout raced as a server races it):
+ *                         "compiled MS SAME" (CompileForest
  *                         milliseconds; SAME 1 when the first batch's margins
  *                         equal the interpreter's bit for bit)
  *   pass BATCH THREADS    score every row once in chunks of BATCH with
@@ -43,6 +45,8 @@
 #include <time.h>
 
 #include "silvan/compiler.h"
+#include "silvan/default_race.h"
+#include "silvan/host_probe.h"
 #include "silvan/mir.h"
 #include "silvan/runtime.h"
 #include "silvan/parse.h"
@@ -127,6 +131,8 @@ typedef struct ServeState
 	CompiledForest *compiled[SERVE_MAX_BATCHES];
 	void	   *acc[SERVE_MAX_BATCHES];
 	double	   *margins[SERVE_MAX_BATCHES];
+	HostProfile host;			/* measured as a server measures it */
+	CompileOptions options;		/* with it */
 } ServeState;
 
 static int
@@ -134,6 +140,7 @@ ServeCompile(ServeState *ss, int batch, double *ms, int *same)
 {
 	Schedule	s;
 	SilvanStatus st;
+	bool		raced;
 	int			k;
 	int64_t		n;
 	size_t		vs = ForestValueSize(ss->fo);
@@ -145,9 +152,11 @@ ServeCompile(ServeState *ss, int batch, double *ms, int *same)
 			return k;
 	if (ss->nbatches == SERVE_MAX_BATCHES || batch < 1)
 		return -1;
-	ScheduleDefault(ss->fo, batch, NULL, &s);
+	/* the default a server with a measured host profile picks (host.c, variant.c) */
+	if (!ScheduleDefaultRaced(ss->fo, batch, &ss->options, &s, &raced, &st))
+		ScheduleDefault(ss->fo, batch, &ss->host, &s);
 	RuntimeSetMaxThreads(RuntimeCoreCount());	/* as a backend compiles */
-	ss->compiled[k] = CompileForest(ss->fo, &s, NULL, &st);
+	ss->compiled[k] = CompileForestFor(ss->fo, &s, NULL, &ss->options, &st);
 	if (ss->compiled[k] == NULL)
 	{
 		printf("error %s: %s\n", st.message, st.detail);
@@ -251,6 +260,9 @@ Serve(int argc, char **argv)
 		ss.rows = d;
 	ss.width = ss.fo->task == FOREST_TASK_MULTICLASS ? ss.fo->num_groups : 1;
 	ss.out = malloc(sizeof(double) * (size_t) ss.width * ss.num_rows);
+	if (!HostProfileMeasure(&ss.host, HOST_PROBE_BUDGET_MS, NULL, &st))
+		HostProfileFallback(&ss.host);
+	ss.options.host = &ss.host;
 	printf("ready %d %d\n", nf, ss.width);
 	fflush(stdout);
 	while (fgets(line, sizeof line, stdin))
