@@ -31,7 +31,7 @@ mkdir -p test/bench/build
 kernel=test/bench/build/bench_kernel
 # (not llvm_stubs.o: silvan.so's way to LLVM; the kernel bench links LLVM)
 objs=()
-for o in src/core/*.o src/core/onnx/*.o src/compiler/*.o src/runtime/*.o; do
+for o in src/core/*.o src/core/onnx/*.o src/compiler/*.o src/tune/*.o src/runtime/*.o; do
 	[ "$o" = src/runtime/llvm_stubs.o ] || objs+=("$o")
 done
 if [ ! -x "$kernel" ] || [ -n "$(find test/bench/bench_kernel.c "${objs[@]}" include/silvan/*.h -newer "$kernel" -print -quit)" ]; then
