@@ -17,14 +17,21 @@ CREATE TABLE fallback_run AS
 	SELECT key, prediction FROM silvan.predict_table('binary_logistic', 'fx_in', 'id', batch_size => 1024);
 
 -- measured: each choice the CPU can take decided by timing its two
--- alternatives in interleaved rounds (medians of 5 to 25)
+-- alternatives in interleaved rounds (medians of 5 to 15); on a loaded
+-- machine the last ones may find the budget spent and keep the fallback's
+-- pick, untimed
 SET silvan.host_profile = measured;
 SELECT value AS profile, how FROM silvan.host_profile WHERE choice = 'profile';
-SELECT choice, how IN ('measured', 'tie', 'unavailable') AS decided,
+SELECT choice, how IN ('measured', 'tie', 'unavailable', 'fallback') AS decided,
 	   value = ANY (alternatives) AS one_of_two,
-	   how = 'unavailable' OR (rounds BETWEEN 5 AND 25 AND us_per_row[1] > 0 AND us_per_row[2] > 0) AS timed,
+	   how IN ('unavailable', 'fallback') OR
+	   (rounds BETWEEN 5 AND 15 AND us_per_row[1] > 0 AND us_per_row[2] > 0) AS timed,
+	   how <> 'fallback' OR (rounds = 0 AND value = alternatives[CASE choice WHEN 'interleave' THEN 2 ELSE 1 END]) AS fallback_untimed,
 	   how <> 'measured' OR us_per_row[array_position(alternatives, value)] < us_per_row[3 - array_position(alternatives, value)] AS faster
   FROM silvan.host_profile WHERE choice NOT IN ('cpu', 'profile');
+-- the first choice always finds the budget unspent
+SELECT how IN ('measured', 'tie', 'unavailable') AS carry_decided
+  FROM silvan.host_profile WHERE choice = 'carry';
 -- explain names the choices the code was made with: the view's
 SELECT substring(silvan.explain('binary_logistic', 1024) FROM 'host profile: [a-z]+; ([^\n]*)') =
 	   (SELECT string_agg(choice || ' ' || value, ', ' ORDER BY ord)
@@ -54,7 +61,9 @@ SET ROLE host_profile_user;
 SELECT count(*) FROM silvan.measure_host();
 SELECT count(*) AS rows FROM silvan.host_profile;
 RESET ROLE;
-SELECT count(*) AS rows, count(*) FILTER (WHERE how IN ('measured', 'tie', 'unavailable')) AS decided
+SELECT count(*) AS rows,
+	   count(*) FILTER (WHERE how IN ('measured', 'tie', 'unavailable', 'fallback')) AS choices,
+	   count(*) FILTER (WHERE choice = 'carry' AND how <> 'fallback') AS carry_decided
   FROM silvan.measure_host();
 DROP ROLE host_profile_user;
 -- measuring answers a cancel: the statement stops, the kept profile stays

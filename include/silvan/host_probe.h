@@ -13,7 +13,7 @@
 #include "silvan/status.h"
 
 /* What measuring may take in all: choices past it keep the fallback's pick */
-#define HOST_PROBE_BUDGET_MS	4000.0
+#define HOST_PROBE_BUDGET_MS	6000.0
 
 /*
  * Measure this host's profile: each choice's two alternatives compiled on

@@ -9,9 +9,9 @@
  * beside the code cache, keyed like cached code by the CPU's identity,
  * LLVM and silvan's build; every later backend reads it from there.  A
  * parallel worker never measures: it reads what its leader kept, or takes
- * the fallback.  If measuring fails for another reason than a cancel,
- * the backend warns and takes the fallback, and a later backend tries
- * again.  silvan.host_profile = fallback takes the same plain choices on
+ * the fallback.  If measuring fails for another reason than a cancel
+ * (silvan_llvm.so missing), the server log says why and the backend takes
+ * the fallback, which the view shows; a later backend tries again.  silvan.host_profile = fallback takes the same plain choices on
  * every host; SET silvan.vector_walk = off overrides one choice.
  *
  * SilvanCompileOptions hands the compiler every input its code depends
@@ -72,7 +72,8 @@ HostProfileStore(const HostProfile *profile)
 
 /*
  * Measure the profile now, keep it in this backend and beside the code
- * cache; a cancel raises, any other failure warns and keeps the fallback
+ * cache; a cancel raises, any other failure is logged and keeps the
+ * fallback
  */
 static void
 HostProfileMeasureNow(void)
@@ -83,7 +84,7 @@ HostProfileMeasureNow(void)
 	if (!HostProfileMeasure(&profile, HOST_PROBE_BUDGET_MS, NULL, &status))
 	{
 		CHECK_FOR_INTERRUPTS();
-		SilvanReportStatus(WARNING, &status);
+		SilvanReportStatus(LOG, &status);
 		HostProfileFallback(&measured);
 		have_measured = true;
 		return;

@@ -48,7 +48,7 @@
 #define PROBE_ROWS			16384
 #define PROBE_BATCH			1024
 #define PROBE_MIN_ROUNDS	5
-#define PROBE_MAX_ROUNDS	25
+#define PROBE_MAX_ROUNDS	15
 #define PROBE_SPREAD		0.02
 #define PROBE_TIE			0.03
 

@@ -43,7 +43,7 @@ data=$CLUSTER_DIR/data
 # the same server without silvan_llvm.so
 rm -f "$root$pkglibdir/silvan_llvm.so"
 "${as[@]}" "$SILVAN_PG_BIN/pg_ctl" -D "$data" -l "$CLUSTER_DIR/server.log" -w \
-	-o "-k $CLUSTER_DIR -p $PGPORT -c listen_addresses='' -c fsync=off" start >/dev/null
+	-o "-k $CLUSTER_DIR -p $PGPORT -c listen_addresses='' -c fsync=off ${SILVAN_HOST_PROFILE:+-c silvan.host_profile=$SILVAN_HOST_PROFILE}" start >/dev/null
 check "the restarted server runs from the copy" \
 	"$(psql -XAtq -c "SELECT setting FROM pg_config() WHERE name = 'PKGLIBDIR'")" "$root$pkglibdir"
 check "a fresh backend scores from the code cache: no row differs from XGBoost" \

@@ -149,7 +149,7 @@ TestMeasure(void)
 				  "%s: how %d", HostChoiceDescribe(c)->name, v->how);
 		if (v->how == HOST_HOW_FALLBACK)
 			continue;			/* past the budget on a loaded machine */
-		CHECK_MSG(v->rounds >= 5 && v->rounds <= 25 && v->us_per_row[0] > 0 &&
+		CHECK_MSG(v->rounds >= 5 && v->rounds <= 15 && v->us_per_row[0] > 0 &&
 				  v->us_per_row[1] > 0, "%s: %d rounds", HostChoiceDescribe(c)->name, v->rounds);
 		/* measured: the faster one; a tie: within 3%, the fallback's pick */
 		if (v->how == HOST_HOW_MEASURED)
