@@ -563,6 +563,6 @@ COMMENT ON COLUMN host_profile.us_per_row IS
 COMMENT ON COLUMN host_profile.rounds IS
 	'interleaved rounds the probe timed; 0: not measured';
 COMMENT ON FUNCTION host_profile_rows() IS
-	'the rows of the host_profile view: the profile this session compiles with';
+	'the rows of the host_profile view: the profile the calling session compiles with';
 COMMENT ON FUNCTION measure_host() IS
 	'measure the host profile again now and keep it beside the code cache; returns it';

@@ -122,7 +122,7 @@ SilvanHostProfile(void)
 	return &session;
 }
 
-/* The options of a compile for target (NULL: the host cpu) in this session */
+/* The options of a compile for target (NULL: the host cpu) in the current session */
 void
 SilvanCompileOptions(CompileOptions *options, const Target *target, const char *arch)
 {
@@ -189,7 +189,7 @@ HostProfileRows(FunctionCallInfo fcinfo, const HostProfile *profile)
 PG_FUNCTION_INFO_V1(silvan_host_profile_rows);
 PG_FUNCTION_INFO_V1(silvan_measure_host);
 
-/* host_profile_rows(): the profile this session compiles with (the silvan.host_profile view) */
+/* host_profile_rows(): the profile the calling session compiles with (the silvan.host_profile view) */
 Datum
 silvan_host_profile_rows(PG_FUNCTION_ARGS)
 {
@@ -199,7 +199,7 @@ silvan_host_profile_rows(PG_FUNCTION_ARGS)
 
 /*
  * measure_host(): measure the profile again now, keep it, and return it
- * (superusers, or roles granted EXECUTE); this session compiles with it
+ * (superusers, or roles granted EXECUTE); the calling session compiles with it
  * from now on, new sessions read it
  */
 Datum
