@@ -292,15 +292,13 @@ extern LLVMValueRef CgSplat(LLVMBuilderRef b, LLVMValueRef v, unsigned lanes);
 extern bool CgHasFeature(const char *features, const char *name);
 
 /*
- * Walk strategies: how a walk op moves its lanes through their trees.
- * Each is a file (codegen_walk*.c) and an entry of CgWalkStrategy's table,
- * chosen by MirOp.strategy.  emit walks env->width lanes and leaves each
+ * A walk strategy's code generation (walk.h: WalkStrategy.codegen, in
+ * the strategy's file).  emit walks env->width lanes and leaves each
  * lane's leaf value (forest precision), row (i64) and group (i32) for the
  * reduce.
  */
-typedef struct WalkStrategy
+typedef struct WalkCodegen
 {
-	const char *name;
 	void		(*emit) (CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 						 LLVMValueRef *v_leaf, LLVMValueRef *v_rows, LLVMValueRef *v_groups);
 	/*
@@ -310,7 +308,13 @@ typedef struct WalkStrategy
 	 */
 	void		(*cost) (CostModel *model, const MirOp *op, int32_t width, int32_t tree,
 						 WalkCost *cost);
-} WalkStrategy;
+	/*
+	 * The directive that makes the op's code large, and how, where the
+	 * strategy's own arguments do (compile_cost.c); NULL: none
+	 */
+	void		(*blame) (const MirOp *op, const char *loop, char *directive,
+						  size_t directive_size, char *blame, size_t blame_size);
+} WalkCodegen;
 
 /* One lane of a walk: where it starts and what it reads */
 typedef struct WalkLane
@@ -324,9 +328,8 @@ typedef struct WalkLane
 	LLVMValueRef v_group;		/* i32 */
 } WalkLane;
 
-/* codegen_walk.c: the lock-step walk, the strategy table, lanes */
-extern const WalkStrategy WalkLockstep;
-extern const WalkStrategy *CgWalkStrategy(MirWalkKind kind);
+/* codegen_walk.c: a walk op's strategy's code generation, lanes, reduces */
+extern const WalkCodegen *CgWalkCodegen(const MirOp *op);
 extern int64_t CgLaneStride(CodegenContext *cg, const CodegenEnv *env);
 extern void CgSetUpLanes(CodegenContext *cg, const MirPath *path, const CodegenEnv *env,
 						 int32_t width, WalkLane *lanes);
@@ -336,22 +339,20 @@ extern void CgEmitReduce(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 						 const LLVMValueRef *v_leaf, const LLVMValueRef *v_rows,
 						 const LLVMValueRef *v_groups);
 
-/* codegen_walk_early.c: each lane to its own leaf */
-extern const WalkStrategy WalkEarlyExit;
+/* walk_early_exit.c: each lane to its own leaf */
 extern LLVMValueRef CgWalkToLeaf(CodegenContext *cg, LLVMValueRef v_index,
 								 LLVMValueRef v_row_ptr, LLVMValueRef v_fixed);
 
-/* codegen_walk_code.c: the tree's top compiled in */
-extern const WalkStrategy WalkCode;
-
-/* codegen_walk_bits.c: the bitvector form's cost (WalkStrategy.cost) */
+/* walk_code_bits.c: the bitvector form's cost (WalkCodegen.cost) */
 extern void CgBitvectorCost(CostModel *model, const MirOp *op, int32_t width, int32_t tree,
 							WalkCost *cost);
 
-/* codegen_walk_vector.c: rows as the lanes of AVX-512 vectors */
-extern const WalkStrategy WalkVector;
+/* walk_code.c: codeWalk's walk_args, its bitvector form */
+#define CODE_WALK_NODES	0		/* splits per tree in code */
+#define CODE_WALK_FORM	1		/* CodeWalkForm */
+extern bool CgIsBitvectorWalk(const MirOp *op);
 
-/* codegen_walk_code.c: split decisions written with the split's constants */
+/* walk_code.c: split decisions written with the split's constants */
 extern LLVMValueRef CgNumericGoesLeft(CodegenContext *cg, const ForestNode *node,
 									  LLVMValueRef v_x);
 extern LLVMValueRef CgCategoryValueGoesLeft(CodegenContext *cg, const ForestNode *node,
@@ -360,7 +361,7 @@ extern LLVMValueRef CgCategoryKey(CodegenContext *cg, LLVMValueRef v_x, int32_t 
 extern LLVMValueRef CgColdLeaf(CodegenContext *cg, LLVMValueRef v_row_ptr, LLVMValueRef v_index,
 							   LLVMValueRef v_fixed);
 
-/* codegen_walk_bits.c: codeWalk's bitvector form */
+/* walk_code_bits.c: codeWalk's bitvector form */
 #define CODEGEN_MAX_STAGE_BYTES	(64 * 1024)	/* a staged tile, on the stack */
 #define CODEGEN_MAX_STAGE_GROUPS	16	/* staged margins: classes */
 #define CODEGEN_MAX_STAGE_FEATURES 64

@@ -49,7 +49,5 @@ extern bool CompileCheckCost(const CompileCost *cost, const CompileLimits *limit
 /* Add the module's instructions and loops, all and of its largest function, to counted */
 extern void CompileCountModule(LLVMModuleRef module, CompileCost *counted);
 
-/* Splits of HIR tree t that a code walk of op would put into code */
-extern int64_t CostCodeSplits(const CostModel *model, const MirOp *op, int32_t t);
 
 #endif							/* SILVAN_COMPILE_COST_H */

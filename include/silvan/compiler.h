@@ -127,6 +127,19 @@ extern void CompiledForestCost(const CompiledForest *compiled, CompileCost *esti
 extern void ScheduleDefault(const Forest *forest, int32_t batch_size,
 							const HostProfile *host, Schedule *schedule);
 
+/*
+ * schedule.c, for the walk strategies' defaults: the default's nest of row
+ * tiles, vector_lanes rows interleaved (0: the host profile's lock-step
+ * rows), the innermost row loop's walk directive walk(loop<walk_args>)
+ * (NULL: none), unroll its padding in the fallback without text
+ */
+extern void ScheduleRowTiles(const Forest *forest, int32_t batch_size,
+							 const HostProfile *host, int32_t vector_lanes, const char *walk,
+							 const char *walk_args, int32_t unroll, Schedule *schedule);
+extern bool ScheduleHasCategorical(const Forest *forest);
+/* Splits of the forest, and of its largest tree */
+extern int64_t ScheduleCountSplits(const Forest *forest, int64_t *largest);
+
 /* Pick the default schedule of a gpu target (schedule.c) */
 extern void ScheduleGpuDefault(const Forest *forest, int32_t batch_size,
 							   Schedule *schedule);

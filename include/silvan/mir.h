@@ -21,13 +21,17 @@
  *
  * The innermost loop of every path holds a walk op and a reduce op.  The
  * walk moves the row (or rows) the path has fixed through the tree (or
- * trees) it has fixed; with interleave the innermost loop's iterations are
- * walked in lock-step groups (as many as the loop's trip count, at most
- * MIR_MAX_WIDTH; then 4, then 1 for what remains).  Each tree's walk takes its padded hops
- * without leaf tests (unrollWalk pads whole trees, peelWalk the first
- * levels) and the rest in a loop that stops when every lane is at a leaf.
- * The walk strategy (codegen.h) may instead walk each lane to its own leaf
- * (earlyExitWalk) or run code compiled for the fixed tree (codeWalk); a
+ * trees) it has fixed, as its loop's walk strategy says (walk.h: the op
+ * takes the strategy's row and arguments, and the strategy checks the
+ * loops around it); with interleave the innermost loop's iterations are
+ * walked in groups (as many as the loop's trip count, at most the
+ * strategy's widest step, MIR_MAX_WIDTH for lock-step walks; then the
+ * strategy's remainder steps, 4 by default, then 1 for what remains).  The
+ * lock-step walk takes each tree's padded hops without leaf tests
+ * (unrollWalk pads whole trees, peelWalk the first levels) and the rest in
+ * a loop that stops when every lane is at a leaf.  Other strategies walk
+ * each lane to its own leaf (earlyExitWalk), run code compiled for the
+ * fixed tree (codeWalk) or walk rows as vector lanes (vectorWalk); a
  * specialized loop over trees fixes its tree at compile time by emitting
  * its body once per tree.  The reduce op adds each leaf into
  * acc[row][group(tree)].
@@ -91,15 +95,6 @@ typedef enum MirOpKind
 	MIR_REDUCE_DIM				/* acc[rows] += partial[1..chunks-1][rows] */
 } MirOpKind;
 
-/* How a walk op walks: the walk strategies of codegen.h */
-typedef enum MirWalkKind
-{
-	MIR_WALK_LOCKSTEP = 0,		/* lanes together until all are at leaves */
-	MIR_WALK_EARLY_EXIT,		/* each lane to its own leaf */
-	MIR_WALK_CODE,				/* the tree's top compiled in, then its buffers */
-	MIR_WALK_VECTOR				/* rows as the lanes of vectors, with gathers */
-} MirWalkKind;
-
 /* specialize(): most copies of a loop body, over all specialized loops of a path */
 #define MIR_MAX_SPECIALIZED		65536
 
@@ -135,12 +130,11 @@ typedef struct MirOp
 
 	/* walks and reduces */
 	MirLanes	lanes;
-	MirWalkKind strategy;
-	int32_t		code_nodes;		/* codeWalk: splits per tree in code */
-	CodeWalkForm code_form;
+	int16_t		walk;			/* walk strategy (walk.h): its loop's */
+	int32_t		walk_args[WALK_MAX_ARGS];	/* and what its directives set */
 	int32_t		width;			/* lanes; the innermost loop steps by it */
-	int32_t		unroll;			/* unrollWalk hops (trees this deep padded) */
-	int32_t		peel;			/* peelWalk hops */
+	int32_t		unroll;			/* hops of trees padded to this depth */
+	int32_t		peel;			/* hops peeled (no leaf tests) */
 	int32_t		tree_lo;		/* trees it may walk, HIR positions */
 	int32_t		tree_hi;
 	bool		fixed_walk;		/* set by MirFinish: some trees have */
@@ -197,6 +191,8 @@ extern void MirGpuBlockDims(const Mir *mir, int64_t dims[3]);
 extern void MirPadLevels(const Mir *mir, const int32_t *depths, int32_t *pad_to);
 extern void MirFinish(Mir *mir, const Hir *hir, const ReprTreeShape *trees);
 extern char *MirDump(const Mir *mir);
+/* A note for the dump: a directive lowered differently */
+extern void MirNote(Mir *mir, const char *fmt,...) __attribute__((format(printf, 2, 3)));
 extern int	MirStepWidths(const MirOp *walk, int32_t widths[5]);
 extern bool MirSubtreeHas(const MirOp *op, bool (*pred) (const MirOp *));
 extern bool MirIsSerialLoop(const MirOp *op);

@@ -285,10 +285,38 @@ typedef struct Representation
 	LLVMValueRef (*leaf_value) (CodegenContext *cg, LLVMValueRef v_index);
 	/* Prefetch the nodes of the tree whose table record is v_tree (pointer) */
 	void		(*cache_tree) (CodegenContext *cg, LLVMValueRef v_tree);
+
+	/* What the schedules, the default and the tuner ask of a layout */
+	bool		tree_tiles;		/* takes tileTrees() above 1 (tiled nodes) */
+	bool		gpu;			/* in the GPU tuner's space (Table 5) */
+	bool		vector_rows;	/* vectorWalk walks rows as vector lanes in it */
+	/* does it surely fit a forest of this shape? NULL: always */
+	bool		(*fits) (int32_t num_trees, int32_t max_depth, int64_t num_nodes);
+	/*
+	 * The default schedule's layout: the layouts are asked in ascending
+	 * default_rank (0: never), the first whose default_for says yes (NULL:
+	 * always) is taken
+	 */
+	int			default_rank;
+	bool		(*default_for) (const Forest *forest);
+	/*
+	 * A layout the adapter races against this one where it is a lock-step
+	 * default and the host profile is measured (default_race.c); NULL: none
+	 */
+	const char *race_against;
 } Representation;
 
-/* repr.c */
+/* repr.c: the layouts' table */
 extern const Representation *ReprLookup(const char *name);
+extern int	ReprCount(void);
+/* Layout i of the table; NULL out of range */
+extern const Representation *ReprAt(int i);
+/* Position of the named layout in the table; -1 if none */
+extern int	ReprIndex(const char *name);
+/* The layout the default schedule takes for a forest */
+extern const Representation *ReprDefaultFor(const Forest *forest);
+/* The layouts' names as a list ("a, b or c"), for messages */
+extern const char *ReprNamesText(char *text, size_t size);
 extern void ReprBuffersFree(ReprBuffers *buffers);
 extern void **ReprBufferSlot(ReprBuffers *buffers, ReprBufferId id);
 extern void *ReprAlloc(ReprBuffers *buffers, ReprBufferId id, size_t count, size_t size);

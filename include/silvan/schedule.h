@@ -11,33 +11,35 @@
  *   loop modifiers  tile(i, outer, inner, size)   split(i, first, second, at)
  *                   reorder(i, j, ...)            specialize(i)
  *                   gpuDimension(i, grid.x|grid.y|grid.z|block.x|block.y|block.z)
- *   optimizations   cache(i)  parallel(i)  interleave(i)  unrollWalk(i, hops)
- *                   peelWalk(i, hops)
- *   walk strategies codeWalk(i, nodes, branchy|select|bitvector)
+ *   optimizations   cache(i)  parallel(i)  interleave(i)
+ *   walk strategies unrollWalk(i, hops)  peelWalk(i, hops)   (lock-step)
+ *                   codeWalk(i, nodes, branchy|select|bitvector)
  *                   earlyExitWalk(i)  vectorWalk(i)
  *   reductions      atomicReduce(i)  sharedReduce(i)  vectorReduce(i, width)
- *   model layout    representation(array|sparse|reorg|perfect)
+ *   model layout    representation(array|sparse|reorg|perfect)  (repr.h)
  *                   tileTrees(size, uniform|probabilistic)   size 1..8
  *                   reorderTrees()   (trees sorted by depth; see below)
  *
- * Walk strategies (codegen.h, one file each) say how the innermost loop's
- * walk moves a row through a tree.  The default walks lanes in lock-step
- * until every lane is at a leaf.  earlyExitWalk(i) walks each lane on its
- * own, stopping at its own leaf.  codeWalk(i, nodes, form) compiles the top
- * `nodes` splits of each tree (the hottest ones when a profile is given)
- * into code, thresholds and features as immediates, as branches or as
- * branch-free selects, and walks the rest from the buffers; the tree must
- * be known at compile time, so every loop over trees around i (or i
- * itself) carries specialize(), which emits its body once per tree.
- * codeWalk(i, nodes, bitvector) instead compiles whole trees of at most
- * `nodes` splits and 64 leaves as straight-line code that compares every
- * split and finds the leaf as a bit (QuickScorer); with interleave(i) over
- * rows, the lanes' rows are compared together in vectors.  It needs no
- * specialize(): a tree known only at run time is called through a table.
- * vectorWalk(i), with interleave(i) over the rows of a tile, walks up to
- * 128 rows of one tree as the lanes of AVX-512 vectors (sixteen rows a
- * vector), in the perfect layout; elsewhere it walks in lock-step
- * (codegen_walk_vector.c).
+ * Walk strategies (walk.h, one file each) say how the innermost loop's
+ * walk moves a row through a tree, and own their directives.  The default
+ * walks lanes in lock-step until every lane is at a leaf (walk_lockstep.c;
+ * unrollWalk pads trees, peelWalk peels hops).  earlyExitWalk(i) walks
+ * each lane on its own, stopping at its own leaf (walk_early_exit.c).
+ * codeWalk(i, nodes, form) compiles the top `nodes` splits of each tree
+ * (the hottest ones when a profile is given) into code, thresholds and
+ * features as immediates, as branches or as branch-free selects, and
+ * walks the rest from the buffers; the tree must be known at compile
+ * time, so every loop over trees around i (or i itself) carries
+ * specialize(), which emits its body once per tree.  codeWalk(i, nodes,
+ * bitvector) instead compiles whole trees of at most `nodes` splits and 64
+ * leaves as straight-line code that compares every split and finds the
+ * leaf as a bit (QuickScorer); with interleave(i) over rows, the lanes'
+ * rows are compared together in vectors.  It needs no specialize(): a
+ * tree known only at run time is called through a table (walk_code.c,
+ * walk_code_bits.c).  vectorWalk(i), with interleave(i) over the rows of
+ * a tile, walks up to 128 rows of one tree as the lanes of AVX-512
+ * vectors (sixteen rows a vector), in a layout that has them (perfect);
+ * elsewhere it walks in lock-step (walk_vector.c).
  *
  * Index variables form a tree: a tiled or split variable is replaced in
  * the loop nest by the two it produced.  The loop nest itself is a tree of
@@ -60,6 +62,7 @@
 #include <stdint.h>
 
 #include "silvan/status.h"
+#include "silvan/walk.h"
 
 #define SCHEDULE_MAX_VARS		32
 #define SCHEDULE_NAME_LEN		32
@@ -134,12 +137,10 @@ typedef struct IndexVar
 	bool		cache;
 	bool		interleave;
 	bool		specialize;
-	int32_t		unroll_walk;	/* hops; 0 = none */
-	int32_t		peel_walk;		/* hops; 0 = none */
-	int32_t		code_walk;		/* codeWalk: splits per tree in code; 0 = none */
-	CodeWalkForm code_form;		/* codeWalk: branches or selects */
-	bool		early_exit;		/* earlyExitWalk */
-	bool		vector_walk;	/* vectorWalk */
+	int16_t		walk;			/* walk strategy: its row in walk.c's table
+								 * (walk.h); 0, the lock-step walk, unless
+								 * a walk directive says otherwise */
+	int32_t		walk_args[WALK_MAX_ARGS];	/* what its directives set */
 	ReduceKind	reduce;
 	int32_t		vector_width;	/* REDUCE_VECTOR */
 	GpuDim		gpu_dim;
@@ -167,24 +168,22 @@ typedef enum ScheduleOp
 	SCHEDULE_OP_CACHE,
 	SCHEDULE_OP_PARALLEL,
 	SCHEDULE_OP_INTERLEAVE,
-	SCHEDULE_OP_UNROLL_WALK,
-	SCHEDULE_OP_PEEL_WALK,
 	SCHEDULE_OP_ATOMIC_REDUCE,
 	SCHEDULE_OP_SHARED_REDUCE,
 	SCHEDULE_OP_VECTOR_REDUCE,
 	SCHEDULE_OP_REPRESENTATION,
 	SCHEDULE_OP_TILE_TREES,
 	SCHEDULE_OP_REORDER_TREES,
-	SCHEDULE_OP_CODE_WALK,
-	SCHEDULE_OP_EARLY_EXIT_WALK,
-	SCHEDULE_OP_VECTOR_WALK,
-	SCHEDULE_OP_FULL_CODEGEN
+	SCHEDULE_OP_FULL_CODEGEN,
+	SCHEDULE_OP_WALK			/* a walk strategy's directive (walk.h) */
 } ScheduleOp;
 
 typedef struct ScheduleDirective
 {
 	int16_t		op;				/* ScheduleOp */
 	int16_t		num_vars;
+	int16_t		walk;			/* SCHEDULE_OP_WALK: the strategy's row */
+	int16_t		walk_directive; /* and which of its directives */
 	int16_t		vars[SCHEDULE_MAX_VARS];	/* variables named, in argument order */
 	int64_t		values[2];		/* numbers and keywords (as enum values), in order */
 } ScheduleDirective;
@@ -198,8 +197,8 @@ typedef struct Schedule
 	int16_t		root_loop;		/* outermost loop */
 
 	/* model layout, written in the same text so a stored schedule is complete */
-	char		representation[16]; /* "array" (default), "sparse", "reorg",
-									 * "perfect" */
+	char		representation[16]; /* a layout of repr.c's table; "array"
+									 * by default */
 	int32_t		tile_size;		/* tileTrees size; 1 = scalar nodes */
 	TreeTiling	tiling;
 	bool		reorder_trees;	/* trees sorted by depth before walking */

@@ -90,19 +90,8 @@ typedef enum TuneParallel
 	TUNE_PARALLEL_BOTH			/* reorders sums */
 } TuneParallel;
 
-typedef enum TuneWalk
-{
-	TUNE_WALK_LOCKSTEP = 0,
-	TUNE_WALK_UNROLLED,
-	TUNE_WALK_PEELED,
-	TUNE_WALK_EARLY_EXIT,
-	TUNE_WALK_CODE_BRANCHY,
-	TUNE_WALK_CODE_SELECT,
-	TUNE_WALK_CODE_BITVECTOR,
-	TUNE_WALK_VECTOR			/* vectorWalk: perfect layout, AVX-512 hosts */
-} TuneWalk;
-
-#define TUNE_WALK_LAST	TUNE_WALK_VECTOR
+/* unrolled walks (and the gpu space's unroll) pad trees up to this depth */
+#define TUNE_MAX_UNROLL		16
 
 /* Blocks of trees: which cache a block of trees' nodes is sized for */
 typedef enum TuneBlocks
@@ -118,9 +107,9 @@ typedef struct TuneCpuPoint
 	TuneParallel parallel;
 	int32_t		row_tile;		/* rows per batch tile; 0: trees outermost */
 	int32_t		interleave;		/* rows in lock-step; 1: none */
-	TuneWalk	walk;
+	int32_t		walk;			/* a walk strategy's tuner walk (WalkTuningAt) */
 	TuneBlocks	blocks;			/* blocks of trees, sized for L2 or L1 */
-	int32_t		representation; /* index into TuneRepresentations */
+	int32_t		representation; /* a layout: its position in repr.c's table */
 	int32_t		tile_size;		/* tileTrees: 1, 4, 8 */
 	bool		probabilistic;	/* tileTrees(n, probabilistic) */
 	bool		reorder_trees;	/* reorders sums */
@@ -138,14 +127,8 @@ typedef struct TuneGpuPoint
 	bool		unroll;
 	int32_t		interleave;
 	bool		shared_reduce;
-	int32_t		representation; /* index into TuneRepresentations */
+	int32_t		representation; /* a layout: its position in repr.c's table */
 } TuneGpuPoint;
-
-/* array, sparse, reorg, perfect; the gpu space (Table 5) takes the first three */
-#define TUNE_NUM_REPRESENTATIONS 4
-#define TUNE_NUM_GPU_REPRESENTATIONS 3
-#define TUNE_REPRESENTATION_PERFECT 3
-extern const char *const TuneRepresentations[TUNE_NUM_REPRESENTATIONS];
 
 /* What the space needs to know about the model and the run */
 typedef struct TuneShape

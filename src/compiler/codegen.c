@@ -1307,7 +1307,7 @@ EmitSpecializedLoop(CodegenContext *cg, const MirOp *op, CodegenEnv *env, const 
 	bool		local = env->v_row != NULL && env->v_stage_acc == NULL &&
 		op->body != NULL && op->body->kind == MIR_WALK &&
 		op->body->next != NULL && !op->body->next->atomic_add &&
-		op->body->strategy == MIR_WALK_CODE && cg->buffers->record_of != NULL &&
+		MirIsCodeWalk(op->body) && cg->buffers->record_of != NULL &&
 		groups <= CODEGEN_MAX_LOCAL_GROUPS;
 	LLVMValueRef v_ptrs[CODEGEN_MAX_LOCAL_GROUPS];
 	CodegenEnv	body = *env;
@@ -1515,7 +1515,7 @@ EmitOps(CodegenContext *cg, const MirOp *op, CodegenEnv *env)
 					LLVMValueRef v_groups[MIR_MAX_WIDTH];
 
 					/* a walk that added its leaves itself leaves v_leaf[0] NULL */
-					CgWalkStrategy(op->strategy)->emit(cg, op, env, v_leaf, v_rows, v_groups);
+					CgWalkCodegen(op)->emit(cg, op, env, v_leaf, v_rows, v_groups);
 					if (op->next && op->next->kind == MIR_REDUCE)
 					{
 						op = op->next;

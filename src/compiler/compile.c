@@ -335,10 +335,12 @@ static bool
 CheckLayout(const Forest *forest, const Schedule *schedule, const ForestProfile *profile,
 			SilvanStatus *status)
 {
+	char		names[128];
+
 	if (ReprLookup(schedule->representation) == NULL)
 		return StatusFail(status, SILVAN_ERROR_INVALID, "invalid schedule",
-						  "Representation \"%s\" is unknown; expected array, sparse, reorg or perfect.",
-						  schedule->representation);
+						  "Representation \"%s\" is unknown; expected %s.",
+						  schedule->representation, ReprNamesText(names, sizeof(names)));
 	if (schedule->tiling == TREE_TILING_PROBABILISTIC && profile == NULL)
 		return StatusFail(status, SILVAN_ERROR_INVALID,
 						  "probability-based tiling needs a profile",

@@ -69,22 +69,6 @@ typedef struct CostWalker
 /* A loop's own instructions: induction variable, compare, branch, range */
 #define COST_LOOP				12
 
-/*
- * See compile_cost.h: splits of tree t in code, min(op's, the tree's);
- * the module's own cap (CODEGEN_MAX_CODE_NODES) is left out, so forests
- * past it are overestimated
- */
-int64_t
-CostCodeSplits(const CostModel *model, const MirOp *op, int32_t t)
-{
-	int64_t		splits;
-
-	if (t < 0 || t >= model->hir->num_trees)
-		return 0;
-	splits = (model->hir->trees[t].num_nodes - 1) / 2;
-	return splits > op->code_nodes ? op->code_nodes : splits;
-}
-
 /* How much of the function limits a function of this size takes (the defaults' when off) */
 static double
 CostShare(const CompileLimits *limits, const CostSize *size)
@@ -173,7 +157,7 @@ static void CostOps(CostWalker *w, const MirOp *op, int64_t copies, bool in_outl
 static void
 CostWalk(CostWalker *w, const MirOp *op, int64_t copies, bool specialized, bool fixed)
 {
-	const WalkStrategy *strategy = CgWalkStrategy(op->strategy);
+	const WalkCodegen *strategy = CgWalkCodegen(op);
 	int32_t		widths[5];
 	int			num_widths = specialized ? 1 : MirStepWidths(op, widths);
 	int64_t		before = w->fn.instructions;
@@ -362,14 +346,9 @@ CostBlame(const CostWalker *w, CompileCost *cost)
 				 CostVarName(mir, most), CostSpecialized(loop) ? "" : " and step width",
 				 Thousands(w->blame_copies, copies, sizeof(copies)));
 	}
-	else if (op->strategy == MIR_WALK_CODE)
-	{
-		snprintf(cost->directive, sizeof(cost->directive), "codeWalk(%s, %d)",
-				 CostVarName(mir, loop), op->code_nodes);
-		snprintf(cost->blame, sizeof(cost->blame),
-				 "codeWalk(%s, %d) puts up to %d splits of each tree into code",
-				 CostVarName(mir, loop), op->code_nodes, op->code_nodes);
-	}
+	else if (CgWalkCodegen(op)->blame != NULL)
+		CgWalkCodegen(op)->blame(op, CostVarName(mir, loop), cost->directive,
+								 sizeof(cost->directive), cost->blame, sizeof(cost->blame));
 	else if (op->width > 1)
 	{
 		snprintf(cost->directive, sizeof(cost->directive), "interleave(%s)",

@@ -61,11 +61,7 @@ MirNewOp(Mir *mir, MirOpKind kind, MirOp *parent)
 }
 
 /* Record a note for the dump (directive lowered differently on a CPU) */
-static void
-MirNote(Mir *mir, const char *fmt,...)
-__attribute__((format(printf, 2, 3)));
-
-static void
+void
 MirNote(Mir *mir, const char *fmt,...)
 {
 	va_list		args;
@@ -217,55 +213,30 @@ CheckTileNesting(MirBuilder *b, int v)
 	return true;
 }
 
-/* Check the walk directives of an innermost loop against what lowering can do */
-static bool
-CheckWalkDirectives(MirBuilder *b, const IndexVar *var)
-{
-	if (var->unroll_walk > HIR_MAX_PAD_DEPTH)
-		return StatusFail(b->status, SILVAN_ERROR_INVALID, "invalid schedule",
-						  "unrollWalk(%s, %d): trees can be padded to depth %d at most.",
-						  var->name, var->unroll_walk, HIR_MAX_PAD_DEPTH);
-	if (var->peel_walk > HIR_MAX_PAD_DEPTH)
-		return StatusFail(b->status, SILVAN_ERROR_INVALID, "invalid schedule",
-						  "peelWalk(%s, %d): walks can be peeled for %d hops at most.",
-						  var->name, var->peel_walk, HIR_MAX_PAD_DEPTH);
-	if (var->unroll_walk < 0 || var->peel_walk < 0)
-		return StatusFail(b->status, SILVAN_ERROR_INVALID, "invalid schedule",
-						  "Walk hops on loop %s are negative.", var->name);
-	return true;
-}
-
 /*
- * A code walk needs its tree at compile time: every loop over trees on
- * the path specialized.  Specialized loops copy their bodies; the copies
- * of a path multiply, and stay below MIR_MAX_SPECIALIZED.
+ * Specialized loops copy their bodies; the copies of a path multiply, and
+ * stay below MIR_MAX_SPECIALIZED.  Then the walk's strategy checks the
+ * path (a code walk needs its tree at compile time: every loop over
+ * trees on the path specialized).
  */
 static bool
-CheckSpecialized(MirBuilder *b, const MirOp *walk, const MirOp *loop)
+CheckPath(MirBuilder *b, const MirOp *walk, const MirOp *loop)
 {
+	const WalkStrategy *strategy = WalkStrategyOf(walk->walk);
 	int64_t		copies = 1;
 
 	for (const MirOp *p = loop; p != NULL; p = p->parent)
 	{
-		const IndexVar *var = &b->s->vars[p->var];
-
-		if (p->specialize)
-		{
-			copies *= p->extent > 0 ? p->extent : 1;
-			if (copies > MIR_MAX_SPECIALIZED)
-				return StatusFail(b->status, SILVAN_ERROR_INVALID, "invalid schedule",
-								  "specialize(%s) would emit the loop body more than %d times.",
-								  var->name, MIR_MAX_SPECIALIZED);
-		}
-		if (walk->strategy == MIR_WALK_CODE && walk->code_form != CODE_WALK_BITVECTOR &&
-			p->index_kind == INDEX_TREE && !p->specialize)
+		if (!p->specialize)
+			continue;
+		copies *= p->extent > 0 ? p->extent : 1;
+		if (copies > MIR_MAX_SPECIALIZED)
 			return StatusFail(b->status, SILVAN_ERROR_INVALID, "invalid schedule",
-							  "codeWalk(%s) compiles each tree's top into code, so the tree "
-							  "must be known at compile time: add specialize(%s)%s.",
-							  b->s->vars[loop->var].name, var->name,
-							  p->parallel ? " and do not make it parallel" : "");
+							  "specialize(%s) would emit the loop body more than %d times.",
+							  b->s->vars[p->var].name, MIR_MAX_SPECIALIZED);
 	}
-	return true;
+	return strategy->check_path == NULL ||
+		strategy->check_path(b->s, walk, loop, b->status);
 }
 
 /* The walk and reduce ops at the bottom of a path whose innermost loop is op */
@@ -278,36 +249,27 @@ MirAddWalk(MirBuilder *b, MirOp *loop)
 	MirOp	   *reduce = MirNewOp(b->mir, MIR_REDUCE, loop);
 	int32_t		lo = 0;
 	int32_t		hi = b->mir->num_trees;
+	const WalkStrategy *strategy = WalkStrategyOf(var->walk);
 
-	if (!CheckWalkDirectives(b, var))
-		return false;
 	walk->lanes = var->kind == INDEX_TREE ? MIR_LANES_TREES : MIR_LANES_ROWS;
 	walk->width = 1;
-	walk->unroll = var->unroll_walk;
-	walk->peel = var->peel_walk;
-	walk->strategy = var->code_walk > 0 ? MIR_WALK_CODE :
-		var->early_exit ? MIR_WALK_EARLY_EXIT :
-		var->vector_walk ? MIR_WALK_VECTOR : MIR_WALK_LOCKSTEP;
+	walk->walk = (int16_t) WalkKindOf(strategy);
+	memcpy(walk->walk_args, var->walk_args, sizeof(walk->walk_args));
+	if (strategy->lower != NULL)
+		strategy->lower(var, walk);
 	if (var->interleave)
 	{
-		/*
-		 * rows as vectors only in the untiled perfect layout: elsewhere a vector
-		 * walk is lock-step (codegen_walk_vector.c), in groups of at most
-		 * MIR_MAX_WIDTH rows, which the loop's step then gives
-		 */
-		bool		vector = walk->strategy == MIR_WALK_VECTOR && walk->lanes == MIR_LANES_ROWS &&
-			s->tile_size <= 1 && strcmp(s->representation, "perfect") == 0;
-		int32_t		most = vector ? MIR_MAX_VECTOR_WIDTH : MIR_MAX_WIDTH;
+		/* the strategy's widest step, in whole steps of MIR_MAX_WIDTH above it */
+		int32_t		most = strategy->max_lanes != NULL ?
+			strategy->max_lanes(s, walk) : MIR_MAX_WIDTH;
 
 		walk->width = loop->extent > 0 && loop->extent < most ? (int32_t) loop->extent : most;
-		if (vector && walk->width > MIR_MAX_WIDTH)
-			walk->width -= walk->width % MIR_MAX_WIDTH;	/* whole vectors */
+		if (walk->width > MIR_MAX_WIDTH)
+			walk->width -= walk->width % MIR_MAX_WIDTH;
 	}
-	walk->code_nodes = var->code_walk;
-	walk->code_form = var->code_form;
 	if (loop->specialize)
 		walk->width = 1;		/* the copies fix one tree each */
-	if (!CheckSpecialized(b, walk, loop))
+	if (!CheckPath(b, walk, loop))
 		return false;
 	for (int i = 0; i < b->depth; i++)
 		if (s->vars[b->stack[i]].kind == INDEX_TREE)
@@ -703,9 +665,8 @@ MirFinish(Mir *mir, const Hir *hir, const ReprTreeShape *trees)
 		if (walk->kind != MIR_WALK)
 			continue;
 		walk->fixed_walk = walk->leaf_walk = false;
-		if (walk->strategy == MIR_WALK_CODE && hir->tiled != NULL)
-			MirNote(mir, "codeWalk(%s): trees are tiled, so they are walked from the buffers",
-					mir->schedule->vars[walk->parent->var].name);
+		if (WalkStrategyOf(walk->walk)->finish != NULL)
+			WalkStrategyOf(walk->walk)->finish(mir, hir, walk);
 		for (int32_t t = walk->tree_lo; t < walk->tree_hi && t < hir->num_trees; t++)
 		{
 			walk->fixed_walk |= trees[t].fixed > 0;
@@ -800,20 +761,19 @@ int
 MirStepWidths(const MirOp *walk, int32_t widths[5])
 {
 	int			n = 0;
+	const WalkStrategy *strategy;
 
-	/* widths[] holds five at most */
+	/* widths[] holds five at most: the strategy's remainders three */
 	if (walk == NULL || walk->width <= 1)
 	{
 		widths[0] = 1;
 		return 1;
 	}
 	widths[n++] = walk->width;
-	if (walk->strategy == MIR_WALK_VECTOR && walk->width > MIR_MIN_VECTOR_WIDTH)
-		widths[n++] = MIR_MIN_VECTOR_WIDTH;
-	if (walk->strategy == MIR_WALK_VECTOR && walk->width > MIR_MAX_WIDTH)
-		widths[n++] = MIR_MAX_WIDTH;
-	if (walk->width > MIR_REMAINDER_STEP &&
-		!(walk->strategy == MIR_WALK_CODE && walk->code_form == CODE_WALK_BITVECTOR))
+	strategy = WalkStrategyOf(walk->walk);
+	if (strategy->remainders != NULL)
+		n += strategy->remainders(walk, widths + n);
+	else if (walk->width > MIR_REMAINDER_STEP)
 		widths[n++] = MIR_REMAINDER_STEP;
 	widths[n++] = 1;
 	return n;
@@ -875,26 +835,11 @@ MirDumpOps(TextBuf *buf, const Mir *mir, const MirOp *op, int indent)
 						   "rows[0:w]" : "row");
 				if (mir->schedule->tile_size > 1)
 					TextAppend(buf, ", tiles of %d: vector compare, LUT", mir->schedule->tile_size);
-				if (op->strategy == MIR_WALK_CODE && op->code_form == CODE_WALK_BITVECTOR)
-					TextAppend(buf, ", codeWalk: trees of up to %d splits and 64 leaves in code "
-							   "(leaf bitvectors), others from the buffers", op->code_nodes);
-				else if (op->strategy == MIR_WALK_CODE)
-					TextAppend(buf, ", codeWalk: top %d splits in code (%s%s), then buffers",
-							   op->code_nodes, op->code_form == CODE_WALK_SELECT ?
-							   "selects" : "branches",
-							   mir->profile ? ", hottest by profile" : "");
-				else if (op->strategy == MIR_WALK_EARLY_EXIT)
-					TextAppend(buf, ", earlyExitWalk: each lane to its own leaf");
-				else if (op->strategy == MIR_WALK_VECTOR)
-					TextAppend(buf, ", vectorWalk: sixteen rows a vector where AVX-512 and the layout allow, else lock-step");
-				if (op->unroll)
-					TextAppend(buf, ", unrollWalk %d", op->unroll);
-				if (op->peel)
-					TextAppend(buf, ", peelWalk %d", op->peel);
+				if (WalkStrategyOf(op->walk)->describe != NULL)
+					WalkStrategyOf(op->walk)->describe(buf, mir, op, WALK_DESCRIBE_ARGS);
 				TextAppend(buf, ")  # trees %d to %d", op->tree_lo, op->tree_hi);
-				if (mir->hir && op->strategy == MIR_WALK_LOCKSTEP)
-					TextAppend(buf, "%s%s", op->fixed_walk ? "; padded hops: no leaf test" : "",
-							   op->leaf_walk ? "; then hops until every lane is at a leaf" : "");
+				if (WalkStrategyOf(op->walk)->describe != NULL)
+					WalkStrategyOf(op->walk)->describe(buf, mir, op, WALK_DESCRIBE_NOTE);
 				TextAppend(buf, "\n");
 				break;
 			case MIR_REDUCE:
@@ -1110,11 +1055,14 @@ MirIsParallelLoop(const MirOp *op)
 	return op->kind == MIR_LOOP && op->parallel;
 }
 
-/* Is op a code walk? */
+/* Is op a walk whose trees are compiled into code (a code walk)? */
 bool
 MirIsCodeWalk(const MirOp *op)
 {
-	return op->kind == MIR_WALK && op->strategy == MIR_WALK_CODE;
+	const WalkStrategy *strategy = WalkStrategyOf(op->walk);
+
+	return op->kind == MIR_WALK && strategy->trees_in_code != NULL &&
+		strategy->trees_in_code(op);
 }
 
 /*

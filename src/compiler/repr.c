@@ -3,21 +3,84 @@
  *		The registry of representations and what they share: the tree and
  *		category tables, and prefetching for tree caching.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "silvan/codegen.h"
 
+/*
+ * The layouts, one file each.  A layout's position is its number in the
+ * tuner's points; the schedule language, the default schedule and the
+ * tuner read names and properties from here.
+ */
+static const Representation *const layouts[] = {&ReprArray, &ReprSparse, &ReprReorg, &ReprPerfect};
+
+#define NUM_LAYOUTS ((int) (sizeof(layouts) / sizeof(layouts[0])))
+
 /* Find a representation by its schedule name; NULL if unknown */
 const Representation *
 ReprLookup(const char *name)
 {
-	static const Representation *const all[] = {&ReprArray, &ReprSparse, &ReprReorg, &ReprPerfect};
+	int			i = ReprIndex(name);
 
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (strcmp(name, all[i]->name) == 0)
-			return all[i];
-	return NULL;
+	return i >= 0 ? layouts[i] : NULL;
+}
+
+/* How many layouts there are */
+int
+ReprCount(void)
+{
+	return NUM_LAYOUTS;
+}
+
+/* Layout i of the table; NULL out of range */
+const Representation *
+ReprAt(int i)
+{
+	return i >= 0 && i < NUM_LAYOUTS ? layouts[i] : NULL;
+}
+
+/* Position of the named layout in the table; -1 if none */
+int
+ReprIndex(const char *name)
+{
+	for (int i = 0; name != NULL && i < NUM_LAYOUTS; i++)
+		if (strcmp(name, layouts[i]->name) == 0)
+			return i;
+	return -1;
+}
+
+/* The layouts' names as a list ("a, b or c"), for messages */
+const char *
+ReprNamesText(char *text, size_t size)
+{
+	size_t		n = 0;
+
+	if (size > 0)
+		text[0] = '\0';
+	for (int i = 0; i < NUM_LAYOUTS && n < size; i++)
+		n += (size_t) snprintf(text + n, size - n, "%s%s",
+							   i == 0 ? "" : i + 1 == NUM_LAYOUTS ? " or " : ", ",
+							   layouts[i]->name);
+	return text;
+}
+
+/* The layout the default schedule takes for a forest: the best ranked that says yes */
+const Representation *
+ReprDefaultFor(const Forest *forest)
+{
+	const Representation *best = NULL;
+
+	for (int i = 0; i < NUM_LAYOUTS; i++)
+	{
+		const Representation *r = layouts[i];
+
+		if (r->default_rank > 0 && (best == NULL || r->default_rank < best->default_rank) &&
+			(r->default_for == NULL || r->default_for(forest)))
+			best = r;
+	}
+	return best != NULL ? best : layouts[0];
 }
 
 /* Release what a representation built */

@@ -207,5 +207,8 @@ const Representation ReprArray = {
 	.move_to_child = ArrayMoveToChild,
 	.is_leaf = ArrayIsLeaf,
 	.leaf_value = ArrayLeafValue,
-	.cache_tree = ReprCacheRecords
+	.cache_tree = ReprCacheRecords,
+	.tree_tiles = true,
+	.gpu = true,
+	.default_rank = 2			/* every forest's, where perfect does not fit */
 };

@@ -283,5 +283,7 @@ const Representation ReprReorg = {
 	.move_to_child = ReorgMoveToChild,
 	.is_leaf = ReorgIsLeaf,
 	.leaf_value = ReorgLeafValue,
-	.cache_tree = ReorgCacheTree
+	.cache_tree = ReorgCacheTree,
+	.tree_tiles = true,
+	.gpu = true
 };

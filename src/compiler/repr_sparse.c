@@ -489,5 +489,7 @@ const Representation ReprSparse = {
 	.move_to_child = SparseMoveToChild,
 	.is_leaf = SparseIsLeaf,
 	.leaf_value = SparseLeafValue,
-	.cache_tree = ReprCacheRecords
+	.cache_tree = ReprCacheRecords,
+	.tree_tiles = true,
+	.gpu = true
 };

@@ -18,6 +18,12 @@
  * silvan.max_threads = 1 it is an ordinary loop, and results are the same
  * bit for bit either way.
  *
+ * That is the lock-step walk's default (walk_lockstep.c, from
+ * ScheduleRowTiles here); other walk strategies claim the forests they
+ * walk faster (ScheduleDefault asks them in order, walk.h).  The host
+ * profile (host_profile.h) says what depends on the machine: 16 or 8 rows
+ * in lock-step, vector walks, branchy or select code walks.
+ *
  * The default is written as schedule text and parsed, so that it prints
  * (ScheduleToText) and stores like any user schedule.  ScheduleTiled builds
  * the same family of nests directly in the structure, without text.
@@ -35,23 +41,14 @@
 #define SCHEDULE_TILE_BYTES		16384
 #define SCHEDULE_MIN_TILE		64
 #define SCHEDULE_MAX_TILE		1024
-/* Rows of a default vector walk's tile, at least (codegen_walk_vector.c) */
+/* Rows of a default vector walk's tile, at least (walk_vector.c) */
 #define SCHEDULE_VECTOR_TILE	128
 #define SCHEDULE_CATEGORICAL_INTERLEAVE	8
-#define SCHEDULE_DEFAULT_UNROLL	16
 /* Forests whose records outgrow this are walked in blocks of trees this big */
 #define SCHEDULE_FOREST_L2_BYTES	(1024 * 1024)
 #define SCHEDULE_TREE_BLOCK_BYTES	(256 * 1024)
-/* Deep LightGBM forests: code walks, this many splits of all trees in code */
-#define SCHEDULE_DEEP_DEPTH			10
-#define SCHEDULE_CODE_WALK_SPLITS	32768
 /* gpu default: rows per block (one thread each) */
 #define SCHEDULE_GPU_BLOCK_ROWS		64
-#define SCHEDULE_CODE_ROW_TILE		256
-#define SCHEDULE_BITS_MAX_SPLITS	32768	/* room for mtpl2's 30,000 */
-#define SCHEDULE_BITS_MIN_BATCH		64
-#define SCHEDULE_BITS_SPECIALIZE_SPLITS	7	/* trees of at most 8 leaves */
-#define SCHEDULE_BITS_SPECIALIZE_TREES	256 /* a function each */
 
 /* Largest power of two not above n (n >= 1) */
 static int32_t
@@ -65,8 +62,8 @@ FloorPow2(int64_t n)
 }
 
 /* Does the forest have categorical splits? */
-static bool
-HasCategorical(const Forest *forest)
+bool
+ScheduleHasCategorical(const Forest *forest)
 {
 	for (int64_t i = 0; i < forest->num_nodes; i++)
 		if (forest->nodes[i].kind == FOREST_NODE_CATEGORICAL)
@@ -152,7 +149,7 @@ ScheduleTiled(Schedule *s, int32_t batch_tile, int32_t interleave,
 		s->vars[rows].interleave = true;
 	}
 	chain[n++] = rows;
-	s->vars[rows].unroll_walk = unroll_depth;
+	s->vars[rows].walk_args[0] = unroll_depth;	/* the lock-step walk's unrollWalk */
 	ChainLoops(s, chain, n);
 	snprintf(s->representation, sizeof(s->representation), "%s",
 			 representation ? representation : "array");
@@ -165,11 +162,15 @@ ScheduleTiled(Schedule *s, int32_t batch_tile, int32_t interleave,
  * false if the text does not parse (it always should).  tree_block > 0
  * adds blocks of that many trees, each passing over the whole batch (in
  * parallel chunks of 4 batch tiles) before the next block starts.
+ * vector_lanes > 0 interleaves that many rows (a tile of them where the
+ * batch tile is larger) in place of interleave; walk names the innermost
+ * row loop's walk directive (NULL: none), walk_args what follows the
+ * loop's name in it.
  */
 static bool
 ScheduleParseTiled(Schedule *schedule, int32_t batch_tile, int32_t interleave,
-				   int32_t unroll_depth, int32_t tree_block, const char *representation,
-				   bool vector)
+				   int32_t tree_block, const char *representation, int32_t vector_lanes,
+				   const char *walk, const char *walk_args)
 {
 	char		text[640];
 	int			n = 0;
@@ -194,20 +195,19 @@ ScheduleParseTiled(Schedule *schedule, int32_t batch_tile, int32_t interleave,
 	}
 	else
 		n += snprintf(text + n, sizeof(text) - n, "reorder(tree, batch)\n");
-	if (vector)
+	if (vector_lanes > 0)
 	{
-		/* the lanes are a tile's inner loop of at most MIR_MAX_VECTOR_WIDTH rows */
-		if (batch_tile == 0 || batch_tile > MIR_MAX_VECTOR_WIDTH)
+		/* the lanes are a tile's inner loop of at most vector_lanes rows */
+		if (batch_tile == 0 || batch_tile > vector_lanes)
 		{
 			const char *inner = batch_tile > 0 ? "b3" : "b1";
 
 			n += snprintf(text + n, sizeof(text) - n, "tile(%s, %s, %s, %d)\n", rows,
-						  batch_tile > 0 ? "b2" : "b0", inner, MIR_MAX_VECTOR_WIDTH);
+						  batch_tile > 0 ? "b2" : "b0", inner, vector_lanes);
 			rows = inner;
 		}
-		n += snprintf(text + n, sizeof(text) - n, "interleave(%s)\nvectorWalk(%s)\n", rows, rows);
+		n += snprintf(text + n, sizeof(text) - n, "interleave(%s)\n", rows);
 		interleave = 1;
-		unroll_depth = 0;
 	}
 	if (interleave > 1)
 	{
@@ -218,8 +218,8 @@ ScheduleParseTiled(Schedule *schedule, int32_t batch_tile, int32_t interleave,
 					  rows, outer, inner, interleave, inner);
 		rows = inner;
 	}
-	if (unroll_depth > 0)
-		n += snprintf(text + n, sizeof(text) - n, "unrollWalk(%s, %d)\n", rows, unroll_depth);
+	if (walk != NULL)
+		n += snprintf(text + n, sizeof(text) - n, "%s(%s%s)\n", walk, rows, walk_args);
 	if (batch_tile > 0)
 		n += snprintf(text + n, sizeof(text) - n, "parallel(%s)\n", parallel);
 	snprintf(text + n, sizeof(text) - n, "representation(%s)\n", representation);
@@ -246,8 +246,8 @@ TreeBlock(const Forest *forest)
 }
 
 /* Splits of the forest, and of its largest tree */
-static int64_t
-CountSplits(const Forest *forest, int64_t *largest)
+int64_t
+ScheduleCountSplits(const Forest *forest, int64_t *largest)
 {
 	int64_t		total = 0;
 
@@ -309,138 +309,13 @@ ScheduleCodeBlockTrees(int64_t splits_per_tree, int32_t num_trees)
 }
 
 /*
- * Deep LightGBM forests (grown leaf-wise: deep, unbalanced trees of few
- * leaves) are not walked in lock-step, which pads every walk to the
- * deepest path.  They become code as lleaves compiles them
- * (ScheduleCodeBlocksText): blocks of trees, each a function that walks
- * the rows of a 256-row tile through its trees, thresholds and features
- * as immediates, the row's features read once per tree block.  At most
- * SCHEDULE_CODE_WALK_SPLITS splits of all trees go into code (compiled
- * with LLVM's fast code generation above COMPILE_FULL_CODEGEN_SPLITS
- * splits); a larger forest gets the top of each tree in code and walks the
- * rest from the buffers.  mtpl2 (1000 trees of 31 leaves, 30,000 splits)
- * is whole trees in code with this budget, which walks faster than the top
- * of each tree in code and, for deep trees, than the early-exit walk, and
- * still compiles in a small fraction of lleaves' own compile.  false for
- * other forests, whose default stays the lock-step one.
- */
-static bool
-ScheduleDeepDefault(const Forest *forest, const HostProfile *host, Schedule *schedule)
-{
-	char		text[512];
-	int64_t		largest;
-	int64_t		splits;
-	int64_t		per_tree;
-	SilvanStatus status;
-
-	if (forest->source != FOREST_SOURCE_LIGHTGBM || forest->max_depth < SCHEDULE_DEEP_DEPTH ||
-		forest->num_trees > MIR_MAX_SPECIALIZED || forest->num_trees < 1)
-		return false;
-	splits = CountSplits(forest, &largest);
-	per_tree = splits <= SCHEDULE_CODE_WALK_SPLITS ? largest :
-		SCHEDULE_CODE_WALK_SPLITS / forest->num_trees;
-	if (per_tree > SCHEDULE_MAX_CODE_NODES)
-		per_tree = SCHEDULE_MAX_CODE_NODES;
-	if (per_tree < 1)
-		per_tree = 1;
-	return ScheduleCodeBlocksText(SCHEDULE_CODE_ROW_TILE, true,
-								  ScheduleCodeBlockTrees(per_tree, forest->num_trees), per_tree,
-								  HostProfileCodeWalkForm(host), text, sizeof(text)) &&
-		ScheduleParse(text, schedule, &status);
-}
-
-/*
- * LightGBM forests of small trees (at most 64 leaves each, LightGBM's
- * default is 31), categorical sets no wider than CODE_WALK_BITS_MAX_KEYS,
- * SCHEDULE_BITS_MAX_SPLITS splits in all, scored in batches of at least
- * SCHEDULE_BITS_MIN_BATCH rows: every tree as leaf bitvectors
- * (codegen_walk_bits.c), eight rows a vector, trees outside the rows of a
- * 256-row tile so that one tree's function runs over the tile, the tile
- * staged feature-major (cache(b0)) so that eight rows' feature is one
- * load.  On LightGBM's small trees (NYC_taxi, boston, lleaves'
- * multiclass) this walks faster than the blocked code walk and than
- * lock-step.  Categorical splits read a tree's category table per feature
- * (lleaves' airline, sets of up to 288 categories), which is faster, and
- * much faster to compile, than testing lane by lane, set by set; staging
- * the tile helps further.  A smaller batch would compute eight lanes for
- * fewer rows.  mtpl2 (1,000 trees of up to 31 leaves, 30,000 splits, two
- * categorical features) walks faster in bitvectors than in the blocked
- * code walk with whole trees in code, and compiles in about as long.  Its
- * trees are one block each, so they take the straight-line pass list
- * (jit.c) and LLVM's fast code generation (categorical splits), its module
- * is emitted in two halves on two threads (jit_split.c) and its category
- * tables are read by gathers (codegen_walk_bits.c); these keep its compile
- * short enough for SCHEDULE_BITS_MAX_SPLITS.  Forests of more splits would
- * compile for longer in proportion, so they keep the code walk.
- *
- * Forests of trees of at most SCHEDULE_BITS_SPECIALIZE_SPLITS splits also
- * specialize the tree loop: each tree becomes one function that runs its
- * code over the whole tile, the tree's code in the loop itself
- * (codegen_walk_bits.c, EmitTreeInPlace: its thresholds and masks stay in
- * registers across the tile's rows, no call per eight rows).  Small trees
- * (lleaves' multiclass, 4-6 leaves) walk faster this way at a somewhat
- * longer compile; on trees of 18-31 leaves (nyc_taxi, airline, boston)
- * specializing gains nothing and costs compile time.  Bitvector
- * remainders have no loop of four (MirStepWidths), which keeps the loops
- * LLVM compiles per tree few.  Each tree is a function of its own, so
- * only forests of at most SCHEDULE_BITS_SPECIALIZE_TREES.
- */
-static bool
-ScheduleBitvectorDefault(const Forest *forest, int32_t batch_size, Schedule *schedule)
-{
-	int64_t		largest;
-	SilvanStatus status;
-
-	if (forest->source != FOREST_SOURCE_LIGHTGBM || forest->num_trees < 1 ||
-		batch_size < SCHEDULE_BITS_MIN_BATCH || ForestWidestCategorySpan(forest) > CODE_WALK_BITS_MAX_KEYS ||
-		CountSplits(forest, &largest) > SCHEDULE_BITS_MAX_SPLITS || largest > 63)
-		return false;
-	return ScheduleParse(largest <= SCHEDULE_BITS_SPECIALIZE_SPLITS &&
-						 forest->num_trees <= SCHEDULE_BITS_SPECIALIZE_TREES ?
-						 "tile(batch, b0, b1, 256)\ntile(b1, b2, b3, 8)\n"
-						 "reorder(b0, tree, b2, b3)\nparallel(b0)\ncache(b0)\nspecialize(tree)\n"
-						 "interleave(b3)\ncodeWalk(b3, 63, bitvector)\n" :
-						 "tile(batch, b0, b1, 256)\ntile(b1, b2, b3, 8)\n"
-						 "reorder(b0, tree, b2, b3)\nparallel(b0)\ncache(b0)\ninterleave(b3)\n"
-						 "codeWalk(b3, 63, bitvector)\n", schedule, &status);
-}
-
-/*
- * Does the perfect layout surely fit the forest (float forests:
- * XGBoost's and ONNX's depth-limited trees, such as higgs, airline and
- * year, 100 trees of depth 8)?
- */
-static bool
-PerfectFits(const Forest *forest)
-{
-	return forest->precision == FOREST_FLOAT32 &&
-		ReprPerfectFits(forest->num_trees, forest->max_depth, forest->num_nodes);
-}
-
-/*
- * The layout of the default lock-step walk: perfect for forests it fits
- * (they walk a little faster in it than in array at 16 rows in lock-step,
- * bit for bit the same margins; the adapter races it against sparse on
- * the model itself, default_race.c), else array
- */
-static const char *
-DefaultRepresentation(const Forest *forest)
-{
-	return PerfectFits(forest) ? "perfect" : "array";
-}
-
-/*
- * Pick the default schedule for a forest and a typical batch size.
- *
- * The host profile (host_profile.h) says what depends on the machine:
- * how many rows a lock-step walk takes (16 or 8: on depth-limited XGBoost
- * models such as higgs, 100 trees of depth 8, 16 walked faster on the
- * hosts measured), whether they walk as AVX-512 vectors instead, and
- * whether deep trees' code walks branch or select.  Forests with
- * categorical splits, whose steps are longer, walk 8 rows; the tile size
+ * The default's nest of row tiles (walk_lockstep.c, walk_vector.c): a
+ * batch tile of about SCHEDULE_TILE_BYTES of rows (at least
+ * SCHEDULE_VECTOR_TILE rows for vector lanes), none when the batch fits
+ * one; within it the host profile's rows in lock-step (8 for forests with
+ * categorical splits, whose steps are longer), or vector_lanes rows; the
+ * layout the forest's default is (ReprDefaultFor).  The tile size
  * matters little.
- * Trees up to depth 16 are padded.  A batch no larger than one tile needs
- * no batch tile: trees go outermost.
  *
  * A forest whose records outgrow a core's L2 cache (taken to be
  * SCHEDULE_FOREST_L2_BYTES) would be streamed from L3 once per batch tile.
@@ -449,41 +324,70 @@ DefaultRepresentation(const Forest *forest)
  * batch tiles.  Each row still adds its trees in model order.
  */
 void
+ScheduleRowTiles(const Forest *forest, int32_t batch_size, const HostProfile *host,
+				 int32_t vector_lanes, const char *walk, const char *walk_args,
+				 int32_t unroll, Schedule *schedule)
+{
+	int64_t		row_bytes = (int64_t) forest->num_features * (int64_t) ForestValueSize(forest);
+	int32_t		tile = FloorPow2(SCHEDULE_TILE_BYTES / (row_bytes > 0 ? row_bytes : 1));
+	int32_t		interleave = ScheduleHasCategorical(forest) ?
+		SCHEDULE_CATEGORICAL_INTERLEAVE : HostProfileInterleave(host);
+	const char *representation = ReprDefaultFor(forest)->name;
+
+	if (tile < SCHEDULE_MIN_TILE)
+		tile = SCHEDULE_MIN_TILE;
+	if (tile > SCHEDULE_MAX_TILE)
+		tile = SCHEDULE_MAX_TILE;
+	if (vector_lanes > 0 && tile < SCHEDULE_VECTOR_TILE)
+		tile = SCHEDULE_VECTOR_TILE;
+	if (batch_size > 0 && batch_size <= tile)
+		tile = 0;
+	if (!ScheduleParseTiled(schedule, tile, interleave, tile > 0 ? TreeBlock(forest) : 0,
+							representation, vector_lanes, walk, walk_args))
+		ScheduleTiled(schedule, tile, interleave, unroll, representation);
+}
+
+/*
+ * Pick the default schedule for a forest and a typical batch size: the
+ * walk strategies (walk.h) are asked in the order of their default_rank,
+ * and the first that claims the forest writes the schedule.  The code
+ * walk claims LightGBM's forests (walk_code.c), the vector walk float
+ * forests in the perfect layout on hosts whose profile has it
+ * (walk_vector.c), the lock-step walk every other (walk_lockstep.c).
+ */
+void
 ScheduleDefault(const Forest *forest, int32_t batch_size, const HostProfile *host,
 				Schedule *schedule)
 {
 	HostProfile fallback;
-	int64_t		row_bytes = (int64_t) forest->num_features * (int64_t) ForestValueSize(forest);
-	int32_t		tile = FloorPow2(SCHEDULE_TILE_BYTES / (row_bytes > 0 ? row_bytes : 1));
-	int32_t		interleave;
-	int32_t		unroll = forest->max_depth < SCHEDULE_DEFAULT_UNROLL ?
-		forest->max_depth : SCHEDULE_DEFAULT_UNROLL;
-	const char *representation;
-	bool		vector;
+	const WalkStrategy *tried = NULL;
 
 	if (host == NULL)
 	{
 		HostProfileFallback(&fallback);
 		host = &fallback;
 	}
-	interleave = HasCategorical(forest) ?
-		SCHEDULE_CATEGORICAL_INTERLEAVE : HostProfileInterleave(host);
-	if (tile < SCHEDULE_MIN_TILE)
-		tile = SCHEDULE_MIN_TILE;
-	if (tile > SCHEDULE_MAX_TILE)
-		tile = SCHEDULE_MAX_TILE;
-	if (ScheduleBitvectorDefault(forest, batch_size, schedule) ||
-		ScheduleDeepDefault(forest, host, schedule))
-		return;
-	vector = PerfectFits(forest) && !HasCategorical(forest) && HostProfileVectorWalk(host);
-	representation = DefaultRepresentation(forest);
-	if (vector && tile > 0 && tile < SCHEDULE_VECTOR_TILE)
-		tile = SCHEDULE_VECTOR_TILE;
-	if (batch_size > 0 && batch_size <= tile)
-		tile = 0;
-	if (!ScheduleParseTiled(schedule, tile, interleave, unroll, tile > 0 ? TreeBlock(forest) : 0,
-							representation, vector))
-		ScheduleTiled(schedule, tile, interleave, unroll, representation);
+	for (;;)
+	{
+		const WalkStrategy *next = NULL;
+
+		/* the strategy of least rank above the last one tried */
+		for (int k = 0; k < WalkNumStrategies(); k++)
+		{
+			const WalkStrategy *w = WalkStrategyOf(k);
+
+			if (w->default_rank > 0 && w->default_schedule != NULL &&
+				(tried == NULL || w->default_rank > tried->default_rank) &&
+				(next == NULL || w->default_rank < next->default_rank))
+				next = w;
+		}
+		if (next == NULL)
+			break;
+		if (next->default_schedule(forest, batch_size, host, schedule))
+			return;
+		tried = next;
+	}
+	ScheduleInitDefault(schedule);
 }
 
 /*

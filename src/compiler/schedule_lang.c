@@ -62,6 +62,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "silvan/repr.h"
 #include "silvan/schedule.h"
 #include "silvan/text.h"
 
@@ -77,28 +78,14 @@ typedef struct ScheduleArg
 	char		word[SCHEDULE_NAME_LEN];
 } ScheduleArg;
 
-struct DirectiveSpec;
-
-/* One directive being parsed and applied */
-typedef struct Directive
-{
-	int			line;
-	const struct DirectiveSpec *spec;
-	int			num_args;
-	ScheduleArg args[DIRECTIVE_MAX_ARGS];
-	char		shown[SHOWN_LEN];	/* how error details name it */
-	int			num_vars;		/* resolved variables, in argument order */
-	int16_t		vars[DIRECTIVE_MAX_ARGS];
-	int			num_values;		/* numbers and keywords, in argument order */
-	int64_t		values[2];
-} Directive;
-
+typedef struct Directive Directive;
 typedef bool (*ApplyFn) (Schedule *s, Directive *d, SilvanStatus *status);
 
 /*
  * What a directive takes.  Signature letters, one per argument: v a live
- * loop, n a new name, i a number, w a keyword of words[]; '+' repeats the
- * letter before it any number of times.
+ * loop, n a new name, i a number, w a keyword of words[] (or of
+ * word_at(k), a table's names); '+' repeats the letter before it any
+ * number of times.  In usage, "%w" stands for the keywords.
  */
 typedef struct DirectiveSpec
 {
@@ -109,7 +96,25 @@ typedef struct DirectiveSpec
 	const char *const *words;
 	int			word_base;		/* enum value of words[0] */
 	ApplyFn		apply;
+	const char *(*word_at) (int k);	/* words from a table; NULL past the last */
 } DirectiveSpec;
+
+/* One directive being parsed and applied */
+struct Directive
+{
+	int			line;
+	const DirectiveSpec *spec;
+	DirectiveSpec walk_spec;	/* spec of a walk strategy's directive */
+	int16_t		walk;			/* SCHEDULE_OP_WALK: strategy row, directive */
+	int16_t		walk_directive;
+	int			num_args;
+	ScheduleArg args[DIRECTIVE_MAX_ARGS];
+	char		shown[SHOWN_LEN];	/* how error details name it */
+	int			num_vars;		/* resolved variables, in argument order */
+	int16_t		vars[DIRECTIVE_MAX_ARGS];
+	int			num_values;		/* numbers and keywords, in argument order */
+	int64_t		values[2];
+};
 
 static bool ApplyTile(Schedule *s, Directive *d, SilvanStatus *status);
 static bool ApplySplit(Schedule *s, Directive *d, SilvanStatus *status);
@@ -117,17 +122,15 @@ static bool ApplyReorder(Schedule *s, Directive *d, SilvanStatus *status);
 static bool ApplyFlag(Schedule *s, Directive *d, SilvanStatus *status);
 static bool ApplyGpuDimension(Schedule *s, Directive *d, SilvanStatus *status);
 static bool ApplyInterleave(Schedule *s, Directive *d, SilvanStatus *status);
-static bool ApplyWalk(Schedule *s, Directive *d, SilvanStatus *status);
 static bool ApplyReduce(Schedule *s, Directive *d, SilvanStatus *status);
 static bool ApplyLayout(Schedule *s, Directive *d, SilvanStatus *status);
-static bool ApplyWalkStrategy(Schedule *s, Directive *d, SilvanStatus *status);
+static bool ApplyWalkDirective(Schedule *s, Directive *d, SilvanStatus *status);
+static const char *LayoutName(int k);
 
 static const char *const gpu_words[] = {
 	"grid.x", "grid.y", "grid.z", "block.x", "block.y", "block.z", NULL
 };
-static const char *const repr_words[] = {"array", "sparse", "reorg", "perfect", NULL};
 static const char *const tiling_words[] = {"uniform", "probabilistic", NULL};
-static const char *const form_words[] = {"branchy", "select", "bitvector", NULL};
 
 static const DirectiveSpec directive_specs[] = {
 	{"tile", SCHEDULE_OP_TILE, "vnni", "tile(indexVar, outer, inner, tileSize)",
@@ -145,10 +148,6 @@ static const DirectiveSpec directive_specs[] = {
 	{"parallel", SCHEDULE_OP_PARALLEL, "v", "parallel(indexVar)", NULL, 0, ApplyFlag},
 	{"interleave", SCHEDULE_OP_INTERLEAVE, "v", "interleave(indexVar)",
 	NULL, 0, ApplyInterleave},
-	{"unrollWalk", SCHEDULE_OP_UNROLL_WALK, "vi", "unrollWalk(indexVar, hops)",
-	NULL, 0, ApplyWalk},
-	{"peelWalk", SCHEDULE_OP_PEEL_WALK, "vi", "peelWalk(indexVar, hops)",
-	NULL, 0, ApplyWalk},
 	{"atomicReduce", SCHEDULE_OP_ATOMIC_REDUCE, "v", "atomicReduce(indexVar)",
 	NULL, 0, ApplyReduce},
 	{"sharedReduce", SCHEDULE_OP_SHARED_REDUCE, "v", "sharedReduce(indexVar)",
@@ -156,18 +155,12 @@ static const DirectiveSpec directive_specs[] = {
 	{"vectorReduce", SCHEDULE_OP_VECTOR_REDUCE, "vi", "vectorReduce(indexVar, width)",
 	NULL, 0, ApplyReduce},
 	{"representation", SCHEDULE_OP_REPRESENTATION, "w",
-		"representation(array|sparse|reorg|perfect)", repr_words, 0, ApplyLayout},
+		"representation(%w)", NULL, 0, ApplyLayout, LayoutName},
 	{"tileTrees", SCHEDULE_OP_TILE_TREES, "iw", "tileTrees(size, uniform|probabilistic)",
 	tiling_words, TREE_TILING_UNIFORM, ApplyLayout},
 	{"reorderTrees", SCHEDULE_OP_REORDER_TREES, "", "reorderTrees()",
 	NULL, 0, ApplyLayout},
 	{"fullCodegen", SCHEDULE_OP_FULL_CODEGEN, "", "fullCodegen()", NULL, 0, ApplyLayout},
-	{"codeWalk", SCHEDULE_OP_CODE_WALK, "viw", "codeWalk(indexVar, nodes, branchy|select|bitvector)",
-	form_words, CODE_WALK_BRANCHY, ApplyWalkStrategy},
-	{"earlyExitWalk", SCHEDULE_OP_EARLY_EXIT_WALK, "v", "earlyExitWalk(indexVar)",
-	NULL, 0, ApplyWalkStrategy},
-	{"vectorWalk", SCHEDULE_OP_VECTOR_WALK, "v", "vectorWalk(indexVar)",
-	NULL, 0, ApplyWalkStrategy},
 };
 
 #define NUM_DIRECTIVE_SPECS ((int) (sizeof(directive_specs) / sizeof(directive_specs[0])))
@@ -333,16 +326,8 @@ FirstFlag(const IndexVar *v)
 		return "specialize";
 	if (v->interleave)
 		return "interleave";
-	if (v->unroll_walk > 0)
-		return "unrollWalk";
-	if (v->peel_walk > 0)
-		return "peelWalk";
-	if (v->code_walk > 0)
-		return "codeWalk";
-	if (v->early_exit)
-		return "earlyExitWalk";
-	if (v->vector_walk)
-		return "vectorWalk";
+	if (WalkCarried(v) != NULL)
+		return WalkCarried(v);
 	if (v->reduce == REDUCE_ATOMIC)
 		return "atomicReduce";
 	if (v->reduce == REDUCE_SHARED)
@@ -360,17 +345,7 @@ InnermostFlag(const IndexVar *v)
 {
 	if (v->interleave)
 		return "interleave";
-	if (v->unroll_walk > 0)
-		return "unrollWalk";
-	if (v->peel_walk > 0)
-		return "peelWalk";
-	if (v->code_walk > 0)
-		return "codeWalk";
-	if (v->early_exit)
-		return "earlyExitWalk";
-	if (v->vector_walk)
-		return "vectorWalk";
-	return NULL;
+	return WalkCarried(v);
 }
 
 /* Say why a defined variable is not a live loop */
@@ -726,60 +701,32 @@ ApplyInterleave(Schedule *s, Directive *d, SilvanStatus *status)
 	return true;
 }
 
-/* unrollWalk(i, hops), peelWalk(i, hops) on an innermost loop */
-static bool
-ApplyWalk(Schedule *s, Directive *d, SilvanStatus *status)
-{
-	IndexVar   *v = &s->vars[d->vars[0]];
-	int64_t		hops = d->values[0];
-
-	if (hops < 1)
-		return Fail(status, SILVAN_ERROR_INVALID, "walk hops must be positive", d,
-					"%lld hops is not positive.", (long long) hops);
-	if (!CheckInnermost(s, d, d->vars[0], status))
-		return false;
-	if (v->code_walk > 0 || v->early_exit || v->vector_walk)
-		return Fail(status, SILVAN_ERROR_INVALID, "conflicting walk directives", d,
-					"Loop %s already carries %s; a loop's walk takes one strategy.",
-					v->name, InnermostFlag(v));
-	if (d->spec->op == SCHEDULE_OP_UNROLL_WALK)
-		v->unroll_walk = (int32_t) hops;
-	else
-		v->peel_walk = (int32_t) hops;
-	return true;
-}
-
 /*
- * codeWalk(i, nodes, form), earlyExitWalk(i), vectorWalk(i) on an
- * innermost loop: one walk strategy per loop, and not with the lock-step
- * walk's unrollWalk or peelWalk, whose padding they would not use
+ * A walk strategy's directive (walk.h) on an innermost loop: the
+ * strategy checks its arguments and sets them; a loop takes one strategy
+ * (several directives of it where the strategy combines them, as the
+ * lock-step walk's unrollWalk and peelWalk)
  */
 static bool
-ApplyWalkStrategy(Schedule *s, Directive *d, SilvanStatus *status)
+ApplyWalkDirective(Schedule *s, Directive *d, SilvanStatus *status)
 {
 	IndexVar   *v = &s->vars[d->vars[0]];
-	bool		code = d->spec->op == SCHEDULE_OP_CODE_WALK;
-	int			strategies = (v->code_walk > 0) + v->early_exit + v->vector_walk;
+	const WalkStrategy *strategy = WalkStrategyOf(d->walk);
+	const char *carried = WalkCarried(v);
+	WalkRefusal why = {0};
 
+	if (!strategy->check_args(d->walk_directive, d->values, &why))
+		return Fail(status, SILVAN_ERROR_INVALID, why.message, d, "%s", why.detail);
 	if (!CheckInnermost(s, d, d->vars[0], status))
 		return false;
-	if (code && (d->values[0] < 1 || d->values[0] > SCHEDULE_MAX_CODE_NODES))
-		return Fail(status, SILVAN_ERROR_INVALID, "invalid code walk size", d,
-					"%lld splits per tree is not between 1 and %d.",
-					(long long) d->values[0], SCHEDULE_MAX_CODE_NODES);
-	if (v->unroll_walk > 0 || v->peel_walk > 0 || strategies > 0)
+	if (carried != NULL && (v->walk != d->walk || !strategy->combines))
 		return Fail(status, SILVAN_ERROR_INVALID, "conflicting walk directives", d,
 					"Loop %s already carries %s; a loop's walk takes one strategy.",
-					v->name, InnermostFlag(v));
-	if (code)
-	{
-		v->code_walk = (int32_t) d->values[0];
-		v->code_form = (CodeWalkForm) d->values[1];
-	}
-	else if (d->spec->op == SCHEDULE_OP_EARLY_EXIT_WALK)
-		v->early_exit = true;
-	else
-		v->vector_walk = true;
+					v->name, carried);
+	if (carried == NULL)
+		memset(v->walk_args, 0, sizeof(v->walk_args));
+	v->walk = d->walk;
+	strategy->apply(v, d->walk_directive, d->values);
 	return true;
 }
 
@@ -807,6 +754,13 @@ ApplyReduce(Schedule *s, Directive *d, SilvanStatus *status)
 	return true;
 }
 
+/* Layout k of repr.c's table, as representation() names it; NULL past the last */
+static const char *
+LayoutName(int k)
+{
+	return k >= 0 && k < ReprCount() ? ReprAt(k)->name : NULL;
+}
+
 /* representation(r), tileTrees(size, tiling), reorderTrees(), fullCodegen() */
 static bool
 ApplyLayout(Schedule *s, Directive *d, SilvanStatus *status)
@@ -815,7 +769,7 @@ ApplyLayout(Schedule *s, Directive *d, SilvanStatus *status)
 	{
 		memset(s->representation, 0, sizeof(s->representation));
 		snprintf(s->representation, sizeof(s->representation), "%s",
-				 repr_words[d->values[0]]);
+				 LayoutName((int) d->values[0]));
 	}
 	else if (d->spec->op == SCHEDULE_OP_TILE_TREES)
 	{
@@ -1013,14 +967,75 @@ LookupSpec(const char *name, size_t len, bool ignore_case)
 	return NULL;
 }
 
-/* The directive spec of an op; NULL if none */
+/* The spec of directive `directive` of walk strategy `walk`, in *spec */
 static const DirectiveSpec *
-SpecOfOp(int op)
+WalkSpec(int walk, int directive, DirectiveSpec *spec)
 {
+	const WalkDirective *wd = &WalkStrategyOf(walk)->directives[directive];
+
+	*spec = (DirectiveSpec) {
+		.name = wd->name, .op = SCHEDULE_OP_WALK, .signature = wd->signature,
+		.usage = wd->usage, .words = wd->words, .word_base = 0, .apply = ApplyWalkDirective
+	};
+	return spec;
+}
+
+/* Look up a directive by name, the walk strategies' too, into d; false if none */
+static bool
+LookupDirective(const char *name, size_t len, bool ignore_case, Directive *d)
+{
+	int			walk;
+	int			directive;
+
+	d->spec = LookupSpec(name, len, ignore_case);
+	if (d->spec != NULL)
+		return true;
+	if (!WalkFindDirective(name, len, ignore_case, &walk, &directive))
+		return false;
+	d->walk = (int16_t) walk;
+	d->walk_directive = (int16_t) directive;
+	d->spec = WalkSpec(walk, directive, &d->walk_spec);
+	return true;
+}
+
+/* The directive spec of a recorded directive, in *room if a walk's; NULL if none */
+static const DirectiveSpec *
+SpecOfRecord(const ScheduleDirective *rec, DirectiveSpec *room)
+{
+	if (rec->op == SCHEDULE_OP_WALK)
+		return rec->walk >= 0 && rec->walk < WalkNumStrategies() && rec->walk_directive >= 0 &&
+			rec->walk_directive < WalkStrategyOf(rec->walk)->num_directives ?
+			WalkSpec(rec->walk, rec->walk_directive, room) : NULL;
 	for (int k = 0; k < NUM_DIRECTIVE_SPECS; k++)
-		if ((int) directive_specs[k].op == op)
+		if ((int) directive_specs[k].op == rec->op)
 			return &directive_specs[k];
 	return NULL;
+}
+
+/* Keyword k of a spec's 'w' argument; NULL past the last */
+static const char *
+SpecWord(const DirectiveSpec *spec, int k)
+{
+	if (spec->word_at != NULL)
+		return spec->word_at(k);
+	return spec->words != NULL ? spec->words[k] : NULL;
+}
+
+/* The spec's usage, "%w" replaced by its keywords joined by '|' */
+static const char *
+SpecUsage(const DirectiveSpec *spec, char *usage, size_t size)
+{
+	const char *w = strstr(spec->usage, "%w");
+	size_t		n;
+
+	if (w == NULL)
+		return spec->usage;
+	n = (size_t) snprintf(usage, size, "%.*s", (int) (w - spec->usage), spec->usage);
+	for (int k = 0; SpecWord(spec, k) != NULL && n < size; k++)
+		n += (size_t) snprintf(usage + n, size - n, "%s%s", k > 0 ? "|" : "", SpecWord(spec, k));
+	if (n < size)
+		snprintf(usage + n, size - n, "%s", w + 2);
+	return usage;
 }
 
 /* The signature letter of argument k */
@@ -1042,10 +1057,12 @@ CheckSignature(Directive *d, SilvanStatus *status)
 	size_t		len = strlen(spec->signature);
 	bool		repeats = len > 0 && spec->signature[len - 1] == '+';
 	int			needed = (int) (repeats ? len - 1 : len);
+	char		usage[SHOWN_LEN];
 
 	if (repeats ? d->num_args < needed : d->num_args != needed)
 		return Fail(status, SILVAN_ERROR_SYNTAX, "syntax error in schedule", d,
-					"Wrong number of arguments; expected %s.", spec->usage);
+					"Wrong number of arguments; expected %s.",
+					SpecUsage(spec, usage, sizeof(usage)));
 	for (int k = 0; k < d->num_args; k++)
 	{
 		char		kind = ArgKind(spec, k);
@@ -1062,7 +1079,7 @@ CheckSignature(Directive *d, SilvanStatus *status)
 			return Fail(status, SILVAN_ERROR_SYNTAX, "syntax error in schedule", d,
 						"Argument %d must be %s; expected %s.", k + 1,
 						kind == 'i' ? "a number" : kind == 'w' ? "a keyword" : "an index variable name",
-						spec->usage);
+						SpecUsage(spec, usage, sizeof(usage)));
 	}
 	return true;
 }
@@ -1112,7 +1129,7 @@ ParseDirective(const char *start, const char *end, int line, Directive *d,
 {
 	const char *p = start;
 	const char *name_end;
-	const DirectiveSpec *hint;
+	Directive	hint = {0};
 
 	memset(d, 0, sizeof(Directive));
 	d->line = line;
@@ -1122,14 +1139,12 @@ ParseDirective(const char *start, const char *end, int line, Directive *d,
 	while (p < end && IsNameChar(*p))
 		p++;
 	name_end = p;
-	d->spec = LookupSpec(start, (size_t) (name_end - start), false);
-	if (d->spec == NULL)
+	if (!LookupDirective(start, (size_t) (name_end - start), false, d))
 	{
-		hint = LookupSpec(start, (size_t) (name_end - start), true);
-		if (hint != NULL)
+		if (LookupDirective(start, (size_t) (name_end - start), true, &hint))
 			return Fail(status, SILVAN_ERROR_SYNTAX, "unknown schedule directive", d,
 						"Unknown directive %.*s; directive names are case-sensitive: did you mean %s?",
-						(int) (name_end - start), start, hint->name);
+						(int) (name_end - start), start, hint.spec->name);
 		return Fail(status, SILVAN_ERROR_SYNTAX, "unknown schedule directive", d,
 					"Unknown directive %.*s.", (int) (name_end - start), start);
 	}
@@ -1165,12 +1180,14 @@ ResolveArgs(Schedule *s, Directive *d, SilvanStatus *status)
 		else if (kind == 'w')
 		{
 			int			w = 0;
+			char		usage[SHOWN_LEN];
 
-			while (spec->words[w] != NULL && strcmp(spec->words[w], word) != 0)
+			while (SpecWord(spec, w) != NULL && strcmp(SpecWord(spec, w), word) != 0)
 				w++;
-			if (spec->words[w] == NULL)
+			if (SpecWord(spec, w) == NULL)
 				return Fail(status, SILVAN_ERROR_INVALID, "invalid directive argument", d,
-							"%s is not a valid choice; expected %s.", word, spec->usage);
+							"%s is not a valid choice; expected %s.", word,
+							SpecUsage(spec, usage, sizeof(usage)));
 			d->values[d->num_values++] = spec->word_base + w;
 		}
 		else if (kind == 'n')
@@ -1220,6 +1237,8 @@ RunDirective(Schedule *s, const char *start, const char *end, int line,
 		return false;
 	rec = &s->directives[s->num_directives++];
 	rec->op = (int16_t) d.spec->op;
+	rec->walk = d.walk;
+	rec->walk_directive = d.walk_directive;
 	rec->num_vars = (int16_t) d.num_vars;
 	memcpy(rec->vars, d.vars, sizeof(int16_t) * d.num_vars);
 	memcpy(rec->values, d.values, sizeof(int64_t) * d.num_values);
@@ -1299,7 +1318,8 @@ static void
 AppendDirective(TextBuf *buf, const Schedule *s, const ScheduleDirective *rec,
 				const char *comma)
 {
-	const DirectiveSpec *spec = SpecOfOp(rec->op);
+	DirectiveSpec room;
+	const DirectiveSpec *spec = SpecOfRecord(rec, &room);
 	int			nvars = rec->num_vars < 0 ? 0 :
 		rec->num_vars > SCHEDULE_MAX_VARS ? SCHEDULE_MAX_VARS : rec->num_vars;
 	int			nvalues = 0;
@@ -1326,9 +1346,9 @@ AppendDirective(TextBuf *buf, const Schedule *s, const ScheduleDirective *rec,
 		{
 			int			num_words = 0;
 
-			while (spec->words[num_words] != NULL)
+			while (SpecWord(spec, num_words) != NULL)
 				num_words++;
-			TextAppend(buf, "%s", w >= 0 && w < num_words ? spec->words[w] : "?");
+			TextAppend(buf, "%s", w >= 0 && w < num_words ? SpecWord(spec, (int) w) : "?");
 		}
 	}
 	TextAppend(buf, ")");
@@ -1420,6 +1440,8 @@ static void
 AppendFlags(TextBuf *buf, const IndexVar *v)
 {
 	int			n = 0;
+	WalkFlag	walk[WALK_MAX_DIRECTIVES];
+	int			num_walk;
 
 	if (v->parallel)
 		AppendFlag(buf, &n, "parallel", 0);
@@ -1429,19 +1451,13 @@ AppendFlags(TextBuf *buf, const IndexVar *v)
 		AppendFlag(buf, &n, "specialize", 0);
 	if (v->interleave)
 		AppendFlag(buf, &n, "interleave", 0);
-	if (v->unroll_walk > 0)
-		AppendFlag(buf, &n, "unrollWalk", v->unroll_walk);
-	if (v->peel_walk > 0)
-		AppendFlag(buf, &n, "peelWalk", v->peel_walk);
-	if (v->code_walk > 0)
+	num_walk = WalkStrategyOf(v->walk)->flags(v, walk);
+	for (int k = 0; k < num_walk; k++)
 	{
-		AppendFlag(buf, &n, "codeWalk", v->code_walk);
-		TextAppend(buf, " %s", form_words[v->code_form]);
+		AppendFlag(buf, &n, walk[k].name, (int) walk[k].value);
+		if (walk[k].word != NULL)
+			TextAppend(buf, " %s", walk[k].word);
 	}
-	if (v->early_exit)
-		AppendFlag(buf, &n, "earlyExitWalk", 0);
-	if (v->vector_walk)
-		AppendFlag(buf, &n, "vectorWalk", 0);
 	if (v->reduce == REDUCE_ATOMIC)
 		AppendFlag(buf, &n, "atomicReduce", 0);
 	if (v->reduce == REDUCE_SHARED)

@@ -48,12 +48,9 @@
 #include "silvan/repr.h"
 #include "silvan/schedule.h"
 #include "silvan/tune.h"
+#include "silvan/walk.h"
 
 #define lengthof(a) (sizeof(a) / sizeof((a)[0]))
-
-const char *const TuneRepresentations[TUNE_NUM_REPRESENTATIONS] = {
-	"array", "sparse", "reorg", "perfect"
-};
 
 /* the exhaustive grid; the heuristic's first phase takes a coarser one */
 static const int32_t row_tiles[] = {0, 32, 64, 128, 256, 512, 1024, 2048};
@@ -65,8 +62,6 @@ static const int32_t tile_sizes[] = {1, 4, 8};
 #define TUNE_L2_BYTES		(512 * 1024)	/* L2 blocks of trees above this */
 #define TUNE_BLOCK_BYTES	(256 * 1024)
 #define TUNE_L1_BLOCK_BYTES	(24 * 1024)	/* L1 blocks: most of a 32 kB L1 */
-#define TUNE_MAX_UNROLL		16
-#define TUNE_VECTOR_LANES	16		/* a vector walk's point: interleave 16 */
 
 /* Describe the model and the run the space is drawn for */
 void
@@ -156,53 +151,6 @@ TreeChunk(const TuneShape *shape)
 	return (shape->num_trees + chunks - 1) / chunks;
 }
 
-/*
- * Are code walks in the space?  For small forests, and for deep ones
- * (LightGBM's, grown leaf-wise), whose walks the lock-step pads most
- */
-static bool
-CodeWalkFits(const TuneShape *shape)
-{
-	return shape->num_trees <= MIR_MAX_SPECIALIZED &&
-		(shape->total_splits <= TUNE_CODE_WHOLE_SPLITS ||
-		 shape->max_depth >= TUNE_CODE_MIN_DEPTH);
-}
-
-/*
- * Splits of each tree a code walk puts in code: whole trees up to
- * TUNE_CODE_SPLITS splits in all, else an equal share of it
- */
-static int64_t
-CodeSplitsPerTree(const TuneShape *shape)
-{
-	int64_t		n = shape->total_splits <= TUNE_CODE_SPLITS ? shape->largest_tree_splits :
-		TUNE_CODE_SPLITS / (shape->num_trees > 0 ? shape->num_trees : 1);
-
-	if (n > SCHEDULE_MAX_CODE_NODES)
-		n = SCHEDULE_MAX_CODE_NODES;
-	return n > 0 ? n : 1;
-}
-
-/*
- * Is the bitvector code walk in the space?  Trees of at most 64 leaves,
- * categorical sets narrow enough for its category tables (wider ones are
- * compared lane by lane: slow to run and to compile), and few enough
- * splits to compile in a few seconds
- */
-static bool
-BitvectorFits(const TuneShape *shape)
-{
-	return shape->widest_category_span <= CODE_WALK_BITS_MAX_KEYS &&
-		shape->largest_tree_splits <= 63 &&
-		shape->total_splits <= TUNE_BITS_MAX_SPLITS;
-}
-
-static bool
-IsCodeWalk(TuneWalk walk)
-{
-	return walk == TUNE_WALK_CODE_BRANCHY || walk == TUNE_WALK_CODE_SELECT;
-}
-
 /* Does the point add trees in another order than the model's? */
 bool
 TuneCpuReordersSums(const TuneCpuPoint *point)
@@ -218,7 +166,11 @@ TuneCpuValid(const TuneShape *shape, const TuneCpuPoint *p)
 	int32_t		rows = p->row_tile > 0 ? p->row_tile : shape->batch_size;
 	bool		parallel_trees = p->parallel == TUNE_PARALLEL_TREES ||
 		p->parallel == TUNE_PARALLEL_BOTH;
+	const WalkTuning *walk = WalkTuningAt(p->walk, NULL);
+	const Representation *layout = ReprAt(p->representation);
 
+	if (layout == NULL)
+		return false;
 	if (p->row_tile < 0 || (p->row_tile > 0 && p->row_tile >= shape->batch_size))
 		return false;
 	if (p->interleave < 1 || (p->interleave > 1 && p->interleave >= rows))
@@ -233,38 +185,19 @@ TuneCpuValid(const TuneShape *shape, const TuneCpuPoint *p)
 		return false;
 	if (p->reorder_trees && shape->exact)
 		return false;
-	if (IsCodeWalk(p->walk) && (!CodeWalkFits(shape) || p->tile_size > 1 || parallel_trees))
+	/* the walk strategy's own conditions (walk.h) */
+	if (walk == NULL || (walk->valid != NULL && !walk->valid(shape, p)))
 		return false;
-	/* interleaved, each lane has its own copy of every tree's top: TUNE_CODE_SPLITS in all */
-	if (IsCodeWalk(p->walk) && p->interleave > 1 &&
-		(int64_t) p->interleave * CodeSplitsPerTree(shape) * shape->num_trees > TUNE_CODE_SPLITS)
-		return false;
-	/* bitvectors: rows in vectors, trees through the table (no specialize) */
-	if (p->walk == TUNE_WALK_CODE_BITVECTOR &&
-		(!BitvectorFits(shape) || p->interleave == 1 || parallel_trees))
-		return false;
-	if ((p->walk == TUNE_WALK_UNROLLED || p->walk == TUNE_WALK_PEELED) && shape->max_depth < 2)
-		return false;
-	/* vector walks: the perfect layout's rows as AVX-512 lanes, one point per nest */
-	if (p->walk == TUNE_WALK_VECTOR &&
-		(!shape->vector_walk || shape->categorical || rows < TUNE_VECTOR_LANES ||
-		 p->interleave != TUNE_VECTOR_LANES ||
-		 p->representation != TUNE_REPRESENTATION_PERFECT))
-		return false;
-	if (p->tile_size != 1 && p->walk != TUNE_WALK_LOCKSTEP && p->walk != TUNE_WALK_UNROLLED)
+	if (p->tile_size != 1 && (!(walk->nest & WALK_NEST_TREE_TILES) || !layout->tree_tiles))
 		return false;
 	if (p->probabilistic && (!shape->have_profile || p->tile_size == 1))
 		return false;
 	if (p->blocks != TUNE_BLOCKS_NONE &&
-		(BlockSize(shape, p->blocks) == 0 || p->row_tile == 0 || parallel_trees ||
-		 IsCodeWalk(p->walk)))
+		(BlockSize(shape, p->blocks) == 0 || p->row_tile == 0 || parallel_trees))
 		return false;
-	if (p->representation == TUNE_REPRESENTATION_PERFECT &&
-		(p->tile_size != 1 ||
-		 !ReprPerfectFits(shape->num_trees, shape->max_depth,
-						  2 * shape->total_splits + shape->num_trees)))
-		return false;			/* one node per hop, in records the forest justifies */
-	return p->representation >= 0 && p->representation < TUNE_NUM_REPRESENTATIONS;
+	/* a layout that does not fit every forest: one the records the forest justifies */
+	return layout->fits == NULL ||
+		layout->fits(shape->num_trees, shape->max_depth, 2 * shape->total_splits + shape->num_trees);
 }
 
 /* Append to a text buffer; false once it overflows */
@@ -289,49 +222,17 @@ Put(char *text, size_t size, size_t *used, const char *fmt,...)
 	return true;
 }
 
-/* The walk directive for the innermost row loop (or the tree loop of a code walk) */
+/* The walk strategy's directive for the innermost row loop */
 static bool
-PutWalk(const TuneShape *shape, const TuneCpuPoint *p, const char *loop,
+PutWalk(const TuneShape *shape, const WalkTuning *walk, const char *loop,
 		char *text, size_t size, size_t *used)
 {
-	int32_t		depth = shape->max_depth;
+	char		line[128];
 
-	switch (p->walk)
-	{
-		case TUNE_WALK_LOCKSTEP:
-			return true;
-		case TUNE_WALK_UNROLLED:
-			return Put(text, size, used, "unrollWalk(%s, %d)\n", loop,
-					   depth < TUNE_MAX_UNROLL ? depth : TUNE_MAX_UNROLL);
-		case TUNE_WALK_PEELED:
-			return Put(text, size, used, "peelWalk(%s, %d)\n", loop, depth > 4 ? 4 : depth - 1);
-		case TUNE_WALK_EARLY_EXIT:
-			return Put(text, size, used, "earlyExitWalk(%s)\n", loop);
-		case TUNE_WALK_CODE_BRANCHY:
-		case TUNE_WALK_CODE_SELECT:
-			return Put(text, size, used, "codeWalk(%s, %lld, %s)\n", loop,
-					   (long long) CodeSplitsPerTree(shape),
-					   p->walk == TUNE_WALK_CODE_BRANCHY ? "branchy" : "select");
-		case TUNE_WALK_CODE_BITVECTOR:
-			return Put(text, size, used, "codeWalk(%s, 63, bitvector)\n", loop);
-		case TUNE_WALK_VECTOR:
-			return Put(text, size, used, "vectorWalk(%s)\n", loop);
-	}
-	return false;
-}
-
-/* Code walks, one row at a time: blocks of trees, each a function over the row tile */
-static bool
-PutCodeRows(const TuneShape *shape, const TuneCpuPoint *p, char *text, size_t size, size_t *used)
-{
-	char		nest[512];
-	int64_t		splits = CodeSplitsPerTree(shape);
-
-	return ScheduleCodeBlocksText(p->row_tile, p->parallel == TUNE_PARALLEL_ROWS,
-								  ScheduleCodeBlockTrees(splits, shape->num_trees), splits,
-								  p->walk == TUNE_WALK_CODE_BRANCHY ? "branchy" : "select",
-								  nest, sizeof(nest)) &&
-		Put(text, size, used, "%s", nest);
+	if (walk->directive == NULL)
+		return true;
+	return walk->directive(shape, loop, line, sizeof(line)) &&
+		Put(text, size, used, "%s", line);
 }
 
 /*
@@ -342,6 +243,8 @@ static bool
 PutRowsInner(const TuneShape *shape, const TuneCpuPoint *p, char *text, size_t size, size_t *used)
 {
 	bool		tree_chunks = p->parallel == TUNE_PARALLEL_TREES || p->parallel == TUNE_PARALLEL_BOTH;
+	const WalkTuning *walk = WalkTuningAt(p->walk, NULL);
+	bool		vector = (walk->nest & WALK_NEST_VECTOR_LANES) != 0;
 	const char *rows = "batch";
 	bool		ok = true;
 
@@ -377,23 +280,24 @@ PutRowsInner(const TuneShape *shape, const TuneCpuPoint *p, char *text, size_t s
 				 TreeChunk(shape));
 	else
 		ok = Put(text, size, used, "reorder(tree, batch)\n");
-	if (ok && p->walk == TUNE_WALK_VECTOR && p->row_tile > 0 && p->row_tile <= MIR_MAX_VECTOR_WIDTH)
+	/* vector lanes: a tile of at most MIR_MAX_VECTOR_WIDTH rows, interleaved */
+	if (ok && vector && p->row_tile > 0 && p->row_tile <= MIR_MAX_VECTOR_WIDTH)
 		ok = Put(text, size, used, "interleave(%s)\n", rows);
 	else if (ok && p->interleave > 1)
 	{
 		const char *inner = p->row_tile > 0 ? "b3" : "b1";
-		int32_t		lanes = p->walk == TUNE_WALK_VECTOR ? MIR_MAX_VECTOR_WIDTH : p->interleave;
+		int32_t		lanes = vector ? MIR_MAX_VECTOR_WIDTH : p->interleave;
 
 		ok = Put(text, size, used, "tile(%s, %s, %s, %d)\ninterleave(%s)\n", rows,
 				 p->row_tile > 0 ? "b2" : "b0", inner, lanes, inner);
 		rows = inner;
 	}
-	if (ok && IsCodeWalk(p->walk))
+	if (ok && (walk->nest & WALK_NEST_SPECIALIZE))
 		ok = Put(text, size, used, "specialize(tree)\n");
-	/* bitvectors read the row tile staged feature-major */
-	if (ok && p->walk == TUNE_WALK_CODE_BITVECTOR && p->row_tile > 0)
+	/* the row tile staged feature-major (bitvectors) */
+	if (ok && (walk->nest & WALK_NEST_STAGE_ROWS) && p->row_tile > 0)
 		ok = Put(text, size, used, "cache(b0)\n");
-	return ok && PutWalk(shape, p, rows, text, size, used);
+	return ok && PutWalk(shape, walk, rows, text, size, used);
 }
 
 /* Expand a CPU point into schedule text; false if invalid or too long */
@@ -402,16 +306,21 @@ TuneCpuText(const TuneShape *shape, const TuneCpuPoint *p, char *text, size_t si
 {
 	size_t		used = 0;
 	bool		ok;
+	int			own = 0;
+	const WalkTuning *walk;
 
 	if (size == 0 || !TuneCpuValid(shape, p))
 		return false;
 	text[0] = '\0';
-	if (IsCodeWalk(p->walk) && p->interleave == 1)
-		ok = PutCodeRows(shape, p, text, size, &used);
-	else
-		ok = PutRowsInner(shape, p, text, size, &used);
-	ok = ok && Put(text, size, &used, "representation(%s)\n",
-				   TuneRepresentations[p->representation]);
+	walk = WalkTuningAt(p->walk, NULL);
+	/* a walk with a nest of its own (code walks a row at a time) writes it */
+	if (walk->nest_text != NULL)
+		own = walk->nest_text(shape, p, text, size);
+	if (own < 0)
+		return false;
+	used = strlen(text);
+	ok = own > 0 || PutRowsInner(shape, p, text, size, &used);
+	ok = ok && Put(text, size, &used, "representation(%s)\n", ReprAt(p->representation)->name);
 	if (ok && p->tile_size > 1)
 		ok = Put(text, size, &used, "tileTrees(%d, %s)\n", p->tile_size,
 				 p->probabilistic ? "probabilistic" : "uniform");
@@ -481,20 +390,16 @@ TuneCpuPhase1(const TuneShape *shape, TuneCpuPoint *points, int max)
 		if (!HeuristicRowTile(shape, phase1_row_tiles[t]))
 			continue;
 		for (int i = 0; i < (int) lengthof(phase1_interleaves); i++)
-			for (int w = TUNE_WALK_LOCKSTEP; w <= TUNE_WALK_LAST; w++)
+			for (int w = 0; w < WalkNumTunings(); w++)
 				for (int q = 0; q < np; q++)
 				{
 					TuneCpuPoint p = {.parallel = parallel[q], .row_tile = phase1_row_tiles[t],
-						.interleave = phase1_interleaves[i], .walk = (TuneWalk) w,
+						.interleave = phase1_interleaves[i], .walk = w,
 					.tile_size = 1};
+					const WalkTuning *walk = WalkTuningAt(w, NULL);
 
-					/* a vector walk needs the perfect layout, which phase 2 would not try */
-					if (w == TUNE_WALK_VECTOR)
-						p.representation = TUNE_REPRESENTATION_PERFECT;
-
-					if (w == TUNE_WALK_CODE_SELECT ||
-						(w == TUNE_WALK_UNROLLED && p.interleave == 1) ||
-						((w == TUNE_WALK_PEELED || w == TUNE_WALK_CODE_BRANCHY) && p.interleave > 1))
+					/* the walk says which points it takes (and may set their layout) */
+					if (walk->first_phase != NULL && !walk->first_phase(&p))
 						continue;
 					n = AddCpu(shape, &p, points, n, max);
 				}
@@ -509,7 +414,7 @@ TuneCpuRefineLayout(const TuneShape *shape, const TuneCpuPoint *base, TuneCpuPoi
 {
 	int			n = 0;
 
-	for (int r = 0; r < TUNE_NUM_REPRESENTATIONS; r++)
+	for (int r = 0; r < ReprCount(); r++)
 		for (int s = 0; s < (int) lengthof(tile_sizes); s++)
 			for (int prob = 0; prob <= 1; prob++)
 			{
@@ -550,7 +455,8 @@ TuneCpuRefineBlocking(const TuneShape *shape, const TuneCpuPoint *base, TuneCpuP
 	/* a code walk the compile would generate fast: LLVM's full code generation */
 	p = *base;
 	p.full_codegen = !base->full_codegen;
-	if (IsCodeWalk(p.walk) && shape->total_splits > TUNE_FULL_CODEGEN_SPLITS)
+	if ((WalkTuningAt(p.walk, NULL)->nest & WALK_NEST_FULL_CODEGEN) &&
+		shape->total_splits > TUNE_FULL_CODEGEN_SPLITS)
 		n = AddCpu(shape, &p, points, n, max);
 	for (int q = TUNE_PARALLEL_TREES; q <= TUNE_PARALLEL_BOTH; q++)
 	{
@@ -575,9 +481,9 @@ TuneCpuExhaustive(const TuneShape *shape, TuneCpuPoint *points, int max)
 		int			np = ParallelOptions(shape, row_tiles[t], parallel);
 
 		for (int i = 0; i < (int) lengthof(interleaves); i++)
-			for (int w = TUNE_WALK_LOCKSTEP; w <= TUNE_WALK_LAST; w++)
+			for (int w = 0; w < WalkNumTunings(); w++)
 				for (int q = 0; q < np; q++)
-					for (int r = 0; r < TUNE_NUM_REPRESENTATIONS; r++)
+					for (int r = 0; r < ReprCount(); r++)
 						for (int s = 0; s < (int) lengthof(tile_sizes); s++)
 							for (int prob = 0; prob <= 1; prob++)
 								for (int b = TUNE_BLOCKS_NONE; b <= TUNE_BLOCKS_L1; b++)
@@ -585,7 +491,7 @@ TuneCpuExhaustive(const TuneShape *shape, TuneCpuPoint *points, int max)
 									{
 										TuneCpuPoint p = {
 											.parallel = parallel[q], .row_tile = row_tiles[t],
-											.interleave = interleaves[i], .walk = (TuneWalk) w,
+											.interleave = interleaves[i], .walk = w,
 											.blocks = (TuneBlocks) b, .representation = r,
 											.tile_size = tile_sizes[s], .probabilistic = prob,
 										.reorder_trees = ro};
@@ -614,7 +520,7 @@ TuneGpuText(const TuneShape *shape, const TuneGpuPoint *p, char *text, size_t si
 	bool		ok;
 
 	if (size == 0 || p->rows_per_block < 1 || p->rows_per_thread < 1 || p->interleave < 1 ||
-		p->representation < 0 || p->representation >= TUNE_NUM_REPRESENTATIONS)
+		ReprAt(p->representation) == NULL)
 		return false;
 	text[0] = '\0';
 	ok = Put(text, size, &used,
@@ -638,7 +544,7 @@ TuneGpuText(const TuneShape *shape, const TuneGpuPoint *p, char *text, size_t si
 	if (ok && p->shared_reduce)
 		ok = Put(text, size, &used, "sharedReduce(t0)\n");
 	return ok && Put(text, size, &used, "representation(%s)\n",
-					 TuneRepresentations[p->representation]);
+					 ReprAt(p->representation)->name);
 }
 
 /*
@@ -665,7 +571,7 @@ TuneGpuExhaustive(const TuneShape *shape, TuneGpuPoint *points, int max)
 				for (int flags = 0; flags < 8; flags++)
 					for (int i = 0; i < 3; i++)
 						for (int sr = 0; sr <= (shape->exact ? 0 : 1); sr++)
-							for (int r = 0; r < TUNE_NUM_GPU_REPRESENTATIONS && n < max; r++)
+							for (int r = 0; r < ReprCount() && n < max; r++)
 							{
 								TuneGpuPoint p = {
 									.rows_per_block = gpu_rows_per_block[a],
@@ -675,7 +581,7 @@ TuneGpuExhaustive(const TuneShape *shape, TuneGpuPoint *points, int max)
 									.unroll = (flags >> 2) & 1, .interleave = gpu_interleaves[i],
 								.shared_reduce = sr, .representation = r};
 
-								if (TuneGpuBlockThreads(shape, &p) <= TUNE_GPU_MAX_BLOCK_THREADS)
+								if (ReprAt(r)->gpu && TuneGpuBlockThreads(shape, &p) <= TUNE_GPU_MAX_BLOCK_THREADS)
 									points[n++] = p;
 							}
 	return n;
@@ -736,7 +642,7 @@ TuneGpuAlgorithm1(const TuneShape *shape, TuneGpuPoint *points, int max)
 	for (int a = 0; a < 2; a++)
 		for (int c = 0; c < (shape->exact ? 1 : 2); c++)
 			for (int i = 0; i < 3; i++)
-				for (int r = 0; r < TUNE_NUM_GPU_REPRESENTATIONS && n < max; r++)
+				for (int r = 0; r < ReprCount() && n < max; r++)
 				{
 					TuneGpuPoint p = {
 						.rows_per_block = rows_per_block[a], .rows_per_thread = 1,
@@ -745,7 +651,7 @@ TuneGpuAlgorithm1(const TuneShape *shape, TuneGpuPoint *points, int max)
 						.unroll = gpu_interleaves[i] != 1, .shared_reduce = false,
 					.representation = r};
 
-					if (TuneGpuBlockThreads(shape, &p) <= TUNE_GPU_MAX_BLOCK_THREADS)
+					if (ReprAt(r)->gpu && TuneGpuBlockThreads(shape, &p) <= TUNE_GPU_MAX_BLOCK_THREADS)
 						points[n++] = p;
 				}
 	return n;
@@ -770,14 +676,20 @@ TuneSpaceDescribe(const TuneShape *shape, TuneTarget target)
 			" 5184 points (exact: one tree thread, no shared reduction, 648), less blocks"
 			" over 1024 threads; Algorithm 1: 36 + 3 (exact: 18)\n");
 	else
-		Put(text, size, &used,
-			"cpu space: row tile {none, 32, 64, ..., 2048} below the batch size, interleave"
-			" {1, 2, 4, 8, 16}, walk {lock-step, unrolled, peeled, early exit, code branchy,"
-			" code select, code bitvector%s}, parallel {none, rows%s}, tree blocks {none, L2: %d, L1: %d},"
-			" representation {array, sparse, reorg, perfect (tileTrees 1 only)}, tileTrees {1, 4, 8}%s%s\n",
-			shape->vector_walk ? ", vector (perfect, 16 rows a vector)" : "",
-			shape->exact ? "" : ", trees, both", TreeBlock(shape), TreeBlockL1(shape),
+	{
+		Put(text, size, &used, "cpu space: row tile {none, 32, 64, ..., 2048} below the batch"
+			" size, interleave {1, 2, 4, 8, 16}, walk {");
+		for (int w = 0; w < WalkNumTunings(); w++)
+			Put(text, size, &used, "%s%s", w > 0 ? ", " : "", WalkTuningAt(w, NULL)->name);
+		Put(text, size, &used, "}, parallel {none, rows%s}, tree blocks {none, L2: %d, L1: %d},"
+			" representation {", shape->exact ? "" : ", trees, both", TreeBlock(shape),
+			TreeBlockL1(shape));
+		for (int r = 0; r < ReprCount(); r++)
+			Put(text, size, &used, "%s%s%s", r > 0 ? ", " : "", ReprAt(r)->name,
+				ReprAt(r)->tree_tiles ? "" : " (tileTrees 1 only)");
+		Put(text, size, &used, "}, tileTrees {1, 4, 8}%s%s\n",
 			shape->have_profile ? " uniform or probabilistic" : " uniform",
 			shape->exact ? "" : ", reorderTrees");
+	}
 	return text;
 }

@@ -125,7 +125,7 @@ SameVar(const IndexVar *a, const IndexVar *b)
 		a->copy_of == b->copy_of && a->param == b->param &&
 		a->parallel == b->parallel && a->cache == b->cache &&
 		a->interleave == b->interleave && a->specialize == b->specialize &&
-		a->unroll_walk == b->unroll_walk && a->peel_walk == b->peel_walk &&
+		a->walk == b->walk && memcmp(a->walk_args, b->walk_args, sizeof(a->walk_args)) == 0 &&
 		a->reduce == b->reduce && a->vector_width == b->vector_width &&
 		a->gpu_dim == b->gpu_dim;
 }

@@ -780,7 +780,7 @@ TestScheduleAndExplain(void)
 		  schedule.vars[schedule.loops[1].var].kind == INDEX_TREE &&
 		  schedule.vars[schedule.loops[3].var].interleave &&
 		  schedule.vars[schedule.loops[3].var].param == 16 &&
-		  schedule.vars[schedule.loops[3].var].unroll_walk == 5 &&
+		  schedule.vars[schedule.loops[3].var].walk_args[0] == 5 &&
 		  strcmp(schedule.representation, "perfect") == 0);	/* float trees of depth 5 */
 	text = ScheduleToText(&schedule);
 	CHECK_MSG(text && strncmp(text, "tile(batch, b0, b1, 512)\nreorder(b0, tree, b1)\n"
@@ -1201,7 +1201,7 @@ TestCarryHops(void)
 }
 
 /*
- * vectorWalk: rows as the lanes of AVX-512 vectors (codegen_walk_vector.c).
+ * vectorWalk: rows as the lanes of AVX-512 vectors (walk_vector.c).
  * On every host, each model and batch size (whole vectors, the 16-row and
  * lock-step remainders) equals the interpreter bit for bit, whether the op
  * walks as vectors or falls back to lock-step in groups of 16 (another

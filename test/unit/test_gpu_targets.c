@@ -70,7 +70,7 @@ static const TuneGpuPoint points[] = {
 	{64, 2, 10, false, false, true, 4, true, 1},
 	{8, 4, 50, true, true, false, 2, false, 2},
 	{32, 1, 10, false, false, false, 1, true, 2},
-	{32, 1, 1, true, false, true, 2, false, TUNE_REPRESENTATION_PERFECT},	/* where it fits */
+	{32, 1, 1, true, false, true, 2, false, 3},	/* perfect, where it fits */
 };
 
 static const int64_t batches[] = {1, 3, 77, 1000};
@@ -376,10 +376,10 @@ CheckModel(const char *path, const char *tmpdir)
 		SilvanStatus status;
 		bool		exact = true;
 
-		if (p >= 0 && points[p].representation == TUNE_REPRESENTATION_PERFECT &&
+		if (p >= 0 && points[p].representation == ReprIndex("perfect") &&
 			!ReprPerfectFits(forest->num_trees, forest->max_depth, forest->num_nodes))
 			continue;
-		perfect_runs += p >= 0 && points[p].representation == TUNE_REPRESENTATION_PERFECT;
+		perfect_runs += p >= 0 && points[p].representation == ReprIndex("perfect");
 		if (p < 0)
 			ScheduleGpuDefault(forest, 1000, &schedule);
 		else

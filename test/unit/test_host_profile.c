@@ -306,6 +306,14 @@ TestDefaultRace(void)
 	CHECK_MSG(strcmp(schedule.representation, "perfect") == 0 ||
 			  strcmp(schedule.representation, "sparse") == 0, "%s", schedule.representation);
 	printf("  higgs at 1024 rows: the race kept %s\n", schedule.representation);
+	{
+		char	   *text = ScheduleToText(&schedule);
+		char		layout[64];
+
+		snprintf(layout, sizeof(layout), "representation(%s)", schedule.representation);
+		CHECK_MSG(text != NULL && strstr(text, layout) != NULL, "%s", text ? text : "NULL");
+		free(text);
+	}
 	rows = Rows(1000, forest->num_features);
 	{
 		CompiledForest *compiled = CompileForestFor(forest, &schedule, NULL, &options, &status);
@@ -325,6 +333,10 @@ TestDefaultRace(void)
 		free(got);
 	}
 	CHECK(ScheduleDefaultRaced(deep, 1024, &options, &schedule, &raced, &status) && !raced);
+	/* a vector walk's default keeps the layout its walk needs */
+	(void) HostProfileSet(&host, HOST_CHOICE_VECTOR_WALK, true);
+	CHECK(ScheduleDefaultRaced(forest, 1024, &options, &schedule, &raced, &status) && !raced &&
+		  strcmp(schedule.representation, "perfect") == 0);
 	free(rows);
 	ForestFree(forest);
 	ForestFree(deep);

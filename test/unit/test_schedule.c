@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "silvan/repr.h"
 #include "silvan/schedule.h"
 #include "unit.h"
 
@@ -168,7 +169,8 @@ TestSeedCpuSchedules(void)
 			  "for b0 in batch step 128\n"
 			  "  for tree in trees\n"
 			  "    for b1 in b0 tile (128) [interleave, unrollWalk 8]\n", &s);
-	CHECK(Var(&s, "b1")->interleave && Var(&s, "b1")->unroll_walk == 8);
+	CHECK(Var(&s, "b1")->interleave && Var(&s, "b1")->walk == WalkKindOf(&WalkLockstep) &&
+		  Var(&s, "b1")->walk_args[0] == 8);
 }
 
 /* The four Tahoe strategies */
@@ -226,7 +228,7 @@ TestSeedFigure1(void)
 			  "  for batch_t_depth2 in rows (copy of batch) [unrollWalk 2]\n", &s);
 	copy = Var(&s, "batch_t_depth1");
 	CHECK(copy->copy_of == 0 && copy->kind == INDEX_BATCH && copy->origin == INDEX_ORIGIN_ROOT);
-	CHECK(copy->line == 3 && copy->parent == -1 && copy->unroll_walk == 1);
+	CHECK(copy->line == 3 && copy->parent == -1 && copy->walk_args[0] == 1);
 	CHECK(Var(&s, "t_depth2")->origin == INDEX_ORIGIN_SPLIT_SECOND && Var(&s, "t_depth2")->param == 2);
 	CHECK(s.num_loops == 4 && s.vars[1].children[0] == ScheduleFindVar(&s, "t_depth1"));
 	/* the figure's own text unrolls a loop that is not innermost */
@@ -349,7 +351,8 @@ TestWalkStrategies(void)
 			  "codeWalk(tree, 16, select)",
 			  "for b0 in batch step 64\n  for b1 in b0 tile (64)\n"
 			  "    for tree in trees [specialize, codeWalk 16 select]\n", &s);
-	CHECK(s.vars[1].code_walk == 16 && s.vars[1].code_form == CODE_WALK_SELECT);
+	CHECK(s.vars[1].walk == WalkKindOf(&WalkCode) && s.vars[1].walk_args[0] == 16 &&
+		  s.vars[1].walk_args[1] == CODE_WALK_SELECT);
 	text = ScheduleToText(&s);
 	CHECK(text != NULL && strstr(text, "codeWalk(tree, 16, select)") != NULL);
 	free(text);
@@ -357,18 +360,19 @@ TestWalkStrategies(void)
 			  "codeWalk(b1, 30, bitvector)",
 			  "for b0 in batch step 8\n  for tree in trees [specialize]\n"
 			  "    for b1 in b0 tile (8) [interleave, codeWalk 30 bitvector]\n", &s);
-	CHECK(s.vars[ScheduleFindVar(&s, "b1")].code_walk == 30 &&
-		  s.vars[ScheduleFindVar(&s, "b1")].code_form == CODE_WALK_BITVECTOR);
+	CHECK(s.vars[ScheduleFindVar(&s, "b1")].walk == WalkKindOf(&WalkCode) &&
+		  s.vars[ScheduleFindVar(&s, "b1")].walk_args[0] == 30 &&
+		  s.vars[ScheduleFindVar(&s, "b1")].walk_args[1] == CODE_WALK_BITVECTOR);
 	text = ScheduleToText(&s);
 	CHECK(text != NULL && strstr(text, "codeWalk(b1, 30, bitvector)") != NULL);
 	free(text);
 	CheckNest("reorder(tree, batch); earlyExitWalk(batch)",
 			  "for tree in trees\n  for batch in rows [earlyExitWalk]\n", &s);
-	CHECK(s.vars[0].early_exit);
+	CHECK(s.vars[0].walk == WalkKindOf(&WalkEarlyExit));
 	CheckNest("tile(batch, b0, b1, 128); reorder(b0, tree, b1); interleave(b1); vectorWalk(b1)",
 			  "for b0 in batch step 128\n  for tree in trees\n"
 			  "    for b1 in b0 tile (128) [interleave, vectorWalk]\n", &s);
-	CHECK(s.vars[ScheduleFindVar(&s, "b1")].vector_walk);
+	CHECK(s.vars[ScheduleFindVar(&s, "b1")].walk == WalkKindOf(&WalkVector));
 	text = ScheduleToText(&s);
 	CHECK(text != NULL && strstr(text, "interleave(b1)\nvectorWalk(b1)") != NULL);
 	free(text);
@@ -666,6 +670,112 @@ TestLimits(void)
 	free(text);
 }
 
+/*
+ * Every walk strategy of the table (walk.h), directive by directive and
+ * keyword by keyword: the directive parses onto an innermost loop, the loop
+ * carries that strategy and names the directive, the canonical text
+ * prints it and parses back to the same arguments, and a directive of any
+ * other strategy on the same loop is refused.  The tuner's walks have
+ * distinct names, and the strategies distinct default ranks.  Every layout
+ * of repr.c's table parses by name.
+ */
+static void
+TestWalkTable(void)
+{
+	const char *nest = "tile(batch, b0, b1, 16); reorder(b0, tree, b1); interleave(b1); ";
+	int			ranks[16] = {0};
+
+	CHECK(WalkNumStrategies() >= 4 && WalkStrategyOf(0) == &WalkLockstep);
+	for (int k = 0; k < WalkNumStrategies(); k++)
+	{
+		const WalkStrategy *w = WalkStrategyOf(k);
+
+		CHECK(WalkKindOf(w) == k && w->codegen != NULL && w->flags != NULL &&
+			  w->check_args != NULL && w->apply != NULL && w->num_directives >= 1);
+		for (int j = 0; j < k; j++)
+			CHECK_MSG(w->default_rank == 0 || ranks[j] != w->default_rank,
+					  "%s: default rank %d taken", w->name, w->default_rank);
+		ranks[k] = w->default_rank;
+		for (int d = 0; d < w->num_directives; d++)
+		{
+			const WalkDirective *wd = &w->directives[d];
+			int			num_words = 0;
+
+			while (wd->words != NULL && wd->words[num_words] != NULL)
+				num_words++;
+			for (int word = 0; word < (num_words > 0 ? num_words : 1); word++)
+			{
+				static Schedule s;
+				static Schedule again;
+				char		text[256];
+				char		call[128];
+				int			n = snprintf(call, sizeof(call), "%s(b1", wd->name);
+				SilvanStatus status;
+				char	   *printed;
+				const IndexVar *v;
+
+				for (const char *c = wd->signature + 1; *c; c++)
+					n += snprintf(call + n, sizeof(call) - n, ", %s",
+								  *c == 'i' ? "3" : wd->words[word]);
+				snprintf(call + n, sizeof(call) - n, ")");
+				snprintf(text, sizeof(text), "%s%s", nest, call);
+				if (!ScheduleParse(text, &s, &status))
+				{
+					CHECK_MSG(false, "%s: %s: %s", text, status.message, status.detail);
+					continue;
+				}
+				v = &s.vars[ScheduleFindVar(&s, "b1")];
+				CHECK_MSG(v->walk == k && WalkCarried(v) != NULL &&
+						  strcmp(WalkCarried(v), wd->name) == 0, "%s: walk %d", text, v->walk);
+				printed = ScheduleToText(&s);
+				CHECK_MSG(printed != NULL && strstr(printed, call) != NULL, "%s: printed %s",
+						  call, printed ? printed : "NULL");
+				CHECK_MSG(printed != NULL && ScheduleParse(printed, &again, &status) &&
+						  again.vars[ScheduleFindVar(&again, "b1")].walk == k &&
+						  memcmp(again.vars[ScheduleFindVar(&again, "b1")].walk_args,
+								 v->walk_args, sizeof(v->walk_args)) == 0, "%s: again", call);
+				free(printed);
+				/* another strategy's directive on the same loop */
+				for (int o = 0; o < WalkNumStrategies(); o++)
+				{
+					const WalkDirective *od = &WalkStrategyOf(o)->directives[0];
+					char		other[512];
+
+					if (o == k)
+						continue;
+					snprintf(other, sizeof(other), "%s; %s(b1%s)", text, od->name,
+							 strcmp(od->signature, "v") == 0 ? "" :
+							 strcmp(od->signature, "vi") == 0 ? ", 3" : ", 3, branchy");
+					CHECK_MSG(!ScheduleParse(other, &again, &status) &&
+							  strcmp(status.message, "conflicting walk directives") == 0,
+							  "%s: %s", other, status.message);
+				}
+			}
+		}
+	}
+	for (int i = 0; i < WalkNumTunings(); i++)
+	{
+		int			kind = -1;
+		const WalkTuning *t = WalkTuningAt(i, &kind);
+
+		CHECK(t != NULL && kind >= 0 && WalkTuningFind(t->name) == i);
+	}
+	CHECK(WalkTuningAt(WalkNumTunings(), NULL) == NULL && WalkTuningFind("no such") == -1);
+	for (int r = 0; r < ReprCount(); r++)
+	{
+		static Schedule s;
+		char		text[64];
+		SilvanStatus status;
+
+		snprintf(text, sizeof(text), "representation(%s)", ReprAt(r)->name);
+		CHECK_MSG(ScheduleParse(text, &s, &status) &&
+				  strcmp(s.representation, ReprAt(r)->name) == 0, "%s", text);
+	}
+	ExpectError("representation(dense)", SILVAN_ERROR_INVALID, "invalid directive argument",
+				"Line 1, representation(dense): dense is not a valid choice; expected "
+				"representation(array|sparse|reorg|perfect).");
+}
+
 int
 main(void)
 {
@@ -676,6 +786,7 @@ main(void)
 	TestSplitCopies();
 	TestFlagsAndLayout();
 	TestWalkStrategies();
+	TestWalkTable();
 	TestCanonicalText();
 	TestSyntaxErrors();
 	TestInvalid();

@@ -699,7 +699,7 @@ TestPartialTops(void)
 }
 
 /*
- * The bitvector form's category tables (codegen_walk_bits.c): a tree's
+ * The bitvector form's category tables (walk_code_bits.c): a tree's
  * categorical splits on one feature are read as one table.  Feature 0's
  * sets span 1,280 categories, more than CODE_WALK_BITS_MAX_KEYS, so its
  * splits keep their own test; the others' span 32-96 and go to tables.

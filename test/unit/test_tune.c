@@ -16,6 +16,7 @@
 
 #include "silvan/compiler.h"
 #include "silvan/parse.h"
+#include "silvan/repr.h"
 #include "silvan/runtime.h"
 #include "silvan/schedule.h"
 #include "silvan/tune.h"
@@ -92,7 +93,7 @@ TestCpuSpace(void)
 		CheckCpuPoints(label, &shape, points, n1);
 		for (int i = 0; i < n1; i++)
 			CHECK(points[i].representation == 0 && points[i].tile_size == 1 &&
-				  (points[i].walk != TUNE_WALK_UNROLLED || points[i].interleave > 1));
+				  (points[i].walk != WalkTuningFind("unrolled") || points[i].interleave > 1));
 		heuristic_total += n1;
 		ne = TuneCpuExhaustive(&shape, points, 8192);
 		snprintf(label, sizeof(label), "higgs exhaustive, batch %d", batches[b]);
@@ -122,10 +123,10 @@ TestCpuSpace(void)
 		CheckCpuPoints("higgs phase 1, vector walks", &shape, points, n1);
 		for (int i = 0; i < n1; i++)
 		{
-			if (points[i].walk != TUNE_WALK_VECTOR)
+			if (points[i].walk != WalkTuningFind("vector"))
 				continue;
 			vectors++;
-			CHECK(points[i].representation == TUNE_REPRESENTATION_PERFECT &&
+			CHECK(points[i].representation == ReprIndex("perfect") &&
 				  points[i].interleave == 16 && TuneCpuText(&shape, &points[i], text, sizeof(text)));
 			CHECK_MSG(strstr(text, points[i].row_tile == 0 ?
 							 "reorder(tree, batch)\ntile(batch, b0, b1, 128)\ninterleave(b1)\n"
@@ -137,8 +138,8 @@ TestCpuSpace(void)
 							 "vectorWalk(b3)\nrepresentation(perfect)\n") != NULL,
 					  "%s", text);
 			for (int r = 0, nr = TuneCpuRefineLayout(&shape, &points[i], refined, 64); r < nr; r++)
-				CHECK(refined[r].walk != TUNE_WALK_VECTOR ||
-					  refined[r].representation == TUNE_REPRESENTATION_PERFECT);
+				CHECK(refined[r].walk != WalkTuningFind("vector") ||
+					  refined[r].representation == ReprIndex("perfect"));
 		}
 		CHECK(vectors == 3);
 		shape.vector_walk = false;
@@ -179,7 +180,7 @@ TestCpuSpace(void)
 		int			nr;
 
 		for (int i = 0; i < n1 && code < 0; i++)
-			if (points[i].walk == TUNE_WALK_CODE_BRANCHY)
+			if (points[i].walk == WalkTuningFind("code branchy"))
 				code = i;
 		CHECK_MSG(code >= 0, "no branchy code walk in NYC_taxi's phase 1");
 		if (code < 0)
@@ -211,19 +212,19 @@ TestCpuSpace(void)
 	{
 		TuneShape	shape = HiggsShape(1024, 1, true);
 		TuneCpuPoint base = {.parallel = TUNE_PARALLEL_ROWS, .row_tile = 256, .interleave = 16,
-		.walk = TUNE_WALK_UNROLLED, .tile_size = 1};
+		.walk = WalkTuningFind("unrolled"), .tile_size = 1};
 		TuneCpuPoint refined[64];
 		int			nr = TuneCpuRefineLayout(&shape, &base, refined, 64);
 
 		CHECK_MSG(nr == 9, "layout refinement: %d points", nr);
 		for (int i = 0; i < nr; i++)
-			CHECK_MSG(refined[i].representation != TUNE_REPRESENTATION_PERFECT ||
+			CHECK_MSG(refined[i].representation != ReprIndex("perfect") ||
 					  refined[i].tile_size == 1, "perfect with tiles of %d", refined[i].tile_size);
 		CheckCpuPoints("higgs phase 2", &shape, refined, nr);
 		shape.have_profile = true;
 		nr = TuneCpuRefineLayout(&shape, &base, refined, 64);
 		CHECK_MSG(nr == 15, "layout refinement with a profile: %d points", nr);
-		base.walk = TUNE_WALK_EARLY_EXIT;
+		base.walk = WalkTuningFind("early exit");
 		nr = TuneCpuRefineLayout(&shape, &base, refined, 64);
 		CHECK_MSG(nr == 3, "layout refinement of an early exit: %d points", nr);
 	}
@@ -239,7 +240,7 @@ TestCpuSpace(void)
 		TuneShape	higgs = HiggsShape(1024, 1, true);
 		TuneShape	mtpl2 = TaxiShape(1024);
 		TuneCpuPoint code = {.parallel = TUNE_PARALLEL_ROWS, .row_tile = 64, .interleave = 1,
-		.walk = TUNE_WALK_CODE_BRANCHY, .tile_size = 1};
+		.walk = WalkTuningFind("code branchy"), .tile_size = 1};
 		char		text[TUNE_MAX_TEXT];
 
 		CHECK(TuneCpuValid(&taxi, &code));
@@ -279,7 +280,7 @@ TestCpuSpace(void)
 	{
 		TuneShape	taxi = TaxiShape(1024);
 		TuneCpuPoint bits = {.parallel = TUNE_PARALLEL_ROWS, .row_tile = 256, .interleave = 8,
-		.walk = TUNE_WALK_CODE_BITVECTOR, .tile_size = 1};
+		.walk = WalkTuningFind("code bitvector"), .tile_size = 1};
 		char		text[TUNE_MAX_TEXT];
 		int			n1 = TuneCpuPhase1(&taxi, points, 8192);
 		int			found = 0;
@@ -290,7 +291,7 @@ TestCpuSpace(void)
 					 "tile(b1, b2, b3, 8)\ninterleave(b3)\ncache(b0)\ncodeWalk(b3, 63, bitvector)\n") &&
 			  !strstr(text, "specialize"));
 		for (int i = 0; i < n1; i++)
-			found += points[i].walk == TUNE_WALK_CODE_BITVECTOR;
+			found += points[i].walk == WalkTuningFind("code bitvector");
 		CHECK_MSG(found >= 2, "taxi phase 1: %d bitvector points of %d", found, n1);
 		CheckCpuPoints("taxi phase 1", &taxi, points, n1);
 		bits.interleave = 1;
@@ -398,7 +399,7 @@ FakeCost(const TuneCandidate *c)
 		return 0.9;				/* the default */
 	us *= p->row_tile == 256 ? 1.0 : p->row_tile == 64 ? 1.2 : 1.5;
 	us *= p->interleave == 16 ? 1.0 : p->interleave == 8 ? 1.1 : 1.4;
-	us *= p->walk == TUNE_WALK_UNROLLED ? 1.0 : p->walk == TUNE_WALK_LOCKSTEP ? 1.15 : 1.6;
+	us *= p->walk == WalkTuningFind("unrolled") ? 1.0 : p->walk == WalkTuningFind("lock-step") ? 1.15 : 1.6;
 	us *= p->representation == 1 ? 0.9 : p->representation == 2 ? 1.05 : 1.0;
 	us *= p->tile_size == 4 ? 0.8 : p->tile_size == 8 ? 0.95 : 1.0;
 	us *= p->blocks != TUNE_BLOCKS_NONE ? 1.1 : 1.0;
@@ -464,7 +465,7 @@ TestFakeSearch(void)
 	CHECK(ed == 0);				/* exhaustive times everything fully */
 	CHECK(hd > 0);				/* the heuristic discards clearly slower ones */
 	CHECK(fabs(h - e) < 1e-9);	/* one clear optimum: the same best */
-	CHECK(hp.row_tile == 256 && hp.interleave == 16 && hp.walk == TUNE_WALK_UNROLLED &&
+	CHECK(hp.row_tile == 256 && hp.interleave == 16 && hp.walk == WalkTuningFind("unrolled") &&
 		  hp.representation == 1 && hp.tile_size == 4);
 	CHECK_MSG((ht + hd) * 10 <= et, "heuristic %d candidates, exhaustive %d", ht + hd, et);
 

@@ -1,7 +1,15 @@
 /*
- * codegen_walk_code.c
- *		The code walk strategy (codeWalk): the top of each tree compiled
- *		into code, the rest walked from the buffers.
+ * walk_code.c
+ *		The code walk strategy (walk.h), codeWalk(i, nodes, form): the top
+ *		of each tree compiled into code, the rest walked from the buffers;
+ *		in the bitvector form whole small trees as leaf bitvectors
+ *		(walk_code_bits.c).
+ *
+ * Its directive takes up to SCHEDULE_MAX_CODE_NODES splits per tree and a
+ * form; the branchy and select forms need every loop over trees around the
+ * walk specialized (MIR checks it here), the bitvector form does not.  It
+ * is the default for LightGBM's forests (CodeDefault, below) and three of
+ * the tuner's walks.
  *
  * Preconditions: as for every walk op (codegen_walk.c); the walk's trees
  * are known at compile time (MirBuild checked that every loop over trees
@@ -53,12 +61,398 @@
 #include <string.h>
 
 #include "silvan/codegen.h"
+#include "silvan/text.h"
+#include "silvan/tune.h"
 
 /* Splits in code per function, about; trees per function at most */
 #define CODE_WALK_GROUP_NODES	256
 #define CODE_WALK_MAX_GROUP		64
 /* Distinct features of a tree's top read once at its entry, at most */
 #define CODE_WALK_MAX_PRELOAD	16
+
+/* ---- the schedule language ---- */
+
+static const char *const code_forms[] = {"branchy", "select", "bitvector", NULL};
+
+/* codeWalk(i, nodes, form): 1 to SCHEDULE_MAX_CODE_NODES splits per tree */
+static bool
+CodeCheckArgs(int d, const int64_t *values, WalkRefusal *why)
+{
+	(void) d;
+	if (values[0] >= 1 && values[0] <= SCHEDULE_MAX_CODE_NODES)
+		return true;
+	why->message = "invalid code walk size";
+	snprintf(why->detail, sizeof(why->detail), "%lld splits per tree is not between 1 and %d.",
+			 (long long) values[0], SCHEDULE_MAX_CODE_NODES);
+	return false;
+}
+
+/* Set the splits per tree and the form */
+static void
+CodeApply(IndexVar *var, int d, const int64_t *values)
+{
+	(void) d;
+	var->walk_args[CODE_WALK_NODES] = (int32_t) values[0];
+	var->walk_args[CODE_WALK_FORM] = (int32_t) values[1];
+}
+
+/* codeWalk nodes form */
+static int
+CodeFlags(const IndexVar *var, WalkFlag *flags)
+{
+	int32_t		form = var->walk_args[CODE_WALK_FORM];
+
+	flags[0] = (WalkFlag) {"codeWalk", var->walk_args[CODE_WALK_NODES],
+	code_forms[form >= 0 && form <= CODE_WALK_BITVECTOR ? form : 0]};
+	return 1;
+}
+
+/* ---- MIR ---- */
+
+/* Is the walk op in the bitvector form? */
+bool
+CgIsBitvectorWalk(const MirOp *op)
+{
+	return op->kind == MIR_WALK && op->walk == WalkKindOf(&WalkCode) &&
+		op->walk_args[CODE_WALK_FORM] == CODE_WALK_BITVECTOR;
+}
+
+/*
+ * The branchy and select forms need their tree at compile time: every
+ * loop over trees on the path specialized
+ */
+static bool
+CodeCheckPath(const Schedule *s, const MirOp *walk, const MirOp *loop, SilvanStatus *status)
+{
+	if (CgIsBitvectorWalk(walk))
+		return true;
+	for (const MirOp *p = loop; p != NULL; p = p->parent)
+		if (p->index_kind == INDEX_TREE && !p->specialize)
+			return StatusFail(status, SILVAN_ERROR_INVALID, "invalid schedule",
+							  "codeWalk(%s) compiles each tree's top into code, so the tree "
+							  "must be known at compile time: add specialize(%s)%s.",
+							  s->vars[loop->var].name, s->vars[p->var].name,
+							  p->parallel ? " and do not make it parallel" : "");
+	return true;
+}
+
+/* Remainders: four rows, but none for bitvectors (fewer loops to compile per tree) */
+static int
+CodeRemainders(const MirOp *walk, int32_t *widths)
+{
+	if (CgIsBitvectorWalk(walk) || walk->width <= MIR_REMAINDER_STEP)
+		return 0;
+	widths[0] = MIR_REMAINDER_STEP;
+	return 1;
+}
+
+/* What goes into code, in the walk's line */
+static void
+CodeDescribe(TextBuf *buf, const Mir *mir, const MirOp *walk, int part)
+{
+	int32_t		nodes = walk->walk_args[CODE_WALK_NODES];
+
+	if (part != WALK_DESCRIBE_ARGS)
+		return;
+	if (CgIsBitvectorWalk(walk))
+		TextAppend(buf, ", codeWalk: trees of up to %d splits and 64 leaves in code "
+				   "(leaf bitvectors), others from the buffers", nodes);
+	else
+		TextAppend(buf, ", codeWalk: top %d splits in code (%s%s), then buffers", nodes,
+				   walk->walk_args[CODE_WALK_FORM] == CODE_WALK_SELECT ? "selects" : "branches",
+				   mir->profile ? ", hottest by profile" : "");
+}
+
+/* Tiled trees have no split records to compile */
+static void
+CodeFinish(Mir *mir, const Hir *hir, const MirOp *walk)
+{
+	if (hir->tiled != NULL)
+		MirNote(mir, "codeWalk(%s): trees are tiled, so they are walked from the buffers",
+				mir->schedule->vars[walk->parent->var].name);
+}
+
+/* Every form compiles trees into code */
+static bool
+CodeTreesInCode(const MirOp *walk)
+{
+	(void) walk;
+	return true;
+}
+
+/* ---- the default schedule ---- */
+
+/* Deep LightGBM forests: code walks, this many splits of all trees in code */
+#define CODE_DEFAULT_DEEP_DEPTH		10
+#define CODE_DEFAULT_SPLITS			32768
+#define CODE_DEFAULT_ROW_TILE		256
+#define CODE_DEFAULT_BITS_MAX_SPLITS	32768	/* room for mtpl2's 30,000 */
+#define CODE_DEFAULT_BITS_MIN_BATCH		64
+#define CODE_DEFAULT_BITS_SPECIALIZE_SPLITS	7	/* trees of at most 8 leaves */
+#define CODE_DEFAULT_BITS_SPECIALIZE_TREES	256 /* a function each */
+
+/*
+ * Deep LightGBM forests (grown leaf-wise: deep, unbalanced trees of few
+ * leaves) are not walked in lock-step, which pads every walk to the
+ * deepest path.  They become code as lleaves compiles them
+ * (ScheduleCodeBlocksText): blocks of trees, each a function that walks
+ * the rows of a 256-row tile through its trees, thresholds and features
+ * as immediates, the row's features read once per tree block.  At most
+ * CODE_DEFAULT_SPLITS splits of all trees go into code (compiled
+ * with LLVM's fast code generation above COMPILE_FULL_CODEGEN_SPLITS
+ * splits); a larger forest gets the top of each tree in code and walks the
+ * rest from the buffers.  mtpl2 (1000 trees of 31 leaves, 30,000 splits)
+ * is whole trees in code with this budget, which walks faster than the top
+ * of each tree in code and, for deep trees, than the early-exit walk, and
+ * still compiles in a small fraction of lleaves' own compile.  false for
+ * other forests, whose default stays the lock-step one.
+ */
+static bool
+CodeDeepDefault(const Forest *forest, const HostProfile *host, Schedule *schedule)
+{
+	char		text[512];
+	int64_t		largest;
+	int64_t		splits;
+	int64_t		per_tree;
+	SilvanStatus status;
+
+	if (forest->source != FOREST_SOURCE_LIGHTGBM || forest->max_depth < CODE_DEFAULT_DEEP_DEPTH ||
+		forest->num_trees > MIR_MAX_SPECIALIZED || forest->num_trees < 1)
+		return false;
+	splits = ScheduleCountSplits(forest, &largest);
+	per_tree = splits <= CODE_DEFAULT_SPLITS ? largest :
+		CODE_DEFAULT_SPLITS / forest->num_trees;
+	if (per_tree > SCHEDULE_MAX_CODE_NODES)
+		per_tree = SCHEDULE_MAX_CODE_NODES;
+	if (per_tree < 1)
+		per_tree = 1;
+	return ScheduleCodeBlocksText(CODE_DEFAULT_ROW_TILE, true,
+								  ScheduleCodeBlockTrees(per_tree, forest->num_trees), per_tree,
+								  HostProfileCodeWalkForm(host), text, sizeof(text)) &&
+		ScheduleParse(text, schedule, &status);
+}
+
+/*
+ * LightGBM forests of small trees (at most 64 leaves each, LightGBM's
+ * default is 31), categorical sets no wider than CODE_WALK_BITS_MAX_KEYS,
+ * CODE_DEFAULT_BITS_MAX_SPLITS splits in all, scored in batches of at least
+ * CODE_DEFAULT_BITS_MIN_BATCH rows: every tree as leaf bitvectors
+ * (walk_code_bits.c), eight rows a vector, trees outside the rows of a
+ * 256-row tile so that one tree's function runs over the tile, the tile
+ * staged feature-major (cache(b0)) so that eight rows' feature is one
+ * load.  On LightGBM's small trees (NYC_taxi, boston, lleaves'
+ * multiclass) this walks faster than the blocked code walk and than
+ * lock-step.  Categorical splits read a tree's category table per feature
+ * (lleaves' airline, sets of up to 288 categories), which is faster, and
+ * much faster to compile, than testing lane by lane, set by set; staging
+ * the tile helps further.  A smaller batch would compute eight lanes for
+ * fewer rows.  mtpl2 (1,000 trees of up to 31 leaves, 30,000 splits, two
+ * categorical features) walks faster in bitvectors than in the blocked
+ * code walk with whole trees in code, and compiles in about as long.  Its
+ * trees are one block each, so they take the straight-line pass list
+ * (jit.c) and LLVM's fast code generation (categorical splits), its module
+ * is emitted in two halves on two threads (jit_split.c) and its category
+ * tables are read by gathers (walk_code_bits.c); these keep its compile
+ * short enough for CODE_DEFAULT_BITS_MAX_SPLITS.  Forests of more splits would
+ * compile for longer in proportion, so they keep the code walk.
+ *
+ * Forests of trees of at most CODE_DEFAULT_BITS_SPECIALIZE_SPLITS splits also
+ * specialize the tree loop: each tree becomes one function that runs its
+ * code over the whole tile, the tree's code in the loop itself
+ * (walk_code_bits.c, EmitTreeInPlace: its thresholds and masks stay in
+ * registers across the tile's rows, no call per eight rows).  Small trees
+ * (lleaves' multiclass, 4-6 leaves) walk faster this way at a somewhat
+ * longer compile; on trees of 18-31 leaves (nyc_taxi, airline, boston)
+ * specializing gains nothing and costs compile time.  Bitvector
+ * remainders have no loop of four (MirStepWidths), which keeps the loops
+ * LLVM compiles per tree few.  Each tree is a function of its own, so
+ * only forests of at most CODE_DEFAULT_BITS_SPECIALIZE_TREES.
+ */
+static bool
+CodeBitvectorDefault(const Forest *forest, int32_t batch_size, Schedule *schedule)
+{
+	int64_t		largest;
+	SilvanStatus status;
+
+	if (forest->source != FOREST_SOURCE_LIGHTGBM || forest->num_trees < 1 ||
+		batch_size < CODE_DEFAULT_BITS_MIN_BATCH || ForestWidestCategorySpan(forest) > CODE_WALK_BITS_MAX_KEYS ||
+		ScheduleCountSplits(forest, &largest) > CODE_DEFAULT_BITS_MAX_SPLITS || largest > 63)
+		return false;
+	return ScheduleParse(largest <= CODE_DEFAULT_BITS_SPECIALIZE_SPLITS &&
+						 forest->num_trees <= CODE_DEFAULT_BITS_SPECIALIZE_TREES ?
+						 "tile(batch, b0, b1, 256)\ntile(b1, b2, b3, 8)\n"
+						 "reorder(b0, tree, b2, b3)\nparallel(b0)\ncache(b0)\nspecialize(tree)\n"
+						 "interleave(b3)\ncodeWalk(b3, 63, bitvector)\n" :
+						 "tile(batch, b0, b1, 256)\ntile(b1, b2, b3, 8)\n"
+						 "reorder(b0, tree, b2, b3)\nparallel(b0)\ncache(b0)\ninterleave(b3)\n"
+						 "codeWalk(b3, 63, bitvector)\n", schedule, &status);
+}
+
+/* LightGBM's forests: small trees as bitvectors, else deep ones as code */
+static bool
+CodeDefault(const Forest *forest, int32_t batch_size, const HostProfile *host,
+			Schedule *schedule)
+{
+	return CodeBitvectorDefault(forest, batch_size, schedule) ||
+		CodeDeepDefault(forest, host, schedule);
+}
+
+/* ---- the tuner ---- */
+
+/*
+ * Are code walks in the space?  For small forests, and for deep ones
+ * (LightGBM's, grown leaf-wise), whose walks the lock-step pads most
+ */
+static bool
+CodeWalkFits(const TuneShape *shape)
+{
+	return shape->num_trees <= MIR_MAX_SPECIALIZED &&
+		(shape->total_splits <= TUNE_CODE_WHOLE_SPLITS ||
+		 shape->max_depth >= TUNE_CODE_MIN_DEPTH);
+}
+
+/*
+ * Splits of each tree a code walk puts in code: whole trees up to
+ * TUNE_CODE_SPLITS splits in all, else an equal share of it
+ */
+static int64_t
+CodeSplitsPerTree(const TuneShape *shape)
+{
+	int64_t		n = shape->total_splits <= TUNE_CODE_SPLITS ? shape->largest_tree_splits :
+		TUNE_CODE_SPLITS / (shape->num_trees > 0 ? shape->num_trees : 1);
+
+	if (n > SCHEDULE_MAX_CODE_NODES)
+		n = SCHEDULE_MAX_CODE_NODES;
+	return n > 0 ? n : 1;
+}
+
+/* Does the point run trees in parallel? */
+static bool
+ParallelTrees(const TuneCpuPoint *p)
+{
+	return p->parallel == TUNE_PARALLEL_TREES || p->parallel == TUNE_PARALLEL_BOTH;
+}
+
+/*
+ * Branchy and select walks: a forest code walks fit, no blocks of trees
+ * or parallel trees, and, interleaved, each lane has its own copy of
+ * every tree's top: TUNE_CODE_SPLITS in all
+ */
+static bool
+CodeTopValid(const TuneShape *shape, const TuneCpuPoint *p)
+{
+	return CodeWalkFits(shape) && !ParallelTrees(p) && p->blocks == TUNE_BLOCKS_NONE &&
+		!(p->interleave > 1 &&
+		  (int64_t) p->interleave * CodeSplitsPerTree(shape) * shape->num_trees > TUNE_CODE_SPLITS);
+}
+
+/* The heuristic's first phase: branchy walks one row at a time */
+static bool
+CodeBranchyFirst(TuneCpuPoint *p)
+{
+	return p->interleave == 1;
+}
+
+/* The heuristic's first phase: no select walks */
+static bool
+CodeSelectFirst(TuneCpuPoint *p)
+{
+	(void) p;
+	return false;
+}
+
+/* One row at a time: blocks of trees, each a function over the row tile */
+static int
+CodeRowsNest(const TuneShape *shape, const TuneCpuPoint *p, const char *form, char *text,
+			 size_t size)
+{
+	int64_t		splits = CodeSplitsPerTree(shape);
+
+	if (p->interleave > 1)
+		return 0;
+	return ScheduleCodeBlocksText(p->row_tile, p->parallel == TUNE_PARALLEL_ROWS,
+								  ScheduleCodeBlockTrees(splits, shape->num_trees), splits,
+								  form, text, size) ? 1 : -1;
+}
+
+static int
+CodeBranchyNest(const TuneShape *shape, const TuneCpuPoint *p, char *text, size_t size)
+{
+	return CodeRowsNest(shape, p, "branchy", text, size);
+}
+
+static int
+CodeSelectNest(const TuneShape *shape, const TuneCpuPoint *p, char *text, size_t size)
+{
+	return CodeRowsNest(shape, p, "select", text, size);
+}
+
+/* codeWalk(loop, splits, form) */
+static bool
+CodeTopDirective(const TuneShape *shape, const char *loop, const char *form, char *text,
+				 size_t size)
+{
+	int			n = snprintf(text, size, "codeWalk(%s, %lld, %s)\n", loop,
+							 (long long) CodeSplitsPerTree(shape), form);
+
+	return n > 0 && (size_t) n < size;
+}
+
+static bool
+CodeBranchyDirective(const TuneShape *shape, const char *loop, char *text, size_t size)
+{
+	return CodeTopDirective(shape, loop, "branchy", text, size);
+}
+
+static bool
+CodeSelectDirective(const TuneShape *shape, const char *loop, char *text, size_t size)
+{
+	return CodeTopDirective(shape, loop, "select", text, size);
+}
+
+/*
+ * Bitvector walks: trees of at most 64 leaves, categorical sets narrow
+ * enough for its category tables (wider ones are compared lane by lane:
+ * slow to run and to compile), few enough splits to compile in a few
+ * seconds; rows in vectors (interleaved), trees through the table (no
+ * specialize, no parallel trees)
+ */
+static bool
+CodeBitvectorValid(const TuneShape *shape, const TuneCpuPoint *p)
+{
+	return shape->widest_category_span <= CODE_WALK_BITS_MAX_KEYS &&
+		shape->largest_tree_splits <= 63 && shape->total_splits <= TUNE_BITS_MAX_SPLITS &&
+		p->interleave > 1 && !ParallelTrees(p);
+}
+
+/* codeWalk(loop, 63, bitvector) */
+static bool
+CodeBitvectorDirective(const TuneShape *shape, const char *loop, char *text, size_t size)
+{
+	int			n = snprintf(text, size, "codeWalk(%s, 63, bitvector)\n", loop);
+
+	(void) shape;
+	return n > 0 && (size_t) n < size;
+}
+
+/* ---- code generation ---- */
+
+/*
+ * Splits of tree t in code, min(op's, the tree's);
+ * the module's own cap (CODEGEN_MAX_CODE_NODES) is left out, so forests
+ * past it are overestimated
+ */
+static int64_t
+CostCodeSplits(const CostModel *model, const MirOp *op, int32_t t)
+{
+	int64_t		splits;
+
+	if (t < 0 || t >= model->hir->num_trees)
+		return 0;
+	splits = (model->hir->trees[t].num_nodes - 1) / 2;
+	return splits > op->walk_args[CODE_WALK_NODES] ? op->walk_args[CODE_WALK_NODES] : splits;
+}
+
 
 /* One tree being compiled for one lane */
 typedef struct CodeTree
@@ -558,7 +952,7 @@ CgCategoryValueGoesLeft(CodegenContext *cg, const ForestNode *node, LLVMValueRef
 
 /*
  * i32 (per lane for vectors): x's key in a table of num_keys + 2 entries
- * over a feature's categorical splits (codegen_walk_bits.c): its category
+ * over a feature's categorical splits (walk_code_bits.c): its category
  * when that is valid and below num_keys, num_keys when it is no valid
  * category or one no set below num_keys holds, num_keys + 1 for NaN.  The
  * validity test is CategoryOf's, the interpreter's ForestCategoryOf.
@@ -785,7 +1179,7 @@ EmitCodeTree(CodegenContext *cg, const MirOp *op, int32_t t, LLVMValueRef v_row_
 		.cg = cg, .hir = hir, .tree = &hir->trees[t], .forest = cg->forest,
 		.v_row_ptr = v_row_ptr
 	};
-	int64_t		budget = op->code_nodes < cg->code_nodes_left ? op->code_nodes :
+	int64_t		budget = op->walk_args[CODE_WALK_NODES] < cg->code_nodes_left ? op->walk_args[CODE_WALK_NODES] :
 		cg->code_nodes_left;
 	LLVMBasicBlockRef b_entry = LLVMGetInsertBlock(b);
 	LLVMValueRef v_value;
@@ -810,7 +1204,7 @@ EmitCodeTree(CodegenContext *cg, const MirOp *op, int32_t t, LLVMValueRef v_row_
 	ct.v_cold_index = LLVMBuildPhi(b, cg->t_i64, "v_cold_index");
 	ct.v_cold_fixed = LLVMBuildPhi(b, cg->t_i32, "v_cold_fixed");
 	LLVMPositionBuilderAtEnd(b, b_entry);
-	if (op->code_form == CODE_WALK_SELECT)
+	if (op->walk_args[CODE_WALK_FORM] == CODE_WALK_SELECT)
 	{
 		LLVMValueRef v_index;
 		LLVMValueRef v_fixed;
@@ -849,7 +1243,7 @@ EmitCodeTree(CodegenContext *cg, const MirOp *op, int32_t t, LLVMValueRef v_row_
 static int32_t
 GroupSize(const MirOp *op)
 {
-	int32_t		k = CODE_WALK_GROUP_NODES / (op->code_nodes > 0 ? op->code_nodes : 1);
+	int32_t		k = CODE_WALK_GROUP_NODES / (op->walk_args[CODE_WALK_NODES] > 0 ? op->walk_args[CODE_WALK_NODES] : 1);
 
 	return k < 1 ? 1 : k > CODE_WALK_MAX_GROUP ? CODE_WALK_MAX_GROUP : k;
 }
@@ -965,12 +1359,12 @@ CodeEmit(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 	if (cg->buffers->record_of == NULL)
 	{
 		/* tiled trees: no split records to compile from */
-		WalkLockstep.emit(cg, op, env, v_leaf, v_rows, v_groups);
+		WalkLockstep.codegen->emit(cg, op, env, v_leaf, v_rows, v_groups);
 		return;
 	}
 	MirPathOf(cg->mir, op, &path);
 	CgSetUpLanes(cg, &path, env, width, lanes);
-	if (op->code_form == CODE_WALK_BITVECTOR)
+	if (CgIsBitvectorWalk(op))
 	{
 		for (int32_t k = 0; k < width; k++)
 		{
@@ -1022,7 +1416,7 @@ CodeEmit(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 static void
 CodeCost(CostModel *model, const MirOp *op, int32_t width, int32_t tree, WalkCost *cost)
 {
-	if (op->code_form == CODE_WALK_BITVECTOR)
+	if (CgIsBitvectorWalk(op))
 	{
 		CgBitvectorCost(model, op, width, tree, cost);
 		return;
@@ -1048,8 +1442,48 @@ CodeCost(CostModel *model, const MirOp *op, int32_t width, int32_t tree, WalkCos
 	}
 }
 
+/* the splits of a code walk multiply its compile */
+static void
+CodeBlame(const MirOp *op, const char *loop, char *directive, size_t directive_size,
+		  char *blame, size_t blame_size)
+{
+	int32_t		nodes = op->walk_args[CODE_WALK_NODES];
+
+	snprintf(directive, directive_size, "codeWalk(%s, %d)", loop, nodes);
+	snprintf(blame, blame_size, "codeWalk(%s, %d) puts up to %d splits of each tree into code",
+			 loop, nodes, nodes);
+}
+
+static const WalkCodegen CodeCodegen = {
+	.emit = CodeEmit,
+	.cost = CodeCost,
+	.blame = CodeBlame
+};
+
 const WalkStrategy WalkCode = {
 	.name = "code",
-	.emit = CodeEmit,
-	.cost = CodeCost
+	.num_directives = 1,
+	.directives = {
+		{"codeWalk", "viw", "codeWalk(indexVar, nodes, %w)", code_forms}
+	},
+	.check_args = CodeCheckArgs,
+	.apply = CodeApply,
+	.flags = CodeFlags,
+	.check_path = CodeCheckPath,
+	.remainders = CodeRemainders,
+	.describe = CodeDescribe,
+	.finish = CodeFinish,
+	.trees_in_code = CodeTreesInCode,
+	.default_rank = 10,
+	.default_schedule = CodeDefault,
+	.num_tunings = 3,
+	.tunings = {
+		{"code branchy", WALK_NEST_SPECIALIZE | WALK_NEST_FULL_CODEGEN, CodeTopValid,
+		CodeBranchyFirst, CodeBranchyNest, CodeBranchyDirective},
+		{"code select", WALK_NEST_SPECIALIZE | WALK_NEST_FULL_CODEGEN, CodeTopValid,
+		CodeSelectFirst, CodeSelectNest, CodeSelectDirective},
+		{"code bitvector", WALK_NEST_STAGE_ROWS, CodeBitvectorValid, NULL, NULL,
+		CodeBitvectorDirective}
+	},
+	.codegen = &CodeCodegen
 };

@@ -1,7 +1,10 @@
 /*
- * codegen_walk_early.c
- *		The early-exit walk strategy (earlyExitWalk): every lane walks its
- *		own tree to its own leaf.
+ * walk_early_exit.c
+ *		The early-exit walk strategy (walk.h), earlyExitWalk(i): every lane
+ *		walks its own tree to its own leaf.
+ *
+ * Its directive takes no argument; it is never the default, and one of
+ * the tuner's walks.
  *
  * Preconditions: as for every walk op (codegen_walk.c): the loops around
  * it fix the tree, the row, or both, and env->width lanes are to be walked.
@@ -17,10 +20,59 @@
  * overlaps what it can.  The trees are never padded for it (MirPadLevels
  * only pads for unrollWalk and peelWalk).
  *
- * CgWalkToLeaf is also the cold part of a code walk (codegen_walk_code.c),
+ * CgWalkToLeaf is also the cold part of a code walk (walk_code.c),
  * which enters the buffers below the splits it compiled.
  */
+#include <stdio.h>
+
 #include "silvan/codegen.h"
+#include "silvan/text.h"
+#include "silvan/tune.h"
+
+/* ---- the schedule language, MIR, the tuner ---- */
+
+/* earlyExitWalk(i) takes nothing */
+static bool
+EarlyExitCheckArgs(int d, const int64_t *values, WalkRefusal *why)
+{
+	(void) d, (void) values, (void) why;
+	return true;
+}
+
+static void
+EarlyExitApply(IndexVar *var, int d, const int64_t *values)
+{
+	(void) var, (void) d, (void) values;
+}
+
+static int
+EarlyExitFlags(const IndexVar *var, WalkFlag *flags)
+{
+	(void) var;
+	flags[0] = (WalkFlag) {"earlyExitWalk", 0, NULL};
+	return 1;
+}
+
+/* The walk's line in the MIR dump */
+static void
+EarlyExitDescribe(TextBuf *buf, const Mir *mir, const MirOp *walk, int part)
+{
+	(void) mir, (void) walk;
+	if (part == WALK_DESCRIBE_ARGS)
+		TextAppend(buf, ", earlyExitWalk: each lane to its own leaf");
+}
+
+/* earlyExitWalk(loop) */
+static bool
+EarlyExitDirective(const TuneShape *shape, const char *loop, char *text, size_t size)
+{
+	int			n = snprintf(text, size, "earlyExitWalk(%s)\n", loop);
+
+	(void) shape;
+	return n > 0 && (size_t) n < size;
+}
+
+/* ---- code generation ---- */
 
 /*
  * Walk one row from the record at v_index (i64) to a leaf; returns the
@@ -121,8 +173,20 @@ EarlyExitCost(CostModel *model, const MirOp *op, int32_t width, int32_t tree,
 	cost->inline_loops = width;
 }
 
-const WalkStrategy WalkEarlyExit = {
-	.name = "earlyExit",
+static const WalkCodegen EarlyExitCodegen = {
 	.emit = EarlyExitEmit,
 	.cost = EarlyExitCost
+};
+
+const WalkStrategy WalkEarlyExit = {
+	.name = "early exit",
+	.num_directives = 1,
+	.directives = {{"earlyExitWalk", "v", "earlyExitWalk(indexVar)", NULL}},
+	.check_args = EarlyExitCheckArgs,
+	.apply = EarlyExitApply,
+	.flags = EarlyExitFlags,
+	.describe = EarlyExitDescribe,
+	.num_tunings = 1,
+	.tunings = {{"early exit", 0, NULL, NULL, NULL, EarlyExitDirective}},
+	.codegen = &EarlyExitCodegen
 };

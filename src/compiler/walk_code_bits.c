@@ -1,9 +1,9 @@
 /*
- * codegen_walk_bits.c
+ * walk_code_bits.c
  *		The bitvector form of the code walk (codeWalk(i, nodes, bitvector)):
  *		every split of a tree compared, the leaf found as a bit.
  *
- * Preconditions: the layout has split records (codegen_walk_code.c falls
+ * Preconditions: the layout has split records (walk_code.c falls
  * back to the lock-step walk for tiled trees); lanes are rows of one tree
  * (interleave over rows) or trees of one row.  Unlike the other code walk
  * forms, the trees need not be known at compile time: a tree known only
@@ -802,7 +802,7 @@ ColdLanesFunction(CodegenContext *cg, int32_t width, int64_t stride, bool acc)
 static bool
 TakeBitsTree(CodegenContext *cg, const MirOp *op, BitsTree *bt)
 {
-	if (!BitsCollect(bt, 0) || bt->num_splits > op->code_nodes ||
+	if (!BitsCollect(bt, 0) || bt->num_splits > op->walk_args[CODE_WALK_NODES] ||
 		bt->num_splits > cg->code_nodes_left)
 		return false;
 	cg->code_nodes_left -= bt->num_splits;
@@ -813,7 +813,7 @@ TakeBitsTree(CodegenContext *cg, const MirOp *op, BitsTree *bt)
 
 /*
  * The function of HIR tree t for width lanes: its bits when the form takes
- * it (at most 64 leaves, op->code_nodes splits and what is left of the
+ * it (at most 64 leaves, op->walk_args[CODE_WALK_NODES] splits and what is left of the
  * module's budget), else the cold one.  A function per tree keeps LLVM's
  * work linear in the splits (one straight-line block; no loop around it
  * to hoist the masks out of and spill), and its features are read once.
@@ -995,8 +995,7 @@ CgBitvectorStageStride(CodegenContext *cg, const MirOp *op)
 
 		while (up != NULL && up != op)
 			up = up->parent;
-		walk = walk || (up == op && o->kind == MIR_WALK && o->strategy == MIR_WALK_CODE &&
-						o->code_form == CODE_WALK_BITVECTOR && o->lanes == MIR_LANES_ROWS);
+		walk = walk || (up == op && CgIsBitvectorWalk(o) && o->lanes == MIR_LANES_ROWS);
 	}
 	stride = rows + MIR_MAX_WIDTH;
 	if (!walk || stride * num_features * (int64_t) ForestValueSize(cg->forest) >
@@ -1089,7 +1088,7 @@ BitsTreeCost(const CostModel *model, const MirOp *op, int32_t t, int32_t width)
 	const HirTree *tree = &model->hir->trees[t];
 	int64_t		splits = (tree->num_nodes - 1) / 2;
 
-	if (splits + 1 > BITS_MAX_LEAVES || splits > op->code_nodes)
+	if (splits + 1 > BITS_MAX_LEAVES || splits > op->walk_args[CODE_WALK_NODES])
 		return 0;
 	return COST_BITS_FUNCTION + splits * COST_BITS_SPLIT * ((width + 7) / 8) +
 		(int64_t) width * COST_BITS_LANE;

@@ -1,7 +1,16 @@
 /*
- * codegen_walk_vector.c
- *		vectorWalk(i): the rows of one tree walked as the lanes of AVX-512
- *		vectors, sixteen rows a vector and up to eight vectors at once.
+ * walk_vector.c
+ *		The vector walk strategy (walk.h), vectorWalk(i): the rows of one
+ *		tree walked as the lanes of AVX-512 vectors, sixteen rows a vector
+ *		and up to eight vectors at once.
+ *
+ * Its directive takes no argument.  MIR gives it up to
+ * MIR_MAX_VECTOR_WIDTH lanes of rows in a layout that has vector rows
+ * (Representation.vector_rows: perfect), untiled; elsewhere MIR_MAX_WIDTH
+ * lanes in lock-step.  It is the default for the forests whose default
+ * layout has vector rows, without categorical splits, where the host
+ * profile says vector walks beat lock-step (VectorDefault), and one of
+ * the tuner's walks.
  *
  * Preconditions (else the op is walked in lock-step, WalkLockstep): a cpu
  * target whose features have AVX-512F; the perfect layout (repr_perfect.c)
@@ -53,13 +62,151 @@
  * lane: margins equal the interpreter's bit for bit.
  */
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "silvan/codegen.h"
+#include "silvan/text.h"
+#include "silvan/tune.h"
 
 #define VECTOR_LANES		16
+/* the tuner's vector walk: its interleave (one point per nest) */
+#define VECTOR_TUNE_INTERLEAVE	16
 /* Levels whose nodes are permuted out of registers (0 to 5) */
 #define VECTOR_TABLE_LEVELS	6
+
+/* ---- MIR ---- */
+
+/* Does the schedule's layout hold rows as vector lanes, untiled? */
+static bool
+VectorRowsLayout(const Schedule *s)
+{
+	const Representation *layout = ReprLookup(s->representation);
+
+	return s->tile_size <= 1 && layout != NULL && layout->vector_rows;
+}
+
+/*
+ * Rows as vectors only in a layout that has them: elsewhere a vector walk
+ * is lock-step, in groups of at most MIR_MAX_WIDTH rows, which the loop's
+ * step then gives
+ */
+static int32_t
+VectorMaxLanes(const Schedule *s, const MirOp *walk)
+{
+	return walk->lanes == MIR_LANES_ROWS && VectorRowsLayout(s) ?
+		MIR_MAX_VECTOR_WIDTH : MIR_MAX_WIDTH;
+}
+
+/* Remainders: four vectors, one vector's worth in lock-step, four rows */
+static int
+VectorRemainders(const MirOp *walk, int32_t *widths)
+{
+	int			n = 0;
+
+	if (walk->width > MIR_MIN_VECTOR_WIDTH)
+		widths[n++] = MIR_MIN_VECTOR_WIDTH;
+	if (walk->width > MIR_MAX_WIDTH)
+		widths[n++] = MIR_MAX_WIDTH;
+	if (walk->width > MIR_REMAINDER_STEP)
+		widths[n++] = MIR_REMAINDER_STEP;
+	return n;
+}
+
+/* The walk's line in the MIR dump */
+static void
+VectorDescribe(TextBuf *buf, const Mir *mir, const MirOp *walk, int part)
+{
+	(void) mir, (void) walk;
+	if (part == WALK_DESCRIBE_ARGS)
+		TextAppend(buf, ", vectorWalk: sixteen rows a vector where AVX-512 and the layout allow, else lock-step");
+}
+
+/* ---- the schedule language ---- */
+
+/* vectorWalk(i) takes nothing */
+static bool
+VectorCheckArgs(int d, const int64_t *values, WalkRefusal *why)
+{
+	(void) d, (void) values, (void) why;
+	return true;
+}
+
+static void
+VectorApply(IndexVar *var, int d, const int64_t *values)
+{
+	(void) var, (void) d, (void) values;
+}
+
+static int
+VectorFlags(const IndexVar *var, WalkFlag *flags)
+{
+	(void) var;
+	flags[0] = (WalkFlag) {"vectorWalk", 0, NULL};
+	return 1;
+}
+
+/* ---- the default schedule ---- */
+
+/*
+ * Float forests whose default layout has vector rows (perfect: XGBoost's
+ * depth-limited trees), without categorical splits, on hosts whose
+ * profile has vector walks: the default's row tiles, MIR_MAX_VECTOR_WIDTH
+ * rows of a tile as vectors
+ */
+static bool
+VectorDefault(const Forest *forest, int32_t batch_size, const HostProfile *host,
+			  Schedule *schedule)
+{
+	if (!ReprDefaultFor(forest)->vector_rows || ScheduleHasCategorical(forest) ||
+		!HostProfileVectorWalk(host))
+		return false;
+	ScheduleRowTiles(forest, batch_size, host, MIR_MAX_VECTOR_WIDTH, "vectorWalk", "", 0,
+					 schedule);
+	return true;
+}
+
+/* ---- the tuner ---- */
+
+/*
+ * A layout with vector rows, hosts whose profile has vector walks, no
+ * categorical splits, one point per nest (interleave 16, which the nest
+ * takes as MIR_MAX_VECTOR_WIDTH rows)
+ */
+static bool
+VectorValid(const TuneShape *shape, const TuneCpuPoint *p)
+{
+	int32_t		rows = p->row_tile > 0 ? p->row_tile : shape->batch_size;
+	const Representation *layout = ReprAt(p->representation);
+
+	return shape->vector_walk && !shape->categorical && rows >= VECTOR_TUNE_INTERLEAVE &&
+		p->interleave == VECTOR_TUNE_INTERLEAVE && layout != NULL && layout->vector_rows;
+}
+
+/* The heuristic's first phase: in the first layout with vector rows, which phase 2 would not try */
+static bool
+VectorFirst(TuneCpuPoint *p)
+{
+	for (int r = 0; r < ReprCount(); r++)
+		if (ReprAt(r)->vector_rows)
+		{
+			p->representation = r;
+			return true;
+		}
+	return false;
+}
+
+/* vectorWalk(loop) */
+static bool
+VectorDirective(const TuneShape *shape, const char *loop, char *text, size_t size)
+{
+	int			n = snprintf(text, size, "vectorWalk(%s)\n", loop);
+
+	(void) shape;
+	return n > 0 && (size_t) n < size;
+}
+
+/* ---- code generation ---- */
 
 /* What one vector walk emits with */
 typedef struct VectorWalk
@@ -85,7 +232,7 @@ VectorWalkUnfit(CodegenContext *cg, const MirOp *op, const CodegenEnv *env)
 		return "gpu target";
 	if (!CgHasFeature(cg->features, "avx512f"))
 		return "no AVX-512F";
-	if (cg->repr != &ReprPerfect || cg->forest->precision != FOREST_FLOAT32)
+	if (!cg->repr->vector_rows || cg->forest->precision != FOREST_FLOAT32)
 		return "not the perfect layout of a float forest";
 	if (buffers->layout != REPR_SPLIT_PLAIN || (buffers->plain_form != REPR_PLAIN_BELOW_X &&
 												 buffers->plain_form != REPR_PLAIN_X_BELOW))
@@ -430,7 +577,7 @@ LockstepGroups(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 
 	if (env->width <= MIR_MAX_WIDTH || v_iv == NULL)
 	{
-		WalkLockstep.emit(cg, op, env, v_leaf, v_rows, v_groups);
+		WalkLockstep.codegen->emit(cg, op, env, v_leaf, v_rows, v_groups);
 		return;
 	}
 	for (int32_t first = 0; first < env->width; first += MIR_MAX_WIDTH)
@@ -442,7 +589,7 @@ LockstepGroups(CodegenContext *cg, const MirOp *op, CodegenEnv *env,
 
 		group.width = env->width - first < MIR_MAX_WIDTH ? env->width - first : MIR_MAX_WIDTH;
 		group.v_val[env->lane_iv] = LLVMBuildAdd(cg->builder, v_iv, CgInt64(cg, first), "");
-		WalkLockstep.emit(cg, op, &group, leaf, rows, groups);
+		WalkLockstep.codegen->emit(cg, op, &group, leaf, rows, groups);
 		if (leaf[0] != NULL && op->next != NULL && op->next->kind == MIR_REDUCE)
 			CgEmitReduce(cg, op->next, &group, leaf, rows, groups);
 	}
@@ -501,7 +648,7 @@ VectorCost(CostModel *model, const MirOp *op, int32_t width, int32_t tree, WalkC
 	const ReprBuffers *buffers = model->buffers;
 	int64_t		vectors = width / VECTOR_LANES;
 	bool		fit = CgHasFeature(model->features, "avx512f") &&
-		strcmp(model->mir->schedule->representation, "perfect") == 0 &&
+		VectorRowsLayout(model->mir->schedule) &&
 		model->hir->forest->precision == FOREST_FLOAT32 &&
 		buffers->layout == REPR_SPLIT_PLAIN &&
 		(buffers->plain_form == REPR_PLAIN_BELOW_X || buffers->plain_form == REPR_PLAIN_X_BELOW) &&
@@ -513,7 +660,7 @@ VectorCost(CostModel *model, const MirOp *op, int32_t width, int32_t tree, WalkC
 		/* walked in lock-step, in groups of MIR_MAX_WIDTH */
 		int32_t		groups = (width + MIR_MAX_WIDTH - 1) / MIR_MAX_WIDTH;
 
-		WalkLockstep.cost(model, op, width < MIR_MAX_WIDTH ? width : MIR_MAX_WIDTH, tree, cost);
+		WalkLockstep.codegen->cost(model, op, width < MIR_MAX_WIDTH ? width : MIR_MAX_WIDTH, tree, cost);
 		cost->inline_instructions *= groups;
 		cost->inline_loops *= groups;
 		return;
@@ -523,8 +670,26 @@ VectorCost(CostModel *model, const MirOp *op, int32_t width, int32_t tree, WalkC
 	cost->inline_loops = 1;
 }
 
-const WalkStrategy WalkVector = {
-	.name = "vector",
+static const WalkCodegen VectorCodegen = {
 	.emit = VectorEmit,
 	.cost = VectorCost
+};
+
+const WalkStrategy WalkVector = {
+	.name = "vector",
+	.num_directives = 1,
+	.directives = {{"vectorWalk", "v", "vectorWalk(indexVar)", NULL}},
+	.check_args = VectorCheckArgs,
+	.apply = VectorApply,
+	.flags = VectorFlags,
+	.max_lanes = VectorMaxLanes,
+	.remainders = VectorRemainders,
+	.describe = VectorDescribe,
+	.default_rank = 50,
+	.default_schedule = VectorDefault,
+	.num_tunings = 1,
+	.tunings = {
+		{"vector", WALK_NEST_VECTOR_LANES, VectorValid, VectorFirst, NULL, VectorDirective}
+	},
+	.codegen = &VectorCodegen
 };
