@@ -237,7 +237,7 @@ extern int	ScheduleFindVar(const Schedule *schedule, const char *name);
 extern bool ScheduleReordersSums(const Schedule *schedule);
 
 /*
- * The blocked code walk, lleaves' layout: rows in tiles of row_tile (0:
+ * walk_code.c: the blocked code walk, lleaves' layout: rows in tiles of row_tile (0:
  * no tile), parallel over tiles if asked; trees in blocks of `block`,
  * each block one function that walks every row of the tile through its
  * trees, `splits` splits of each tree in code (codegen.c,

@@ -265,49 +265,6 @@ ScheduleCountSplits(const Forest *forest, int64_t *largest)
 	return total;
 }
 
-/* See schedule.h */
-bool
-ScheduleCodeBlocksText(int32_t row_tile, bool parallel, int32_t block, int64_t splits,
-					   const char *form, char *text, size_t size)
-{
-	int			n;
-
-	if (row_tile > 0)
-		n = snprintf(text, size,
-					 "tile(batch, b0, b1, %d)\ntile(tree, t0, t1, %d)\nreorder(b0, t0, b1, t1)\n%s"
-					 "specialize(t0)\nspecialize(t1)\ncodeWalk(t1, %lld, %s)\n",
-					 row_tile, block, parallel ? "parallel(b0)\n" : "", (long long) splits, form);
-	else
-		n = snprintf(text, size,
-					 "tile(tree, t0, t1, %d)\nreorder(t0, batch, t1)\n"
-					 "specialize(t0)\nspecialize(t1)\ncodeWalk(t1, %lld, %s)\n",
-					 block, (long long) splits, form);
-	return n > 0 && (size_t) n < size;
-}
-
-/*
- * See schedule.h.  A forest of many trees also gets at most about
- * SCHEDULE_CODE_MAX_BLOCKS blocks: each block reads the row's features
- * again, and on mtpl2 (1000 trees, whole in code) fewer, larger blocks
- * walk faster for the same compile time; on NYC_taxi and boston (100
- * trees) blocks larger than SCHEDULE_CODE_BLOCK_SPLITS gives are slower
- */
-int32_t
-ScheduleCodeBlockTrees(int64_t splits_per_tree, int32_t num_trees)
-{
-	int64_t		block = SCHEDULE_CODE_BLOCK_SPLITS / (splits_per_tree > 0 ? splits_per_tree : 1);
-	int64_t		fewest = ((int64_t) num_trees + SCHEDULE_CODE_MAX_BLOCKS - 1) /
-		SCHEDULE_CODE_MAX_BLOCKS;
-
-	if (block < fewest)
-		block = fewest;
-	if (block > 64)
-		block = 64;
-	if (block > num_trees)
-		block = num_trees;
-	return block < 1 ? 1 : (int32_t) block;
-}
-
 /*
  * The default's nest of row tiles (walk_lockstep.c, walk_vector.c): a
  * batch tile of about SCHEDULE_TILE_BYTES of rows (at least
