@@ -96,25 +96,28 @@ typedef struct WalkRefusal
 #define WALK_NEST_FULL_CODEGEN	0x10	/* fullCodegen() worth a try */
 
 /*
- * One walk of the tuner's CPU space.  valid: the strategy's own
- * conditions on a point (tune_space.c checks the rest; NULL: none);
- * first_phase: does the heuristic's first phase time the point (it may
- * set the layout the walk needs; NULL: yes); nest_text: builds the
- * point's whole loop nest when the strategy has its own (1), or leaves it
- * to tune_space.c (0), or fails (-1) (NULL: 0); directive: the walk's line
- * for the innermost loop `loop` (NULL: none).
+ * One walk of the tuner's CPU space.  word: a keyword of the strategy's
+ * directive the hooks read (a code walk's form), or NULL.  valid: the
+ * strategy's own conditions on a point (tune_space.c checks the rest;
+ * NULL: none); first_phase: does the heuristic's first phase time the
+ * point (it may set the layout the walk needs; NULL: yes); nest_text:
+ * builds the point's whole loop nest when the strategy has its own (1),
+ * or leaves it to tune_space.c (0), or fails (-1) (NULL: 0); directive:
+ * the walk's line for the innermost loop `loop` (NULL: none).
  */
-typedef struct WalkTuning
+typedef struct WalkTuning WalkTuning;
+struct WalkTuning
 {
 	const char *name;
+	const char *word;
 	uint32_t	nest;
 	bool		(*valid) (const struct TuneShape *shape, const struct TuneCpuPoint *point);
 	bool		(*first_phase) (struct TuneCpuPoint *point);
-	int			(*nest_text) (const struct TuneShape *shape, const struct TuneCpuPoint *point,
-							  char *text, size_t size);
-	bool		(*directive) (const struct TuneShape *shape, const char *loop,
-							  char *text, size_t size);
-} WalkTuning;
+	int			(*nest_text) (const WalkTuning *tuning, const struct TuneShape *shape,
+							  const struct TuneCpuPoint *point, char *text, size_t size);
+	bool		(*directive) (const WalkTuning *tuning, const struct TuneShape *shape,
+							  const char *loop, char *text, size_t size);
+};
 
 typedef struct WalkStrategy
 {
@@ -125,11 +128,14 @@ typedef struct WalkStrategy
 	WalkDirective directives[WALK_MAX_DIRECTIVES];
 	/* may a loop carry several of its directives (unrollWalk and peelWalk)? */
 	bool		combines;
-	/* check directive d's values; true, or false with why */
+	/* check directive d's values; true, or false with why (NULL: no arguments) */
 	bool		(*check_args) (int d, const int64_t *values, WalkRefusal *why);
-	/* set directive d's values in var->walk_args */
+	/* set directive d's values in var->walk_args (NULL: no arguments) */
 	void		(*apply) (struct IndexVar *var, int d, const int64_t *values);
-	/* the flags var shows in the nest dump, at most WALK_MAX_DIRECTIVES */
+	/*
+	 * the flags var shows in the nest dump, at most WALK_MAX_DIRECTIVES
+	 * (NULL: its one directive's name)
+	 */
 	int			(*flags) (const struct IndexVar *var, WalkFlag *flags);
 
 	/* MIR (mir.c); NULL hooks take the lock-step walk's behaviour */
@@ -181,6 +187,8 @@ extern bool WalkFindDirective(const char *name, size_t len, bool ignore_case,
 							  int *kind, int *directive);
 /* The directive loop var carries, for messages; NULL if none */
 extern const char *WalkCarried(const struct IndexVar *var);
+/* The flags loop var shows in the nest dump (WalkStrategy.flags) */
+extern int	WalkFlags(const struct IndexVar *var, WalkFlag *flags);
 /* Tuner walks, numbered across the table in order */
 extern int	WalkNumTunings(void);
 extern const WalkTuning *WalkTuningAt(int index, int *kind);

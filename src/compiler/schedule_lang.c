@@ -715,7 +715,7 @@ ApplyWalkDirective(Schedule *s, Directive *d, SilvanStatus *status)
 	const char *carried = WalkCarried(v);
 	WalkRefusal why = {0};
 
-	if (!strategy->check_args(d->walk_directive, d->values, &why))
+	if (strategy->check_args != NULL && !strategy->check_args(d->walk_directive, d->values, &why))
 		return Fail(status, SILVAN_ERROR_INVALID, why.message, d, "%s", why.detail);
 	if (!CheckInnermost(s, d, d->vars[0], status))
 		return false;
@@ -726,7 +726,8 @@ ApplyWalkDirective(Schedule *s, Directive *d, SilvanStatus *status)
 	if (carried == NULL)
 		memset(v->walk_args, 0, sizeof(v->walk_args));
 	v->walk = d->walk;
-	strategy->apply(v, d->walk_directive, d->values);
+	if (strategy->apply != NULL)
+		strategy->apply(v, d->walk_directive, d->values);
 	return true;
 }
 
@@ -1451,7 +1452,7 @@ AppendFlags(TextBuf *buf, const IndexVar *v)
 		AppendFlag(buf, &n, "specialize", 0);
 	if (v->interleave)
 		AppendFlag(buf, &n, "interleave", 0);
-	num_walk = WalkStrategyOf(v->walk)->flags(v, walk);
+	num_walk = WalkFlags(v, walk);
 	for (int k = 0; k < num_walk; k++)
 	{
 		AppendFlag(buf, &n, walk[k].name, (int) walk[k].value);

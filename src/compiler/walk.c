@@ -66,13 +66,27 @@ WalkFindDirective(const char *name, size_t len, bool ignore_case, int *kind, int
 	return false;
 }
 
+/* The flags loop var shows in the nest dump: its strategy's, or its directive's name */
+int
+WalkFlags(const IndexVar *var, WalkFlag *flags)
+{
+	const WalkStrategy *strategy = WalkStrategyOf(var->walk);
+
+	if (strategy->flags != NULL)
+		return strategy->flags(var, flags);
+	if (var->walk <= 0 || var->walk >= NUM_WALK_STRATEGIES)
+		return 0;
+	flags[0] = (WalkFlag) {strategy->directives[0].name, 0, NULL};
+	return 1;
+}
+
 /* The directive loop var carries, for messages; NULL if none */
 const char *
 WalkCarried(const IndexVar *var)
 {
 	WalkFlag	flags[WALK_MAX_DIRECTIVES];
 
-	return WalkStrategyOf(var->walk)->flags(var, flags) > 0 ? flags[0].name : NULL;
+	return WalkFlags(var, flags) > 0 ? flags[0].name : NULL;
 }
 
 /* How many tuner walks the strategies have in all */

@@ -407,8 +407,8 @@ CodeSelectFirst(TuneCpuPoint *p)
 
 /* One row at a time: blocks of trees, each a function over the row tile */
 static int
-CodeRowsNest(const TuneShape *shape, const TuneCpuPoint *p, const char *form, char *text,
-			 size_t size)
+CodeRowsNest(const WalkTuning *tuning, const TuneShape *shape, const TuneCpuPoint *p,
+			 char *text, size_t size)
 {
 	int64_t		splits = CodeSplitsPerTree(shape);
 
@@ -416,42 +416,18 @@ CodeRowsNest(const TuneShape *shape, const TuneCpuPoint *p, const char *form, ch
 		return 0;
 	return ScheduleCodeBlocksText(p->row_tile, p->parallel == TUNE_PARALLEL_ROWS,
 								  ScheduleCodeBlockTrees(splits, shape->num_trees), splits,
-								  form, text, size) ? 1 : -1;
-}
-
-static int
-CodeBranchyNest(const TuneShape *shape, const TuneCpuPoint *p, char *text, size_t size)
-{
-	return CodeRowsNest(shape, p, "branchy", text, size);
-}
-
-static int
-CodeSelectNest(const TuneShape *shape, const TuneCpuPoint *p, char *text, size_t size)
-{
-	return CodeRowsNest(shape, p, "select", text, size);
+								  tuning->word, text, size) ? 1 : -1;
 }
 
 /* codeWalk(loop, splits, form) */
 static bool
-CodeTopDirective(const TuneShape *shape, const char *loop, const char *form, char *text,
-				 size_t size)
+CodeTopDirective(const WalkTuning *tuning, const TuneShape *shape, const char *loop,
+				 char *text, size_t size)
 {
 	int			n = snprintf(text, size, "codeWalk(%s, %lld, %s)\n", loop,
-							 (long long) CodeSplitsPerTree(shape), form);
+							 (long long) CodeSplitsPerTree(shape), tuning->word);
 
 	return n > 0 && (size_t) n < size;
-}
-
-static bool
-CodeBranchyDirective(const TuneShape *shape, const char *loop, char *text, size_t size)
-{
-	return CodeTopDirective(shape, loop, "branchy", text, size);
-}
-
-static bool
-CodeSelectDirective(const TuneShape *shape, const char *loop, char *text, size_t size)
-{
-	return CodeTopDirective(shape, loop, "select", text, size);
 }
 
 /*
@@ -471,9 +447,10 @@ CodeBitvectorValid(const TuneShape *shape, const TuneCpuPoint *p)
 
 /* codeWalk(loop, 63, bitvector) */
 static bool
-CodeBitvectorDirective(const TuneShape *shape, const char *loop, char *text, size_t size)
+CodeBitvectorDirective(const WalkTuning *tuning, const TuneShape *shape, const char *loop,
+					   char *text, size_t size)
 {
-	int			n = snprintf(text, size, "codeWalk(%s, 63, bitvector)\n", loop);
+	int			n = snprintf(text, size, "codeWalk(%s, 63, %s)\n", loop, tuning->word);
 
 	(void) shape;
 	return n > 0 && (size_t) n < size;
@@ -1522,11 +1499,11 @@ const WalkStrategy WalkCode = {
 	.default_schedule = CodeDefault,
 	.num_tunings = 3,
 	.tunings = {
-		{"code branchy", WALK_NEST_SPECIALIZE | WALK_NEST_FULL_CODEGEN, CodeTopValid,
-		CodeBranchyFirst, CodeBranchyNest, CodeBranchyDirective},
-		{"code select", WALK_NEST_SPECIALIZE | WALK_NEST_FULL_CODEGEN, CodeTopValid,
-		CodeSelectFirst, CodeSelectNest, CodeSelectDirective},
-		{"code bitvector", WALK_NEST_STAGE_ROWS, CodeBitvectorValid, NULL, NULL,
+		{"code branchy", "branchy", WALK_NEST_SPECIALIZE | WALK_NEST_FULL_CODEGEN, CodeTopValid,
+		CodeBranchyFirst, CodeRowsNest, CodeTopDirective},
+		{"code select", "select", WALK_NEST_SPECIALIZE | WALK_NEST_FULL_CODEGEN, CodeTopValid,
+		CodeSelectFirst, CodeRowsNest, CodeTopDirective},
+		{"code bitvector", "bitvector", WALK_NEST_STAGE_ROWS, CodeBitvectorValid, NULL, NULL,
 		CodeBitvectorDirective}
 	},
 	.codegen = &CodeCodegen

@@ -29,29 +29,7 @@
 #include "silvan/text.h"
 #include "silvan/tune.h"
 
-/* ---- the schedule language, MIR, the tuner ---- */
-
-/* earlyExitWalk(i) takes nothing */
-static bool
-EarlyExitCheckArgs(int d, const int64_t *values, WalkRefusal *why)
-{
-	(void) d, (void) values, (void) why;
-	return true;
-}
-
-static void
-EarlyExitApply(IndexVar *var, int d, const int64_t *values)
-{
-	(void) var, (void) d, (void) values;
-}
-
-static int
-EarlyExitFlags(const IndexVar *var, WalkFlag *flags)
-{
-	(void) var;
-	flags[0] = (WalkFlag) {"earlyExitWalk", 0, NULL};
-	return 1;
-}
+/* ---- MIR, the tuner ---- */
 
 /* The walk's line in the MIR dump */
 static void
@@ -64,11 +42,12 @@ EarlyExitDescribe(TextBuf *buf, const Mir *mir, const MirOp *walk, int part)
 
 /* earlyExitWalk(loop) */
 static bool
-EarlyExitDirective(const TuneShape *shape, const char *loop, char *text, size_t size)
+EarlyExitDirective(const WalkTuning *tuning, const TuneShape *shape, const char *loop,
+				   char *text, size_t size)
 {
 	int			n = snprintf(text, size, "earlyExitWalk(%s)\n", loop);
 
-	(void) shape;
+	(void) tuning, (void) shape;
 	return n > 0 && (size_t) n < size;
 }
 
@@ -182,11 +161,8 @@ const WalkStrategy WalkEarlyExit = {
 	.name = "early exit",
 	.num_directives = 1,
 	.directives = {{"earlyExitWalk", "v", "earlyExitWalk(indexVar)", NULL}},
-	.check_args = EarlyExitCheckArgs,
-	.apply = EarlyExitApply,
-	.flags = EarlyExitFlags,
 	.describe = EarlyExitDescribe,
 	.num_tunings = 1,
-	.tunings = {{"early exit", 0, NULL, NULL, NULL, EarlyExitDirective}},
+	.tunings = {{"early exit", NULL, 0, NULL, NULL, NULL, EarlyExitDirective}},
 	.codegen = &EarlyExitCodegen
 };

@@ -164,11 +164,13 @@ LockstepUnrolledFirst(TuneCpuPoint *p)
 
 /* unrollWalk(loop, depth), at most TUNE_MAX_UNROLL */
 static bool
-LockstepUnrolledDirective(const TuneShape *shape, const char *loop, char *text, size_t size)
+LockstepUnrolledDirective(const WalkTuning *tuning, const TuneShape *shape, const char *loop,
+						  char *text, size_t size)
 {
 	int32_t		depth = shape->max_depth < TUNE_MAX_UNROLL ? shape->max_depth : TUNE_MAX_UNROLL;
 	int			n = snprintf(text, size, "unrollWalk(%s, %d)\n", loop, depth);
 
+	(void) tuning;
 	return n > 0 && (size_t) n < size;
 }
 
@@ -181,12 +183,14 @@ LockstepPeeledFirst(TuneCpuPoint *p)
 
 /* peelWalk(loop, hops): LOCKSTEP_TUNE_PEEL, fewer than the depth */
 static bool
-LockstepPeeledDirective(const TuneShape *shape, const char *loop, char *text, size_t size)
+LockstepPeeledDirective(const WalkTuning *tuning, const TuneShape *shape, const char *loop,
+						char *text, size_t size)
 {
 	int32_t		hops = shape->max_depth > LOCKSTEP_TUNE_PEEL ? LOCKSTEP_TUNE_PEEL :
 		shape->max_depth - 1;
 	int			n = snprintf(text, size, "peelWalk(%s, %d)\n", loop, hops);
 
+	(void) tuning;
 	return n > 0 && (size_t) n < size;
 }
 
@@ -421,10 +425,10 @@ const WalkStrategy WalkLockstep = {
 	.default_schedule = LockstepDefault,
 	.num_tunings = 3,
 	.tunings = {
-		{"lock-step", WALK_NEST_TREE_TILES, NULL, NULL, NULL, NULL},
-		{"unrolled", WALK_NEST_TREE_TILES, LockstepHopsValid, LockstepUnrolledFirst, NULL,
+		{"lock-step", NULL, WALK_NEST_TREE_TILES, NULL, NULL, NULL, NULL},
+		{"unrolled", NULL, WALK_NEST_TREE_TILES, LockstepHopsValid, LockstepUnrolledFirst, NULL,
 		LockstepUnrolledDirective},
-		{"peeled", 0, LockstepHopsValid, LockstepPeeledFirst, NULL, LockstepPeeledDirective}
+		{"peeled", NULL, 0, LockstepHopsValid, LockstepPeeledFirst, NULL, LockstepPeeledDirective}
 	},
 	.codegen = &LockstepCodegen
 };

@@ -122,30 +122,6 @@ VectorDescribe(TextBuf *buf, const Mir *mir, const MirOp *walk, int part)
 		TextAppend(buf, ", vectorWalk: sixteen rows a vector where AVX-512 and the layout allow, else lock-step");
 }
 
-/* ---- the schedule language ---- */
-
-/* vectorWalk(i) takes nothing */
-static bool
-VectorCheckArgs(int d, const int64_t *values, WalkRefusal *why)
-{
-	(void) d, (void) values, (void) why;
-	return true;
-}
-
-static void
-VectorApply(IndexVar *var, int d, const int64_t *values)
-{
-	(void) var, (void) d, (void) values;
-}
-
-static int
-VectorFlags(const IndexVar *var, WalkFlag *flags)
-{
-	(void) var;
-	flags[0] = (WalkFlag) {"vectorWalk", 0, NULL};
-	return 1;
-}
-
 /* ---- the default schedule ---- */
 
 /*
@@ -198,11 +174,12 @@ VectorFirst(TuneCpuPoint *p)
 
 /* vectorWalk(loop) */
 static bool
-VectorDirective(const TuneShape *shape, const char *loop, char *text, size_t size)
+VectorDirective(const WalkTuning *tuning, const TuneShape *shape, const char *loop,
+				char *text, size_t size)
 {
 	int			n = snprintf(text, size, "vectorWalk(%s)\n", loop);
 
-	(void) shape;
+	(void) tuning, (void) shape;
 	return n > 0 && (size_t) n < size;
 }
 
@@ -679,9 +656,6 @@ const WalkStrategy WalkVector = {
 	.name = "vector",
 	.num_directives = 1,
 	.directives = {{"vectorWalk", "v", "vectorWalk(indexVar)", NULL}},
-	.check_args = VectorCheckArgs,
-	.apply = VectorApply,
-	.flags = VectorFlags,
 	.max_lanes = VectorMaxLanes,
 	.remainders = VectorRemainders,
 	.describe = VectorDescribe,
@@ -689,7 +663,7 @@ const WalkStrategy WalkVector = {
 	.default_schedule = VectorDefault,
 	.num_tunings = 1,
 	.tunings = {
-		{"vector", WALK_NEST_VECTOR_LANES, VectorValid, VectorFirst, NULL, VectorDirective}
+		{"vector", NULL, WALK_NEST_VECTOR_LANES, VectorValid, VectorFirst, NULL, VectorDirective}
 	},
 	.codegen = &VectorCodegen
 };

@@ -231,7 +231,7 @@ PutWalk(const TuneShape *shape, const WalkTuning *walk, const char *loop,
 
 	if (walk->directive == NULL)
 		return true;
-	return walk->directive(shape, loop, line, sizeof(line)) &&
+	return walk->directive(walk, shape, loop, line, sizeof(line)) &&
 		Put(text, size, used, "%s", line);
 }
 
@@ -315,7 +315,7 @@ TuneCpuText(const TuneShape *shape, const TuneCpuPoint *p, char *text, size_t si
 	walk = WalkTuningAt(p->walk, NULL);
 	/* a walk with a nest of its own (code walks a row at a time) writes it */
 	if (walk->nest_text != NULL)
-		own = walk->nest_text(shape, p, text, size);
+		own = walk->nest_text(walk, shape, p, text, size);
 	if (own < 0)
 		return false;
 	used = strlen(text);
