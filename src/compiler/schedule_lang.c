@@ -41,9 +41,15 @@
  * directives cannot itself be tiled or split, since its flags would have
  * no loop left to apply to; tile and split first, then optimize.
  *
+ * Walk directives belong to the walk strategies (walk.h): the parser
+ * finds a name it does not know among the strategies' directives, checks
+ * the signature the strategy gives, lets the strategy check and set the
+ * arguments, and refuses a second strategy on one loop.  The layouts'
+ * names for representation() come from repr.c's table likewise.
+ *
  * Constraints that later directives could break are rechecked by them:
- * reorder refuses to move a loop that carries interleave, unrollWalk or
- * peelWalk away from the innermost position.  gpuDimension allows each
+ * reorder refuses to move a loop that carries interleave or a walk
+ * directive away from the innermost position.  gpuDimension allows each
  * grid or block dimension once on any path through the nest (one kernel);
  * sibling loops made by split are separate kernels and may reuse one.
  *
