@@ -120,6 +120,7 @@ RESET ROLE;
 -- is not even parsed, and a table the caller cannot read is not scanned
 SET ROLE regress_silvan_attacker;
 SELECT silvan.set_schedule('alice_m', 'no such directive(x)');
+SELECT silvan.reset_schedules('alice_m', 'no such target');
 SELECT silvan.profile('alice_m', 'pg_authid', 'oid');
 SELECT silvan.profile('alice_m', 'SELECT oid, 1 FROM pg_authid');
 RESET ROLE;

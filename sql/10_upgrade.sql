@@ -197,6 +197,35 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE a.prediction IS DISTINCT FROM b.
 \i sql/parallel_reset.psql
 DROP TABLE before_update, wide_in, fx_in, fx_exp;
 
+-- from 0.9.0: models, schedules and profiles kept and predicting the
+-- same; the update adds reset_schedules() and tune()'s default batch
+-- sizes become those scoring uses
+SET client_min_messages = warning;
+DROP EXTENSION silvan CASCADE;
+CREATE EXTENSION silvan VERSION '0.9.0';
+RESET client_min_messages;
+\set fx binary_logistic
+\i sql/fixture.psql
+SELECT silvan.set_schedule('binary_logistic', 'tile(batch, b0, b1, 8); reorder(b0, tree, b1); interleave(b1)', batch_size => 16);
+SELECT silvan.profile('binary_logistic', 'fx_in', 'id') AS profiled_rows;
+CREATE TABLE before_update AS
+	SELECT key, prediction FROM silvan.predict_table('binary_logistic', 'fx_in', 'id', batch_size => 16);
+ALTER EXTENSION silvan UPDATE;
+\c
+SELECT extversion FROM pg_extension WHERE extname = 'silvan';
+SELECT model, batch_size, origin, schedule FROM silvan.schedules;
+SELECT count(*) AS profiles FROM silvan.profile;
+SELECT count(*) AS rows, count(*) FILTER (WHERE a.prediction IS DISTINCT FROM b.prediction) AS changed,
+	   count(*) FILTER (WHERE a.prediction::real IS DISTINCT FROM e[1]::real) AS differ_from_xgboost
+  FROM before_update AS b
+  JOIN silvan.predict_table('binary_logistic', 'fx_in', 'id', batch_size => 16) AS a USING (key)
+  JOIN fx_exp AS x ON x.id = b.key;
+SELECT p.proname, pg_get_function_arguments(p.oid) ~ 'batch_sizes integer\[\] DEFAULT NULL' AS scoring_sizes
+  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+ WHERE n.nspname = 'silvan' AND p.proname LIKE 'tune%' ORDER BY 1;
+SELECT silvan.reset_schedules('binary_logistic') AS removed;
+DROP TABLE before_update, fx_in, fx_exp;
+
 -- from 0.8.0: models, schedules and profiles kept and predicting the
 -- same; the update adds the host profile's view and measure_host()
 SET client_min_messages = warning;

@@ -73,6 +73,33 @@ SELECT batch_size, stored FROM silvan.tune('binary_logistic', 'fx_in', 'id', bat
 RESET silvan.tune_min_speedup;
 SELECT batch_size, origin FROM silvan.schedules WHERE model = 'binary_logistic' AND batch_size IN (1, 4);
 
+-- without batch sizes, those scoring runs with: 1 (scalar calls), the
+-- batched calls' (silvan.batch_calls_size) and the table functions' 4096;
+-- a stored schedule says whether the budget stopped its search
+SET silvan.tune_min_speedup = 0;
+CREATE TEMP TABLE scoring_tuned AS
+	SELECT * FROM silvan.tune('binary_logistic', 'fx_in', 'id', budget => '1 ms');
+SELECT batch_size, t.stored, (s.provenance->>'budget_spent')::boolean AS budget_spent
+  FROM scoring_tuned AS t JOIN silvan.schedules AS s USING (batch_size)
+ WHERE s.model = 'binary_logistic' ORDER BY 1;
+SET silvan.batch_calls_size = 64;
+SELECT array_agg(batch_size ORDER BY batch_size) AS batch_sizes
+  FROM silvan.tune_query('binary_logistic', 'SELECT id, f FROM fx_in', budget => '1 ms');
+RESET silvan.batch_calls_size;
+RESET silvan.tune_min_speedup;
+
+-- reset_schedules: every stored schedule of the model goes, tuned or set
+-- by hand, for one target or all; the defaults score again
+SELECT silvan.reset_schedules('binary_logistic', 'cuda') AS removed_for_cuda;
+SELECT count(*) > 0 AS some_stored FROM silvan.schedules WHERE model = 'binary_logistic';
+SELECT silvan.reset_schedules('binary_logistic') > 0 AS removed;
+SELECT count(*) AS left FROM silvan.schedules WHERE model = 'binary_logistic';
+SELECT substring(silvan.explain('binary_logistic', 1024) FROM '^schedule source: [^\n]*') AS source;
+SELECT silvan.reset_schedules('binary_logistic') AS removed_again;
+SELECT count(*) FILTER (WHERE t.prediction::real <> x.e[1]::real) AS diff
+  FROM silvan.predict_table('binary_logistic', 'fx_in', 'id', batch_size => 1024) AS t
+  JOIN fx_exp AS x ON x.id = t.key;
+
 -- a statement timeout (as a cancel) stops a search cleanly: nothing is
 -- stored, not even for the batch sizes already done
 SET silvan.tune_min_speedup = 0;
@@ -98,7 +125,9 @@ SELECT * FROM silvan.tune('binary_logistic', batch_sizes => '{}');
 SELECT * FROM silvan.tune('binary_logistic', batch_sizes => '{64,0}');
 SELECT * FROM silvan.tune('binary_logistic', batch_sizes => '{1,NULL}');
 SELECT * FROM silvan.tune('binary_logistic', batch_sizes => '{1000000}');
-SELECT * FROM silvan.tune('binary_logistic', batch_sizes => NULL);
+SELECT silvan.reset_schedules('no_such_model');
+SELECT silvan.reset_schedules('binary_logistic', 'tpu');
+SELECT silvan.reset_schedules(NULL);
 SET maintenance_work_mem = '1MB';
 SELECT * FROM silvan.tune('binary_logistic', 'fx_in', 'id', batch_sizes => '{65536}');
 RESET maintenance_work_mem;

@@ -252,6 +252,8 @@ CREATE FUNCTION predict_raw_query(model text, query text, batch_size integer DEF
 CREATE FUNCTION set_schedule(model text, schedule text, target text DEFAULT 'cpu',
 							 batch_size integer DEFAULT NULL) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'silvan_set_schedule' LANGUAGE C VOLATILE;
+CREATE FUNCTION reset_schedules(model text, target text DEFAULT NULL) RETURNS integer
+	AS 'MODULE_PATHNAME', 'silvan_reset_schedules' LANGUAGE C VOLATILE;
 
 -- Node hit statistics over real rows, for probability-based tiling
 CREATE FUNCTION profile(model text, source regclass, key_column text,
@@ -334,7 +336,7 @@ GRANT SELECT ON tuning_jobs TO PUBLIC;
 
 CREATE FUNCTION tune(model text, sample regclass DEFAULT NULL, key_column text DEFAULT NULL,
 					 feature_columns text[] DEFAULT NULL,
-					 batch_sizes integer[] DEFAULT '{1,64,1024,8192}',
+					 batch_sizes integer[] DEFAULT NULL,
 					 target text DEFAULT 'cpu', strategy text DEFAULT 'heuristic',
 					 budget interval DEFAULT '2 minutes', exact boolean DEFAULT true)
 	RETURNS TABLE (batch_size integer, schedule text, us_per_row float8,
@@ -342,7 +344,7 @@ CREATE FUNCTION tune(model text, sample regclass DEFAULT NULL, key_column text D
 				   candidates integer, seconds float8, rows_from text)
 	AS 'MODULE_PATHNAME', 'silvan_tune_table' LANGUAGE C VOLATILE;
 CREATE FUNCTION tune_query(model text, query text,
-					 batch_sizes integer[] DEFAULT '{1,64,1024,8192}',
+					 batch_sizes integer[] DEFAULT NULL,
 					 target text DEFAULT 'cpu', strategy text DEFAULT 'heuristic',
 					 budget interval DEFAULT '2 minutes', exact boolean DEFAULT true)
 	RETURNS TABLE (batch_size integer, schedule text, us_per_row float8,
@@ -351,13 +353,13 @@ CREATE FUNCTION tune_query(model text, query text,
 	AS 'MODULE_PATHNAME', 'silvan_tune_query' LANGUAGE C VOLATILE;
 CREATE FUNCTION tune_async(model text, sample regclass DEFAULT NULL, key_column text DEFAULT NULL,
 						   feature_columns text[] DEFAULT NULL,
-						   batch_sizes integer[] DEFAULT '{1,64,1024,8192}',
+						   batch_sizes integer[] DEFAULT NULL,
 						   target text DEFAULT 'cpu', strategy text DEFAULT 'heuristic',
 						   budget interval DEFAULT '2 minutes', exact boolean DEFAULT true)
 	RETURNS bigint
 	AS 'MODULE_PATHNAME', 'silvan_tune_async_table' LANGUAGE C VOLATILE;
 CREATE FUNCTION tune_query_async(model text, query text,
-						   batch_sizes integer[] DEFAULT '{1,64,1024,8192}',
+						   batch_sizes integer[] DEFAULT NULL,
 						   target text DEFAULT 'cpu', strategy text DEFAULT 'heuristic',
 						   budget interval DEFAULT '2 minutes', exact boolean DEFAULT true)
 	RETURNS bigint
@@ -527,6 +529,8 @@ COMMENT ON FUNCTION predict_raw_query(text, text, integer) IS
 
 COMMENT ON FUNCTION set_schedule(text, text, text, integer) IS
 	'store a compiler schedule for a model, target and batch size (NULL: every size); a NULL schedule removes it; true when anything changed';
+COMMENT ON FUNCTION reset_schedules(text, text) IS
+	'remove every stored schedule of a model, tuned or set by hand, for one target (NULL: all), so that it scores with the defaults; returns how many went';
 COMMENT ON FUNCTION profile(text, regclass, text, text[]) IS
 	'count how often each node of a model is visited over a table''s rows and store it for probability-based tiling; returns the rows read';
 COMMENT ON FUNCTION profile(text, text) IS
@@ -537,9 +541,9 @@ COMMENT ON FUNCTION reassign_models(regrole, regrole) IS
 	'give every model of one role to another, as REASSIGN OWNED does; returns the number of models';
 
 COMMENT ON FUNCTION tune(text, regclass, text, text[], integer[], text, text, interval, boolean) IS
-	'search schedules for a model on sample rows (a table, or rows drawn from the model) and store those that beat the default; one row per batch size';
+	'search schedules for a model on sample rows (a table, or rows drawn from the model) and store those that beat the default; batch sizes NULL: those scoring uses (1, silvan.batch_calls_size, 4096); one row per batch size';
 COMMENT ON FUNCTION tune_query(text, text, integer[], text, text, interval, boolean) IS
-	'search schedules for a model on the rows of a query (first column a key) and store those that beat the default; one row per batch size';
+	'search schedules for a model on the rows of a query (first column a key) and store those that beat the default; batch sizes NULL: those scoring uses (1, silvan.batch_calls_size, 4096); one row per batch size';
 COMMENT ON FUNCTION tune_async(text, regclass, text, text[], integer[], text, text, interval, boolean) IS
 	'queue tune() for the background tuning worker; returns the job''s id (see silvan.tuning_jobs)';
 COMMENT ON FUNCTION tune_query_async(text, text, integer[], text, text, interval, boolean) IS

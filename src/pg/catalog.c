@@ -675,6 +675,44 @@ silvan_set_schedule(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(changed);
 }
 
+PG_FUNCTION_INFO_V1(silvan_reset_schedules);
+
+/*
+ * reset_schedules(model, target): remove every stored schedule of the
+ * model, tuned or set by hand, for one target (NULL: all); how many went
+ */
+Datum
+silvan_reset_schedules(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+	CatalogSql	sql;
+	CatalogModel model;
+	Oid			argtypes[2] = {INT8OID, TEXTOID};
+	Datum		args[2];
+	char		nulls[2] = {' ', PG_ARGISNULL(1) ? 'n' : ' '};
+	int64		revision;
+	uint64		removed;
+
+	RequireArgument(fcinfo, 0, "model");
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	if (!PG_ARGISNULL(1))
+		args[1] = CStringGetTextDatum(SilvanCheckTarget(text_to_cstring(PG_GETARG_TEXT_PP(1)),
+														"target", false));
+	revision = CatalogCheckOwned(name);
+	CatalogSqlBegin(&sql);
+	CatalogTakeModel(&sql, name, &model);
+	if (model.revision != revision)
+		ReportConcurrentChange(name);
+	args[0] = Int64GetDatum(model.id);
+	CatalogSqlRun(&sql,
+				  "DELETE FROM silvan.schedule WHERE model_id OPERATOR(pg_catalog.=) $1"
+				  " AND ($2 IS NULL OR target OPERATOR(pg_catalog.=) $2)",
+				  2, argtypes, args, nulls, SPI_OK_DELETE);
+	removed = SPI_processed;
+	CatalogSqlEnd(&sql);
+	PG_RETURN_INT32((int32) removed);
+}
+
 /*
  * Store the schedule the tuner found for a model at revision, a target and
  * a batch size, replacing what is stored for that size; with schedule NULL,

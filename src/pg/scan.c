@@ -515,7 +515,7 @@ int
 ScanCheckBatchSize(bool isnull, int32 batch_size)
 {
 	if (isnull)
-		batch_size = 4096;
+		batch_size = SILVAN_TABLE_BATCH_SIZE;
 	if (batch_size < 1 || batch_size > SCAN_MAX_BATCH)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -1004,7 +1004,7 @@ ScanSample(const char *model, Oid relid, const char *key_column, ArrayType *feat
 	BatchScan  *state = ScanCreate(SCORE_SAMPLE, false);
 
 	state->model_name = model;
-	state->batch_size = 4096;
+	state->batch_size = SILVAN_TABLE_BATCH_SIZE;
 	state->row_limit = limit;
 	state->source_relid = relid;
 	state->key_column = key_column ? pstrdup(key_column) : NULL;
@@ -1045,7 +1045,7 @@ silvan_profile_table(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("model, source and key_column must not be null")));
 	state->model_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	state->batch_size = 4096;
+	state->batch_size = SILVAN_TABLE_BATCH_SIZE;
 	/* nothing is scanned for a caller that could not store the profile */
 	(void) CatalogCheckOwned(state->model_name);
 	ScanSetTable(state, fcinfo);
@@ -1063,7 +1063,7 @@ silvan_profile_query(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("model and query must not be null")));
 	state->model_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	state->batch_size = 4096;
+	state->batch_size = SILVAN_TABLE_BATCH_SIZE;
 	(void) CatalogCheckOwned(state->model_name);
 	return ScanProfile(state, text_to_cstring(PG_GETARG_TEXT_PP(1)));
 }

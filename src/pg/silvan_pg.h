@@ -373,4 +373,7 @@ FeaturePut(const Forest *forest, void *row, int32 i, Datum value, bool isnull, O
 extern bool silvan_stream_scans;
 extern void ScanNodeInit(void);
 
+/* The table functions' batch size when the caller gives none (scan.c) */
+#define SILVAN_TABLE_BATCH_SIZE	4096
+
 #endif							/* SILVAN_PG_H */

@@ -70,6 +70,8 @@
 #include "silvan/runtime.h"
 #include "silvan/tune.h"
 
+#include "batch.h"
+
 #define TUNE_MAX_BATCH_SIZES	16
 #define TUNE_MAX_BATCH			65536
 #define TUNE_SYNTHESIZED_ROWS	4096
@@ -230,6 +232,25 @@ TuneBatchSizes(TuneRequest *request, ArrayType *array)
 }
 
 /*
+ * The batch sizes scoring runs with, which tune() takes when the caller
+ * names none: 1 (scalar calls), the batched calls' (silvan.batch_calls_size)
+ * and the table functions' default (SILVAN_TABLE_BATCH_SIZE)
+ */
+static void
+TuneScoringBatchSizes(TuneRequest *request)
+{
+	int32		sizes[3] = {1, silvan_batch_calls_size, SILVAN_TABLE_BATCH_SIZE};
+	int			kept = 0;
+
+	qsort(sizes, lengthof(sizes), sizeof(int32), CompareInt32);
+	request->batch_sizes = palloc(sizeof(sizes));
+	for (int i = 0; i < lengthof(sizes); i++)
+		if (kept == 0 || request->batch_sizes[kept - 1] != sizes[i])
+			request->batch_sizes[kept++] = sizes[i];
+	request->num_batch_sizes = kept;
+}
+
+/*
  * Check a request before any work: the model and the caller's right to
  * change it, target, budget, and a sample table the caller can read
  */
@@ -258,13 +279,9 @@ TuneRequestCheck(TuneRequest *request)
 void
 TuneRequestDefaults(TuneRequest *request, const char *model)
 {
-	static const int32 sizes[] = {1, 64, 1024, 8192};
-
 	memset(request, 0, sizeof(TuneRequest));
 	request->model = pstrdup(model);
-	request->batch_sizes = palloc(sizeof(sizes));
-	memcpy(request->batch_sizes, sizes, sizeof(sizes));
-	request->num_batch_sizes = lengthof(sizes);
+	TuneScoringBatchSizes(request);
 	request->target = "cpu";
 	request->strategy = TUNE_HEURISTIC;
 	request->budget = DirectFunctionCall3(interval_in, CStringGetDatum("2 minutes"),
@@ -313,12 +330,14 @@ TuneRequestFromCall(FunctionCallInfo fcinfo, bool query, TuneRequest *request)
 					 errmsg("key_column and feature_columns need a sample"),
 					 errdetail("Argument \"sample\" is NULL, so rows are drawn from the model itself.")));
 	}
-	TuneRequire(fcinfo, o, "batch_sizes");
 	TuneRequire(fcinfo, o + 1, "target");
 	TuneRequire(fcinfo, o + 2, "strategy");
 	TuneRequire(fcinfo, o + 3, "budget");
 	TuneRequire(fcinfo, o + 4, "exact");
-	TuneBatchSizes(request, PG_GETARG_ARRAYTYPE_P(o));
+	if (PG_ARGISNULL(o))
+		TuneScoringBatchSizes(request);
+	else
+		TuneBatchSizes(request, PG_GETARG_ARRAYTYPE_P(o));
 	request->target = text_to_cstring(PG_GETARG_TEXT_PP(o + 1));
 	request->strategy = TuneStrategyOf(text_to_cstring(PG_GETARG_TEXT_PP(o + 2)));
 	request->budget = PG_GETARG_DATUM(o + 3);
@@ -598,11 +617,12 @@ TuneProvenance(TuneSession *session, const TuneBatchResult *r)
 	appendStringInfo(&out, ", \"strategy\": \"%s\", \"exact\": %s, \"us_per_row\": %.6g,"
 					 " \"default_us_per_row\": %.6g, \"speedup\": %.4g, \"rows\": " INT64_FORMAT
 					 ", \"rows_from\": \"%s\", \"candidates\": %d, \"seconds\": %.3g,"
+					 " \"budget_spent\": %s,"
 					 " \"threads\": %d, \"silvan\": \"%s\", \"cpu\": ",
 					 strategies[session->request.strategy], session->request.exact ? "true" : "false",
 					 r->us_per_row, r->default_us_per_row, r->default_us_per_row / r->us_per_row,
 					 session->num_rows, session->rows_from, r->timed, r->seconds,
-					 session->threads, SILVAN_VERSION);
+					 r->budget_spent ? "true" : "false", session->threads, SILVAN_VERSION);
 	escape_json(&out, JitHostCpuName());
 	appendStringInfoString(&out, ", \"cpu_features\": ");
 	escape_json(&out, JitHostCpuFeatures());
@@ -662,6 +682,10 @@ TuneSearchBatch(TuneSession *session, TuneBatchState *state, TuneBatchResult *r,
 		if (c->id > 0 && TuneClockSeconds() - start > share)
 		{
 			r->budget_spent = true;
+			ereport(NOTICE,
+					(errmsg("the tuning budget stopped the search for batch size %d", r->batch_size),
+					 errdetail("Its share of the budget was spent before the whole space was timed."),
+					 errhint("A larger budget may find a faster schedule.")));
 			break;
 		}
 		TuneTime(session, state, r->batch_size, c->text, TuneSearchDiscardAbove(state->search),
