@@ -176,6 +176,18 @@ CatalogTakeModel(CatalogSql *sql, const char *name, CatalogModel *model)
 }
 
 /*
+ * CatalogTakeModel for work that CatalogCheckOwned came before: the row
+ * must still be at the revision that work saw
+ */
+static void
+CatalogTakeModelAt(CatalogSql *sql, const char *name, int64 revision, CatalogModel *model)
+{
+	CatalogTakeModel(sql, name, model);
+	if (model->revision != revision)
+		ReportConcurrentChange(name);
+}
+
+/*
  * Check, as the caller, that a model exists and that the caller may change
  * it; returns its revision.  For work that comes before the write (a
  * profiling scan, compiling a schedule), so nothing runs for a caller
@@ -650,9 +662,7 @@ silvan_set_schedule(PG_FUNCTION_ARGS)
 		CatalogCheckSchedule(name, text_to_cstring(PG_GETARG_TEXT_PP(1)), target, revision);
 
 	CatalogSqlBegin(&sql);
-	CatalogTakeModel(&sql, name, &model);
-	if (model.revision != revision)
-		ReportConcurrentChange(name);
+	CatalogTakeModelAt(&sql, name, revision, &model);
 	args[0] = Int64GetDatum(model.id);
 	args[1] = CStringGetTextDatum(target);
 	args[2] = Int32GetDatum(batch_size);
@@ -700,9 +710,7 @@ silvan_reset_schedules(PG_FUNCTION_ARGS)
 														"target", false));
 	revision = CatalogCheckOwned(name);
 	CatalogSqlBegin(&sql);
-	CatalogTakeModel(&sql, name, &model);
-	if (model.revision != revision)
-		ReportConcurrentChange(name);
+	CatalogTakeModelAt(&sql, name, revision, &model);
 	args[0] = Int64GetDatum(model.id);
 	CatalogSqlRun(&sql,
 				  "DELETE FROM silvan.schedule WHERE model_id OPERATOR(pg_catalog.=) $1"
@@ -728,9 +736,7 @@ CatalogStoreTuned(const char *name, const char *target, int64 revision, int32 ba
 	Datum		args[5];
 
 	CatalogSqlBegin(&sql);
-	CatalogTakeModel(&sql, name, &model);
-	if (model.revision != revision)
-		ReportConcurrentChange(name);
+	CatalogTakeModelAt(&sql, name, revision, &model);
 	args[0] = Int64GetDatum(model.id);
 	args[1] = Int32GetDatum(batch_size);
 	args[2] = CStringGetTextDatum(target);
@@ -973,9 +979,7 @@ CatalogStoreProfile(const char *name, int64 revision, int64 num_rows,
 	for (int64 i = 0; i < num_nodes; i++)
 		hits[i] = Int64GetDatum(node_hits[i]);
 	CatalogSqlBegin(&sql);
-	CatalogTakeModel(&sql, name, &model);
-	if (model.revision != revision)
-		ReportConcurrentChange(name);
+	CatalogTakeModelAt(&sql, name, revision, &model);
 	args[0] = Int64GetDatum(model.id);
 	args[1] = Int64GetDatum(revision);
 	args[2] = Int64GetDatum(num_rows);
