@@ -11,11 +11,12 @@ SELECT octet_length(forest) > 0 AS has_forest, length(source) = length(:'model')
 
 -- duplicate name without replace
 SELECT silvan.load_model('binary_logistic', :'model');
--- replace keeps the id and bumps the revision
-SELECT revision AS old_revision FROM silvan.model WHERE name = 'binary_logistic' \gset
-SELECT silvan.load_model('binary_logistic', :'model', replace => true) =
-       (SELECT id FROM silvan.model WHERE name = 'binary_logistic') AS same_id;
-SELECT revision > :old_revision AS new_revision FROM silvan.model WHERE name = 'binary_logistic';
+-- replace loads a new version, deployed, with an id and revision of its own; the old one stays
+SELECT id AS old_id, revision AS old_revision FROM silvan.model WHERE name = 'binary_logistic' \gset
+SELECT silvan.load_model('binary_logistic', :'model', replace => true) AS new_id \gset
+SELECT id = :new_id AS deployed_id, version FROM silvan.models WHERE name = 'binary_logistic';
+SELECT version, id = :old_id AS old_id, revision > :old_revision AS new_revision
+  FROM silvan.model WHERE name = 'binary_logistic' ORDER BY version;
 
 -- drop: true when dropped, false when absent
 SELECT silvan.load_model('scratch', :'model', 'xgboost') > 0 AS loaded;

@@ -197,6 +197,58 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE a.prediction IS DISTINCT FROM b.
 \i sql/parallel_reset.psql
 DROP TABLE before_update, wide_in, fx_in, fx_exp;
 
+-- from 0.10.0: every model becomes version 1 of its name, deployed, with
+-- its schedules, profile and tuning jobs, and predicts the same; a name
+-- with an "@" is still scored by it; new versions load, deploy and roll
+-- back on the updated catalog
+SET client_min_messages = warning;
+DROP EXTENSION silvan CASCADE;
+CREATE EXTENSION silvan VERSION '0.10.0';
+RESET client_min_messages;
+\set fx binary_logistic
+\i sql/fixture.psql
+SELECT silvan.load_model('old@name', source) > 0 AS loaded FROM silvan.model WHERE name = 'binary_logistic';
+SELECT silvan.set_schedule('binary_logistic', 'tile(batch, b0, b1, 8); reorder(b0, tree, b1); interleave(b1)', batch_size => 16);
+SELECT silvan.profile('binary_logistic', 'fx_in', 'id') AS profiled_rows;
+-- a job as the tuning worker leaves one
+INSERT INTO silvan.tuning_job (model_id, owner, batch_sizes, target, strategy, budget, exact, state)
+SELECT id, owner, '{64}', 'cpu', 'heuristic', '1 minute', true, 'done'
+  FROM silvan.model WHERE name = 'binary_logistic';
+CREATE TABLE before_update AS
+	SELECT key, prediction FROM silvan.predict_table('binary_logistic', 'fx_in', 'id', batch_size => 16);
+CREATE TABLE catalog_before AS
+	SELECT m.name, m.id, m.revision, m.owner, m.forest, s.batch_size, s.schedule, p.node_hits
+	  FROM silvan.model m LEFT JOIN silvan.schedule s ON s.model_id = m.id
+	  LEFT JOIN silvan.profile p ON p.model_id = m.id;
+ALTER EXTENSION silvan UPDATE;
+\c
+SELECT extversion FROM pg_extension WHERE extname = 'silvan';
+SELECT count(*) AS rows_lost FROM (
+	SELECT name, id, revision, owner, forest, batch_size, schedule, node_hits FROM catalog_before
+	EXCEPT
+	SELECT m.name, m.id, m.revision, m.owner, m.forest, s.batch_size, s.schedule, p.node_hits
+	  FROM silvan.model m LEFT JOIN silvan.schedule s ON s.model_id = m.id
+	  LEFT JOIN silvan.profile p ON p.model_id = m.id) AS lost;
+SELECT name, version, deployed, aliases, loaded_by = owner AS loaded_by_owner,
+       source_sha256 = encode(sha256(convert_to((SELECT source FROM silvan.model m WHERE m.id = v.id), 'UTF8')), 'hex') AS digest
+  FROM silvan.model_versions v ORDER BY name;
+SELECT name, version, last_version, rollback_to FROM silvan.registry ORDER BY name;
+SELECT model, version, batch_size, origin FROM silvan.schedules;
+SELECT model, version FROM silvan.tuning_jobs;
+SELECT count(*) AS rows, count(*) FILTER (WHERE a.prediction IS DISTINCT FROM b.prediction) AS changed,
+	   count(*) FILTER (WHERE a.prediction::real IS DISTINCT FROM e[1]::real) AS differ_from_xgboost
+  FROM before_update AS b
+  JOIN silvan.predict_table('binary_logistic', 'fx_in', 'id', batch_size => 16) AS a USING (key)
+  JOIN fx_exp AS x ON x.id = b.key;
+SELECT silvan.model_version('old@name') AS old_name_version,
+       count(*) FILTER (WHERE silvan.predict('old@name', f)::real IS DISTINCT FROM e[1]::real) AS old_name_differs
+  FROM fx_in JOIN fx_exp USING (id);
+SELECT silvan.load_model('binary_logistic', source, replace => true) > 0 AS version_2 FROM silvan.model WHERE name = 'old@name';
+SELECT silvan.model_version('binary_logistic') AS deployed, silvan.rollback('binary_logistic') AS rolled_back_to;
+SELECT model, version, batch_size FROM silvan.schedules;
+SELECT silvan.drop_model('old@name') AS dropped;
+DROP TABLE before_update, catalog_before, fx_in, fx_exp;
+
 -- from 0.9.0: models, schedules and profiles kept and predicting the
 -- same; the update adds reset_schedules() and tune()'s default batch
 -- sizes become those scoring uses

@@ -250,10 +250,12 @@ SELECT state, error, jsonb_array_length(result) AS results,
 	   (SELECT array_agg(DISTINCT r->>'rows_from') FROM jsonb_array_elements(result) AS r) AS rows_from
   FROM silvan.tuning_jobs WHERE job = :job5;
 SELECT state, error FROM silvan.tuning_job WHERE id = :job4;
--- replacing the model clears its tuned schedules; dropping it, its jobs
+-- a new version starts with no schedules (the one before keeps its own); dropping a model, its jobs
 SELECT count(*) > 0 AS tuned_before FROM silvan.schedules WHERE model = 'binary_logistic' AND origin = 'tuned';
 SELECT silvan.load_model('binary_logistic', :'model', replace => true) > 0 AS replaced;
-SELECT count(*) AS tuned_after FROM silvan.schedules WHERE model = 'binary_logistic';
+SELECT count(*) FILTER (WHERE version = silvan.model_version('binary_logistic')) AS tuned_after,
+       count(*) FILTER (WHERE version < silvan.model_version('binary_logistic')) > 0 AS kept_for_the_version_before
+  FROM silvan.schedules WHERE model = 'binary_logistic';
 SELECT silvan.drop_model('tuned_on_load');
 SELECT count(*) AS jobs_left FROM silvan.tuning_job WHERE id = :job5;
 

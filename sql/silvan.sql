@@ -2,19 +2,36 @@
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION silvan" to load this file. \quit
 
--- Models: one row per loaded model.  "forest" is the validated Forest IR in
--- silvan's compact binary form, so a backend loads a model without parsing
--- its source again; "revision" changes whenever the row is replaced and
+-- The model registry: one row per model name.  "version" is the version
+-- that predict(name) scores with (the deployed one); "rollback_to" the
+-- versions deployed before it, the most recent last, which rollback()
+-- returns to; "last_version" the highest number a load has given out
+-- (numbers are never used twice).  Renaming a model renames it here, and
+-- the foreign keys carry the new name to its versions and aliases.
+CREATE TABLE registry (
+	name text PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 63),
+	version integer NOT NULL CHECK (version > 0),
+	last_version integer NOT NULL CHECK (last_version >= version),
+	rollback_to integer[] NOT NULL DEFAULT '{}',
+	deployed timestamptz NOT NULL DEFAULT now(),
+	deployed_by regrole NOT NULL DEFAULT current_user::regrole
+);
+
+-- Models: one row per version of a model, numbered 1, 2, ... per name.
+-- "forest" is the validated Forest IR in silvan's compact binary form, so
+-- a backend loads a model without parsing its source again; "revision"
 -- keys every backend's cache of compiled code.  "feature_names" and
 -- "feature_types" are what the training library recorded (NULL: nothing),
 -- one entry per feature; predict_table matches columns to features by them.
 -- The model as loaded is "source" for text formats, "source_binary" for
--- binary ones.  "class_labels" names the classes predict() numbers (ONNX).
+-- binary ones, and "source_sha256" its digest.  "class_labels" names the
+-- classes predict() numbers (ONNX).  "owner" is the model's (the same on
+-- every version), "loaded_by" the role that loaded this version.
 CREATE SEQUENCE model_revision_seq;
 
 CREATE TABLE model (
 	id bigserial PRIMARY KEY,
-	name text NOT NULL UNIQUE CHECK (length(name) BETWEEN 1 AND 63),
+	name text NOT NULL CHECK (length(name) BETWEEN 1 AND 63),
 	format text NOT NULL,
 	objective text NOT NULL,
 	task text NOT NULL,
@@ -31,7 +48,15 @@ CREATE TABLE model (
 	feature_types text[] CHECK (cardinality(feature_types) = num_features),
 	source_binary bytea,
 	CONSTRAINT model_one_source CHECK ((source IS NULL) <> (source_binary IS NULL)),
-	class_labels text[]
+	class_labels text[],
+	version integer NOT NULL DEFAULT 1 CONSTRAINT model_version_check CHECK (version > 0),
+	loaded_by regrole NOT NULL DEFAULT current_user::regrole,
+	source_sha256 text,
+	description text,
+	metadata jsonb,
+	CONSTRAINT model_name_version_key UNIQUE (name, version),
+	CONSTRAINT model_name_fkey FOREIGN KEY (name) REFERENCES registry (name)
+		ON UPDATE CASCADE ON DELETE CASCADE
 );
 
 -- A fresh backend detoasts a model's binary form before its first
@@ -64,8 +89,21 @@ CREATE TABLE profile (
 	created timestamptz NOT NULL DEFAULT now()
 );
 
--- pg_dump keeps the rows of both tables
+-- Aliases: names for versions of a model, scored as predict('churn@champion', ...)
+CREATE TABLE model_alias (
+	name text NOT NULL,
+	alias text NOT NULL CHECK (alias ~ '^[A-Za-z_][A-Za-z0-9_]*$' AND length(alias) <= 63
+							   AND alias <> 'latest'),
+	version integer NOT NULL,
+	created timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (name, alias),
+	FOREIGN KEY (name, version) REFERENCES model (name, version) ON UPDATE CASCADE ON DELETE CASCADE
+);
+
+-- pg_dump keeps the rows of every table
+SELECT pg_catalog.pg_extension_config_dump('registry', '');
 SELECT pg_catalog.pg_extension_config_dump('model', '');
+SELECT pg_catalog.pg_extension_config_dump('model_alias', '');
 SELECT pg_catalog.pg_extension_config_dump('model_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('model_revision_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('schedule', '');
@@ -88,55 +126,97 @@ CREATE TRIGGER schedule_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON 
 	FOR EACH STATEMENT EXECUTE FUNCTION silvan_internal.catalog_changed();
 CREATE TRIGGER profile_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON profile
 	FOR EACH STATEMENT EXECUTE FUNCTION silvan_internal.catalog_changed();
+CREATE TRIGGER registry_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON registry
+	FOR EACH STATEMENT EXECUTE FUNCTION silvan_internal.catalog_changed();
+CREATE TRIGGER model_alias_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON model_alias
+	FOR EACH STATEMENT EXECUTE FUNCTION silvan_internal.catalog_changed();
 
 GRANT USAGE ON SCHEMA silvan TO PUBLIC;
 
 -- Everyone may read the catalog; writes go through load_model, drop_model,
 -- set_schedule, profile and reassign_models, which check the caller's
 -- rights and then write as the catalog's owner, under a locked search_path.
-REVOKE ALL ON model, schedule, profile FROM PUBLIC;
-GRANT SELECT ON model, schedule, profile TO PUBLIC;
+REVOKE ALL ON registry, model, model_alias, schedule, profile FROM PUBLIC;
+GRANT SELECT ON registry, model, model_alias, schedule, profile TO PUBLIC;
 
 -- The views run with the caller's rights (security_invoker), so that
 -- row-level security an administrator puts on silvan.model hides a
 -- model's row in them too
 CREATE VIEW models WITH (security_invoker = true) AS
-	SELECT id, name, format, objective, task, num_features, num_classes,
-		   num_trees, max_depth, owner, created, revision,
-		   coalesce(octet_length(source), octet_length(source_binary)) AS source_bytes,
-		   feature_names, class_labels
-	  FROM model;
+	SELECT m.id, m.name, m.format, m.objective, m.task, m.num_features, m.num_classes,
+		   m.num_trees, m.max_depth, m.owner, m.created, m.revision,
+		   coalesce(octet_length(m.source), octet_length(m.source_binary)) AS source_bytes,
+		   m.feature_names, m.class_labels, m.version,
+		   (SELECT count(*) FROM model v WHERE v.name = m.name) AS versions,
+		   m.loaded_by, r.deployed, r.deployed_by, m.source_sha256, m.description, m.metadata
+	  FROM model m JOIN registry r ON r.name = m.name AND r.version = m.version;
 GRANT SELECT ON models TO PUBLIC;
 
--- One row per feature of every model: its position (as in feature_columns;
--- explain's feature index is position - 1), and the name and type the
--- training library recorded, NULL where it recorded none
+-- One row per version of every model, with the aliases that name it
+CREATE VIEW model_versions WITH (security_invoker = true) AS
+	SELECT m.name, m.version, r.version = m.version AS deployed,
+		   coalesce((SELECT array_agg(a.alias ORDER BY a.alias) FROM model_alias a
+					  WHERE a.name = m.name AND a.version = m.version), '{}') AS aliases,
+		   m.id, m.format, m.objective, m.task, m.num_features, m.num_classes,
+		   m.num_trees, m.max_depth, m.owner, m.loaded_by, m.created,
+		   coalesce(octet_length(m.source), octet_length(m.source_binary)) AS source_bytes,
+		   m.source_sha256, m.description, m.metadata
+	  FROM model m JOIN registry r ON r.name = m.name;
+GRANT SELECT ON model_versions TO PUBLIC;
+
+-- One row per feature of every model's deployed version: its position (as
+-- in feature_columns; explain's feature index is position - 1), and the
+-- name and type the training library recorded, NULL where it recorded none
 CREATE VIEW model_features WITH (security_invoker = true) AS
 	SELECT m.name AS model, p.position, m.feature_names[p.position] AS name,
-		   m.feature_types[p.position] AS type
-	  FROM model m, generate_series(1, m.num_features) AS p(position);
+		   m.feature_types[p.position] AS type, m.version
+	  FROM model m JOIN registry r ON r.name = m.name AND r.version = m.version,
+		   generate_series(1, m.num_features) AS p(position);
 GRANT SELECT ON model_features TO PUBLIC;
 
--- The stored schedules by model name: batch_size NULL applies to every size
+-- The stored schedules by model name and version: batch_size NULL applies to every size
 CREATE VIEW schedules WITH (security_invoker = true) AS
-	SELECT m.name AS model, s.target, s.batch_size, s.schedule, s.origin, s.provenance, s.created
+	SELECT m.name AS model, s.target, s.batch_size, s.schedule, s.origin, s.provenance, s.created,
+		   m.version
 	  FROM schedule s JOIN model m ON m.id = s.model_id;
 GRANT SELECT ON schedules TO PUBLIC;
 
--- Loading and dropping models
--- tune => true queues a tuning job (tune_async with its defaults)
+-- Loading and dropping models.  A load under a name that exists
+-- (replace => true) adds a version, deployed unless deploy => false.
+-- tune => true queues a tuning job (tune_async with its defaults).
 CREATE FUNCTION load_model(name text, model text, format text DEFAULT 'auto',
-						   replace boolean DEFAULT false, tune boolean DEFAULT false)
+						   replace boolean DEFAULT false, tune boolean DEFAULT false,
+						   deploy boolean DEFAULT true, description text DEFAULT NULL,
+						   metadata jsonb DEFAULT NULL)
 	RETURNS bigint
 	AS 'MODULE_PATHNAME', 'silvan_load_model' LANGUAGE C VOLATILE;
 
 CREATE FUNCTION load_model(name text, model bytea, format text DEFAULT 'auto',
-						   replace boolean DEFAULT false, tune boolean DEFAULT false)
+						   replace boolean DEFAULT false, tune boolean DEFAULT false,
+						   deploy boolean DEFAULT true, description text DEFAULT NULL,
+						   metadata jsonb DEFAULT NULL)
 	RETURNS bigint
 	AS 'MODULE_PATHNAME', 'silvan_load_model_bytes' LANGUAGE C VOLATILE;
 
 CREATE FUNCTION drop_model(name text) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'silvan_drop_model' LANGUAGE C VOLATILE STRICT;
+
+-- A model's versions: deploy one, roll back to the one deployed before,
+-- name one with an alias, rename the model, describe a version
+CREATE FUNCTION deploy(model text, version integer DEFAULT NULL) RETURNS integer
+	AS 'MODULE_PATHNAME', 'silvan_deploy' LANGUAGE C VOLATILE;
+CREATE FUNCTION rollback(model text) RETURNS integer
+	AS 'MODULE_PATHNAME', 'silvan_rollback' LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION set_alias(model text, alias text, version integer) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'silvan_set_alias' LANGUAGE C VOLATILE;
+CREATE FUNCTION rename_model(name text, new_name text) RETURNS void
+	AS 'MODULE_PATHNAME', 'silvan_rename_model' LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION set_metadata(model text, description text DEFAULT NULL, metadata jsonb DEFAULT NULL)
+	RETURNS void
+	AS 'MODULE_PATHNAME', 'silvan_set_metadata' LANGUAGE C VOLATILE;
+-- The version a reference scores with in this statement
+CREATE FUNCTION model_version(model text) RETURNS integer
+	AS 'MODULE_PATHNAME', 'silvan_model_version' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
 -- Scoring one row
 CREATE FUNCTION predict(model text, features float4[]) RETURNS float8
@@ -329,7 +409,7 @@ CREATE VIEW tuning_jobs WITH (security_barrier = true) AS
 					  WHERE a.pid = j.worker_pid AND a.backend_type = 'silvan tuning worker')
 				THEN 'the tuning worker exited before finishing the job' ELSE j.error END AS error,
 		   j.result, j.batch_sizes, j.strategy, j.budget, j.exact,
-		   j.created, j.started, j.finished
+		   j.created, j.started, j.finished, m.version
 	  FROM tuning_job j JOIN model m ON m.id = j.model_id
 	 WHERE pg_catalog.pg_has_role(j.owner, 'USAGE');
 GRANT SELECT ON tuning_jobs TO PUBLIC;
@@ -397,12 +477,30 @@ COMMENT ON SCHEMA silvan IS
 COMMENT ON SCHEMA silvan_internal IS
 	'silvan''s internal functions: not for users';
 
+COMMENT ON TABLE registry IS
+	'one row per model name: the deployed version and the versions rollback() returns to; written only through silvan''s functions';
+COMMENT ON COLUMN registry.version IS 'the deployed version: the one predict() scores with when given the bare name';
+COMMENT ON COLUMN registry.last_version IS 'the highest version number loads have given the name (numbers are never used twice)';
+COMMENT ON COLUMN registry.rollback_to IS 'the versions deployed before, the most recent last: rollback() deploys the last that still exists';
+COMMENT ON COLUMN registry.deployed IS 'when the deployed version was deployed';
+COMMENT ON COLUMN registry.deployed_by IS 'the role that deployed it';
+
 COMMENT ON TABLE model IS
-	'one row per loaded model: its metadata, validated binary form and source; written only through silvan''s functions';
+	'one row per version of a model: its metadata, validated binary form and source; written only through silvan''s functions';
+COMMENT ON COLUMN model.version IS 'the version''s number, from 1 per model name';
+COMMENT ON COLUMN model.loaded_by IS 'the role that loaded this version';
+COMMENT ON COLUMN model.source_sha256 IS 'SHA-256 of the model as loaded (source or source_binary), in hex';
+COMMENT ON COLUMN model.description IS 'the description given at load or by set_metadata()';
+COMMENT ON COLUMN model.metadata IS 'the user''s own data about the version (metrics, training data, commit), given at load or by set_metadata()';
+
+COMMENT ON TABLE model_alias IS
+	'names for versions of a model, scored as ''model@alias''; set by set_alias()';
+COMMENT ON COLUMN model_alias.alias IS 'a letter or underscore, then letters, digits and underscores (not latest)';
+COMMENT ON COLUMN model_alias.version IS 'the version the alias names';
 COMMENT ON COLUMN model.format IS 'xgboost_json, lightgbm_text or onnx';
 COMMENT ON COLUMN model.task IS 'what predict() returns: regression, binary, multiclass or ranking';
-COMMENT ON COLUMN model.owner IS 'the role that loaded the model; it, its members and superusers may replace or drop it';
-COMMENT ON COLUMN model.revision IS 'changes whenever the model is replaced; keys every backend''s compiled code';
+COMMENT ON COLUMN model.owner IS 'the model''s owner (the same on every version); it, its members and superusers may load versions, deploy and drop it';
+COMMENT ON COLUMN model.revision IS 'a number of its own per version: keys every backend''s compiled code';
 COMMENT ON COLUMN model.forest IS 'the validated model in silvan''s compact binary form, read by backends instead of the source';
 COMMENT ON COLUMN model.source IS 'the model as loaded, for text formats (NULL for binary formats)';
 COMMENT ON COLUMN model.source_binary IS 'the model as loaded, for binary formats such as ONNX (NULL for text formats)';
@@ -410,7 +508,7 @@ COMMENT ON COLUMN model.feature_names IS 'feature names the training library rec
 COMMENT ON COLUMN model.feature_types IS 'feature types the training library recorded, one per feature (NULL: none)';
 COMMENT ON COLUMN model.class_labels IS 'the class labels predict() returns the index of (ONNX classifiers; NULL otherwise)';
 COMMENT ON SEQUENCE model_id_seq IS 'ids of silvan.model';
-COMMENT ON SEQUENCE model_revision_seq IS 'revisions of silvan.model: a new one each time a model is loaded or replaced';
+COMMENT ON SEQUENCE model_revision_seq IS 'revisions of silvan.model: a new one for each version loaded';
 
 COMMENT ON TABLE schedule IS
 	'compiler schedules stored per model, target and batch size, by set_schedule() (origin hand) and the tuner (origin tuned)';
@@ -430,20 +528,39 @@ COMMENT ON TABLE tuning_job IS
 	'tuning jobs queued by tune_async() and tune_query_async(); read it through the view silvan.tuning_jobs';
 COMMENT ON SEQUENCE tuning_job_id_seq IS 'ids of silvan.tuning_job';
 
-COMMENT ON VIEW models IS 'the loaded models (without their source), one row per model';
+COMMENT ON VIEW models IS 'the loaded models (without their source), one row per model: its deployed version';
 COMMENT ON COLUMN models.task IS 'what predict() returns: regression, binary, multiclass or ranking';
-COMMENT ON COLUMN models.owner IS 'the role that loaded the model; it, its members and superusers may replace or drop it';
-COMMENT ON COLUMN models.revision IS 'changes whenever the model is replaced';
+COMMENT ON COLUMN models.owner IS 'the model''s owner; it, its members and superusers may load versions, deploy and drop it';
+COMMENT ON COLUMN models.created IS 'when the deployed version was loaded';
+COMMENT ON COLUMN models.revision IS 'a number of its own per version: keys compiled code';
 COMMENT ON COLUMN models.source_bytes IS 'size of the model as loaded, in bytes';
 COMMENT ON COLUMN models.feature_names IS 'feature names the training library recorded (NULL: none)';
 COMMENT ON COLUMN models.class_labels IS 'the class labels predict() returns the index of (ONNX classifiers; NULL otherwise)';
+COMMENT ON COLUMN models.version IS 'the deployed version: the one predict() scores with given the bare name';
+COMMENT ON COLUMN models.versions IS 'how many versions the model has';
+COMMENT ON COLUMN models.loaded_by IS 'the role that loaded the deployed version';
+COMMENT ON COLUMN models.deployed IS 'when the deployed version was deployed';
+COMMENT ON COLUMN models.deployed_by IS 'the role that deployed it';
+COMMENT ON COLUMN models.source_sha256 IS 'SHA-256 of the deployed version as loaded, in hex';
+COMMENT ON COLUMN models.description IS 'the deployed version''s description';
+COMMENT ON COLUMN models.metadata IS 'the deployed version''s metadata';
 
-COMMENT ON VIEW model_features IS 'one row per feature of every model, with the name and type the training library recorded';
+COMMENT ON VIEW model_versions IS 'every version of every model (without its source), with the aliases that name it';
+COMMENT ON COLUMN model_versions.deployed IS 'true for the version predict() scores with given the bare name';
+COMMENT ON COLUMN model_versions.aliases IS 'the aliases that name the version (score with ''model@alias'')';
+COMMENT ON COLUMN model_versions.loaded_by IS 'the role that loaded the version';
+COMMENT ON COLUMN model_versions.created IS 'when the version was loaded';
+COMMENT ON COLUMN model_versions.source_bytes IS 'size of the version as loaded, in bytes';
+COMMENT ON COLUMN model_versions.source_sha256 IS 'SHA-256 of the version as loaded, in hex';
+
+COMMENT ON VIEW model_features IS 'one row per feature of every model''s deployed version, with the name and type the training library recorded';
+COMMENT ON COLUMN model_features.version IS 'the deployed version, whose features these are';
 COMMENT ON COLUMN model_features.position IS 'the feature''s position, from 1, as in feature_columns (explain''s feature index is position - 1)';
 COMMENT ON COLUMN model_features.name IS 'the recorded name (NULL: none recorded)';
 COMMENT ON COLUMN model_features.type IS 'the recorded type, such as q, c (categorical), int, float (NULL: none recorded)';
 
-COMMENT ON VIEW schedules IS 'the stored compiler schedules, by model name';
+COMMENT ON VIEW schedules IS 'the stored compiler schedules, by model name and version';
+COMMENT ON COLUMN schedules.version IS 'the model version the schedule belongs to';
 COMMENT ON COLUMN schedules.target IS 'cpu, cuda or rocm';
 COMMENT ON COLUMN schedules.batch_size IS 'the batch size the schedule is for (NULL: every size)';
 COMMENT ON COLUMN schedules.origin IS 'hand (set_schedule) or tuned (tune, tune_async)';
@@ -462,6 +579,7 @@ COMMENT ON COLUMN tuning_jobs.best_us_per_row IS 'microseconds per row of the be
 COMMENT ON COLUMN tuning_jobs.default_us_per_row IS 'microseconds per row of the default schedule';
 COMMENT ON COLUMN tuning_jobs.error IS 'why a failed job failed';
 COMMENT ON COLUMN tuning_jobs.result IS 'when done: one entry per batch size, as tune() returns them';
+COMMENT ON COLUMN tuning_jobs.version IS 'the model version the job tunes';
 
 COMMENT ON FUNCTION silvan_internal.catalog_changed() IS
 	'trigger of silvan''s catalog tables: tells every backend to reload changed models; fired by those triggers only';
@@ -470,12 +588,24 @@ COMMENT ON FUNCTION silvan_internal.predict_table_rows(internal) IS
 COMMENT ON FUNCTION silvan_internal.predict_calls_support(internal) IS
 	'planner support of the scalar predict(), predict_proba() and predict_raw(): answers nothing; planning a call loads silvan, so a session''s first query is batched';
 
-COMMENT ON FUNCTION load_model(text, text, text, boolean, boolean) IS
-	'load a model from its text (XGBoost JSON, LightGBM text) under a name; returns its id; replace => true replaces one of that name, tune => true queues a tuning job';
-COMMENT ON FUNCTION load_model(text, bytea, text, boolean, boolean) IS
-	'load a model from its bytes (ONNX, or a text format''s bytes) under a name; returns its id; replace => true replaces one of that name, tune => true queues a tuning job';
+COMMENT ON FUNCTION load_model(text, text, text, boolean, boolean, boolean, text, jsonb) IS
+	'load a model from its text (XGBoost JSON, LightGBM text) under a name; returns the version''s id; replace => true adds a version to a model of that name (deployed unless deploy => false), tune => true queues a tuning job';
+COMMENT ON FUNCTION load_model(text, bytea, text, boolean, boolean, boolean, text, jsonb) IS
+	'load a model from its bytes (ONNX, or a text format''s bytes) under a name; returns the version''s id; replace => true adds a version to a model of that name (deployed unless deploy => false), tune => true queues a tuning job';
 COMMENT ON FUNCTION drop_model(text) IS
-	'drop a model with its schedules, profile and tuning jobs; true when dropped, false when no model has that name';
+	'drop a model (''name'') or one version (''name@3''; not the deployed one) with its schedules, profile and tuning jobs; true when dropped, false when there was none';
+COMMENT ON FUNCTION deploy(text, integer) IS
+	'deploy a version of a model (deploy(''churn'', 3) or deploy(''churn@candidate'')): predict(''churn'', ...) scores with it from the next statement; returns the version';
+COMMENT ON FUNCTION rollback(text) IS
+	'deploy again the version deployed before the current one; returns it';
+COMMENT ON FUNCTION set_alias(text, text, integer) IS
+	'name a version of a model with an alias, scored as ''model@alias''; version NULL removes the alias; true when anything changed';
+COMMENT ON FUNCTION rename_model(text, text) IS
+	'rename a model, with its versions, aliases, schedules and profiles';
+COMMENT ON FUNCTION set_metadata(text, text, jsonb) IS
+	'set the description and the metadata of a version (''name'': the deployed one); NULL keeps what is there';
+COMMENT ON FUNCTION model_version(text) IS
+	'the version a model reference (''name'', ''name@3'', ''name@alias'', ''name@latest'') scores with in this statement';
 
 COMMENT ON FUNCTION predict(text, float4[]) IS
 	'score one row: the training library''s predict() value (regression value, positive-class probability, or class index)';

@@ -172,7 +172,7 @@ ModelVersionUnpin(ModelVersion *version)
  * Like every statement on the catalog, these run under a locked search_path
  * with every name qualified (catalog_sql.c).
  */
-static const char *const fetch_sql =
+static const char *const fetch_sql_format =
 "SELECT m.id, m.revision, pg_catalog.concat("
 " (SELECT pg_catalog.string_agg(pg_catalog.concat(s.target, s.batch_size, ':',"
 "                                                 pg_catalog.md5(s.schedule), '@', s.created), ','"
@@ -180,8 +180,39 @@ static const char *const fetch_sql =
 "    FROM silvan.schedule s WHERE s.model_id OPERATOR(pg_catalog.=) m.id),"
 " '/',"
 " (SELECT pg_catalog.concat(p.num_rows, '@', p.created) FROM silvan.profile p"
-"   WHERE p.model_id OPERATOR(pg_catalog.=) m.id AND p.revision OPERATOR(pg_catalog.=) m.revision))"
-" FROM silvan.model m WHERE m.name OPERATOR(pg_catalog.=) $1";
+"   WHERE p.model_id OPERATOR(pg_catalog.=) m.id AND p.revision OPERATOR(pg_catalog.=) m.revision)),"
+" %s"
+" FROM silvan.model m WHERE %s";
+
+/* The statement that reads a reference's id, revision, fingerprint and version number */
+static char *
+FetchSql(void)
+{
+	bool		versions = CatalogHasVersions();
+
+	return psprintf(fetch_sql_format, versions ? "m.version" : "1", ModelRefWhere());
+}
+
+/* Run a read of the row a reference names, as the caller, in snapshot (InvalidSnapshot: the query's) */
+static void
+CacheQueryRef(const ModelRef *ref, const char *query, Snapshot snapshot)
+{
+	Oid			types[3];
+	Datum		args[3];
+	char		nulls[4] = "   ";
+	SPIPlanPtr	plan;
+	int			ret;
+
+	ModelRefArgs(ref, types, args, nulls);
+	if (snapshot == InvalidSnapshot)
+		ret = SPI_execute_with_args(query, 3, types, args, nulls, true, 0);
+	else if ((plan = SPI_prepare(query, 3, types)) == NULL)
+		ret = SPI_result;
+	else
+		ret = SPI_execute_snapshot(plan, args, nulls, snapshot, InvalidSnapshot, true, false, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not read the silvan catalog: %s", SPI_result_code_string(ret));
+}
 
 /* Run a one-parameter read of the catalog, as the caller */
 static void
@@ -438,10 +469,11 @@ ModelVersionDiscard(ModelVersion *version)
 /* Build a version through SQL: forest, schedules and profile */
 static ModelVersion *
 CacheLoadVersion(const CatalogSql *sql, const char *name, int64 id, int64 revision,
-				 const char *fingerprint)
+				 int32 number, const char *fingerprint)
 {
 	ModelVersion *version = ModelVersionCreate(name, id, revision, fingerprint);
 
+	version->number = number;
 	PG_TRY();
 	{
 		CacheLoadForest(sql, version);
@@ -463,7 +495,8 @@ CacheLoadVersion(const CatalogSql *sql, const char *name, int64 id, int64 revisi
  * was made: through the tables' indexes, or through SQL.
  */
 static bool
-ModelCatalogCurrent(const char *name, bool found, const ModelVersion *version)
+ModelCatalogCurrent(const ModelRef *ref, const char *name, bool found,
+					const ModelVersion *version)
 {
 	Snapshot	latest = RegisterSnapshot(GetLatestSnapshot());
 	ModelVersion *ignored;
@@ -471,21 +504,15 @@ ModelCatalogCurrent(const char *name, bool found, const ModelVersion *version)
 	bool		exists = false;
 	bool		current;
 
-	if (CatalogReadModel(name, version, latest, true, &ignored, &unchanged, &exists))
+	if (CatalogReadModel(ref, name, version, latest, true, &ignored, &unchanged, &exists))
 		current = exists == found && (!found || unchanged);
 	else
 	{
 		CatalogSql	sql;
-		Oid			argtype = TEXTOID;
-		Datum		arg = CStringGetTextDatum(name);
-		SPIPlanPtr	plan;
 		bool		isnull;
 
 		CatalogSqlBegin(&sql);
-		plan = SPI_prepare(fetch_sql, 1, &argtype);
-		if (plan == NULL ||
-			SPI_execute_snapshot(plan, &arg, NULL, latest, InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
-			elog(ERROR, "could not read the silvan catalog in the latest snapshot");
+		CacheQueryRef(ref, FetchSql(), latest);
 		exists = SPI_processed == 1;
 		current = exists == found;
 		if (current && found)
@@ -503,7 +530,8 @@ ModelCatalogCurrent(const char *name, bool found, const ModelVersion *version)
  * known (then *unchanged).  NULL with *found false when it does not exist.
  */
 static ModelVersion *
-ModelCatalogFetch(const char *name, const ModelVersion *known, bool *unchanged, bool *found)
+ModelCatalogFetch(const ModelRef *ref, const char *name, const ModelVersion *known,
+				  bool *unchanged, bool *found)
 {
 	ModelVersion *version = NULL;
 	CatalogSql	sql;
@@ -511,11 +539,11 @@ ModelCatalogFetch(const char *name, const ModelVersion *known, bool *unchanged, 
 
 	/* straight from the tables' indexes when nothing asks for SQL */
 	if (ActiveSnapshotSet() &&
-		CatalogReadModel(name, known, GetActiveSnapshot(), false, &version, unchanged, found))
+		CatalogReadModel(ref, name, known, GetActiveSnapshot(), false, &version, unchanged, found))
 		return version;
 	*unchanged = false;
 	CatalogSqlBegin(&sql);
-	CacheQuery(&sql, fetch_sql, TEXTOID, CStringGetTextDatum(name));
+	CacheQueryRef(ref, FetchSql(), InvalidSnapshot);
 	*found = SPI_processed == 1;
 	if (*found)
 	{
@@ -524,12 +552,13 @@ ModelCatalogFetch(const char *name, const ModelVersion *known, bool *unchanged, 
 		int64		id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
 		int64		revision = DatumGetInt64(SPI_getbinval(tuple, desc, 2, &isnull));
 		char	   *fingerprint = SPI_getvalue(tuple, desc, 3);
+		int32		number = DatumGetInt32(SPI_getbinval(tuple, desc, 4, &isnull));
 
 		if (known != NULL && known->id == id && known->revision == revision &&
 			strcmp(known->fingerprint, fingerprint) == 0)
 			*unchanged = true;
 		else
-			version = CacheLoadVersion(&sql, name, id, revision, fingerprint);
+			version = CacheLoadVersion(&sql, name, id, revision, number, fingerprint);
 	}
 	CatalogSqlEnd(&sql);
 	return version;
@@ -563,10 +592,16 @@ ModelCacheSweep(bool only_this_one)
 	cache_sweep_needed = false;
 	if (hash_get_num_entries(model_cache) == 0 || only_this_one)
 		return;
-	names = palloc(sizeof(Datum) * hash_get_num_entries(model_cache));
+	names = palloc(sizeof(Datum) * 2 * hash_get_num_entries(model_cache));
 	hash_seq_init(&scan, model_cache);
 	while ((entry = hash_seq_search(&scan)) != NULL)
+	{
+		ModelRef	ref;
+
+		(void) ModelRefSplit(entry->name, &ref);
+		names[n++] = CStringGetTextDatum(ref.name);
 		names[n++] = CStringGetTextDatum(entry->name);
+	}
 	arg = PointerGetDatum(construct_array(names, n, TEXTOID, -1, false, TYPALIGN_INT));
 	CatalogSqlBegin(&sql);
 	CatalogSqlRun(&sql, "SELECT name FROM silvan.model WHERE name OPERATOR(pg_catalog.=) ANY ($1)",
@@ -575,9 +610,12 @@ ModelCacheSweep(bool only_this_one)
 	while ((entry = hash_seq_search(&scan)) != NULL)
 	{
 		bool		alive = false;
+		ModelRef	ref;
 
+		(void) ModelRefSplit(entry->name, &ref);
 		for (uint64 i = 0; i < SPI_processed && !alive; i++)
-			alive = strcmp(entry->name, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1)) == 0;
+			alive = strcmp(entry->name, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1)) == 0 ||
+				strcmp(ref.name, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1)) == 0;
 		if (!alive)
 			ModelCacheForget(entry);
 	}
@@ -642,6 +680,7 @@ ModelCacheLookup(const char *name)
 	bool		unchanged;
 	bool		exists;
 	Oid			role = GetUserId();
+	ModelRef	ref;
 
 	if (strlen(name) >= NAMEDATALEN)
 		CatalogReportNoModel(name);
@@ -663,7 +702,10 @@ ModelCacheLookup(const char *name)
 		ModelCacheSweep(found && hash_get_num_entries(model_cache) == 1);
 		entry = hash_search(model_cache, name, HASH_FIND, &found);
 	}
-	fresh = ModelCatalogFetch(name, found ? entry->version : NULL, &unchanged, &exists);
+	if (!ModelRefParse(name, &ref))
+		CatalogReportNoModel(name);
+	ModelRefCheckCatalog(&ref, name);
+	fresh = ModelCatalogFetch(&ref, name, found ? entry->version : NULL, &unchanged, &exists);
 	if (!exists)
 	{
 		if (found)
@@ -688,6 +730,6 @@ ModelCacheLookup(const char *name)
 	 * so what it reads is read again after it.
 	 */
 	ModelSeen(entry, role);
-	entry->stale = IsInParallelMode() || !ModelCatalogCurrent(name, true, entry->version);
+	entry->stale = IsInParallelMode() || !ModelCatalogCurrent(&ref, name, true, entry->version);
 	return entry->version;
 }

@@ -24,6 +24,8 @@
 #include <signal.h>
 
 #include "catalog/pg_type.h"
+#include "common/cryptohash.h"
+#include "common/sha2.h"
 #include "executor/spi.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
@@ -35,37 +37,45 @@
 
 #include "silvan/parse.h"
 
-/* A model's row as a writer sees it */
-typedef struct CatalogModel
-{
-	int64		id;
-	Oid			owner;
-	int64		revision;
-} CatalogModel;
+#include "catalog.h"
 
 static void CatalogCheckTuningQuota(const CatalogSql *sql, const TuneRequest *request);
 static int64 CatalogInsertTuning(const CatalogSql *sql, int64 model_id,
 								 const TuneRequest *request);
 
-/* Read a model's row (locked FOR UPDATE when running as the owner); false when absent */
-static bool
-CatalogFindModel(const CatalogSql *sql, const char *name, CatalogModel *model)
+/*
+ * Read the row a model reference names (locked FOR UPDATE when running as
+ * the owner); false when absent
+ */
+bool
+CatalogFindModel(const CatalogSql *sql, const char *reference, CatalogModel *model)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(name)};
+	ModelRef	ref;
+	Oid			types[3];
+	Datum		args[3];
+	char		nulls[4] = "   ";
 	bool		isnull;
+	HeapTuple	tuple;
+	TupleDesc	desc;
 
-	CatalogSqlRun(sql, sql->as_owner ?
-				  "SELECT id, owner::pg_catalog.oid, revision FROM silvan.model"
-				  " WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE" :
-				  "SELECT id, owner::pg_catalog.oid, revision FROM silvan.model"
-				  " WHERE name OPERATOR(pg_catalog.=) $1",
-				  1, argtypes, args, NULL, SPI_OK_SELECT);
+	if (!ModelRefParse(reference, &ref))
+		return false;
+	ModelRefCheckCatalog(&ref, reference);
+	ModelRefArgs(&ref, types, args, nulls);
+	CatalogSqlRun(sql, psprintf("SELECT m.id, m.owner::pg_catalog.oid, m.revision, %s"
+								" FROM silvan.model m WHERE %s%s",
+								CatalogHasVersions() ? "m.version" : "1", ModelRefWhere(),
+								sql->as_owner ? " FOR UPDATE OF m" : ""),
+				  3, types, args, nulls, SPI_OK_SELECT);
 	if (SPI_processed == 0)
 		return false;
-	model->id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	model->owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	model->revision = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+	tuple = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	model->id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
+	model->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull));
+	model->revision = DatumGetInt64(SPI_getbinval(tuple, desc, 3, &isnull));
+	model->version = DatumGetInt32(SPI_getbinval(tuple, desc, 4, &isnull));
+	strlcpy(model->name, ref.name, sizeof(model->name));
 	return true;
 }
 
@@ -80,7 +90,7 @@ RoleExists(Oid role)
  * May caller change what owner owns: with the owner's privileges, or as
  * the database's owner when the owner role no longer exists
  */
-static bool
+bool
 CatalogMayManage(Oid caller, Oid owner)
 {
 	if (has_privs_of_role(caller, owner))
@@ -88,19 +98,42 @@ CatalogMayManage(Oid caller, Oid owner)
 	return !RoleExists(owner) && pg_database_ownercheck(MyDatabaseId, caller);
 }
 
-/* Error unless the caller may change a model */
-static void
-CheckModelOwner(const CatalogSql *sql, const CatalogModel *model, const char *name)
+/* Error unless the caller may change a model owned by owner */
+void
+CatalogCheckManage(Oid caller, Oid owner, const char *name)
 {
-	if (!CatalogMayManage(sql->caller, model->owner))
+	if (!CatalogMayManage(caller, owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be owner of model \"%s\"", name),
 				 errdetail("Only the model's owner, a member of the owner role, or a superuser may change it.")));
 }
 
+/* Error unless the caller may change a model */
+static void
+CheckModelOwner(const CatalogSql *sql, const CatalogModel *model, const char *name)
+{
+	CatalogCheckManage(sql->caller, model->owner, name);
+}
+
+/* Error for a reference to a version that a model does not have */
+static void
+ReportNoVersion(const ModelRef *ref)
+{
+	if (ref->kind == MODEL_REF_NUMBER)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" has no version %d", ref->name, ref->number),
+				 errhint("silvan.model_versions lists the versions of every model.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("model \"%s\" has no alias \"%s\"", ref->name, ref->alias),
+			 errhint("Name a version with silvan.set_alias(); silvan.model_versions lists the aliases.")));
+}
+
 /*
- * Error for a model that is not in the catalog, suggesting one whose name
+ * Error for a model that is not in the catalog: for a version of a model
+ * that exists, which version is missing; otherwise suggest a name that
  * differs only in case (any caller may read the catalog)
  */
 void
@@ -108,20 +141,33 @@ CatalogReportNoModel(const char *name)
 {
 	CatalogSql	sql;
 	Oid			argtype = TEXTOID;
-	Datum		arg = CStringGetTextDatum(name);
+	Datum		arg;
 	char	   *similar = NULL;
+	bool		exists = false;
+	ModelRef	ref;
 	MemoryContext outer = CurrentMemoryContext;
 
+	if (!ModelRefSplit(name, &ref) || !CatalogHasVersions())
+	{
+		strlcpy(ref.name, name, sizeof(ref.name));
+		ref.kind = MODEL_REF_DEPLOYED;
+	}
+	arg = CStringGetTextDatum(ref.name);
 	CatalogSqlBegin(&sql);
-	CatalogSqlRun(&sql, "SELECT name FROM silvan.model"
+	CatalogSqlRun(&sql, "SELECT name, name OPERATOR(pg_catalog.=) $1 FROM silvan.model"
 				  " WHERE pg_catalog.lower(name) OPERATOR(pg_catalog.=) pg_catalog.lower($1)"
-				  " ORDER BY name LIMIT 1",
+				  " ORDER BY 2 DESC, name LIMIT 1",
 				  1, &argtype, &arg, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 1)
+	{
 		similar = MemoryContextStrdup(outer,
 									  SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+		exists = strcmp(similar, ref.name) == 0;
+	}
 	CatalogSqlEnd(&sql);
-	if (similar != NULL)
+	if (exists && ref.kind != MODEL_REF_DEPLOYED)
+		ReportNoVersion(&ref);
+	if (similar != NULL && !exists)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("model \"%s\" does not exist", name),
@@ -133,8 +179,8 @@ CatalogReportNoModel(const char *name)
 }
 
 /* Error for a model that changed between the check and the write */
-static void
-ReportConcurrentChange(const char *name)
+void
+CatalogReportConcurrentChange(const char *name)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
@@ -161,7 +207,7 @@ CatalogLockModel(const CatalogSql *sql, const char *name, CatalogModel *model)
  * Steps 1 and 2 for a model that must exist: check as the caller, become
  * the owner, lock and check again; the row must still be at revision
  */
-static void
+void
 CatalogTakeModel(CatalogSql *sql, const char *name, CatalogModel *model)
 {
 	CatalogModel locked;
@@ -172,7 +218,7 @@ CatalogTakeModel(CatalogSql *sql, const char *name, CatalogModel *model)
 	CatalogSqlBecomeOwner(sql);
 	if (!CatalogLockModel(sql, name, &locked) || locked.id != model->id ||
 		locked.revision != model->revision)
-		ReportConcurrentChange(name);
+		CatalogReportConcurrentChange(name);
 }
 
 /*
@@ -184,7 +230,7 @@ CatalogTakeModelAt(CatalogSql *sql, const char *name, int64 revision, CatalogMod
 {
 	CatalogTakeModel(sql, name, model);
 	if (model->revision != revision)
-		ReportConcurrentChange(name);
+		CatalogReportConcurrentChange(name);
 }
 
 /*
@@ -205,6 +251,29 @@ CatalogCheckOwned(const char *name)
 	CheckModelOwner(&sql, &model, name);
 	CatalogSqlEnd(&sql);
 	return model.revision;
+}
+
+/*
+ * The reference of the version a reference names now ('churn' -> 'churn@3'),
+ * for work that must stay with that version whatever is deployed while it
+ * runs (tuning); the reference itself before versions or when it names
+ * nothing (the work's own check reports that)
+ */
+char *
+CatalogPinned(const char *reference)
+{
+	CatalogSql	sql;
+	CatalogModel model;
+	char	   *pinned = pstrdup(reference);
+	MemoryContext outer = CurrentMemoryContext;
+
+	if (!CatalogHasVersions())
+		return pinned;
+	CatalogSqlBegin(&sql);
+	if (CatalogFindModel(&sql, reference, &model))
+		pinned = MemoryContextStrdup(outer, psprintf("%s@%d", model.name, model.version));
+	CatalogSqlEnd(&sql);
+	return pinned;
 }
 
 /* Parse and validate a model's text or bytes, with errors for the user */
@@ -235,9 +304,12 @@ CatalogParse(const char *model_text, size_t len, bool binary, const char *format
 
 /*
  * The columns of a model's row, as statement parameters $1..$14, and
- * $15 for the owner (insert) or the id (replace)
+ * $15 for the owner (insert) or the id (replace); with versions, $16 the
+ * version, $17 the source's digest, $18 the description, $19 the
+ * metadata and $20 the role that loads it
  */
 #define MODEL_COLUMNS 14
+#define MODEL_PARAMS 20
 
 /*
  * A model as given: text, or bytes (of a binary format, or of a text
@@ -254,11 +326,37 @@ typedef struct ModelSource
 
 typedef struct ModelRowArgs
 {
-	Oid			types[MODEL_COLUMNS + 1];
-	Datum		values[MODEL_COLUMNS + 1];
-	char		nulls[MODEL_COLUMNS + 2];	/* ' ' or 'n' per parameter */
+	Oid			types[MODEL_PARAMS];
+	Datum		values[MODEL_PARAMS];
+	char		nulls[MODEL_PARAMS + 1];	/* ' ' or 'n' per parameter */
 	bool		with_features;	/* the catalog has feature_names (0.3.0) */
 } ModelRowArgs;
+
+/* What a load gives a version besides the model: from load_model()'s arguments */
+typedef struct LoadOptions
+{
+	bool		replace;
+	bool		deploy;
+	text	   *description;	/* NULL: none */
+	Datum		metadata;		/* jsonb; (Datum) 0: none */
+} LoadOptions;
+
+/* The SHA-256 of a model as loaded, in hex */
+static text *
+SourceDigest(const char *data, size_t len)
+{
+	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+	char		hex[PG_SHA256_DIGEST_LENGTH * 2 + 1];
+
+	if (pg_cryptohash_init(ctx) < 0 || pg_cryptohash_update(ctx, (const uint8 *) data, len) < 0 ||
+		pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
+		elog(ERROR, "could not compute the SHA-256 of a model: %s", pg_cryptohash_error(ctx));
+	pg_cryptohash_free(ctx);
+	for (int i = 0; i < PG_SHA256_DIGEST_LENGTH; i++)
+		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+	return cstring_to_text(hex);
+}
 
 /* Fill the parameters of a model's row; the forest's names are checked here */
 static void
@@ -272,7 +370,7 @@ CatalogModelArgs(ModelRowArgs *row, const char *name, const ModelSource *source,
 
 	memcpy(row->types, types, sizeof(types));
 	memset(row->nulls, ' ', sizeof(row->nulls) - 1);
-	row->nulls[MODEL_COLUMNS + 1] = '\0';
+	row->nulls[MODEL_PARAMS] = '\0';
 	row->values[0] = CStringGetTextDatum(name);
 	row->values[1] = CStringGetTextDatum(ModelFormatName(format));
 	row->values[2] = CStringGetTextDatum(forest->objective);
@@ -304,6 +402,8 @@ CatalogModelArgs(ModelRowArgs *row, const char *name, const ModelSource *source,
 										 cstring_to_text_with_len(source->data, source->len));
 		row->nulls[12] = 'n';
 	}
+	row->types[16] = TEXTOID;
+	row->values[16] = PointerGetDatum(SourceDigest(source->data, source->len));
 	row->with_features = FeaturesInCatalog();
 	if (source->binary && !row->with_features)
 		ereport(ERROR,
@@ -407,7 +507,80 @@ ReportModelExists(const char *name)
 	ereport(ERROR,
 			(errcode(ERRCODE_DUPLICATE_OBJECT),
 			 errmsg("model \"%s\" already exists", name),
-			 errhint("Pass replace => true to replace it.")));
+			 errhint("Pass replace => true to load a new version of it.")));
+}
+
+/* Insert a model row as a version of a name in the registry; its id */
+static int64
+CatalogInsertVersion(const CatalogSql *sql, ModelRowArgs *row, int32 version, Oid owner)
+{
+	bool		isnull;
+
+	row->types[14] = REGROLEOID;
+	row->values[14] = ObjectIdGetDatum(owner);
+	row->types[15] = INT4OID;
+	row->values[15] = Int32GetDatum(version);
+	row->types[19] = REGROLEOID;
+	row->values[19] = ObjectIdGetDatum(sql->caller);
+	/* no row limit: a limited INSERT ... RETURNING skips statement triggers */
+	CatalogSqlRun(sql,
+				  "INSERT INTO silvan.model (name, format, objective, task, num_features,"
+				  " num_classes, num_trees, max_depth, forest, source, feature_names,"
+				  " feature_types, source_binary, class_labels, owner, version, source_sha256,"
+				  " description, metadata, loaded_by)"
+				  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,"
+				  " $16, $17, $18, $19, $20) RETURNING id",
+				  MODEL_PARAMS, row->types, row->values, row->nulls, SPI_OK_INSERT_RETURNING);
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+/*
+ * Store a parsed model as a new version of name: version 1 of a new name,
+ * or the next of a name that exists when replace allows (deployed unless
+ * deploy is false).  The registry's row of the name is the lock; as
+ * CatalogStoreModel, a name that appears or disappears under the first
+ * pass sends it round once more.
+ */
+static int64
+CatalogStoreVersion(const char *name, ModelRowArgs *row, const LoadOptions *options)
+{
+	CatalogSql	sql;
+	RegistryName entry = {0};
+	bool		exists;
+	int64		id;
+
+	CatalogSqlBegin(&sql);
+	exists = RegistryFind(&sql, name, &entry);
+	if (exists && !options->replace)
+		ReportModelExists(name);
+	if (!exists)
+		CatalogCheckNewName(name, "name");
+	if (exists)
+		CatalogCheckManage(sql.caller, entry.owner, name);
+	CatalogSqlBecomeOwner(&sql);
+	for (int attempt = 0;; attempt++)
+	{
+		if (!exists && RegistryInsert(&sql, name))
+		{
+			id = CatalogInsertVersion(&sql, row, 1, sql.caller);
+			break;
+		}
+		if (!exists && !options->replace)
+			ReportModelExists(name);
+		exists = RegistryFind(&sql, name, &entry);
+		if (exists)
+		{
+			CatalogCheckManage(sql.caller, entry.owner, name);
+			id = CatalogInsertVersion(&sql, row, entry.last_version + 1,
+									  OidIsValid(entry.owner) ? entry.owner : sql.caller);
+			RegistryAddVersion(&sql, name, entry.last_version + 1, options->deploy);
+			break;
+		}
+		if (attempt == 2)
+			CatalogReportConcurrentChange(name);
+	}
+	CatalogSqlEnd(&sql);
+	return id;
 }
 
 /*
@@ -442,32 +615,43 @@ CatalogStoreModel(const char *name, ModelRowArgs *row, bool replace)
 			break;
 		}
 		if (attempt == 2)
-			ReportConcurrentChange(name);
+			CatalogReportConcurrentChange(name);
 	}
 	CatalogSqlEnd(&sql);
 	return model.id;
 }
 
-/* Check a model name's length */
-static void
-CheckModelName(const char *name)
+/*
+ * Error unless name may be given to a new model: 1 to 63 bytes, and no
+ * "@", which separates a model from its version in references
+ */
+void
+CatalogCheckNewName(const char *name, const char *argname)
 {
 	if (strlen(name) < 1 || strlen(name) >= NAMEDATALEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_NAME),
 				 errmsg("invalid model name"),
-				 errdetail("Argument \"name\" must have 1 to %d bytes.", NAMEDATALEN - 1)));
+				 errdetail("Argument \"%s\" must have 1 to %d bytes.", argname, NAMEDATALEN - 1)));
+	if (strchr(name, '@') != NULL && CatalogHasVersions())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_NAME),
+				 errmsg("invalid model name \"%s\"", name),
+				 errdetail("Argument \"%s\" must not contain \"@\", which separates a model's name from its version, as in churn@3.",
+						   argname)));
 }
 
 /* Parse, validate and store a model given as text or bytes */
 static int64
-CatalogLoad(const char *name, ModelSource *source, const char *format_name, bool replace)
+CatalogLoad(const char *name, ModelSource *source, const char *format_name,
+			const LoadOptions *options)
 {
 	ModelFormat format;
 	Forest	   *forest;
 	ModelRowArgs row;
 
-	CheckModelName(name);
+	if (strlen(name) < 1 || strlen(name) >= NAMEDATALEN)
+		CatalogCheckNewName(name, "name");
 	forest = CatalogParse(source->data, source->len, source->binary, format_name, &format);
 	PG_TRY();
 	{
@@ -490,21 +674,35 @@ CatalogLoad(const char *name, ModelSource *source, const char *format_name, bool
 		ForestFree(forest);
 	}
 	PG_END_TRY();
-	return CatalogStoreModel(name, &row, replace);
+	if (!CatalogHasVersions())
+		return CatalogStoreModel(name, &row, options->replace);
+	row.types[17] = TEXTOID;
+	row.values[17] = PointerGetDatum(options->description);
+	row.nulls[17] = options->description ? ' ' : 'n';
+	row.types[18] = JSONBOID;
+	row.values[18] = options->metadata;
+	row.nulls[18] = options->metadata ? ' ' : 'n';
+	return CatalogStoreVersion(name, &row, options);
 }
 
 /*
  * The shared body of both load_model() forms: the other arguments, then
- * load; with tune (0.4.0 on), queue a tuning job with tune_async's defaults
+ * load; with tune (0.4.0 on), queue a tuning job with tune_async's
+ * defaults for the version loaded
  */
 static int64
 CatalogLoadCall(FunctionCallInfo fcinfo, ModelSource *source)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	int64		id = CatalogLoad(name, source,
-								 PG_ARGISNULL(2) ? "auto" : text_to_cstring(PG_GETARG_TEXT_PP(2)),
-								 !PG_ARGISNULL(3) && PG_GETARG_BOOL(3));
+	LoadOptions options;
+	int64		id;
 
+	options.replace = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
+	options.deploy = PG_NARGS() <= 5 || PG_ARGISNULL(5) || PG_GETARG_BOOL(5);
+	options.description = PG_NARGS() > 6 && !PG_ARGISNULL(6) ? PG_GETARG_TEXT_PP(6) : NULL;
+	options.metadata = PG_NARGS() > 7 && !PG_ARGISNULL(7) ? PG_GETARG_DATUM(7) : (Datum) 0;
+	id = CatalogLoad(name, source,
+					 PG_ARGISNULL(2) ? "auto" : text_to_cstring(PG_GETARG_TEXT_PP(2)), &options);
 	if (PG_NARGS() > 4 && !PG_ARGISNULL(4) && PG_GETARG_BOOL(4))
 	{
 		TuneRequest request;
@@ -558,7 +756,11 @@ silvan_load_model_bytes(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(silvan_drop_model);
 
-/* drop_model(name): true when a model was dropped, false when none had the name */
+/*
+ * drop_model(reference): drop a model, or one version of it (registry.c);
+ * true when dropped, false when there was none.  Before versions, the
+ * model's row.
+ */
 Datum
 silvan_drop_model(PG_FUNCTION_ARGS)
 {
@@ -569,6 +771,13 @@ silvan_drop_model(PG_FUNCTION_ARGS)
 	Datum		args[1];
 	bool		exists;
 
+	if (CatalogHasVersions())
+	{
+		CatalogSqlBegin(&sql);
+		exists = RegistryDrop(&sql, name);
+		CatalogSqlEnd(&sql);
+		PG_RETURN_BOOL(exists);
+	}
 	CatalogSqlBegin(&sql);
 	exists = CatalogFindModel(&sql, name, &model);
 	if (exists)
@@ -624,7 +833,7 @@ CatalogCheckSchedule(const char *name, const char *schedule_text, const char *ta
 	SilvanCompileOptions(&options, SilvanTargetFor(target, false), NULL);
 	version = ModelCacheLookup(name);
 	if (version->revision != revision)
-		ReportConcurrentChange(name);
+		CatalogReportConcurrentChange(name);
 	/* a cuda schedule is checked by emitting its PTX (for sm_80): no device needed */
 	code = CompileForestFor(ModelVersionForest(version), &schedule, version->profile, &options,
 							&status);
@@ -1021,6 +1230,7 @@ silvan_reassign_models(PG_FUNCTION_ARGS)
 	Oid			argtypes[2] = {OIDOID, REGROLEOID};
 	Datum		args[2] = {ObjectIdGetDatum(old_owner), ObjectIdGetDatum(new_owner)};
 	int64		reassigned;
+	bool		isnull;
 
 	CheckRoleExists(new_owner, "new_owner");
 	CatalogSqlBegin(&sql);
@@ -1030,11 +1240,13 @@ silvan_reassign_models(PG_FUNCTION_ARGS)
 				 errmsg("permission denied to reassign models"),
 				 errdetail("Only roles with privileges of both argument \"old_owner\" and argument \"new_owner\" may reassign models; the database's owner may reassign the models of a dropped role.")));
 	CatalogSqlBecomeOwner(&sql);
+	/* every version of a model has its owner: count the models */
 	CatalogSqlRun(&sql,
-				  "UPDATE silvan.model SET owner = $2"
-				  " WHERE owner::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
-				  2, argtypes, args, NULL, SPI_OK_UPDATE);
-	reassigned = (int64) SPI_processed;
+				  "WITH moved AS (UPDATE silvan.model SET owner = $2"
+				  "               WHERE owner::pg_catalog.oid OPERATOR(pg_catalog.=) $1 RETURNING name)"
+				  " SELECT pg_catalog.count(DISTINCT name) FROM moved",
+				  2, argtypes, args, NULL, SPI_OK_SELECT);
+	reassigned = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	CatalogSqlEnd(&sql);
 	PG_RETURN_INT64(reassigned);
 }

@@ -9,8 +9,9 @@
  * not filled yet) is most of the first prediction's time, more than
  * loading the machine code.  Here the rows are found
  * through the tables' own indexes, in the calling query's snapshot, the
- * way PostgreSQL's code reads its own catalogs (genam.c): silvan.model by
- * name, silvan.schedule and silvan.profile by model id.
+ * way PostgreSQL's code reads its own catalogs (genam.c): silvan.model,
+ * silvan.registry and silvan.model_alias by name (the version a reference
+ * names, model_ref.c), silvan.schedule and silvan.profile by model id.
  *
  * What SQL would check is checked here, or the read is declined and the
  * cache reads through SQL, which applies every rule: the caller needs
@@ -293,15 +294,81 @@ ProfileRead(const CatalogTable *table, int64 id, int64 revision, StringInfo fing
 	return found;
 }
 
-/* The model's row by name, copied; NULL if there is none */
-static HeapTuple
-ModelRowRead(const CatalogTable *table, const char *name)
+/* An int4 column of a tuple; 0 when NULL or absent */
+static int32
+ColumnInt32(HeapTuple tuple, Relation rel, const char *name)
+{
+	bool		isnull;
+	Datum		value = ColumnValue(tuple, rel, name, &isnull);
+
+	return isnull ? 0 : DatumGetInt32(value);
+}
+
+/*
+ * The version number a reference names: given, or read from the
+ * registry's row (deployed) or the alias's row; 0 when there is none.
+ * MODEL_REF_LATEST is left to ModelRowRead.
+ */
+static int32
+VersionNumberRead(const CatalogTable *registry, const CatalogTable *aliases, const ModelRef *ref)
 {
 	ScanKeyData key;
-	SysScanDesc scan = CatalogScan(table, F_TEXTEQ, CStringGetTextDatum(name), &key);
-	HeapTuple	tuple = systable_getnext(scan);
-	HeapTuple	copy = HeapTupleIsValid(tuple) ? heap_copytuple(tuple) : NULL;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	int32		number = 0;
+	bool		isnull;
 
+	if (ref->kind == MODEL_REF_NUMBER)
+		return ref->number;
+	scan = CatalogScan(ref->kind == MODEL_REF_DEPLOYED ? registry : aliases, F_TEXTEQ,
+					   CStringGetTextDatum(ref->name), &key);
+	while (number == 0 && HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		if (ref->kind == MODEL_REF_DEPLOYED)
+			number = ColumnInt32(tuple, registry->rel, "version");
+		else
+		{
+			Datum		alias = ColumnValue(tuple, aliases->rel, "alias", &isnull);
+
+			if (!isnull && strcmp(TextDatumGetCString(alias), ref->alias) == 0)
+				number = ColumnInt32(tuple, aliases->rel, "version");
+		}
+	}
+	systable_endscan(scan);
+	return number;
+}
+
+/*
+ * The row a reference names, copied; NULL if there is none.  Before
+ * versions (no registry) the name's one row.
+ */
+static HeapTuple
+ModelRowRead(const CatalogTable *tables, bool versions, const ModelRef *ref)
+{
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	HeapTuple	copy = NULL;
+	int32		number = 0;
+	int32		best = 0;
+
+	if (versions && ref->kind != MODEL_REF_LATEST &&
+		(number = VersionNumberRead(&tables[3], &tables[4], ref)) == 0)
+		return NULL;
+	scan = CatalogScan(&tables[0], F_TEXTEQ, CStringGetTextDatum(ref->name), &key);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		int32		version = versions ? ColumnInt32(tuple, tables[0].rel, "version") : 0;
+
+		if (versions && (ref->kind == MODEL_REF_LATEST ? version <= best : version != number))
+			continue;
+		if (copy != NULL)
+			heap_freetuple(copy);
+		copy = heap_copytuple(tuple);
+		best = version;
+		if (ref->kind != MODEL_REF_LATEST)
+			break;
+	}
 	systable_endscan(scan);
 	return copy;
 }
@@ -318,6 +385,7 @@ VersionFromRows(const char *name, const CatalogTable *tables, HeapTuple model,
 	int64		revision = DatumGetInt64(ColumnValue(model, rel, "revision", &isnull));
 	ModelVersion *version = ModelVersionCreate(name, id, revision, fingerprint);
 
+	version->number = Max(ColumnInt32(model, rel, "version"), 1);
 	PG_TRY();
 	{
 		Datum		features[2];
@@ -356,10 +424,11 @@ VersionFromRows(const char *name, const CatalogTable *tables, HeapTuple model,
  * current state).
  */
 bool
-CatalogReadModel(const char *name, const ModelVersion *known, Snapshot snapshot,
-				 bool compare_only, ModelVersion **version, bool *unchanged, bool *found)
+CatalogReadModel(const ModelRef *ref, const char *name, const ModelVersion *known,
+				 Snapshot snapshot, bool compare_only,
+				 ModelVersion **version, bool *unchanged, bool *found)
 {
-	CatalogTable tables[3] = {{0}};
+	CatalogTable tables[5] = {{0}};
 	HeapTuple	model;
 	HeapTuple	profile;
 	ScheduleRow *schedules;
@@ -367,6 +436,8 @@ CatalogReadModel(const char *name, const ModelVersion *known, Snapshot snapshot,
 	int64		id,
 				revision;
 	bool		isnull;
+	bool		versions = CatalogHasVersions();
+	int			num_tables = versions ? 5 : 3;
 	StringInfoData fingerprint;
 
 	*version = NULL;
@@ -374,14 +445,16 @@ CatalogReadModel(const char *name, const ModelVersion *known, Snapshot snapshot,
 	if (snapshot == NULL ||
 		!CatalogTableOpen(&tables[0], "model", "name") ||
 		!CatalogTableOpen(&tables[1], "schedule", "model_id") ||
-		!CatalogTableOpen(&tables[2], "profile", "model_id"))
+		!CatalogTableOpen(&tables[2], "profile", "model_id") ||
+		(versions && (!CatalogTableOpen(&tables[3], "registry", "name") ||
+					  !CatalogTableOpen(&tables[4], "model_alias", "name"))))
 	{
-		CatalogTablesClose(tables, 3);
+		CatalogTablesClose(tables, num_tables);
 		return false;
 	}
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < num_tables; i++)
 		tables[i].snapshot = snapshot;
-	model = ModelRowRead(&tables[0], name);
+	model = ModelRowRead(tables, versions, ref);
 	*found = model != NULL;
 	if (*found)
 	{
@@ -398,6 +471,6 @@ CatalogReadModel(const char *name, const ModelVersion *known, Snapshot snapshot,
 			*version = VersionFromRows(name, tables, model, schedules, num_schedules, profile,
 									   fingerprint.data);
 	}
-	CatalogTablesClose(tables, 3);
+	CatalogTablesClose(tables, num_tables);
 	return true;
 }

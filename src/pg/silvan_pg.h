@@ -94,6 +94,7 @@ typedef struct ModelVersion
 	MemoryContext cxt;
 	int64		id;
 	int64		revision;
+	int32		number;			/* the model version's number (1 before versions) */
 	char	   *fingerprint;	/* schedules + profile it was built with */
 	/*
 	 * The forest without its trees (ForestDeserializeHeader: no trees or
@@ -149,8 +150,45 @@ extern void ModelVersionSetSchedule(ModelVersion *version, uint64 i, const char 
 									const char *text, bool tuned, const char *provenance);
 extern void ModelVersionSetProfile(ModelVersion *version, int64 num_rows, Datum node_hits);
 
+/* model_ref.c: what a model argument names (a model, or one version of it) */
+typedef enum ModelRefKind
+{
+	MODEL_REF_DEPLOYED,			/* 'churn' */
+	MODEL_REF_NUMBER,			/* 'churn@3' */
+	MODEL_REF_LATEST,			/* 'churn@latest' */
+	MODEL_REF_ALIAS				/* 'churn@candidate' */
+} ModelRefKind;
+
+typedef struct ModelRef
+{
+	char		name[NAMEDATALEN];
+	ModelRefKind kind;
+	int32		number;			/* MODEL_REF_NUMBER */
+	char		alias[NAMEDATALEN]; /* MODEL_REF_ALIAS, MODEL_REF_LATEST */
+} ModelRef;
+
+/* The row of silvan.model m that a reference ($1 name, $2 number, $3 alias) names */
+#define MODEL_REF_WHERE \
+	"m.name OPERATOR(pg_catalog.=) $1 AND m.version OPERATOR(pg_catalog.=) CASE" \
+	" WHEN $2 IS NOT NULL THEN $2" \
+	" WHEN $3 IS NULL THEN (SELECT r.version FROM silvan.registry r" \
+	"                        WHERE r.name OPERATOR(pg_catalog.=) $1)" \
+	" WHEN $3 OPERATOR(pg_catalog.=) 'latest' THEN (SELECT pg_catalog.max(l.version)" \
+	"   FROM silvan.model l WHERE l.name OPERATOR(pg_catalog.=) $1)" \
+	" ELSE (SELECT a.version FROM silvan.model_alias a WHERE a.name OPERATOR(pg_catalog.=) $1" \
+	"        AND a.alias OPERATOR(pg_catalog.=) $3) END"
+
+extern bool CatalogHasVersions(void);
+extern bool ModelAliasValid(const char *text);
+extern bool ModelRefSplit(const char *text, ModelRef *ref);
+extern bool ModelRefParse(const char *text, ModelRef *ref);
+extern void ModelRefArgs(const ModelRef *ref, Oid *types, Datum *args, char *nulls);
+extern const char *ModelRefWhere(void);
+extern void ModelRefCheckCatalog(const ModelRef *ref, const char *text);
+
 /* catalog_read.c */
-extern bool CatalogReadModel(const char *name, const ModelVersion *known, Snapshot snapshot,
+extern bool CatalogReadModel(const ModelRef *ref, const char *name, const ModelVersion *known,
+							 Snapshot snapshot,
 							 bool compare_only,
 							 ModelVersion **version, bool *unchanged, bool *found);
 
@@ -177,6 +215,7 @@ typedef struct TuneRequest
 
 /* catalog.c */
 extern int64 CatalogCheckOwned(const char *name);
+extern char *CatalogPinned(const char *reference);
 extern bool CatalogOwnsModel(int64 id);
 extern void CatalogStoreTuned(const char *name, const char *target, int64 revision,
 							  int32 batch_size, const char *schedule, const char *provenance);

@@ -99,6 +99,7 @@ struct TuneSession
 {
 	MemoryContext cxt;
 	TuneRequest request;
+	char	   *pinned;			/* the version tuned: 'churn@3' (model_ref.c) */
 	int64		job;			/* 0: tune() in the foreground */
 	ModelVersion *version;		/* pinned */
 	int64		revision;
@@ -432,7 +433,7 @@ TuneReadRows(TuneSession *session)
 		TuneSynthesize(session);
 		return;
 	}
-	session->num_rows = ScanSample(r->model, r->sample_relid, r->key_column, r->feature_columns,
+	session->num_rows = ScanSample(session->pinned, r->sample_relid, r->key_column, r->feature_columns,
 								   r->sample_query,
 								   Min(silvan_tune_sample_rows,
 									   Max(TuneRowsInBudget(ModelVersionForest(session->version)), 1)),
@@ -469,8 +470,10 @@ TuneBegin(const TuneRequest *request, int64 job)
 	session->results = palloc0(sizeof(TuneBatchResult) * request->num_batch_sizes);
 	PG_TRY();
 	{
-		session->revision = CatalogCheckOwned(request->model);
-		session->version = ModelCacheLookup(request->model);
+		/* tune the version deployed now, whatever is deployed meanwhile */
+		session->pinned = MemoryContextStrdup(cxt, CatalogPinned(request->model));
+		session->revision = CatalogCheckOwned(session->pinned);
+		session->version = ModelCacheLookup(session->pinned);
 		ModelVersionPin(session->version);
 		if (session->version->revision != session->revision)
 			ereport(ERROR,
@@ -792,7 +795,7 @@ TuneStore(TuneSession *session)
 	{
 		const TuneBatchResult *r = &session->results[i];
 
-		CatalogStoreTuned(session->request.model, session->request.target, session->revision,
+		CatalogStoreTuned(session->pinned, session->request.target, session->revision,
 						  r->batch_size, r->stored ? r->schedule : NULL, r->provenance);
 	}
 }

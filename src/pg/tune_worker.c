@@ -217,14 +217,16 @@ WorkerClaim(WorkerJob *job, MemoryContext cxt)
 		WorkerCommit();
 		return CLAIMED_BUSY;
 	}
-	WorkerSql("UPDATE silvan.tuning_job j SET state = 'running', started = pg_catalog.now(),"
-			  " worker_pid = pg_catalog.pg_backend_pid(), phase = 'starting'"
-			  " FROM silvan.model m WHERE m.id OPERATOR(pg_catalog.=) j.model_id"
-			  " AND j.id OPERATOR(pg_catalog.=) (SELECT id FROM silvan.tuning_job"
-			  "   WHERE state OPERATOR(pg_catalog.=) 'queued' ORDER BY id LIMIT 1)"
-			  " RETURNING j.id, j.owner::pg_catalog.oid, m.name, j.sample_relation,"
-			  " j.sample_query, j.key_column, j.feature_columns, j.batch_sizes, j.target,"
-			  " j.strategy, j.budget, j.exact",
+	/* with versions, the job tunes its version: 'churn@3' */
+	WorkerSql(psprintf("UPDATE silvan.tuning_job j SET state = 'running', started = pg_catalog.now(),"
+					   " worker_pid = pg_catalog.pg_backend_pid(), phase = 'starting'"
+					   " FROM silvan.model m WHERE m.id OPERATOR(pg_catalog.=) j.model_id"
+					   " AND j.id OPERATOR(pg_catalog.=) (SELECT id FROM silvan.tuning_job"
+					   "   WHERE state OPERATOR(pg_catalog.=) 'queued' ORDER BY id LIMIT 1)"
+					   " RETURNING j.id, j.owner::pg_catalog.oid, %s, j.sample_relation,"
+					   " j.sample_query, j.key_column, j.feature_columns, j.batch_sizes, j.target,"
+					   " j.strategy, j.budget, j.exact",
+					   CatalogHasVersions() ? "pg_catalog.concat(m.name, '@', m.version)" : "m.name"),
 			  0, NULL, NULL, NULL, SPI_OK_UPDATE_RETURNING);
 	if (SPI_processed != 1)
 	{

@@ -1,0 +1,215 @@
+-- silvan 0.10.0 -> 0.11.0: models have versions.  Every model becomes
+-- version 1 of its name, deployed, with its schedules, profile and tuning
+-- jobs; loads under a name that exists add versions; deploy(), rollback(),
+-- set_alias(), rename_model() and set_metadata() manage them.  A model
+-- whose name has an "@" keeps it, and is still scored by that name; new
+-- names may not have one.
+\echo Use "ALTER EXTENSION silvan UPDATE TO '0.11.0'" to load this file. \quit
+
+CREATE TABLE registry (
+	name text PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 63),
+	version integer NOT NULL CHECK (version > 0),
+	last_version integer NOT NULL CHECK (last_version >= version),
+	rollback_to integer[] NOT NULL DEFAULT '{}',
+	deployed timestamptz NOT NULL DEFAULT now(),
+	deployed_by regrole NOT NULL DEFAULT current_user::regrole
+);
+
+INSERT INTO registry (name, version, last_version, deployed, deployed_by)
+	SELECT name, 1, 1, created, owner FROM model;
+
+ALTER TABLE model DROP CONSTRAINT model_name_key;
+ALTER TABLE model
+	ADD COLUMN version integer NOT NULL DEFAULT 1 CONSTRAINT model_version_check CHECK (version > 0),
+	ADD COLUMN loaded_by regrole NOT NULL DEFAULT current_user::regrole,
+	ADD COLUMN source_sha256 text,
+	ADD COLUMN description text,
+	ADD COLUMN metadata jsonb,
+	ADD CONSTRAINT model_name_version_key UNIQUE (name, version),
+	ADD CONSTRAINT model_name_fkey FOREIGN KEY (name) REFERENCES registry (name)
+		ON UPDATE CASCADE ON DELETE CASCADE;
+UPDATE model SET loaded_by = owner,
+	source_sha256 = encode(sha256(coalesce(source_binary, convert_to(source, getdatabaseencoding()))), 'hex');
+
+CREATE TABLE model_alias (
+	name text NOT NULL,
+	alias text NOT NULL CHECK (alias ~ '^[A-Za-z_][A-Za-z0-9_]*$' AND length(alias) <= 63
+							   AND alias <> 'latest'),
+	version integer NOT NULL,
+	created timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (name, alias),
+	FOREIGN KEY (name, version) REFERENCES model (name, version) ON UPDATE CASCADE ON DELETE CASCADE
+);
+
+SELECT pg_catalog.pg_extension_config_dump('registry', '');
+SELECT pg_catalog.pg_extension_config_dump('model_alias', '');
+CREATE TRIGGER registry_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON registry
+	FOR EACH STATEMENT EXECUTE FUNCTION silvan_internal.catalog_changed();
+CREATE TRIGGER model_alias_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON model_alias
+	FOR EACH STATEMENT EXECUTE FUNCTION silvan_internal.catalog_changed();
+REVOKE ALL ON registry, model_alias FROM PUBLIC;
+GRANT SELECT ON registry, model_alias TO PUBLIC;
+
+-- the views show versions (the deployed one where one row per model)
+CREATE OR REPLACE VIEW models WITH (security_invoker = true) AS
+	SELECT m.id, m.name, m.format, m.objective, m.task, m.num_features, m.num_classes,
+		   m.num_trees, m.max_depth, m.owner, m.created, m.revision,
+		   coalesce(octet_length(m.source), octet_length(m.source_binary)) AS source_bytes,
+		   m.feature_names, m.class_labels, m.version,
+		   (SELECT count(*) FROM model v WHERE v.name = m.name) AS versions,
+		   m.loaded_by, r.deployed, r.deployed_by, m.source_sha256, m.description, m.metadata
+	  FROM model m JOIN registry r ON r.name = m.name AND r.version = m.version;
+GRANT SELECT ON models TO PUBLIC;
+
+-- One row per version of every model, with the aliases that name it
+CREATE VIEW model_versions WITH (security_invoker = true) AS
+	SELECT m.name, m.version, r.version = m.version AS deployed,
+		   coalesce((SELECT array_agg(a.alias ORDER BY a.alias) FROM model_alias a
+					  WHERE a.name = m.name AND a.version = m.version), '{}') AS aliases,
+		   m.id, m.format, m.objective, m.task, m.num_features, m.num_classes,
+		   m.num_trees, m.max_depth, m.owner, m.loaded_by, m.created,
+		   coalesce(octet_length(m.source), octet_length(m.source_binary)) AS source_bytes,
+		   m.source_sha256, m.description, m.metadata
+	  FROM model m JOIN registry r ON r.name = m.name;
+GRANT SELECT ON model_versions TO PUBLIC;
+
+-- One row per feature of every model's deployed version: its position (as
+-- in feature_columns; explain's feature index is position - 1), and the
+-- name and type the training library recorded, NULL where it recorded none
+CREATE OR REPLACE VIEW model_features WITH (security_invoker = true) AS
+	SELECT m.name AS model, p.position, m.feature_names[p.position] AS name,
+		   m.feature_types[p.position] AS type, m.version
+	  FROM model m JOIN registry r ON r.name = m.name AND r.version = m.version,
+		   generate_series(1, m.num_features) AS p(position);
+GRANT SELECT ON model_features TO PUBLIC;
+
+-- The stored schedules by model name and version: batch_size NULL applies to every size
+CREATE OR REPLACE VIEW schedules WITH (security_invoker = true) AS
+	SELECT m.name AS model, s.target, s.batch_size, s.schedule, s.origin, s.provenance, s.created,
+		   m.version
+	  FROM schedule s JOIN model m ON m.id = s.model_id;
+GRANT SELECT ON schedules TO PUBLIC;
+
+CREATE OR REPLACE VIEW tuning_jobs WITH (security_barrier = true) AS
+	SELECT j.id AS job, m.name AS model, j.owner,
+		   CASE WHEN j.state = 'running' AND NOT EXISTS
+					(SELECT 1 FROM pg_catalog.pg_stat_activity a
+					  WHERE a.pid = j.worker_pid AND a.backend_type = 'silvan tuning worker')
+				THEN 'failed' ELSE j.state END AS state,
+		   j.phase, j.batch_size, j.candidates_done, j.candidates_planned,
+		   j.best_us_per_row, j.default_us_per_row,
+		   CASE WHEN j.state = 'running' AND NOT EXISTS
+					(SELECT 1 FROM pg_catalog.pg_stat_activity a
+					  WHERE a.pid = j.worker_pid AND a.backend_type = 'silvan tuning worker')
+				THEN 'the tuning worker exited before finishing the job' ELSE j.error END AS error,
+		   j.result, j.batch_sizes, j.strategy, j.budget, j.exact,
+		   j.created, j.started, j.finished, m.version
+	  FROM tuning_job j JOIN model m ON m.id = j.model_id
+	 WHERE pg_catalog.pg_has_role(j.owner, 'USAGE');
+
+-- load_model() takes deploy, description and metadata
+DROP FUNCTION load_model(text, text, text, boolean, boolean);
+DROP FUNCTION load_model(text, bytea, text, boolean, boolean);
+CREATE FUNCTION load_model(name text, model text, format text DEFAULT 'auto',
+						   replace boolean DEFAULT false, tune boolean DEFAULT false,
+						   deploy boolean DEFAULT true, description text DEFAULT NULL,
+						   metadata jsonb DEFAULT NULL)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'silvan_load_model' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION load_model(name text, model bytea, format text DEFAULT 'auto',
+						   replace boolean DEFAULT false, tune boolean DEFAULT false,
+						   deploy boolean DEFAULT true, description text DEFAULT NULL,
+						   metadata jsonb DEFAULT NULL)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'silvan_load_model_bytes' LANGUAGE C VOLATILE;
+
+-- A model's versions: deploy one, roll back to the one deployed before,
+-- name one with an alias, rename the model, describe a version
+CREATE FUNCTION deploy(model text, version integer DEFAULT NULL) RETURNS integer
+	AS 'MODULE_PATHNAME', 'silvan_deploy' LANGUAGE C VOLATILE;
+CREATE FUNCTION rollback(model text) RETURNS integer
+	AS 'MODULE_PATHNAME', 'silvan_rollback' LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION set_alias(model text, alias text, version integer) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'silvan_set_alias' LANGUAGE C VOLATILE;
+CREATE FUNCTION rename_model(name text, new_name text) RETURNS void
+	AS 'MODULE_PATHNAME', 'silvan_rename_model' LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION set_metadata(model text, description text DEFAULT NULL, metadata jsonb DEFAULT NULL)
+	RETURNS void
+	AS 'MODULE_PATHNAME', 'silvan_set_metadata' LANGUAGE C VOLATILE;
+-- The version a reference scores with in this statement
+CREATE FUNCTION model_version(model text) RETURNS integer
+	AS 'MODULE_PATHNAME', 'silvan_model_version' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+
+COMMENT ON TABLE registry IS
+	'one row per model name: the deployed version and the versions rollback() returns to; written only through silvan''s functions';
+COMMENT ON COLUMN registry.version IS 'the deployed version: the one predict() scores with when given the bare name';
+COMMENT ON COLUMN registry.last_version IS 'the highest version number loads have given the name (numbers are never used twice)';
+COMMENT ON COLUMN registry.rollback_to IS 'the versions deployed before, the most recent last: rollback() deploys the last that still exists';
+COMMENT ON COLUMN registry.deployed IS 'when the deployed version was deployed';
+COMMENT ON COLUMN registry.deployed_by IS 'the role that deployed it';
+
+COMMENT ON TABLE model IS
+	'one row per version of a model: its metadata, validated binary form and source; written only through silvan''s functions';
+COMMENT ON COLUMN model.version IS 'the version''s number, from 1 per model name';
+COMMENT ON COLUMN model.loaded_by IS 'the role that loaded this version';
+COMMENT ON COLUMN model.source_sha256 IS 'SHA-256 of the model as loaded (source or source_binary), in hex';
+COMMENT ON COLUMN model.description IS 'the description given at load or by set_metadata()';
+COMMENT ON COLUMN model.metadata IS 'the user''s own data about the version (metrics, training data, commit), given at load or by set_metadata()';
+
+COMMENT ON TABLE model_alias IS
+	'names for versions of a model, scored as ''model@alias''; set by set_alias()';
+COMMENT ON COLUMN model_alias.alias IS 'a letter or underscore, then letters, digits and underscores (not latest)';
+COMMENT ON COLUMN model_alias.version IS 'the version the alias names';
+COMMENT ON COLUMN model.owner IS 'the model''s owner (the same on every version); it, its members and superusers may load versions, deploy and drop it';
+COMMENT ON COLUMN model.revision IS 'a number of its own per version: keys every backend''s compiled code';
+COMMENT ON SEQUENCE model_revision_seq IS 'revisions of silvan.model: a new one for each version loaded';
+
+COMMENT ON VIEW models IS 'the loaded models (without their source), one row per model: its deployed version';
+COMMENT ON COLUMN models.owner IS 'the model''s owner; it, its members and superusers may load versions, deploy and drop it';
+COMMENT ON COLUMN models.created IS 'when the deployed version was loaded';
+COMMENT ON COLUMN models.revision IS 'a number of its own per version: keys compiled code';
+COMMENT ON COLUMN models.version IS 'the deployed version: the one predict() scores with given the bare name';
+COMMENT ON COLUMN models.versions IS 'how many versions the model has';
+COMMENT ON COLUMN models.loaded_by IS 'the role that loaded the deployed version';
+COMMENT ON COLUMN models.deployed IS 'when the deployed version was deployed';
+COMMENT ON COLUMN models.deployed_by IS 'the role that deployed it';
+COMMENT ON COLUMN models.source_sha256 IS 'SHA-256 of the deployed version as loaded, in hex';
+COMMENT ON COLUMN models.description IS 'the deployed version''s description';
+COMMENT ON COLUMN models.metadata IS 'the deployed version''s metadata';
+
+COMMENT ON VIEW model_versions IS 'every version of every model (without its source), with the aliases that name it';
+COMMENT ON COLUMN model_versions.deployed IS 'true for the version predict() scores with given the bare name';
+COMMENT ON COLUMN model_versions.aliases IS 'the aliases that name the version (score with ''model@alias'')';
+COMMENT ON COLUMN model_versions.loaded_by IS 'the role that loaded the version';
+COMMENT ON COLUMN model_versions.created IS 'when the version was loaded';
+COMMENT ON COLUMN model_versions.source_bytes IS 'size of the version as loaded, in bytes';
+COMMENT ON COLUMN model_versions.source_sha256 IS 'SHA-256 of the version as loaded, in hex';
+
+COMMENT ON VIEW model_features IS 'one row per feature of every model''s deployed version, with the name and type the training library recorded';
+COMMENT ON COLUMN model_features.version IS 'the deployed version, whose features these are';
+
+COMMENT ON VIEW schedules IS 'the stored compiler schedules, by model name and version';
+COMMENT ON COLUMN schedules.version IS 'the model version the schedule belongs to';
+COMMENT ON COLUMN tuning_jobs.version IS 'the model version the job tunes';
+
+COMMENT ON FUNCTION load_model(text, text, text, boolean, boolean, boolean, text, jsonb) IS
+	'load a model from its text (XGBoost JSON, LightGBM text) under a name; returns the version''s id; replace => true adds a version to a model of that name (deployed unless deploy => false), tune => true queues a tuning job';
+COMMENT ON FUNCTION load_model(text, bytea, text, boolean, boolean, boolean, text, jsonb) IS
+	'load a model from its bytes (ONNX, or a text format''s bytes) under a name; returns the version''s id; replace => true adds a version to a model of that name (deployed unless deploy => false), tune => true queues a tuning job';
+COMMENT ON FUNCTION drop_model(text) IS
+	'drop a model (''name'') or one version (''name@3''; not the deployed one) with its schedules, profile and tuning jobs; true when dropped, false when there was none';
+COMMENT ON FUNCTION deploy(text, integer) IS
+	'deploy a version of a model (deploy(''churn'', 3) or deploy(''churn@candidate'')): predict(''churn'', ...) scores with it from the next statement; returns the version';
+COMMENT ON FUNCTION rollback(text) IS
+	'deploy again the version deployed before the current one; returns it';
+COMMENT ON FUNCTION set_alias(text, text, integer) IS
+	'name a version of a model with an alias, scored as ''model@alias''; version NULL removes the alias; true when anything changed';
+COMMENT ON FUNCTION rename_model(text, text) IS
+	'rename a model, with its versions, aliases, schedules and profiles';
+COMMENT ON FUNCTION set_metadata(text, text, jsonb) IS
+	'set the description and the metadata of a version (''name'': the deployed one); NULL keeps what is there';
+COMMENT ON FUNCTION model_version(text) IS
+	'the version a model reference (''name'', ''name@3'', ''name@alias'', ''name@latest'') scores with in this statement';
+

@@ -1,0 +1,572 @@
+-- silvan: tree-ensemble models compiled to native code inside PostgreSQL
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION silvan" to load this file. \quit
+
+-- Models: one row per loaded model.  "forest" is the validated Forest IR in
+-- silvan's compact binary form, so a backend loads a model without parsing
+-- its source again; "revision" changes whenever the row is replaced and
+-- keys every backend's cache of compiled code.  "feature_names" and
+-- "feature_types" are what the training library recorded (NULL: nothing),
+-- one entry per feature; predict_table matches columns to features by them.
+-- The model as loaded is "source" for text formats, "source_binary" for
+-- binary ones.  "class_labels" names the classes predict() numbers (ONNX).
+CREATE SEQUENCE model_revision_seq;
+
+CREATE TABLE model (
+	id bigserial PRIMARY KEY,
+	name text NOT NULL UNIQUE CHECK (length(name) BETWEEN 1 AND 63),
+	format text NOT NULL,
+	objective text NOT NULL,
+	task text NOT NULL,
+	num_features integer NOT NULL,
+	num_classes integer NOT NULL,
+	num_trees integer NOT NULL,
+	max_depth integer NOT NULL,
+	created timestamptz NOT NULL DEFAULT now(),
+	owner regrole NOT NULL DEFAULT current_user::regrole,
+	revision bigint NOT NULL DEFAULT nextval('model_revision_seq'),
+	forest bytea NOT NULL,
+	source text,
+	feature_names text[] CHECK (cardinality(feature_names) = num_features),
+	feature_types text[] CHECK (cardinality(feature_types) = num_features),
+	source_binary bytea,
+	CONSTRAINT model_one_source CHECK ((source IS NULL) <> (source_binary IS NULL)),
+	class_labels text[]
+);
+
+-- A fresh backend detoasts a model's binary form before its first
+-- prediction: stored uncompressed, it is read several times faster than
+-- pglz's or lz4's form is decompressed; forms compress by half at best
+ALTER TABLE silvan.model ALTER COLUMN forest SET STORAGE EXTERNAL;
+
+-- Schedules: compiler schedules per model, target and batch size (NULL:
+-- any batch size), written by set_schedule ("hand") and the tuner
+-- ("tuned", with what it measured in "provenance").
+CREATE TABLE schedule (
+	model_id bigint NOT NULL REFERENCES model (id) ON DELETE CASCADE,
+	target text NOT NULL DEFAULT 'cpu' CHECK (target IN ('cpu', 'cuda', 'rocm')),
+	batch_size integer CHECK (batch_size IS NULL OR batch_size > 0),
+	schedule text NOT NULL,
+	created timestamptz NOT NULL DEFAULT now(),
+	origin text NOT NULL DEFAULT 'hand' CHECK (origin IN ('hand', 'tuned')),
+	provenance jsonb
+);
+CREATE UNIQUE INDEX schedule_key ON schedule (model_id, target, coalesce(batch_size, 0));
+
+-- Profiles: how often each node was visited over real rows (silvan.profile),
+-- for probability-based tiling.  Kept per model; used only while the
+-- model's revision is the one profiled.
+CREATE TABLE profile (
+	model_id bigint PRIMARY KEY REFERENCES model (id) ON DELETE CASCADE,
+	revision bigint NOT NULL,
+	num_rows bigint NOT NULL,
+	node_hits bigint[] NOT NULL,
+	created timestamptz NOT NULL DEFAULT now()
+);
+
+-- pg_dump keeps the rows of both tables
+SELECT pg_catalog.pg_extension_config_dump('model', '');
+SELECT pg_catalog.pg_extension_config_dump('model_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('model_revision_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('schedule', '');
+SELECT pg_catalog.pg_extension_config_dump('profile', '');
+
+-- Every change to the catalog tells every backend to revalidate its cache.
+-- Only these triggers may use the function.  It lives in a schema of the
+-- extension's own, out of the users' way (\df silvan.*): nobody but the
+-- extension's owner may use that schema; triggers call their function by
+-- its OID, so they fire whoever writes the catalog.
+CREATE SCHEMA silvan_internal;
+REVOKE ALL ON SCHEMA silvan_internal FROM PUBLIC;
+CREATE FUNCTION silvan_internal.catalog_changed() RETURNS trigger
+	AS 'MODULE_PATHNAME', 'silvan_catalog_changed' LANGUAGE C
+	SET search_path = pg_catalog, pg_temp;
+REVOKE ALL ON FUNCTION silvan_internal.catalog_changed() FROM PUBLIC;
+CREATE TRIGGER model_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON model
+	FOR EACH STATEMENT EXECUTE FUNCTION silvan_internal.catalog_changed();
+CREATE TRIGGER schedule_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON schedule
+	FOR EACH STATEMENT EXECUTE FUNCTION silvan_internal.catalog_changed();
+CREATE TRIGGER profile_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON profile
+	FOR EACH STATEMENT EXECUTE FUNCTION silvan_internal.catalog_changed();
+
+GRANT USAGE ON SCHEMA silvan TO PUBLIC;
+
+-- Everyone may read the catalog; writes go through load_model, drop_model,
+-- set_schedule, profile and reassign_models, which check the caller's
+-- rights and then write as the catalog's owner, under a locked search_path.
+REVOKE ALL ON model, schedule, profile FROM PUBLIC;
+GRANT SELECT ON model, schedule, profile TO PUBLIC;
+
+-- The views run with the caller's rights (security_invoker), so that
+-- row-level security an administrator puts on silvan.model hides a
+-- model's row in them too
+CREATE VIEW models WITH (security_invoker = true) AS
+	SELECT id, name, format, objective, task, num_features, num_classes,
+		   num_trees, max_depth, owner, created, revision,
+		   coalesce(octet_length(source), octet_length(source_binary)) AS source_bytes,
+		   feature_names, class_labels
+	  FROM model;
+GRANT SELECT ON models TO PUBLIC;
+
+-- One row per feature of every model: its position (as in feature_columns;
+-- explain's feature index is position - 1), and the name and type the
+-- training library recorded, NULL where it recorded none
+CREATE VIEW model_features WITH (security_invoker = true) AS
+	SELECT m.name AS model, p.position, m.feature_names[p.position] AS name,
+		   m.feature_types[p.position] AS type
+	  FROM model m, generate_series(1, m.num_features) AS p(position);
+GRANT SELECT ON model_features TO PUBLIC;
+
+-- The stored schedules by model name: batch_size NULL applies to every size
+CREATE VIEW schedules WITH (security_invoker = true) AS
+	SELECT m.name AS model, s.target, s.batch_size, s.schedule, s.origin, s.provenance, s.created
+	  FROM schedule s JOIN model m ON m.id = s.model_id;
+GRANT SELECT ON schedules TO PUBLIC;
+
+-- Loading and dropping models
+-- tune => true queues a tuning job (tune_async with its defaults)
+CREATE FUNCTION load_model(name text, model text, format text DEFAULT 'auto',
+						   replace boolean DEFAULT false, tune boolean DEFAULT false)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'silvan_load_model' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION load_model(name text, model bytea, format text DEFAULT 'auto',
+						   replace boolean DEFAULT false, tune boolean DEFAULT false)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'silvan_load_model_bytes' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION drop_model(name text) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'silvan_drop_model' LANGUAGE C VOLATILE STRICT;
+
+-- Scoring one row
+CREATE FUNCTION predict(model text, features float4[]) RETURNS float8
+	AS 'MODULE_PATHNAME', 'silvan_predict_float4' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict(model text, features float8[]) RETURNS float8
+	AS 'MODULE_PATHNAME', 'silvan_predict_float8' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_proba(model text, features float4[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_proba_float4' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_proba(model text, features float8[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_proba_float8' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_raw(model text, features float4[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_raw_float4' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_raw(model text, features float8[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_raw_float8' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict(model text, features integer[]) RETURNS float8
+	AS 'MODULE_PATHNAME', 'silvan_predict_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict(model text, features bigint[]) RETURNS float8
+	AS 'MODULE_PATHNAME', 'silvan_predict_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict(model text, features numeric[]) RETURNS float8
+	AS 'MODULE_PATHNAME', 'silvan_predict_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_proba(model text, features integer[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_proba_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_proba(model text, features bigint[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_proba_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_proba(model text, features numeric[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_proba_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_raw(model text, features integer[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_raw_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_raw(model text, features bigint[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_raw_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_raw(model text, features numeric[]) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_raw_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+-- Scoring a whole row (a table's row or any composite): columns matched to
+-- the model's features by name, as predict_table matches them
+CREATE FUNCTION predict(model text, features record) RETURNS float8
+	AS 'MODULE_PATHNAME', 'silvan_predict_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_proba(model text, features record) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_proba_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_raw(model text, features record) RETURNS float8[]
+	AS 'MODULE_PATHNAME', 'silvan_predict_raw_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+-- Planning a query that calls the scalar functions loads silvan (their
+-- support function is in the library), so that the first such query of a
+-- session is batched like the later ones
+CREATE FUNCTION silvan_internal.predict_calls_support(internal) RETURNS internal
+	AS 'MODULE_PATHNAME', 'silvan_predict_calls_support' LANGUAGE C STABLE STRICT;
+REVOKE ALL ON FUNCTION silvan_internal.predict_calls_support(internal) FROM PUBLIC;
+ALTER FUNCTION predict(text, float4[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict(text, float8[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict(text, integer[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict(text, bigint[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict(text, numeric[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict(text, record) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_proba(text, float4[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_proba(text, float8[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_proba(text, integer[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_proba(text, bigint[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_proba(text, numeric[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_proba(text, record) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_raw(text, float4[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_raw(text, float8[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_raw(text, integer[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_raw(text, bigint[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_raw(text, numeric[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_raw(text, record) SUPPORT silvan_internal.predict_calls_support;
+
+-- Scoring a table in batches; the planner estimates a row per source row.
+-- Parallel safe: under a Gather each worker scores its own pages of the source
+CREATE FUNCTION silvan_internal.predict_table_rows(internal) RETURNS internal
+	AS 'MODULE_PATHNAME', 'silvan_predict_table_support' LANGUAGE C STABLE STRICT;
+REVOKE ALL ON FUNCTION silvan_internal.predict_table_rows(internal) FROM PUBLIC;
+CREATE FUNCTION predict_table(model text, source regclass, key_column text,
+							  feature_columns text[] DEFAULT NULL,
+							  batch_size integer DEFAULT 4096)
+	RETURNS TABLE (key bigint, prediction float8)
+	AS 'MODULE_PATHNAME', 'silvan_predict_table' LANGUAGE C STABLE PARALLEL SAFE
+	SUPPORT silvan_internal.predict_table_rows;
+CREATE FUNCTION predict_proba_table(model text, source regclass, key_column text,
+									feature_columns text[] DEFAULT NULL,
+									batch_size integer DEFAULT 4096)
+	RETURNS TABLE (key bigint, probabilities float8[])
+	AS 'MODULE_PATHNAME', 'silvan_predict_proba_table' LANGUAGE C STABLE PARALLEL SAFE
+	SUPPORT silvan_internal.predict_table_rows;
+CREATE FUNCTION predict_raw_table(model text, source regclass, key_column text,
+								  feature_columns text[] DEFAULT NULL,
+								  batch_size integer DEFAULT 4096)
+	RETURNS TABLE (key bigint, margins float8[])
+	AS 'MODULE_PATHNAME', 'silvan_predict_raw_table' LANGUAGE C STABLE PARALLEL SAFE
+	SUPPORT silvan_internal.predict_table_rows;
+
+-- Scoring any query in batches: its first column is the key, the rest
+-- features.  The support function loads silvan when a call is planned, so
+-- that the first call of a session streams as the later ones do.
+CREATE FUNCTION predict_query(model text, query text, batch_size integer DEFAULT 4096)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'silvan_predict_query' LANGUAGE C VOLATILE
+	SUPPORT silvan_internal.predict_calls_support;
+CREATE FUNCTION predict_proba_query(model text, query text, batch_size integer DEFAULT 4096)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'silvan_predict_proba_query' LANGUAGE C VOLATILE
+	SUPPORT silvan_internal.predict_calls_support;
+CREATE FUNCTION predict_raw_query(model text, query text, batch_size integer DEFAULT 4096)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'silvan_predict_raw_query' LANGUAGE C VOLATILE
+	SUPPORT silvan_internal.predict_calls_support;
+
+-- Schedules: stored per model, target and batch size (NULL: every size);
+-- a batch runs with the one stored for its size, else the nearest stored
+-- within a factor of 2 (not for a single row), else the one for every
+-- size.  A NULL schedule removes the stored one; true when anything
+-- was stored or removed.
+CREATE FUNCTION set_schedule(model text, schedule text, target text DEFAULT 'cpu',
+							 batch_size integer DEFAULT NULL) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'silvan_set_schedule' LANGUAGE C VOLATILE;
+CREATE FUNCTION reset_schedules(model text, target text DEFAULT NULL) RETURNS integer
+	AS 'MODULE_PATHNAME', 'silvan_reset_schedules' LANGUAGE C VOLATILE;
+
+-- Node hit statistics over real rows, for probability-based tiling
+CREATE FUNCTION profile(model text, source regclass, key_column text,
+						feature_columns text[] DEFAULT NULL) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'silvan_profile_table' LANGUAGE C VOLATILE;
+CREATE FUNCTION profile(model text, query text) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'silvan_profile_query' LANGUAGE C VOLATILE;
+
+-- What the compiler makes of a model
+CREATE FUNCTION explain(model text, batch_size integer DEFAULT 4096,
+						target text DEFAULT 'cpu', llvm_ir boolean DEFAULT false)
+	RETURNS text
+	AS 'MODULE_PATHNAME', 'silvan_explain' LANGUAGE C STABLE;
+
+-- Giving models to another role (as REASSIGN OWNED does for PostgreSQL's objects)
+CREATE FUNCTION reassign_models(old_owner regrole, new_owner regrole) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'silvan_reassign_models' LANGUAGE C VOLATILE STRICT;
+
+-- Tuning: schedule exploration on sample rows (see the README's "Tuning").
+-- tune() searches in the foreground and returns one row per batch size;
+-- tune_async() queues the same work for a background worker and returns
+-- the job's id.  The sample is a table (matched to the features as
+-- predict_table does; NULL: rows drawn from the model), or with
+-- tune_query() and tune_query_async() a query read as predict_query reads
+-- it (first column a key).  A found schedule is stored (origin 'tuned', with what was
+-- measured in its provenance) only where it beats the default by 5%.
+CREATE TABLE tuning_job (
+	id bigserial PRIMARY KEY,
+	model_id bigint NOT NULL REFERENCES model (id) ON DELETE CASCADE,
+	owner regrole NOT NULL,
+	sample_relation oid,
+	sample_query text,
+	key_column text,
+	feature_columns text[],
+	batch_sizes integer[] NOT NULL,
+	target text NOT NULL,
+	strategy text NOT NULL,
+	budget interval NOT NULL,
+	exact boolean NOT NULL,
+	state text NOT NULL DEFAULT 'queued'
+		CHECK (state IN ('queued', 'running', 'done', 'failed', 'cancelled')),
+	phase text,
+	batch_size integer,
+	candidates_done integer,
+	candidates_planned integer,
+	best_us_per_row float8,
+	default_us_per_row float8,
+	result jsonb,
+	error text,
+	worker_pid integer,
+	created timestamptz NOT NULL DEFAULT now(),
+	started timestamptz,
+	finished timestamptz
+);
+CREATE INDEX tuning_job_state ON tuning_job (state, id);
+REVOKE ALL ON tuning_job FROM PUBLIC;
+
+-- Jobs the caller may see: its own and those of roles whose privileges it
+-- has.  A job whose worker is gone (a crash, a restart) shows as failed.
+-- The view reads the job table with its owner's rights, so it is a
+-- security barrier: the caller's own conditions run only on the rows it
+-- may see.
+CREATE VIEW tuning_jobs WITH (security_barrier = true) AS
+	SELECT j.id AS job, m.name AS model, j.owner,
+		   CASE WHEN j.state = 'running' AND NOT EXISTS
+					(SELECT 1 FROM pg_catalog.pg_stat_activity a
+					  WHERE a.pid = j.worker_pid AND a.backend_type = 'silvan tuning worker')
+				THEN 'failed' ELSE j.state END AS state,
+		   j.phase, j.batch_size, j.candidates_done, j.candidates_planned,
+		   j.best_us_per_row, j.default_us_per_row,
+		   CASE WHEN j.state = 'running' AND NOT EXISTS
+					(SELECT 1 FROM pg_catalog.pg_stat_activity a
+					  WHERE a.pid = j.worker_pid AND a.backend_type = 'silvan tuning worker')
+				THEN 'the tuning worker exited before finishing the job' ELSE j.error END AS error,
+		   j.result, j.batch_sizes, j.strategy, j.budget, j.exact,
+		   j.created, j.started, j.finished
+	  FROM tuning_job j JOIN model m ON m.id = j.model_id
+	 WHERE pg_catalog.pg_has_role(j.owner, 'USAGE');
+GRANT SELECT ON tuning_jobs TO PUBLIC;
+
+CREATE FUNCTION tune(model text, sample regclass DEFAULT NULL, key_column text DEFAULT NULL,
+					 feature_columns text[] DEFAULT NULL,
+					 batch_sizes integer[] DEFAULT NULL,
+					 target text DEFAULT 'cpu', strategy text DEFAULT 'heuristic',
+					 budget interval DEFAULT '2 minutes', exact boolean DEFAULT true)
+	RETURNS TABLE (batch_size integer, schedule text, us_per_row float8,
+				   default_us_per_row float8, speedup float8, stored boolean,
+				   candidates integer, seconds float8, rows_from text)
+	AS 'MODULE_PATHNAME', 'silvan_tune_table' LANGUAGE C VOLATILE;
+CREATE FUNCTION tune_query(model text, query text,
+					 batch_sizes integer[] DEFAULT NULL,
+					 target text DEFAULT 'cpu', strategy text DEFAULT 'heuristic',
+					 budget interval DEFAULT '2 minutes', exact boolean DEFAULT true)
+	RETURNS TABLE (batch_size integer, schedule text, us_per_row float8,
+				   default_us_per_row float8, speedup float8, stored boolean,
+				   candidates integer, seconds float8, rows_from text)
+	AS 'MODULE_PATHNAME', 'silvan_tune_query' LANGUAGE C VOLATILE;
+CREATE FUNCTION tune_async(model text, sample regclass DEFAULT NULL, key_column text DEFAULT NULL,
+						   feature_columns text[] DEFAULT NULL,
+						   batch_sizes integer[] DEFAULT NULL,
+						   target text DEFAULT 'cpu', strategy text DEFAULT 'heuristic',
+						   budget interval DEFAULT '2 minutes', exact boolean DEFAULT true)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'silvan_tune_async_table' LANGUAGE C VOLATILE;
+CREATE FUNCTION tune_query_async(model text, query text,
+						   batch_sizes integer[] DEFAULT NULL,
+						   target text DEFAULT 'cpu', strategy text DEFAULT 'heuristic',
+						   budget interval DEFAULT '2 minutes', exact boolean DEFAULT true)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'silvan_tune_async_query' LANGUAGE C VOLATILE;
+CREATE FUNCTION cancel_tuning(job bigint) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'silvan_cancel_tuning' LANGUAGE C VOLATILE STRICT;
+
+-- The GPUs the drivers report (none without a driver: a NOTICE says why)
+CREATE FUNCTION devices()
+	RETURNS TABLE (vendor text, ordinal integer, name text, arch text, memory_bytes bigint)
+	AS 'MODULE_PATHNAME', 'silvan_devices' LANGUAGE C VOLATILE;
+
+-- The host profile: the choices of code generation that depend on the CPU,
+-- measured once per host and build (silvan.host_profile = measured) and
+-- kept beside the code cache
+CREATE FUNCTION host_profile_rows()
+	RETURNS TABLE (choice text, value text, how text, alternatives text[],
+				   us_per_row float8[], rounds integer)
+	AS 'MODULE_PATHNAME', 'silvan_host_profile_rows' LANGUAGE C VOLATILE;
+CREATE VIEW host_profile WITH (security_invoker = true) AS
+	SELECT choice, value, how, alternatives, us_per_row, rounds FROM host_profile_rows();
+GRANT SELECT ON host_profile TO PUBLIC;
+
+-- Measure the host profile again now (superusers, or roles granted EXECUTE)
+CREATE FUNCTION measure_host()
+	RETURNS TABLE (choice text, value text, how text, alternatives text[],
+				   us_per_row float8[], rounds integer)
+	AS 'MODULE_PATHNAME', 'silvan_measure_host' LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION measure_host() FROM PUBLIC;
+
+-- Descriptions shown by \dn+, \dt+, \dv+, \ds+, \df+ and \d+.  The upgrade
+-- script to this version ends with the same block.
+COMMENT ON SCHEMA silvan IS
+	'silvan: tree-ensemble models (XGBoost, LightGBM, ONNX) compiled to native code for in-database inference';
+COMMENT ON SCHEMA silvan_internal IS
+	'silvan''s internal functions: not for users';
+
+COMMENT ON TABLE model IS
+	'one row per loaded model: its metadata, validated binary form and source; written only through silvan''s functions';
+COMMENT ON COLUMN model.format IS 'xgboost_json, lightgbm_text or onnx';
+COMMENT ON COLUMN model.task IS 'what predict() returns: regression, binary, multiclass or ranking';
+COMMENT ON COLUMN model.owner IS 'the role that loaded the model; it, its members and superusers may replace or drop it';
+COMMENT ON COLUMN model.revision IS 'changes whenever the model is replaced; keys every backend''s compiled code';
+COMMENT ON COLUMN model.forest IS 'the validated model in silvan''s compact binary form, read by backends instead of the source';
+COMMENT ON COLUMN model.source IS 'the model as loaded, for text formats (NULL for binary formats)';
+COMMENT ON COLUMN model.source_binary IS 'the model as loaded, for binary formats such as ONNX (NULL for text formats)';
+COMMENT ON COLUMN model.feature_names IS 'feature names the training library recorded, one per feature (NULL: none)';
+COMMENT ON COLUMN model.feature_types IS 'feature types the training library recorded, one per feature (NULL: none)';
+COMMENT ON COLUMN model.class_labels IS 'the class labels predict() returns the index of (ONNX classifiers; NULL otherwise)';
+COMMENT ON SEQUENCE model_id_seq IS 'ids of silvan.model';
+COMMENT ON SEQUENCE model_revision_seq IS 'revisions of silvan.model: a new one each time a model is loaded or replaced';
+
+COMMENT ON TABLE schedule IS
+	'compiler schedules stored per model, target and batch size, by set_schedule() (origin hand) and the tuner (origin tuned)';
+COMMENT ON COLUMN schedule.target IS 'cpu, cuda or rocm';
+COMMENT ON COLUMN schedule.batch_size IS 'the batch size the schedule is for (NULL: every size)';
+COMMENT ON COLUMN schedule.schedule IS 'the schedule''s directives, as set_schedule() took them';
+COMMENT ON COLUMN schedule.origin IS 'hand (set_schedule) or tuned (tune, tune_async)';
+COMMENT ON COLUMN schedule.provenance IS 'for a tuned schedule: what the tuner measured, when, where and how';
+
+COMMENT ON TABLE profile IS
+	'how often each node of a model was visited over real rows (silvan.profile()), for probability-based tiling';
+COMMENT ON COLUMN profile.revision IS 'the model revision profiled; the profile is used only while the model has it';
+COMMENT ON COLUMN profile.num_rows IS 'rows profiled';
+COMMENT ON COLUMN profile.node_hits IS 'visits per node, in the order of the model''s binary form';
+
+COMMENT ON TABLE tuning_job IS
+	'tuning jobs queued by tune_async() and tune_query_async(); read it through the view silvan.tuning_jobs';
+COMMENT ON SEQUENCE tuning_job_id_seq IS 'ids of silvan.tuning_job';
+
+COMMENT ON VIEW models IS 'the loaded models (without their source), one row per model';
+COMMENT ON COLUMN models.task IS 'what predict() returns: regression, binary, multiclass or ranking';
+COMMENT ON COLUMN models.owner IS 'the role that loaded the model; it, its members and superusers may replace or drop it';
+COMMENT ON COLUMN models.revision IS 'changes whenever the model is replaced';
+COMMENT ON COLUMN models.source_bytes IS 'size of the model as loaded, in bytes';
+COMMENT ON COLUMN models.feature_names IS 'feature names the training library recorded (NULL: none)';
+COMMENT ON COLUMN models.class_labels IS 'the class labels predict() returns the index of (ONNX classifiers; NULL otherwise)';
+
+COMMENT ON VIEW model_features IS 'one row per feature of every model, with the name and type the training library recorded';
+COMMENT ON COLUMN model_features.position IS 'the feature''s position, from 1, as in feature_columns (explain''s feature index is position - 1)';
+COMMENT ON COLUMN model_features.name IS 'the recorded name (NULL: none recorded)';
+COMMENT ON COLUMN model_features.type IS 'the recorded type, such as q, c (categorical), int, float (NULL: none recorded)';
+
+COMMENT ON VIEW schedules IS 'the stored compiler schedules, by model name';
+COMMENT ON COLUMN schedules.target IS 'cpu, cuda or rocm';
+COMMENT ON COLUMN schedules.batch_size IS 'the batch size the schedule is for (NULL: every size)';
+COMMENT ON COLUMN schedules.origin IS 'hand (set_schedule) or tuned (tune, tune_async)';
+COMMENT ON COLUMN schedules.provenance IS 'for a tuned schedule: what the tuner measured, when, where and how';
+
+COMMENT ON VIEW tuning_jobs IS
+	'the tuning jobs of the roles whose privileges you have: state, progress and result';
+COMMENT ON COLUMN tuning_jobs.job IS 'the job''s id, as tune_async() returned it';
+COMMENT ON COLUMN tuning_jobs.owner IS 'the role that queued the job; the job runs as it';
+COMMENT ON COLUMN tuning_jobs.state IS 'queued, running, done, failed or cancelled (a running job whose worker is gone shows as failed)';
+COMMENT ON COLUMN tuning_jobs.phase IS 'the search phase running now';
+COMMENT ON COLUMN tuning_jobs.batch_size IS 'the batch size being tuned now';
+COMMENT ON COLUMN tuning_jobs.candidates_done IS 'schedules timed so far for this batch size';
+COMMENT ON COLUMN tuning_jobs.candidates_planned IS 'schedules the current phase plans to time';
+COMMENT ON COLUMN tuning_jobs.best_us_per_row IS 'microseconds per row of the best schedule found so far';
+COMMENT ON COLUMN tuning_jobs.default_us_per_row IS 'microseconds per row of the default schedule';
+COMMENT ON COLUMN tuning_jobs.error IS 'why a failed job failed';
+COMMENT ON COLUMN tuning_jobs.result IS 'when done: one entry per batch size, as tune() returns them';
+
+COMMENT ON FUNCTION silvan_internal.catalog_changed() IS
+	'trigger of silvan''s catalog tables: tells every backend to reload changed models; fired by those triggers only';
+COMMENT ON FUNCTION silvan_internal.predict_table_rows(internal) IS
+	'planner support of predict_table and its variants: estimates one row per row of the source';
+COMMENT ON FUNCTION silvan_internal.predict_calls_support(internal) IS
+	'planner support of the scalar predict(), predict_proba() and predict_raw(): answers nothing; planning a call loads silvan, so a session''s first query is batched';
+
+COMMENT ON FUNCTION load_model(text, text, text, boolean, boolean) IS
+	'load a model from its text (XGBoost JSON, LightGBM text) under a name; returns its id; replace => true replaces one of that name, tune => true queues a tuning job';
+COMMENT ON FUNCTION load_model(text, bytea, text, boolean, boolean) IS
+	'load a model from its bytes (ONNX, or a text format''s bytes) under a name; returns its id; replace => true replaces one of that name, tune => true queues a tuning job';
+COMMENT ON FUNCTION drop_model(text) IS
+	'drop a model with its schedules, profile and tuning jobs; true when dropped, false when no model has that name';
+
+COMMENT ON FUNCTION predict(text, float4[]) IS
+	'score one row: the training library''s predict() value (regression value, positive-class probability, or class index)';
+COMMENT ON FUNCTION predict(text, float8[]) IS
+	'score one row: the training library''s predict() value (regression value, positive-class probability, or class index)';
+COMMENT ON FUNCTION predict(text, integer[]) IS
+	'score one row: the training library''s predict() value (regression value, positive-class probability, or class index)';
+COMMENT ON FUNCTION predict(text, bigint[]) IS
+	'score one row: the training library''s predict() value (regression value, positive-class probability, or class index)';
+COMMENT ON FUNCTION predict(text, numeric[]) IS
+	'score one row: the training library''s predict() value (regression value, positive-class probability, or class index)';
+COMMENT ON FUNCTION predict_proba(text, float4[]) IS
+	'score one row: the class probabilities ({1-p, p} for a binary model)';
+COMMENT ON FUNCTION predict_proba(text, float8[]) IS
+	'score one row: the class probabilities ({1-p, p} for a binary model)';
+COMMENT ON FUNCTION predict_proba(text, integer[]) IS
+	'score one row: the class probabilities ({1-p, p} for a binary model)';
+COMMENT ON FUNCTION predict_proba(text, bigint[]) IS
+	'score one row: the class probabilities ({1-p, p} for a binary model)';
+COMMENT ON FUNCTION predict_proba(text, numeric[]) IS
+	'score one row: the class probabilities ({1-p, p} for a binary model)';
+COMMENT ON FUNCTION predict_raw(text, float4[]) IS
+	'score one row: the margins before the objective''s transform, one per class';
+COMMENT ON FUNCTION predict_raw(text, float8[]) IS
+	'score one row: the margins before the objective''s transform, one per class';
+COMMENT ON FUNCTION predict_raw(text, integer[]) IS
+	'score one row: the margins before the objective''s transform, one per class';
+COMMENT ON FUNCTION predict_raw(text, bigint[]) IS
+	'score one row: the margins before the objective''s transform, one per class';
+COMMENT ON FUNCTION predict_raw(text, numeric[]) IS
+	'score one row: the margins before the objective''s transform, one per class';
+COMMENT ON FUNCTION predict(text, record) IS
+	'score one row given whole (a table''s row or any composite), its columns matched to the features by name: the training library''s predict() value';
+COMMENT ON FUNCTION predict_proba(text, record) IS
+	'score one row given whole, its columns matched to the features by name: the class probabilities';
+COMMENT ON FUNCTION predict_raw(text, record) IS
+	'score one row given whole, its columns matched to the features by name: the margins before the objective''s transform';
+
+COMMENT ON FUNCTION predict_table(text, regclass, text, text[], integer) IS
+	'score every row of a table or view in batches: (key, prediction) per row, the key read from an integer column';
+COMMENT ON FUNCTION predict_proba_table(text, regclass, text, text[], integer) IS
+	'score every row of a table or view in batches: (key, class probabilities) per row';
+COMMENT ON FUNCTION predict_raw_table(text, regclass, text, text[], integer) IS
+	'score every row of a table or view in batches: (key, margins) per row';
+COMMENT ON FUNCTION predict_query(text, text, integer) IS
+	'score the rows of a read-only query in batches (first column the key, the rest the features): write AS (key <type>, prediction float8)';
+COMMENT ON FUNCTION predict_proba_query(text, text, integer) IS
+	'score the rows of a read-only query in batches: write AS (key <type>, probabilities float8[])';
+COMMENT ON FUNCTION predict_raw_query(text, text, integer) IS
+	'score the rows of a read-only query in batches: write AS (key <type>, margins float8[])';
+
+COMMENT ON FUNCTION set_schedule(text, text, text, integer) IS
+	'store a compiler schedule for a model, target and batch size (NULL: every size); a NULL schedule removes it; true when anything changed';
+COMMENT ON FUNCTION reset_schedules(text, text) IS
+	'remove every stored schedule of a model, tuned or set by hand, for one target (NULL: all), so that it scores with the defaults; returns how many went';
+COMMENT ON FUNCTION profile(text, regclass, text, text[]) IS
+	'count how often each node of a model is visited over a table''s rows and store it for probability-based tiling; returns the rows read';
+COMMENT ON FUNCTION profile(text, text) IS
+	'count how often each node of a model is visited over a query''s rows and store it for probability-based tiling; returns the rows read';
+COMMENT ON FUNCTION explain(text, integer, text, boolean) IS
+	'what the compiler makes of a model for a batch size and target: the schedule and why, the IR at each level (and LLVM IR)';
+COMMENT ON FUNCTION reassign_models(regrole, regrole) IS
+	'give every model of one role to another, as REASSIGN OWNED does; returns the number of models';
+
+COMMENT ON FUNCTION tune(text, regclass, text, text[], integer[], text, text, interval, boolean) IS
+	'search schedules for a model on sample rows (a table, or rows drawn from the model) and store those that beat the default; batch sizes NULL: those scoring uses (1, silvan.batch_calls_size, 4096); one row per batch size';
+COMMENT ON FUNCTION tune_query(text, text, integer[], text, text, interval, boolean) IS
+	'search schedules for a model on the rows of a query (first column a key) and store those that beat the default; batch sizes NULL: those scoring uses (1, silvan.batch_calls_size, 4096); one row per batch size';
+COMMENT ON FUNCTION tune_async(text, regclass, text, text[], integer[], text, text, interval, boolean) IS
+	'queue tune() for the background tuning worker; returns the job''s id (see silvan.tuning_jobs)';
+COMMENT ON FUNCTION tune_query_async(text, text, integer[], text, text, interval, boolean) IS
+	'queue tune_query() for the background tuning worker; returns the job''s id (see silvan.tuning_jobs)';
+COMMENT ON FUNCTION cancel_tuning(bigint) IS
+	'cancel a queued or running tuning job; true when it was cancelled';
+COMMENT ON FUNCTION devices() IS
+	'the GPUs the installed drivers report (none without a driver: a NOTICE says why)';
+COMMENT ON VIEW host_profile IS
+	'the choices of code generation that depend on this CPU (measured once per host and build, or the fallback), with what the probes timed';
+COMMENT ON COLUMN host_profile.choice IS
+	'cpu, profile, or a choice of code generation: carry, interleave, vector_walk, gather, code_walk';
+COMMENT ON COLUMN host_profile.value IS
+	'the CPU, where the profile came from, or the alternative taken';
+COMMENT ON COLUMN host_profile.how IS
+	'measured, tie (within 3%: the fallback''s pick), unavailable (the CPU lacks what the other needs), fallback, or set';
+COMMENT ON COLUMN host_profile.alternatives IS
+	'the two alternatives of the choice';
+COMMENT ON COLUMN host_profile.us_per_row IS
+	'what the probe timed for each alternative: medians of interleaved rounds, microseconds per row';
+COMMENT ON COLUMN host_profile.rounds IS
+	'interleaved rounds the probe timed; 0: not measured';
+COMMENT ON FUNCTION host_profile_rows() IS
+	'the rows of the host_profile view: the profile the calling session compiles with';
+COMMENT ON FUNCTION measure_host() IS
+	'measure the host profile again now and keep it beside the code cache; returns it';
