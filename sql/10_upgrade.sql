@@ -210,6 +210,12 @@ RESET client_min_messages;
 SELECT silvan.load_model('old@name', source) > 0 AS loaded FROM silvan.model WHERE name = 'binary_logistic';
 SELECT silvan.set_schedule('binary_logistic', 'tile(batch, b0, b1, 8); reorder(b0, tree, b1); interleave(b1)', batch_size => 16);
 SELECT silvan.profile('binary_logistic', 'fx_in', 'id') AS profiled_rows;
+-- an administrator let only one role load models
+CREATE ROLE regress_loader;
+REVOKE EXECUTE ON FUNCTION silvan.load_model(text, text, text, boolean, boolean),
+	silvan.load_model(text, bytea, text, boolean, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION silvan.load_model(text, text, text, boolean, boolean),
+	silvan.load_model(text, bytea, text, boolean, boolean) TO regress_loader;
 -- a job as the tuning worker leaves one
 INSERT INTO silvan.tuning_job (model_id, owner, batch_sizes, target, strategy, budget, exact, state)
 SELECT id, owner, '{64}', 'cpu', 'heuristic', '1 minute', true, 'done'
@@ -243,6 +249,12 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE a.prediction IS DISTINCT FROM b.
 SELECT silvan.model_version('old@name') AS old_name_version,
        count(*) FILTER (WHERE silvan.predict('old@name', f)::real IS DISTINCT FROM e[1]::real) AS old_name_differs
   FROM fx_in JOIN fx_exp USING (id);
+-- load_model() was made anew with its new arguments, with the privileges it had
+SELECT p.oid::regprocedure AS function, has_function_privilege('public', p.oid, 'EXECUTE') AS public_may,
+       has_function_privilege('regress_loader', p.oid, 'EXECUTE') AS loader_may
+  FROM pg_proc p WHERE p.proname = 'load_model' ORDER BY 1::text;
+DROP OWNED BY regress_loader;
+DROP ROLE regress_loader;
 SELECT silvan.load_model('binary_logistic', source, replace => true) > 0 AS version_2 FROM silvan.model WHERE name = 'old@name';
 SELECT silvan.model_version('binary_logistic') AS deployed, silvan.rollback('binary_logistic') AS rolled_back_to;
 SELECT model, version, batch_size FROM silvan.schedules;

@@ -107,25 +107,43 @@ CREATE OR REPLACE VIEW tuning_jobs WITH (security_barrier = true) AS
 	  FROM tuning_job j JOIN model m ON m.id = j.model_id
 	 WHERE pg_catalog.pg_has_role(j.owner, 'USAGE');
 
--- load_model() takes deploy, description and metadata
-DROP FUNCTION load_model(text, text, text, boolean, boolean);
-DROP FUNCTION load_model(text, bytea, text, boolean, boolean);
-CREATE FUNCTION load_model(name text, model text, format text DEFAULT 'auto',
+-- load_model() takes deploy, description and metadata: both functions are
+-- made anew, with the EXECUTE privileges an administrator gave the old ones
+-- (security.md: revoked from PUBLIC, granted to the roles that may load)
+DO $upgrade$
+DECLARE
+	forms text[][] := ARRAY[['text', 'silvan_load_model'], ['bytea', 'silvan_load_model_bytes']];
+	old_acl aclitem[];
+	grantee regrole;
+	signature text;
+BEGIN
+	FOR i IN 1 .. 2 LOOP
+		signature := format('@extschema@.load_model(text, %s, text, boolean, boolean, boolean, text, jsonb)',
+							forms[i][1]);
+		SELECT p.proacl INTO old_acl FROM pg_catalog.pg_proc p
+		 WHERE p.oid = format('@extschema@.load_model(text, %s, text, boolean, boolean)', forms[i][1])::regprocedure;
+		EXECUTE format('DROP FUNCTION @extschema@.load_model(text, %s, text, boolean, boolean)', forms[i][1]);
+		EXECUTE format($f$CREATE FUNCTION @extschema@.load_model(name text, model %s, format text DEFAULT 'auto',
 						   replace boolean DEFAULT false, tune boolean DEFAULT false,
 						   deploy boolean DEFAULT true, description text DEFAULT NULL,
 						   metadata jsonb DEFAULT NULL)
 	RETURNS bigint
-	AS 'MODULE_PATHNAME', 'silvan_load_model' LANGUAGE C VOLATILE;
+	AS 'MODULE_PATHNAME', %L LANGUAGE C VOLATILE$f$, forms[i][1], forms[i][2]);
+		IF old_acl IS NOT NULL THEN
+			EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', signature);
+			FOR grantee IN SELECT a.grantee::regrole FROM pg_catalog.aclexplode(old_acl) AS a
+							WHERE a.privilege_type = 'EXECUTE' AND a.grantee <> 0 LOOP
+				EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %s', signature, grantee);
+			END LOOP;
+			IF EXISTS (SELECT 1 FROM pg_catalog.aclexplode(old_acl) AS a
+						WHERE a.privilege_type = 'EXECUTE' AND a.grantee = 0) THEN
+				EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO PUBLIC', signature);
+			END IF;
+		END IF;
+	END LOOP;
+END
+$upgrade$;
 
-CREATE FUNCTION load_model(name text, model bytea, format text DEFAULT 'auto',
-						   replace boolean DEFAULT false, tune boolean DEFAULT false,
-						   deploy boolean DEFAULT true, description text DEFAULT NULL,
-						   metadata jsonb DEFAULT NULL)
-	RETURNS bigint
-	AS 'MODULE_PATHNAME', 'silvan_load_model_bytes' LANGUAGE C VOLATILE;
-
--- A model's versions: deploy one, roll back to the one deployed before,
--- name one with an alias, rename the model, describe a version
 CREATE FUNCTION deploy(model text, version integer DEFAULT NULL) RETURNS integer
 	AS 'MODULE_PATHNAME', 'silvan_deploy' LANGUAGE C VOLATILE;
 CREATE FUNCTION rollback(model text) RETURNS integer

@@ -7,9 +7,10 @@
 #      (psycopg) against another, periodic re-tuning with pg_cron
 #      preloaded in a third, silvan preloaded in a fourth, every example of
 #      README.md and docs/*.md (test/docs: sql and python blocks, their
-#      output), and the attacks of test/trust (compile bombs and cancels,
-#      decoders' memory, the AMDGPU link's files, the tuning queue), each on
-#      a cluster of its own;
+#      output), the attacks of test/trust (compile bombs and cancels,
+#      decoders' memory, the AMDGPU link's files, the tuning queue), and
+#      pg_dump / pg_restore of models' versions (test/dump), each on a
+#      cluster of its own;
 #   3. the same pg_regress suite against an assert-enabled PostgreSQL
 #      (memory-context checking), built once and cached (test/cassert.sh),
 #      and the test of every scoring output (07_outputs) again with that
@@ -100,6 +101,7 @@ run_step cron count_summary bash test/cron/retune.sh
 run_step preload count_summary bash test/preload/preloaded.sh
 run_step docs count_summary bash test/docs/run.sh
 run_step trust count_summary bash test/trust/run.sh
+run_step dump count_summary bash test/dump/dump_restore.sh
 if [ "${SILVAN_CASSERT:-1}" != 0 ] && [ -f test/cassert.sh ]; then
 	run_step cassert count_summary bash test/cassert.sh
 	run_step memcheck count_summary \
