@@ -2,14 +2,18 @@
  * catalog.c
  *		Writing the catalog: load_model(), drop_model(), set_schedule(),
  *		reassign_models() and the profiles stored by silvan.profile().
+ *		What concerns a model's versions as a whole (deploy, rollback,
+ *		aliases, renaming, dropping) is registry.c's.
  *
  * Parsing and validation happen before the catalog is touched, so a bad
  * model leaves nothing behind.  Everyone may read the catalog; a write
  * goes in three steps (catalog_sql.c):
  *
- *	1. as the caller: read the model's row and check that the caller may
- *	   change it (its owner, a role with the owner's privileges, or, for a
- *	   model whose owner role was dropped, the database's owner);
+ *	1. as the caller: read the row of the version a model reference names
+ *	   (model_ref.c; for a load, the name's row of the registry) and check
+ *	   that the caller may change it (its owner, a role with the owner's
+ *	   privileges, or, for a model whose owner role was dropped, the
+ *	   database's owner);
  *	2. only then become the catalog's owner, lock the row (FOR UPDATE) and
  *	   check again, since the row may have changed in between;
  *	3. write, in as few statements as the change needs.
@@ -17,7 +21,9 @@
  * Every statement runs under search_path "pg_catalog, pg_temp" with every
  * name schema-qualified.  A new name that another session inserts first
  * makes this one's insert do nothing (ON CONFLICT), which is reported as
- * the model existing, never as a unique violation.
+ * the model existing, never as a unique violation.  A catalog older than
+ * 0.11.0 (the library updated first) has one row per name and no
+ * registry; there a load with replace overwrites the row, as it did then.
  */
 #include "silvan_pg.h"
 
@@ -491,8 +497,8 @@ CatalogSerialize(Forest *forest)
 }
 
 /* Error for a NULL argument that must not be NULL */
-static void
-RequireArgument(FunctionCallInfo fcinfo, int argno, const char *argname)
+void
+CatalogRequireArgument(FunctionCallInfo fcinfo, int argno, const char *argname)
 {
 	if (PG_ARGISNULL(argno))
 		ereport(ERROR,
@@ -727,8 +733,8 @@ silvan_load_model(PG_FUNCTION_ARGS)
 {
 	ModelSource source;
 
-	RequireArgument(fcinfo, 0, "name");
-	RequireArgument(fcinfo, 1, "model");
+	CatalogRequireArgument(fcinfo, 0, "name");
+	CatalogRequireArgument(fcinfo, 1, "model");
 	/* the readers take text by its length: no copy (a big model's bytes count) */
 	source.text = PG_GETARG_TEXT_PP(1);
 	source.data = VARDATA_ANY(source.text);
@@ -744,8 +750,8 @@ silvan_load_model_bytes(PG_FUNCTION_ARGS)
 	bytea	   *model;
 	ModelSource source;
 
-	RequireArgument(fcinfo, 0, "name");
-	RequireArgument(fcinfo, 1, "model");
+	CatalogRequireArgument(fcinfo, 0, "name");
+	CatalogRequireArgument(fcinfo, 1, "model");
 	model = PG_GETARG_BYTEA_PP(1);
 	source.len = VARSIZE_ANY_EXHDR(model);
 	source.data = VARDATA_ANY(model);
@@ -862,7 +868,7 @@ silvan_set_schedule(PG_FUNCTION_ARGS)
 	int64		revision;
 	bool		changed;
 
-	RequireArgument(fcinfo, 0, "model");
+	CatalogRequireArgument(fcinfo, 0, "model");
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	target = SilvanCheckTarget(PG_ARGISNULL(2) ? "cpu" : text_to_cstring(PG_GETARG_TEXT_PP(2)),
 							   "target", false);
@@ -912,7 +918,7 @@ silvan_reset_schedules(PG_FUNCTION_ARGS)
 	int64		revision;
 	uint64		removed;
 
-	RequireArgument(fcinfo, 0, "model");
+	CatalogRequireArgument(fcinfo, 0, "model");
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	if (!PG_ARGISNULL(1))
 		args[1] = CStringGetTextDatum(SilvanCheckTarget(text_to_cstring(PG_GETARG_TEXT_PP(1)),

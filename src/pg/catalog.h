@@ -34,6 +34,7 @@ extern bool CatalogMayManage(Oid caller, Oid owner);
 extern void CatalogCheckManage(Oid caller, Oid owner, const char *name);
 extern void CatalogReportConcurrentChange(const char *name) pg_attribute_noreturn();
 extern void CatalogCheckNewName(const char *name, const char *argname);
+extern void CatalogRequireArgument(FunctionCallInfo fcinfo, int argno, const char *argname);
 
 /* registry.c */
 extern bool RegistryFind(const CatalogSql *sql, const char *name, RegistryName *entry);

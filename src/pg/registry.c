@@ -127,16 +127,6 @@ ParseReference(const char	   *reference, ModelRef *ref)
 		CatalogReportNoModel(reference);
 }
 
-/* Error for an argument that must not be NULL */
-static void
-RequireArgument(FunctionCallInfo fcinfo, int argno, const char *argname)
-{
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("argument \"%s\" must not be null", argname)));
-}
-
 /* Error unless a reference is a model's name alone */
 static void
 RequireName(const ModelRef *ref, const char	   *reference, const char *why)
@@ -186,7 +176,7 @@ silvan_deploy(PG_FUNCTION_ARGS)
 	char	   *target;
 
 	RequireVersions();
-	RequireArgument(fcinfo, 0, "model");
+	CatalogRequireArgument(fcinfo, 0, "model");
 	reference = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	ParseReference(reference, &ref);
 	if (!PG_ARGISNULL(1))
@@ -311,8 +301,8 @@ silvan_set_alias(PG_FUNCTION_ARGS)
 	bool		changed;
 
 	RequireVersions();
-	RequireArgument(fcinfo, 0, "model");
-	RequireArgument(fcinfo, 1, "alias");
+	CatalogRequireArgument(fcinfo, 0, "model");
+	CatalogRequireArgument(fcinfo, 1, "alias");
 	reference = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	alias = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	ParseReference(reference, &ref);
@@ -398,7 +388,7 @@ silvan_set_metadata(PG_FUNCTION_ARGS)
 	char		nulls[4] = "   ";
 
 	RequireVersions();
-	RequireArgument(fcinfo, 0, "model");
+	CatalogRequireArgument(fcinfo, 0, "model");
 	CatalogSqlBegin(&sql);
 	CatalogTakeModel(&sql, text_to_cstring(PG_GETARG_TEXT_PP(0)), &model);
 	args[0] = Int64GetDatum(model.id);
