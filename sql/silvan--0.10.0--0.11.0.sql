@@ -118,7 +118,7 @@ DECLARE
 	signature text;
 BEGIN
 	FOR i IN 1 .. 2 LOOP
-		signature := format('@extschema@.load_model(text, %s, text, boolean, boolean, boolean, text, jsonb)',
+		signature := format('@extschema@.load_model(text, %s, text, boolean, boolean, boolean, text, jsonb, text[])',
 							forms[i][1]);
 		SELECT p.proacl INTO old_acl FROM pg_catalog.pg_proc p
 		 WHERE p.oid = format('@extschema@.load_model(text, %s, text, boolean, boolean)', forms[i][1])::regprocedure;
@@ -126,7 +126,7 @@ BEGIN
 		EXECUTE format($f$CREATE FUNCTION @extschema@.load_model(name text, model %s, format text DEFAULT 'auto',
 						   replace boolean DEFAULT false, tune boolean DEFAULT false,
 						   deploy boolean DEFAULT true, description text DEFAULT NULL,
-						   metadata jsonb DEFAULT NULL)
+						   metadata jsonb DEFAULT NULL, class_labels text[] DEFAULT NULL)
 	RETURNS bigint
 	AS 'MODULE_PATHNAME', %L LANGUAGE C VOLATILE$f$, forms[i][1], forms[i][2]);
 		IF old_acl IS NOT NULL THEN
@@ -212,10 +212,82 @@ COMMENT ON VIEW schedules IS 'the stored compiler schedules, by model name and v
 COMMENT ON COLUMN schedules.version IS 'the model version the schedule belongs to';
 COMMENT ON COLUMN tuning_jobs.version IS 'the model version the job tunes';
 
-COMMENT ON FUNCTION load_model(text, text, text, boolean, boolean, boolean, text, jsonb) IS
-	'load a model from its text (XGBoost JSON, LightGBM text) under a name; returns the version''s id; replace => true adds a version to a model of that name (deployed unless deploy => false), tune => true queues a tuning job';
-COMMENT ON FUNCTION load_model(text, bytea, text, boolean, boolean, boolean, text, jsonb) IS
-	'load a model from its bytes (ONNX, or a text format''s bytes) under a name; returns the version''s id; replace => true adds a version to a model of that name (deployed unless deploy => false), tune => true queues a tuning job';
+-- Classifiers: the predicted class's label (the model's class_labels, or
+-- its index in decimal), or the label, the index and the probabilities
+-- together, from one scoring of the row
+CREATE TYPE classification AS (label text, class_index integer, probabilities float8[]);
+CREATE FUNCTION predict_label(model text, features float4[]) RETURNS text
+	AS 'MODULE_PATHNAME', 'silvan_predict_label_float4' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_label(model text, features float8[]) RETURNS text
+	AS 'MODULE_PATHNAME', 'silvan_predict_label_float8' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_label(model text, features integer[]) RETURNS text
+	AS 'MODULE_PATHNAME', 'silvan_predict_label_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_label(model text, features bigint[]) RETURNS text
+	AS 'MODULE_PATHNAME', 'silvan_predict_label_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_label(model text, features numeric[]) RETURNS text
+	AS 'MODULE_PATHNAME', 'silvan_predict_label_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_label(model text, features record) RETURNS text
+	AS 'MODULE_PATHNAME', 'silvan_predict_label_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION classify(model text, features float4[]) RETURNS classification
+	AS 'MODULE_PATHNAME', 'silvan_classify_float4' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION classify(model text, features float8[]) RETURNS classification
+	AS 'MODULE_PATHNAME', 'silvan_classify_float8' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION classify(model text, features integer[]) RETURNS classification
+	AS 'MODULE_PATHNAME', 'silvan_classify_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION classify(model text, features bigint[]) RETURNS classification
+	AS 'MODULE_PATHNAME', 'silvan_classify_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION classify(model text, features numeric[]) RETURNS classification
+	AS 'MODULE_PATHNAME', 'silvan_classify_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION classify(model text, features record) RETURNS classification
+	AS 'MODULE_PATHNAME', 'silvan_classify_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+ALTER FUNCTION predict_label(text, float4[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_label(text, float8[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_label(text, integer[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_label(text, bigint[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_label(text, numeric[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_label(text, record) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION classify(text, float4[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION classify(text, float8[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION classify(text, integer[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION classify(text, bigint[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION classify(text, numeric[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION classify(text, record) SUPPORT silvan_internal.predict_calls_support;
+
+COMMENT ON TYPE classification IS
+	'what classify() returns: the predicted class''s label, its index (as predict() gives it for a multi-class model) and the class probabilities';
+COMMENT ON FUNCTION predict_label(text, float4[]) IS
+	'score one row of a classifier: the predicted class''s label (the model''s class_labels, else the class index in decimal)';
+COMMENT ON FUNCTION predict_label(text, float8[]) IS
+	'score one row of a classifier: the predicted class''s label (the model''s class_labels, else the class index in decimal)';
+COMMENT ON FUNCTION predict_label(text, integer[]) IS
+	'score one row of a classifier: the predicted class''s label (the model''s class_labels, else the class index in decimal)';
+COMMENT ON FUNCTION predict_label(text, bigint[]) IS
+	'score one row of a classifier: the predicted class''s label (the model''s class_labels, else the class index in decimal)';
+COMMENT ON FUNCTION predict_label(text, numeric[]) IS
+	'score one row of a classifier: the predicted class''s label (the model''s class_labels, else the class index in decimal)';
+COMMENT ON FUNCTION predict_label(text, record) IS
+	'score one row of a classifier: the predicted class''s label (the model''s class_labels, else the class index in decimal)';
+COMMENT ON FUNCTION classify(text, float4[]) IS
+	'score one row of a classifier: the predicted class''s label and index and the class probabilities, together';
+COMMENT ON FUNCTION classify(text, float8[]) IS
+	'score one row of a classifier: the predicted class''s label and index and the class probabilities, together';
+COMMENT ON FUNCTION classify(text, integer[]) IS
+	'score one row of a classifier: the predicted class''s label and index and the class probabilities, together';
+COMMENT ON FUNCTION classify(text, bigint[]) IS
+	'score one row of a classifier: the predicted class''s label and index and the class probabilities, together';
+COMMENT ON FUNCTION classify(text, numeric[]) IS
+	'score one row of a classifier: the predicted class''s label and index and the class probabilities, together';
+COMMENT ON FUNCTION classify(text, record) IS
+	'score one row of a classifier: the predicted class''s label and index and the class probabilities, together';
+
+COMMENT ON COLUMN model.class_labels IS 'the labels of the classes predict() returns the index of (from an ONNX file or load_model''s class_labels; NULL otherwise)';
+COMMENT ON COLUMN models.class_labels IS 'the labels of the classes predict() returns the index of (from an ONNX file or load_model''s class_labels; NULL otherwise)';
+
+COMMENT ON FUNCTION load_model(text, text, text, boolean, boolean, boolean, text, jsonb, text[]) IS
+	'load a model from its text (XGBoost JSON, LightGBM text) under a name; returns the version''s id; replace => true adds a version to a model of that name (deployed unless deploy => false), tune => true queues a tuning job, class_labels names a classifier''s classes';
+COMMENT ON FUNCTION load_model(text, bytea, text, boolean, boolean, boolean, text, jsonb, text[]) IS
+	'load a model from its bytes (ONNX, or a text format''s bytes) under a name; returns the version''s id; replace => true adds a version to a model of that name (deployed unless deploy => false), tune => true queues a tuning job, class_labels names a classifier''s classes';
 COMMENT ON FUNCTION drop_model(text) IS
 	'drop a model (''name'') or one version (''name@3''; not the deployed one) with its schedules, profile and tuning jobs; true when dropped, false when there was none';
 COMMENT ON FUNCTION deploy(text, integer) IS

@@ -187,14 +187,14 @@ GRANT SELECT ON schedules TO PUBLIC;
 CREATE FUNCTION load_model(name text, model text, format text DEFAULT 'auto',
 						   replace boolean DEFAULT false, tune boolean DEFAULT false,
 						   deploy boolean DEFAULT true, description text DEFAULT NULL,
-						   metadata jsonb DEFAULT NULL)
+						   metadata jsonb DEFAULT NULL, class_labels text[] DEFAULT NULL)
 	RETURNS bigint
 	AS 'MODULE_PATHNAME', 'silvan_load_model' LANGUAGE C VOLATILE;
 
 CREATE FUNCTION load_model(name text, model bytea, format text DEFAULT 'auto',
 						   replace boolean DEFAULT false, tune boolean DEFAULT false,
 						   deploy boolean DEFAULT true, description text DEFAULT NULL,
-						   metadata jsonb DEFAULT NULL)
+						   metadata jsonb DEFAULT NULL, class_labels text[] DEFAULT NULL)
 	RETURNS bigint
 	AS 'MODULE_PATHNAME', 'silvan_load_model_bytes' LANGUAGE C VOLATILE;
 
@@ -259,6 +259,35 @@ CREATE FUNCTION predict_proba(model text, features record) RETURNS float8[]
 CREATE FUNCTION predict_raw(model text, features record) RETURNS float8[]
 	AS 'MODULE_PATHNAME', 'silvan_predict_raw_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
+-- Classifiers: the predicted class's label (the model's class_labels, or
+-- its index in decimal), or the label, the index and the probabilities
+-- together, from one scoring of the row
+CREATE TYPE classification AS (label text, class_index integer, probabilities float8[]);
+CREATE FUNCTION predict_label(model text, features float4[]) RETURNS text
+	AS 'MODULE_PATHNAME', 'silvan_predict_label_float4' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_label(model text, features float8[]) RETURNS text
+	AS 'MODULE_PATHNAME', 'silvan_predict_label_float8' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_label(model text, features integer[]) RETURNS text
+	AS 'MODULE_PATHNAME', 'silvan_predict_label_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_label(model text, features bigint[]) RETURNS text
+	AS 'MODULE_PATHNAME', 'silvan_predict_label_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_label(model text, features numeric[]) RETURNS text
+	AS 'MODULE_PATHNAME', 'silvan_predict_label_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION predict_label(model text, features record) RETURNS text
+	AS 'MODULE_PATHNAME', 'silvan_predict_label_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION classify(model text, features float4[]) RETURNS classification
+	AS 'MODULE_PATHNAME', 'silvan_classify_float4' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION classify(model text, features float8[]) RETURNS classification
+	AS 'MODULE_PATHNAME', 'silvan_classify_float8' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION classify(model text, features integer[]) RETURNS classification
+	AS 'MODULE_PATHNAME', 'silvan_classify_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION classify(model text, features bigint[]) RETURNS classification
+	AS 'MODULE_PATHNAME', 'silvan_classify_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION classify(model text, features numeric[]) RETURNS classification
+	AS 'MODULE_PATHNAME', 'silvan_classify_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION classify(model text, features record) RETURNS classification
+	AS 'MODULE_PATHNAME', 'silvan_classify_row' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
 -- Planning a query that calls the scalar functions loads silvan (their
 -- support function is in the library), so that the first such query of a
 -- session is batched like the later ones
@@ -283,6 +312,18 @@ ALTER FUNCTION predict_raw(text, integer[]) SUPPORT silvan_internal.predict_call
 ALTER FUNCTION predict_raw(text, bigint[]) SUPPORT silvan_internal.predict_calls_support;
 ALTER FUNCTION predict_raw(text, numeric[]) SUPPORT silvan_internal.predict_calls_support;
 ALTER FUNCTION predict_raw(text, record) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_label(text, float4[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_label(text, float8[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_label(text, integer[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_label(text, bigint[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_label(text, numeric[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION predict_label(text, record) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION classify(text, float4[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION classify(text, float8[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION classify(text, integer[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION classify(text, bigint[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION classify(text, numeric[]) SUPPORT silvan_internal.predict_calls_support;
+ALTER FUNCTION classify(text, record) SUPPORT silvan_internal.predict_calls_support;
 
 -- Scoring a table in batches; the planner estimates a row per source row.
 -- Parallel safe: under a Gather each worker scores its own pages of the source
@@ -506,7 +547,7 @@ COMMENT ON COLUMN model.source IS 'the model as loaded, for text formats (NULL f
 COMMENT ON COLUMN model.source_binary IS 'the model as loaded, for binary formats such as ONNX (NULL for text formats)';
 COMMENT ON COLUMN model.feature_names IS 'feature names the training library recorded, one per feature (NULL: none)';
 COMMENT ON COLUMN model.feature_types IS 'feature types the training library recorded, one per feature (NULL: none)';
-COMMENT ON COLUMN model.class_labels IS 'the class labels predict() returns the index of (ONNX classifiers; NULL otherwise)';
+COMMENT ON COLUMN model.class_labels IS 'the labels of the classes predict() returns the index of (from an ONNX file or load_model''s class_labels; NULL otherwise)';
 COMMENT ON SEQUENCE model_id_seq IS 'ids of silvan.model';
 COMMENT ON SEQUENCE model_revision_seq IS 'revisions of silvan.model: a new one for each version loaded';
 
@@ -535,7 +576,7 @@ COMMENT ON COLUMN models.created IS 'when the deployed version was loaded';
 COMMENT ON COLUMN models.revision IS 'a number of its own per version: keys compiled code';
 COMMENT ON COLUMN models.source_bytes IS 'size of the model as loaded, in bytes';
 COMMENT ON COLUMN models.feature_names IS 'feature names the training library recorded (NULL: none)';
-COMMENT ON COLUMN models.class_labels IS 'the class labels predict() returns the index of (ONNX classifiers; NULL otherwise)';
+COMMENT ON COLUMN models.class_labels IS 'the labels of the classes predict() returns the index of (from an ONNX file or load_model''s class_labels; NULL otherwise)';
 COMMENT ON COLUMN models.version IS 'the deployed version: the one predict() scores with given the bare name';
 COMMENT ON COLUMN models.versions IS 'how many versions the model has';
 COMMENT ON COLUMN models.loaded_by IS 'the role that loaded the deployed version';
@@ -588,10 +629,10 @@ COMMENT ON FUNCTION silvan_internal.predict_table_rows(internal) IS
 COMMENT ON FUNCTION silvan_internal.predict_calls_support(internal) IS
 	'planner support of the scalar predict(), predict_proba() and predict_raw(): answers nothing; planning a call loads silvan, so a session''s first query is batched';
 
-COMMENT ON FUNCTION load_model(text, text, text, boolean, boolean, boolean, text, jsonb) IS
-	'load a model from its text (XGBoost JSON, LightGBM text) under a name; returns the version''s id; replace => true adds a version to a model of that name (deployed unless deploy => false), tune => true queues a tuning job';
-COMMENT ON FUNCTION load_model(text, bytea, text, boolean, boolean, boolean, text, jsonb) IS
-	'load a model from its bytes (ONNX, or a text format''s bytes) under a name; returns the version''s id; replace => true adds a version to a model of that name (deployed unless deploy => false), tune => true queues a tuning job';
+COMMENT ON FUNCTION load_model(text, text, text, boolean, boolean, boolean, text, jsonb, text[]) IS
+	'load a model from its text (XGBoost JSON, LightGBM text) under a name; returns the version''s id; replace => true adds a version to a model of that name (deployed unless deploy => false), tune => true queues a tuning job, class_labels names a classifier''s classes';
+COMMENT ON FUNCTION load_model(text, bytea, text, boolean, boolean, boolean, text, jsonb, text[]) IS
+	'load a model from its bytes (ONNX, or a text format''s bytes) under a name; returns the version''s id; replace => true adds a version to a model of that name (deployed unless deploy => false), tune => true queues a tuning job, class_labels names a classifier''s classes';
 COMMENT ON FUNCTION drop_model(text) IS
 	'drop a model (''name'') or one version (''name@3''; not the deployed one) with its schedules, profile and tuning jobs; true when dropped, false when there was none';
 COMMENT ON FUNCTION deploy(text, integer) IS
@@ -643,6 +684,33 @@ COMMENT ON FUNCTION predict_proba(text, record) IS
 	'score one row given whole, its columns matched to the features by name: the class probabilities';
 COMMENT ON FUNCTION predict_raw(text, record) IS
 	'score one row given whole, its columns matched to the features by name: the margins before the objective''s transform';
+
+COMMENT ON TYPE classification IS
+	'what classify() returns: the predicted class''s label, its index (as predict() gives it for a multi-class model) and the class probabilities';
+COMMENT ON FUNCTION predict_label(text, float4[]) IS
+	'score one row of a classifier: the predicted class''s label (the model''s class_labels, else the class index in decimal)';
+COMMENT ON FUNCTION predict_label(text, float8[]) IS
+	'score one row of a classifier: the predicted class''s label (the model''s class_labels, else the class index in decimal)';
+COMMENT ON FUNCTION predict_label(text, integer[]) IS
+	'score one row of a classifier: the predicted class''s label (the model''s class_labels, else the class index in decimal)';
+COMMENT ON FUNCTION predict_label(text, bigint[]) IS
+	'score one row of a classifier: the predicted class''s label (the model''s class_labels, else the class index in decimal)';
+COMMENT ON FUNCTION predict_label(text, numeric[]) IS
+	'score one row of a classifier: the predicted class''s label (the model''s class_labels, else the class index in decimal)';
+COMMENT ON FUNCTION predict_label(text, record) IS
+	'score one row of a classifier: the predicted class''s label (the model''s class_labels, else the class index in decimal)';
+COMMENT ON FUNCTION classify(text, float4[]) IS
+	'score one row of a classifier: the predicted class''s label and index and the class probabilities, together';
+COMMENT ON FUNCTION classify(text, float8[]) IS
+	'score one row of a classifier: the predicted class''s label and index and the class probabilities, together';
+COMMENT ON FUNCTION classify(text, integer[]) IS
+	'score one row of a classifier: the predicted class''s label and index and the class probabilities, together';
+COMMENT ON FUNCTION classify(text, bigint[]) IS
+	'score one row of a classifier: the predicted class''s label and index and the class probabilities, together';
+COMMENT ON FUNCTION classify(text, numeric[]) IS
+	'score one row of a classifier: the predicted class''s label and index and the class probabilities, together';
+COMMENT ON FUNCTION classify(text, record) IS
+	'score one row of a classifier: the predicted class''s label and index and the class probabilities, together';
 
 COMMENT ON FUNCTION predict_table(text, regclass, text, text[], integer) IS
 	'score every row of a table or view in batches: (key, prediction) per row, the key read from an integer column';

@@ -354,6 +354,7 @@ extern void ForestProfileAccumulate(const Forest *forest, const void *rows,
  *   ForestMarginsFinish: average if needed; widen to double margins
  *   ForestTransformRow: margins of one row -> transformed values
  *   ForestPredictRow / ForestProbaRow: what predict() / predict_proba return
+ *   ForestClassOfRow: the class a classifier's predict() names
  */
 extern size_t ForestValueSize(const Forest *forest);
 extern void ForestMarginsInit(const Forest *forest, void *acc, int64_t num_rows);
@@ -364,6 +365,7 @@ extern void ForestTransformRow(const Forest *forest, const double *margins,
 extern double ForestPredictRow(const Forest *forest, const double *margins);
 extern void ForestPredictRows(const Forest *forest, double *margins, int64_t num_rows);
 extern bool ForestHasProbabilities(const Forest *forest);
+extern int32_t ForestClassOfRow(const Forest *forest, const double *margins);
 extern int	ForestProbaRow(const Forest *forest, const double *margins,
 						   double *out);
 extern int	ForestProbaWidth(const Forest *forest);

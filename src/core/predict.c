@@ -379,6 +379,23 @@ ForestPredictRows(const Forest *forest, double *margins, int64_t num_rows)
 		margins[r] = ForestPredictRow(forest, margins + r * groups);
 }
 
+/*
+ * The class a classifier's row is predicted to be, as the library's
+ * scikit-learn interface says: the index predict() returns (multi-class),
+ * or for a binary model class 1 when predict() is above 0.5 (XGBoost's
+ * XGBClassifier.predict and LightGBM's argmax of {1 - p, p} agree: a tie
+ * at 0.5 is class 0); -1 for a model that is no classifier
+ */
+int32_t
+ForestClassOfRow(const Forest *forest, const double *margins)
+{
+	if (forest->task == FOREST_TASK_MULTICLASS)
+		return (int32_t) ForestPredictRow(forest, margins);
+	if (forest->task == FOREST_TASK_BINARY)
+		return ForestPredictRow(forest, margins) > 0.5 ? 1 : 0;
+	return -1;
+}
+
 /* Does the model produce class probabilities? */
 bool
 ForestHasProbabilities(const Forest *forest)

@@ -95,6 +95,14 @@ static const struct
 	{"silvan_predict_row", SCORE_PREDICT},
 	{"silvan_predict_proba_row", SCORE_PROBA},
 	{"silvan_predict_raw_row", SCORE_RAW},
+	{"silvan_predict_label_float4", SCORE_LABEL},
+	{"silvan_predict_label_float8", SCORE_LABEL},
+	{"silvan_predict_label_array", SCORE_LABEL},
+	{"silvan_predict_label_row", SCORE_LABEL},
+	{"silvan_classify_float4", SCORE_CLASS},
+	{"silvan_classify_float8", SCORE_CLASS},
+	{"silvan_classify_array", SCORE_CLASS},
+	{"silvan_classify_row", SCORE_CLASS},
 };
 
 /* Calls found in one node, and the child target list being built for them */
@@ -131,15 +139,16 @@ BatchIsCall(Node *node)
 	FuncExpr   *call = (FuncExpr *) node;
 	Node	   *model;
 
+	int			output;
+
 	if (node == NULL || !IsA(node, FuncExpr) || list_length(call->args) != 2 || call->funcretset)
-		return false;
-	if (call->funcresulttype != FLOAT8OID && call->funcresulttype != FLOAT8ARRAYOID)
 		return false;
 	model = linitial(call->args);
 	if (!(IsA(model, Const) && !((Const *) model)->constisnull) &&
 		!(IsA(model, Param) && ((Param *) model)->paramkind == PARAM_EXTERN))
 		return false;
-	return BatchFunctionOutput(call->funcid) >= 0;
+	output = BatchFunctionOutput(call->funcid);
+	return output >= 0 && call->funcresulttype == ScoreOutputType((ScoreOutput) output);
 }
 
 /* Does the expression hold a call the batch node can evaluate? */

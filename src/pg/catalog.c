@@ -345,6 +345,7 @@ typedef struct LoadOptions
 	bool		deploy;
 	text	   *description;	/* NULL: none */
 	Datum		metadata;		/* jsonb; (Datum) 0: none */
+	ArrayType  *class_labels;	/* NULL: the file's, if any */
 } LoadOptions;
 
 /* The SHA-256 of a model as loaded, in hex */
@@ -647,6 +648,53 @@ CatalogCheckNewName(const char *name, const char *argname)
 						   argname)));
 }
 
+/*
+ * Give a parsed classifier the class labels of load_model's argument, one
+ * per class, when its file names none
+ */
+static void
+CatalogSetClassLabels(Forest *forest, ArrayType *labels)
+{
+	Datum	   *items;
+	bool	   *nulls;
+	int			n;
+	const char **strings;
+	size_t	   *lengths;
+	SilvanStatus status;
+
+	if (forest->task != FOREST_TASK_BINARY && forest->task != FOREST_TASK_MULTICLASS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a %s model has no classes to label", ForestTaskName(forest->task)),
+				 errdetail("Argument \"class_labels\" is given; only binary and multi-class models predict a class.")));
+	if (forest->class_labels != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the model's file names its classes already"),
+				 errdetail("Argument \"class_labels\" is given for a model whose file has class labels.")));
+	deconstruct_array(labels, TEXTOID, -1, false, TYPALIGN_INT, &items, &nulls, &n);
+	if (ARR_NDIM(labels) > 1 || n != forest->num_classes)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("wrong number of class labels"),
+				 errdetail("Argument \"class_labels\" has %d labels; the model has %d classes.",
+						   n, forest->num_classes)));
+	strings = palloc(sizeof(char *) * n);
+	lengths = palloc(sizeof(size_t) * n);
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("class labels must not be null"),
+					 errdetail("Element %d of argument \"class_labels\" is null.", i + 1)));
+		strings[i] = TextDatumGetCString(items[i]);
+		lengths[i] = strlen(strings[i]);
+	}
+	if (!ForestSetClassLabels(forest, strings, lengths, n, &status))
+		SilvanReportStatus(ERROR, &status);
+}
+
 /* Parse, validate and store a model given as text or bytes */
 static int64
 CatalogLoad(const char *name, ModelSource *source, const char *format_name,
@@ -673,6 +721,8 @@ CatalogLoad(const char *name, ModelSource *source, const char *format_name,
 								   ModelFormatName(format), GetDatabaseEncodingName())));
 			source->binary = false;
 		}
+		if (options->class_labels != NULL)
+			CatalogSetClassLabels(forest, options->class_labels);
 		CatalogModelArgs(&row, name, source, format, forest, CatalogSerialize(forest));
 	}
 	PG_FINALLY();
@@ -707,6 +757,7 @@ CatalogLoadCall(FunctionCallInfo fcinfo, ModelSource *source)
 	options.deploy = PG_NARGS() <= 5 || PG_ARGISNULL(5) || PG_GETARG_BOOL(5);
 	options.description = PG_NARGS() > 6 && !PG_ARGISNULL(6) ? PG_GETARG_TEXT_PP(6) : NULL;
 	options.metadata = PG_NARGS() > 7 && !PG_ARGISNULL(7) ? PG_GETARG_DATUM(7) : (Datum) 0;
+	options.class_labels = PG_NARGS() > 8 && !PG_ARGISNULL(8) ? PG_GETARG_ARRAYTYPE_P(8) : NULL;
 	id = CatalogLoad(name, source,
 					 PG_ARGISNULL(2) ? "auto" : text_to_cstring(PG_GETARG_TEXT_PP(2)), &options);
 	if (PG_NARGS() > 4 && !PG_ARGISNULL(4) && PG_GETARG_BOOL(4))

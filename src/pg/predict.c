@@ -206,3 +206,52 @@ silvan_predict_raw_array(PG_FUNCTION_ARGS)
 {
 	return PredictOne(fcinfo, SCORE_RAW);
 }
+
+PG_FUNCTION_INFO_V1(silvan_predict_label_float4);
+PG_FUNCTION_INFO_V1(silvan_predict_label_float8);
+PG_FUNCTION_INFO_V1(silvan_predict_label_array);
+PG_FUNCTION_INFO_V1(silvan_classify_float4);
+PG_FUNCTION_INFO_V1(silvan_classify_float8);
+PG_FUNCTION_INFO_V1(silvan_classify_array);
+
+/* predict_label(model, float4[]) */
+Datum
+silvan_predict_label_float4(PG_FUNCTION_ARGS)
+{
+	return PredictOne(fcinfo, SCORE_LABEL);
+}
+
+/* predict_label(model, float8[]) */
+Datum
+silvan_predict_label_float8(PG_FUNCTION_ARGS)
+{
+	return PredictOne(fcinfo, SCORE_LABEL);
+}
+
+/* predict_label(model, integer[] | bigint[] | numeric[]) */
+Datum
+silvan_predict_label_array(PG_FUNCTION_ARGS)
+{
+	return PredictOne(fcinfo, SCORE_LABEL);
+}
+
+/* classify(model, float4[]) */
+Datum
+silvan_classify_float4(PG_FUNCTION_ARGS)
+{
+	return PredictOne(fcinfo, SCORE_CLASS);
+}
+
+/* classify(model, float8[]) */
+Datum
+silvan_classify_float8(PG_FUNCTION_ARGS)
+{
+	return PredictOne(fcinfo, SCORE_CLASS);
+}
+
+/* classify(model, integer[] | bigint[] | numeric[]) */
+Datum
+silvan_classify_array(PG_FUNCTION_ARGS)
+{
+	return PredictOne(fcinfo, SCORE_CLASS);
+}

@@ -149,3 +149,20 @@ silvan_predict_raw_row(PG_FUNCTION_ARGS)
 {
 	return PredictWholeRow(fcinfo, SCORE_RAW);
 }
+
+PG_FUNCTION_INFO_V1(silvan_predict_label_row);
+PG_FUNCTION_INFO_V1(silvan_classify_row);
+
+/* predict_label(model, record) */
+Datum
+silvan_predict_label_row(PG_FUNCTION_ARGS)
+{
+	return PredictWholeRow(fcinfo, SCORE_LABEL);
+}
+
+/* classify(model, record) */
+Datum
+silvan_classify_row(PG_FUNCTION_ARGS)
+{
+	return PredictWholeRow(fcinfo, SCORE_CLASS);
+}

@@ -18,14 +18,19 @@
 
 #include <time.h>
 
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/explain.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
 
 #include "silvan/runtime.h"
 
@@ -368,6 +373,14 @@ ScoreBatchAbandon(ScoreTask *task)
 void
 ScoreCheckOutput(ModelVersion *version, ScoreOutput output, const char *name)
 {
+	if ((output == SCORE_LABEL || output == SCORE_CLASS) && !ForestHasProbabilities(version->header))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model \"%s\" is not a classifier", name),
+				 errdetail("Its objective \"%s\" is a %s objective; only binary and multi-class models predict a class.",
+						   version->header->objective,
+						   ForestTaskName(version->header->task)),
+				 errhint("Use silvan.predict().")));
 	if (output == SCORE_PROBA && !ForestHasProbabilities(version->header))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -390,6 +403,71 @@ Float8ArrayDatum(const double *values, int n)
 										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
+/* The label of a class: the model's (class_labels), or the index in decimal */
+static Datum
+ClassLabelDatum(const Forest *forest, int32 index)
+{
+	if (forest->class_labels != NULL && index >= 0 && index < forest->num_classes)
+		return CStringGetTextDatum(forest->class_labels[index]);
+	return CStringGetTextDatum(psprintf("%d", index));
+}
+
+/* The type silvan.classification: (label text, class_index integer, probabilities float8[]) */
+static Oid
+ClassificationType(void)
+{
+	Oid			type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+									   CStringGetDatum("classification"),
+									   ObjectIdGetDatum(get_namespace_oid("silvan", false)));
+
+	if (!OidIsValid(type))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("silvan's catalog has no type silvan.classification yet"),
+				 errhint("Run ALTER EXTENSION silvan UPDATE.")));
+	return type;
+}
+
+/* One row's silvan.classification */
+static Datum
+ClassificationDatum(const Forest *forest, const double *margins, double *scratch)
+{
+	TupleDesc	desc = lookup_rowtype_tupdesc(ClassificationType(), -1);
+	int32		index = ForestClassOfRow(forest, margins);
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+	HeapTuple	tuple;
+
+	values[0] = ClassLabelDatum(forest, index);
+	values[1] = Int32GetDatum(index);
+	values[2] = Float8ArrayDatum(scratch, ForestProbaRow(forest, margins, scratch));
+	tuple = heap_form_tuple(desc, values, nulls);
+	ReleaseTupleDesc(desc);
+	return HeapTupleGetDatum(tuple);
+}
+
+/* The type of the Datum an output kind yields */
+Oid
+ScoreOutputType(ScoreOutput output)
+{
+	switch (output)
+	{
+		case SCORE_PREDICT:
+			return FLOAT8OID;
+		case SCORE_PROBA:
+		case SCORE_RAW:
+			return FLOAT8ARRAYOID;
+		case SCORE_LABEL:
+			return TEXTOID;
+		case SCORE_CLASS:
+			return ClassificationType();
+		case SCORE_PROFILE:
+		case SCORE_SAMPLE:
+			break;
+	}
+	return InvalidOid;
+}
+
 /* The Datum one row yields for an output kind; scratch holds ForestOutputWidth doubles */
 Datum
 ScoreResultDatum(ModelVersion *version, ScoreOutput output,
@@ -405,6 +483,10 @@ ScoreResultDatum(ModelVersion *version, ScoreOutput output,
 			return Float8ArrayDatum(scratch, ForestProbaRow(forest, margins, scratch));
 		case SCORE_RAW:
 			return Float8ArrayDatum(margins, forest->num_groups);
+		case SCORE_LABEL:
+			return ClassLabelDatum(forest, ForestClassOfRow(forest, margins));
+		case SCORE_CLASS:
+			return ClassificationDatum(forest, margins, scratch);
 		case SCORE_PROFILE:
 		case SCORE_SAMPLE:
 			break;

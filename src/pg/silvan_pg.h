@@ -55,6 +55,8 @@ typedef enum ScoreOutput
 	SCORE_PREDICT,				/* float8: the library's predict() */
 	SCORE_PROBA,				/* float8[]: class probabilities */
 	SCORE_RAW,					/* float8[]: margins before the transform */
+	SCORE_LABEL,				/* text: the predicted class's label */
+	SCORE_CLASS,				/* silvan.classification: label, index, probabilities */
 	SCORE_PROFILE,				/* nothing: count node hits (silvan.profile) */
 	SCORE_SAMPLE				/* nothing: keep the rows (silvan.tune's sample) */
 } ScoreOutput;
@@ -372,6 +374,7 @@ extern void ScoreBatch(ModelVersion *version, int32 batch_size, const void *rows
 extern Datum ScoreResultDatum(ModelVersion *version, ScoreOutput output,
 							  const double *margins, double *scratch);
 extern void ScoreCheckOutput(ModelVersion *version, ScoreOutput output, const char *name);
+extern Oid	ScoreOutputType(ScoreOutput output);
 extern Oid	FeatureElementType(Oid typid);
 
 /* silvan.c */
