@@ -107,6 +107,25 @@ CREATE OR REPLACE VIEW tuning_jobs WITH (security_barrier = true) AS
 	  FROM tuning_job j JOIN model m ON m.id = j.model_id
 	 WHERE pg_catalog.pg_has_role(j.owner, 'USAGE');
 
+-- A model version in plain words, one property per row (explain() is the compiler's view)
+CREATE FUNCTION describe(model text) RETURNS TABLE (property text, value text)
+	AS 'MODULE_PATHNAME', 'silvan_describe' LANGUAGE C VOLATILE STRICT;
+
+-- Usage statistics per model version: kept in shared memory when silvan
+-- is preloaded (every session's scoring), else this session's own
+CREATE FUNCTION model_stats_rows()
+	RETURNS TABLE (model_id bigint, batches bigint, rows_scored bigint, scoring_ms float8,
+				   compiles bigint, cache_loads bigint, last_used timestamptz, scope text)
+	AS 'MODULE_PATHNAME', 'silvan_model_stats_rows' LANGUAGE C VOLATILE;
+CREATE VIEW model_stats WITH (security_invoker = true) AS
+	SELECT m.name AS model, m.version, s.batches, s.rows_scored, s.scoring_ms,
+		   s.compiles, s.cache_loads, s.last_used, s.scope
+	  FROM model_stats_rows() s JOIN model m ON m.id = s.model_id;
+GRANT SELECT ON model_stats TO PUBLIC;
+CREATE FUNCTION reset_model_stats() RETURNS bigint
+	AS 'MODULE_PATHNAME', 'silvan_reset_model_stats' LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION reset_model_stats() FROM PUBLIC;
+
 -- load_model() takes deploy, description and metadata: both functions are
 -- made anew, with the EXECUTE privileges an administrator gave the old ones
 -- (security.md: revoked from PUBLIC, granted to the roles that may load)
@@ -303,3 +322,18 @@ COMMENT ON FUNCTION set_metadata(text, text, jsonb) IS
 COMMENT ON FUNCTION model_version(text) IS
 	'the version a model reference (''name'', ''name@3'', ''name@alias'', ''name@latest'') scores with in this statement';
 
+COMMENT ON FUNCTION model_stats_rows() IS
+	'the rows of the model_stats view, by model version id';
+COMMENT ON VIEW model_stats IS
+	'usage per model version: batches and rows scored, time scoring, compiles and code cache loads, last use (every session''s when silvan is preloaded, else this session''s)';
+COMMENT ON COLUMN model_stats.batches IS 'batches scored; a scalar call one row at a time is a batch of one';
+COMMENT ON COLUMN model_stats.rows_scored IS 'rows scored';
+COMMENT ON COLUMN model_stats.scoring_ms IS 'milliseconds spent scoring batches of more than one row';
+COMMENT ON COLUMN model_stats.compiles IS 'times machine code was compiled for the version (per backend and schedule)';
+COMMENT ON COLUMN model_stats.cache_loads IS 'times machine code was read from the code cache instead';
+COMMENT ON COLUMN model_stats.last_used IS 'the end of the last transaction that scored with the version';
+COMMENT ON COLUMN model_stats.scope IS 'server (silvan preloaded: every session''s scoring) or session (this session''s only)';
+COMMENT ON FUNCTION reset_model_stats() IS
+	'forget the usage statistics of every model version (of every database when preloaded); returns how many went';
+COMMENT ON FUNCTION describe(text) IS
+	'a model version in plain words, one property per row: version, inputs, outputs, trees, machine code, schedules, time per row measured on this host';

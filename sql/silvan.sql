@@ -511,6 +511,25 @@ CREATE FUNCTION measure_host()
 	AS 'MODULE_PATHNAME', 'silvan_measure_host' LANGUAGE C VOLATILE;
 REVOKE ALL ON FUNCTION measure_host() FROM PUBLIC;
 
+-- A model version in plain words, one property per row (explain() is the compiler's view)
+CREATE FUNCTION describe(model text) RETURNS TABLE (property text, value text)
+	AS 'MODULE_PATHNAME', 'silvan_describe' LANGUAGE C VOLATILE STRICT;
+
+-- Usage statistics per model version: kept in shared memory when silvan
+-- is preloaded (every session's scoring), else this session's own
+CREATE FUNCTION model_stats_rows()
+	RETURNS TABLE (model_id bigint, batches bigint, rows_scored bigint, scoring_ms float8,
+				   compiles bigint, cache_loads bigint, last_used timestamptz, scope text)
+	AS 'MODULE_PATHNAME', 'silvan_model_stats_rows' LANGUAGE C VOLATILE;
+CREATE VIEW model_stats WITH (security_invoker = true) AS
+	SELECT m.name AS model, m.version, s.batches, s.rows_scored, s.scoring_ms,
+		   s.compiles, s.cache_loads, s.last_used, s.scope
+	  FROM model_stats_rows() s JOIN model m ON m.id = s.model_id;
+GRANT SELECT ON model_stats TO PUBLIC;
+CREATE FUNCTION reset_model_stats() RETURNS bigint
+	AS 'MODULE_PATHNAME', 'silvan_reset_model_stats' LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION reset_model_stats() FROM PUBLIC;
+
 -- Descriptions shown by \dn+, \dt+, \dv+, \ds+, \df+ and \d+.  The upgrade
 -- script to this version ends with the same block.
 COMMENT ON SCHEMA silvan IS
@@ -768,3 +787,18 @@ COMMENT ON FUNCTION host_profile_rows() IS
 	'the rows of the host_profile view: the profile the calling session compiles with';
 COMMENT ON FUNCTION measure_host() IS
 	'measure the host profile again now and keep it beside the code cache; returns it';
+COMMENT ON FUNCTION model_stats_rows() IS
+	'the rows of the model_stats view, by model version id';
+COMMENT ON VIEW model_stats IS
+	'usage per model version: batches and rows scored, time scoring, compiles and code cache loads, last use (every session''s when silvan is preloaded, else this session''s)';
+COMMENT ON COLUMN model_stats.batches IS 'batches scored; a scalar call one row at a time is a batch of one';
+COMMENT ON COLUMN model_stats.rows_scored IS 'rows scored';
+COMMENT ON COLUMN model_stats.scoring_ms IS 'milliseconds spent scoring batches of more than one row';
+COMMENT ON COLUMN model_stats.compiles IS 'times machine code was compiled for the version (per backend and schedule)';
+COMMENT ON COLUMN model_stats.cache_loads IS 'times machine code was read from the code cache instead';
+COMMENT ON COLUMN model_stats.last_used IS 'the end of the last transaction that scored with the version';
+COMMENT ON COLUMN model_stats.scope IS 'server (silvan preloaded: every session''s scoring) or session (this session''s only)';
+COMMENT ON FUNCTION reset_model_stats() IS
+	'forget the usage statistics of every model version (of every database when preloaded); returns how many went';
+COMMENT ON FUNCTION describe(text) IS
+	'a model version in plain words, one property per row: version, inputs, outputs, trees, machine code, schedules, time per row measured on this host';

@@ -219,6 +219,7 @@ extern char *CompiledForestExplainFor(const CompiledForest *compiled, bool with_
 
 /* Where the machine code came from: compiled, the disk cache, or shared */
 extern const char *CompiledForestCodeOrigin(const CompiledForest *compiled);
+extern bool CompiledForestFromCodeCache(const CompiledForest *compiled);
 extern int	CompiledForestCodeObjects(const CompiledForest *compiled);
 
 /* Milliseconds spent in CompileForest */

@@ -1370,6 +1370,13 @@ CompiledForestExplainFor(const CompiledForest *compiled, bool with_llvm_ir, bool
 	return TextFinish(&buf);
 }
 
+/* Was the machine code read from the code cache rather than compiled? */
+bool
+CompiledForestFromCodeCache(const CompiledForest *compiled)
+{
+	return compiled->code_source == JIT_FROM_DISK || compiled->code_source == JIT_FROM_DISK_BY_IR;
+}
+
 /* Where the machine code came from: "compiled", "from the code cache", ... */
 const char *
 CompiledForestCodeOrigin(const CompiledForest *compiled)

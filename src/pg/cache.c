@@ -132,6 +132,7 @@ SilvanCatalogRelid(const char *relname)
 static void
 ModelVersionFree(ModelVersion *version)
 {
+	StatsFlushVersion(version);
 	ModelVersionFreeVariants(version);
 	ForestFree(version->header);
 	ForestFree(version->whole);
@@ -461,6 +462,7 @@ ModelVersionCreate(const char *name, int64 id, int64 revision, const char *finge
 void
 ModelVersionDiscard(ModelVersion *version)
 {
+	StatsFlushVersion(version);
 	ForestFree(version->header);
 	ForestFree(version->whole);
 	MemoryContextDelete(version->cxt);

@@ -286,6 +286,7 @@ _PG_init(void)
 	CancelSetCheck(SilvanCancelPending);
 	SilvanSetWorkDirectory();
 	ModelCacheInit();
+	StatsInit();
 	LlvmErrorsSetCallback(SilvanLlvmError);
 	/* preloaded: every backend forked from here inherits a started JIT */
 	if (process_shared_preload_libraries_in_progress)

@@ -15,6 +15,7 @@
 
 #include "catalog/pg_type_d.h"
 #include "fmgr.h"
+#include "lib/ilist.h"
 #include "lib/stringinfo.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
@@ -83,6 +84,16 @@ typedef struct CompiledVariant
 
 #define MODEL_MAX_VARIANTS 8
 
+/* What scoring with a model version did (stats.c) */
+typedef struct ModelUsage
+{
+	int64		batches;		/* a scalar call is a batch of one row */
+	int64		rows;
+	double		scoring_ms;		/* in batches of more than one row */
+	int64		compiles;
+	int64		cache_loads;	/* machine code read from the code cache */
+} ModelUsage;
+
 /*
  * One loaded state of a model: a revision of its forest together with the
  * schedules and profile stored for it (any change to those makes a new
@@ -120,7 +131,17 @@ typedef struct ModelVersion
 	uint64		last_defaults_epoch;	/* ... and silvan_defaults_epoch then */
 	int			pins;
 	bool		orphaned;		/* no longer current; free at last unpin */
+	ModelUsage	usage;			/* counted since the last flush (stats.c) */
+	bool		usage_pending;	/* usage_node is in stats.c's list */
+	dlist_node	usage_node;
 } ModelVersion;
+
+/* stats.c */
+extern int	silvan_stats_max_versions;
+extern void StatsInit(void);
+extern void StatsScored(ModelVersion *version, int64 rows, double ms);
+extern void StatsCode(ModelVersion *version, bool from_cache);
+extern void StatsFlushVersion(ModelVersion *version);
 
 /* silvan.c */
 extern void SilvanReportStatus(int elevel, const SilvanStatus *status);

@@ -183,6 +183,8 @@ VariantCompile(ModelVersion *version, const Schedule *schedule, const Target *ta
 	score_costs.code_ms += INSTR_TIME_GET_MILLISEC(duration);
 	score_costs.codes_obtained++;
 	score_costs.code_origin = code != NULL ? CompiledForestCodeOrigin(code) : "interpreted";
+	if (code != NULL)
+		StatsCode(version, CompiledForestFromCodeCache(code));
 	if (code == NULL && status.kind == SILVAN_ERROR_UNSUPPORTED)
 		ereport(NOTICE,
 				(errmsg("model is interpreted instead of compiled"),

@@ -9,8 +9,9 @@
 # a parallel worker loaded its code from the cache, that
 # pg_stat_statements (preloaded too, tracking nested statements) counts the
 # source query of a streamed predict_table as nested, never as a top-level
-# statement of its own, and that the server stayed up with no error in its
-# log.
+# statement of its own, that silvan.model_stats adds up the scoring of
+# every session in shared memory, and that the server stayed up with no
+# error in its log.
 # Prints "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -65,6 +66,15 @@ check "pg_stat_statements: the streamed scan's source query is nested" "$(psql -
 	FROM pg_stat_statements WHERE query LIKE 'SELECT id, f FROM%fx_in%'")" false
 check "pg_stat_statements: the outer queries are top-level" "$(psql -XAtq -c "SELECT count(*)
 	FROM pg_stat_statements WHERE toplevel AND query LIKE '%silvan.predict_table%'")" 2
+# usage statistics in shared memory: every session's scoring adds up
+psql -XAtq -c "SELECT silvan.reset_model_stats()" >/dev/null
+for session in 1 2 3; do
+	psql -XAtq -c "SELECT count(silvan.predict('binary_logistic', f)) FROM fx_in" >/dev/null
+done
+psql -XAtq -c "SELECT count(*) FROM silvan.predict_table('binary_logistic', 'fx_in', 'id')" >/dev/null
+check "model_stats: three sessions' calls and a table's rows, server-wide" "$(psql -XAtq -c "SELECT concat_ws(' ', model, version,
+	rows_scored, scope, last_used > now() - interval '1 minute') FROM silvan.model_stats")" "binary_logistic 1 400 server t"
+check "model_stats: the code came from the code cache" "$(psql -XAtq -c "SELECT cache_loads > 0 FROM silvan.model_stats")" t
 check "the server is up" "$(psql -XAtq -c "SELECT 1")" 1
 check "no error in the server log" "$(grep -cE '(ERROR|FATAL|PANIC):' "$CLUSTER_DIR/server.log")" 0
 cluster_stop
