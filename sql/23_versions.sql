@@ -94,6 +94,20 @@ SELECT silvan.set_schedule('churn@2', 'reorder(tree, batch)') AS set;
 SELECT model, version, schedule FROM silvan.schedules WHERE model = 'churn';
 SELECT split_part(silvan.explain('churn@2', 64), E'\n', 1) AS v2, split_part(silvan.explain('churn', 64), E'\n', 1) AS deployed;
 
+-- a new version whose trees have the deployed one's shape keeps its
+-- schedules (a tuned one says where it came from); another shape starts
+-- with none
+SELECT silvan.set_schedule('churn', 'reorder(tree, batch)', batch_size => 64) AS set;
+INSERT INTO silvan.schedule (model_id, target, batch_size, schedule, origin, provenance)
+SELECT id, 'cpu', 512, 'tile(batch, b0, b1, 16); reorder(b0, tree, b1)', 'tuned', '{"us_per_row": 0.5}'
+  FROM silvan.model WHERE name = 'churn' AND version = 3;
+SELECT silvan.load_model('churn', source, replace => true, deploy => false) > 0 AS same_shape FROM logistic;
+SELECT silvan.load_model('churn', source, replace => true, deploy => false) > 0 AS other_shape FROM hinge;
+SELECT version, batch_size, schedule, origin, provenance FROM silvan.schedules
+ WHERE model = 'churn' AND version >= 3 ORDER BY version, batch_size;
+SELECT count(*) FILTER (WHERE silvan.predict('churn@4', f)::real <> e[1]::real) AS carried_differ
+  FROM fx_in JOIN fx_exp USING (id);
+
 -- rename: versions, aliases, schedules follow; the old name is gone
 SELECT silvan.rename_model('churn', 'attrition');
 SELECT name, version, aliases FROM silvan.model_versions WHERE name IN ('churn', 'attrition') ORDER BY version;

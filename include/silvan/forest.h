@@ -309,6 +309,7 @@ extern bool ForestSerialize(const Forest *forest, uint8_t **data, size_t *size,
 extern Forest *ForestDeserialize(const uint8_t *data, size_t size,
 								 SilvanStatus *status);
 extern bool ForestSameHeader(const Forest *a, const Forest *b);
+extern bool ForestSameShape(const Forest *a, const Forest *b);
 extern Forest *ForestDeserializeHeader(const uint8_t *data, size_t size,
 									   int64_t *stored_nodes, SilvanStatus *status);
 

@@ -125,6 +125,41 @@ ForestSameHeader(const Forest *a, const Forest *b)
 		SameStrings(a->feature_types, b->feature_types, a->num_features);
 }
 
+/*
+ * Do two forests have the same shape: the same kind of outputs, features
+ * and trees, each tree with the same nodes splitting on the same features
+ * the same way, whatever their thresholds, leaf values and category sets?
+ * Everything a schedule names or a compile decides by (tiles, walks,
+ * layouts, code walks) is then the same for both.
+ */
+bool
+ForestSameShape(const Forest *a, const Forest *b)
+{
+	if (a->source != b->source || a->task != b->task || a->precision != b->precision ||
+		a->num_features != b->num_features || a->num_groups != b->num_groups ||
+		a->num_classes != b->num_classes || a->average_output != b->average_output ||
+		a->aggregate != b->aggregate || a->category_rule != b->category_rule ||
+		a->num_trees != b->num_trees || a->num_nodes != b->num_nodes)
+		return false;
+	for (int32_t t = 0; t < a->num_trees; t++)
+		if (a->trees[t].first_node != b->trees[t].first_node ||
+			a->trees[t].num_nodes != b->trees[t].num_nodes ||
+			a->trees[t].group != b->trees[t].group || a->trees[t].depth != b->trees[t].depth)
+			return false;
+	for (int64_t n = 0; n < a->num_nodes; n++)
+	{
+		const ForestNode *x = &a->nodes[n];
+		const ForestNode *y = &b->nodes[n];
+
+		if (x->kind != y->kind || x->compare != y->compare || x->missing != y->missing ||
+			x->default_left != y->default_left || x->category_in_left != y->category_in_left ||
+			x->feature != y->feature || x->left != y->left || x->right != y->right ||
+			x->category_words != y->category_words)
+			return false;
+	}
+	return true;
+}
+
 /* Free a forest and everything it owns */
 void
 ForestFree(Forest *forest)

@@ -541,6 +541,59 @@ CatalogInsertVersion(const CatalogSql *sql, ModelRowArgs *row, int32 version, Oi
 	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
+/* A forest from the catalog's binary form (a bytea Datum) */
+static Forest *
+CatalogForestOf(Datum form)
+{
+	bytea	   *bytes = DatumGetByteaPP(form);
+	SilvanStatus status;
+	Forest	   *forest = ForestDeserialize((const uint8_t *) VARDATA_ANY(bytes),
+										   VARSIZE_ANY_EXHDR(bytes), &status);
+
+	if (forest == NULL)
+		SilvanReportStatus(ERROR, &status);
+	return forest;
+}
+
+/*
+ * As the owner, under the name's lock: give a new version the schedules of
+ * the version deployed before it, when both forests have the same shape
+ * (ForestSameShape: every schedule means the same for both); a tuned one's
+ * provenance says which version it was tuned for.  Profiles stay: they
+ * count the visits of the old trees' thresholds.
+ */
+static void
+CatalogCarrySchedules(const CatalogSql *sql, const char *name, int32 from_version,
+					  int64 to_id, Datum to_form)
+{
+	Oid			argtypes[3] = {TEXTOID, INT4OID, INT8OID};
+	Datum		args[3] = {CStringGetTextDatum(name), Int32GetDatum(from_version), Int64GetDatum(to_id)};
+	bool		isnull;
+	Forest	   *from;
+	Forest	   *to;
+	bool		same;
+
+	CatalogSqlRun(sql, "SELECT m.forest FROM silvan.model m WHERE m.name OPERATOR(pg_catalog.=) $1"
+				  " AND m.version OPERATOR(pg_catalog.=) $2"
+				  " AND EXISTS (SELECT 1 FROM silvan.schedule s WHERE s.model_id OPERATOR(pg_catalog.=) m.id)",
+				  2, argtypes, args, NULL, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		return;
+	from = CatalogForestOf(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	to = CatalogForestOf(to_form);
+	same = ForestSameShape(from, to);
+	ForestFree(from);
+	ForestFree(to);
+	if (!same)
+		return;
+	CatalogSqlRun(sql, "INSERT INTO silvan.schedule (model_id, target, batch_size, schedule, origin, provenance)"
+				  " SELECT $3, s.target, s.batch_size, s.schedule, s.origin,"
+				  "  s.provenance OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('carried_from_version', $2)"
+				  " FROM silvan.schedule s JOIN silvan.model m ON m.id OPERATOR(pg_catalog.=) s.model_id"
+				  " WHERE m.name OPERATOR(pg_catalog.=) $1 AND m.version OPERATOR(pg_catalog.=) $2",
+				  3, argtypes, args, NULL, SPI_OK_INSERT);
+}
+
 /*
  * Store a parsed model as a new version of name: version 1 of a new name,
  * or the next of a name that exists when replace allows (deployed unless
@@ -580,6 +633,7 @@ CatalogStoreVersion(const char *name, ModelRowArgs *row, const LoadOptions *opti
 			CatalogCheckManage(sql.caller, entry.owner, name);
 			id = CatalogInsertVersion(&sql, row, entry.last_version + 1,
 									  OidIsValid(entry.owner) ? entry.owner : sql.caller);
+			CatalogCarrySchedules(&sql, name, entry.deployed, id, row->values[8]);
 			RegistryAddVersion(&sql, name, entry.last_version + 1, options->deploy);
 			break;
 		}

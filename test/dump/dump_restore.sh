@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # pg_dump and pg_restore keep a model's life: its versions, which one is
-# deployed and the rollback stack, aliases, descriptions and metadata,
+# deployed and the rollback stack, aliases, class labels, descriptions and
+# metadata,
 # schedules and profiles per version; the restored database scores every
 # version as the dumped one did (and as XGBoost does).  Prints "N passed,
 # N failed".
@@ -21,7 +22,8 @@ CREATE EXTENSION silvan;
 CREATE TABLE rows AS
 	SELECT n::bigint AS id, string_to_array(l, ',')::real[] AS f
 	  FROM unnest(string_to_array(rtrim(:'input', E'\n'), E'\n')) WITH ORDINALITY AS t(l, n);
-SELECT silvan.load_model('churn', :'logistic', description => 'March', metadata => '{"auc": 0.91}');
+SELECT silvan.load_model('churn', :'logistic', description => 'March', metadata => '{"auc": 0.91}',
+                         class_labels => '{stayed, churned}');
 SELECT silvan.load_model('churn', :'base', replace => true);
 SELECT silvan.load_model('churn', :'logistic', replace => true, deploy => false);
 SELECT silvan.set_alias('churn', 'candidate', 3);
@@ -36,14 +38,16 @@ state="SELECT string_agg(concat_ws(' ', name, version, deployed, aliases, descri
 registry="SELECT concat_ws(' ', name, version, last_version, rollback_to) FROM silvan.registry"
 schedules="SELECT string_agg(concat_ws(' ', model, version, batch_size, schedule), '; ') FROM silvan.schedules"
 profiles="SELECT string_agg(concat_ws(' ', m.version, p.num_rows, cardinality(p.node_hits)), '; ') FROM silvan.profile p JOIN silvan.model m ON m.id = p.model_id"
-scores="SELECT md5(string_agg(concat_ws(' ', id, silvan.predict('churn', f), silvan.predict('churn@1', f), silvan.predict('churn@candidate', f), silvan.model_version('churn')), ',' ORDER BY id)) FROM rows"
+scores="SELECT md5(string_agg(concat_ws(' ', id, silvan.predict('churn', f), silvan.predict('churn@1', f), silvan.predict('churn@candidate', f), silvan.model_version('churn'), silvan.predict_label('churn@1', f)), ',' ORDER BY id)) FROM rows"
+labels="SELECT string_agg(DISTINCT silvan.predict_label('churn@1', f), ',') FROM rows"
 declare -A before
-for q in state registry schedules profiles scores; do
+for q in state registry schedules profiles scores labels; do
 	before[$q]=$(psql -XAtq -d before_dump -c "${!q}")
 done
 as=()
 [ "$(id -u)" = 0 ] && as=(runuser -u postgres --)
 check "the dumped database scores every version" "${#before[scores]}" 32
+check "the dumped database labels its classes" "${before[labels]}" "churned,stayed"
 check "the dumped database has a schedule and a profile" "${before[schedules]} / ${before[profiles]}" \
 	"churn 2 64 reorder(tree, batch) / 1 100 $(psql -XAtq -d before_dump -c "SELECT cardinality(node_hits) FROM silvan.profile")"
 "${as[@]}" "$PG_BIN/pg_dump" -Fc -h "$PGHOST" -p "$PGPORT" -U postgres -d before_dump -f "$dump/db.dump"
@@ -51,7 +55,7 @@ check "pg_dump wrote the database" "$?" 0
 psql -XAtq -c "CREATE DATABASE restored" >/dev/null
 "${as[@]}" "$PG_BIN/pg_restore" -h "$PGHOST" -p "$PGPORT" -U postgres -d restored --exit-on-error "$dump/db.dump"
 check "pg_restore restored it" "$?" 0
-for q in state registry schedules profiles scores; do
+for q in state registry schedules profiles scores labels; do
 	check "restored: the same $q" "$(psql -XAtq -d restored -c "${!q}")" "${before[$q]}"
 done
 check "restored: three versions, 2 deployed" \
