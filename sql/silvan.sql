@@ -6,15 +6,19 @@
 -- that predict(name) scores with (the deployed one); "rollback_to" the
 -- versions deployed before it, the most recent last, which rollback()
 -- returns to; "last_version" the highest number a load has given out
--- (numbers are never used twice).  Renaming a model renames it here, and
--- the foreign keys carry the new name to its versions and aliases.
+-- (numbers are never used twice); "acl" the privileges granted on the
+-- model (silvan.grant(): USAGE to score, SELECT to read its source,
+-- schedules and profiles, UPDATE to load versions, deploy, tune; NULL or
+-- empty: its owner's alone).  Renaming a model renames it here, and the
+-- foreign keys carry the new name to its versions and aliases.
 CREATE TABLE registry (
 	name text PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 63),
 	version integer NOT NULL CHECK (version > 0),
 	last_version integer NOT NULL CHECK (last_version >= version),
 	rollback_to integer[] NOT NULL DEFAULT '{}',
 	deployed timestamptz NOT NULL DEFAULT now(),
-	deployed_by regrole NOT NULL DEFAULT current_user::regrole
+	deployed_by regrole NOT NULL DEFAULT current_user::regrole,
+	acl aclitem[]
 );
 
 -- Models: one row per version of a model, numbered 1, 2, ... per name.
@@ -54,6 +58,7 @@ CREATE TABLE model (
 	source_sha256 text,
 	description text,
 	metadata jsonb,
+	source_bytes integer,
 	CONSTRAINT model_name_version_key UNIQUE (name, version),
 	CONSTRAINT model_name_fkey FOREIGN KEY (name) REFERENCES registry (name)
 		ON UPDATE CASCADE ON DELETE CASCADE
@@ -133,23 +138,37 @@ CREATE TRIGGER model_alias_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE 
 
 GRANT USAGE ON SCHEMA silvan TO PUBLIC;
 
--- Everyone may read the catalog; writes go through load_model, drop_model,
--- set_schedule, profile and reassign_models, which check the caller's
--- rights and then write as the catalog's owner, under a locked search_path.
+-- Everyone may read the catalog but what is a model's own (its source and
+-- binary form, its schedules and profiles), which the views show to the
+-- roles with SELECT on the model; writes go through silvan's functions,
+-- which check the caller's rights and then write as the catalog's owner,
+-- under a locked search_path.
 REVOKE ALL ON registry, model, model_alias, schedule, profile FROM PUBLIC;
-GRANT SELECT ON registry, model, model_alias, schedule, profile TO PUBLIC;
+GRANT SELECT ON registry, model_alias TO PUBLIC;
+GRANT SELECT (id, name, format, objective, task, num_features, num_classes, num_trees, max_depth,
+			  created, owner, revision, feature_names, feature_types, class_labels, version,
+			  loaded_by, source_sha256, description, metadata, source_bytes) ON model TO PUBLIC;
 
--- The views run with the caller's rights (security_invoker), so that
--- row-level security an administrator puts on silvan.model hides a
--- model's row in them too
+-- Whether the calling role holds any of privileges ('usage', 'select',
+-- 'update', comma-separated) on a model, given its registry acl and owner:
+-- the views' filter (has_model_privilege() asks by the model's name)
+CREATE FUNCTION model_acl_allows(acl aclitem[], owner regrole, privileges text) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'silvan_model_acl_allows' LANGUAGE C STABLE PARALLEL SAFE;
+
+-- The views show the models the caller holds a privilege on.  Those over
+-- the models' rows run with the caller's rights (security_invoker), so
+-- that row-level security an administrator puts on silvan.model hides a
+-- model's row in them too; those over what only SELECT on a model shows
+-- (schedules, sources) read it with their owner's rights, as security
+-- barriers, to the roles with SELECT on the model.
 CREATE VIEW models WITH (security_invoker = true) AS
 	SELECT m.id, m.name, m.format, m.objective, m.task, m.num_features, m.num_classes,
 		   m.num_trees, m.max_depth, m.owner, m.created, m.revision,
-		   coalesce(octet_length(m.source), octet_length(m.source_binary)) AS source_bytes,
-		   m.feature_names, m.class_labels, m.version,
+		   m.source_bytes, m.feature_names, m.class_labels, m.version,
 		   (SELECT count(*) FROM model v WHERE v.name = m.name) AS versions,
 		   m.loaded_by, r.deployed, r.deployed_by, m.source_sha256, m.description, m.metadata
-	  FROM model m JOIN registry r ON r.name = m.name AND r.version = m.version;
+	  FROM model m JOIN registry r ON r.name = m.name AND r.version = m.version
+	 WHERE model_acl_allows(r.acl, m.owner, 'usage, select, update');
 GRANT SELECT ON models TO PUBLIC;
 
 -- One row per version of every model, with the aliases that name it
@@ -159,9 +178,9 @@ CREATE VIEW model_versions WITH (security_invoker = true) AS
 					  WHERE a.name = m.name AND a.version = m.version), '{}') AS aliases,
 		   m.id, m.format, m.objective, m.task, m.num_features, m.num_classes,
 		   m.num_trees, m.max_depth, m.owner, m.loaded_by, m.created,
-		   coalesce(octet_length(m.source), octet_length(m.source_binary)) AS source_bytes,
-		   m.source_sha256, m.description, m.metadata
-	  FROM model m JOIN registry r ON r.name = m.name;
+		   m.source_bytes, m.source_sha256, m.description, m.metadata
+	  FROM model m JOIN registry r ON r.name = m.name
+	 WHERE model_acl_allows(r.acl, m.owner, 'usage, select, update');
 GRANT SELECT ON model_versions TO PUBLIC;
 
 -- One row per feature of every model's deployed version: its position (as
@@ -171,15 +190,34 @@ CREATE VIEW model_features WITH (security_invoker = true) AS
 	SELECT m.name AS model, p.position, m.feature_names[p.position] AS name,
 		   m.feature_types[p.position] AS type, m.version
 	  FROM model m JOIN registry r ON r.name = m.name AND r.version = m.version,
-		   generate_series(1, m.num_features) AS p(position);
+		   generate_series(1, m.num_features) AS p(position)
+	 WHERE model_acl_allows(r.acl, m.owner, 'usage, select, update');
 GRANT SELECT ON model_features TO PUBLIC;
 
 -- The stored schedules by model name and version: batch_size NULL applies to every size
-CREATE VIEW schedules WITH (security_invoker = true) AS
+CREATE VIEW schedules WITH (security_barrier = true) AS
 	SELECT m.name AS model, s.target, s.batch_size, s.schedule, s.origin, s.provenance, s.created,
 		   m.version
-	  FROM schedule s JOIN model m ON m.id = s.model_id;
+	  FROM schedule s JOIN model m ON m.id = s.model_id JOIN registry r ON r.name = m.name
+	 WHERE model_acl_allows(r.acl, m.owner, 'select');
 GRANT SELECT ON schedules TO PUBLIC;
+
+-- Every version's source, to the roles with SELECT on its model
+CREATE VIEW model_sources WITH (security_barrier = true) AS
+	SELECT m.name AS model, m.version, m.format, m.source, m.source_binary, m.source_sha256
+	  FROM model m JOIN registry r ON r.name = m.name
+	 WHERE model_acl_allows(r.acl, m.owner, 'select');
+GRANT SELECT ON model_sources TO PUBLIC;
+
+-- The privileges granted on each model (its owner holds them all)
+CREATE VIEW model_grants WITH (security_invoker = true) AS
+	SELECT r.name AS model,
+		   CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE a.grantee::regrole::text END AS grantee,
+		   lower(a.privilege_type) AS privilege, a.grantor::regrole AS grantor
+	  FROM registry r, aclexplode(r.acl) AS a
+	 WHERE EXISTS (SELECT 1 FROM model m WHERE m.name = r.name
+					 AND model_acl_allows(r.acl, m.owner, 'usage, select, update'));
+GRANT SELECT ON model_grants TO PUBLIC;
 
 -- Loading and dropping models.  A load under a name that exists
 -- (replace => true) adds a version, deployed unless deploy => false.
@@ -214,6 +252,18 @@ CREATE FUNCTION rename_model(name text, new_name text) RETURNS void
 CREATE FUNCTION set_metadata(model text, description text DEFAULT NULL, metadata jsonb DEFAULT NULL)
 	RETURNS void
 	AS 'MODULE_PATHNAME', 'silvan_set_metadata' LANGUAGE C VOLATILE;
+-- Privileges on a model: usage (score with it, explain is select's),
+-- select (read its source, schedules and profiles), update (load versions,
+-- deploy, roll back, set aliases, metadata and schedules, profile, tune,
+-- drop versions); the owner's own, with renaming, dropping and granting
+CREATE FUNCTION silvan.grant(model text, role text, privileges text) RETURNS void
+	AS 'MODULE_PATHNAME', 'silvan_grant_model' LANGUAGE C VOLATILE;
+CREATE FUNCTION silvan.revoke(model text, role text, privileges text) RETURNS void
+	AS 'MODULE_PATHNAME', 'silvan_revoke_model' LANGUAGE C VOLATILE;
+CREATE FUNCTION has_model_privilege(model text, privilege text) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'silvan_has_model_privilege' LANGUAGE C STABLE STRICT;
+CREATE FUNCTION has_model_privilege(role regrole, model text, privilege text) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'silvan_has_model_privilege_role' LANGUAGE C STABLE STRICT;
 -- The version a reference scores with in this statement
 CREATE FUNCTION model_version(model text) RETURNS integer
 	AS 'MODULE_PATHNAME', 'silvan_model_version' LANGUAGE C STABLE STRICT PARALLEL SAFE;
@@ -524,7 +574,8 @@ CREATE FUNCTION model_stats_rows()
 CREATE VIEW model_stats WITH (security_invoker = true) AS
 	SELECT m.name AS model, m.version, s.batches, s.rows_scored, s.scoring_ms,
 		   s.compiles, s.cache_loads, s.last_used, s.scope
-	  FROM model_stats_rows() s JOIN model m ON m.id = s.model_id;
+	  FROM model_stats_rows() s JOIN model m ON m.id = s.model_id JOIN registry r ON r.name = m.name
+	 WHERE model_acl_allows(r.acl, m.owner, 'usage, select, update');
 GRANT SELECT ON model_stats TO PUBLIC;
 CREATE FUNCTION reset_model_stats() RETURNS bigint
 	AS 'MODULE_PATHNAME', 'silvan_reset_model_stats' LANGUAGE C VOLATILE;
@@ -802,3 +853,21 @@ COMMENT ON FUNCTION reset_model_stats() IS
 	'forget the usage statistics of every model version (of every database when preloaded); returns how many went';
 COMMENT ON FUNCTION describe(text) IS
 	'a model version in plain words, one property per row: version, inputs, outputs, trees, machine code, schedules, time per row measured on this host';
+COMMENT ON COLUMN registry.acl IS 'the privileges granted on the model (silvan.grant(), silvan.revoke()); NULL or empty: its owner''s alone';
+COMMENT ON COLUMN model.source_bytes IS 'size of the model as loaded, in bytes';
+COMMENT ON FUNCTION model_acl_allows(aclitem[], regrole, text) IS
+	'whether the calling role holds any of the privileges listed (usage, select, update) on a model with this acl and owner: the views'' filter';
+COMMENT ON VIEW model_sources IS 'the source of every version of the models the caller holds SELECT on';
+COMMENT ON COLUMN model_sources.source IS 'the model as loaded, for text formats (NULL for binary formats)';
+COMMENT ON COLUMN model_sources.source_binary IS 'the model as loaded, for binary formats such as ONNX (NULL for text formats)';
+COMMENT ON VIEW model_grants IS 'the privileges granted on each model the caller holds a privilege on (its owner holds them all)';
+COMMENT ON COLUMN model_grants.grantee IS 'the role granted the privilege, or PUBLIC';
+COMMENT ON COLUMN model_grants.privilege IS 'usage, select or update';
+COMMENT ON FUNCTION silvan.grant(text, text, text) IS
+	'grant privileges on a model (usage, select, update or all, comma-separated) to a role or PUBLIC; the owner''s to give';
+COMMENT ON FUNCTION silvan.revoke(text, text, text) IS
+	'revoke privileges on a model (usage, select, update or all, comma-separated) from a role or PUBLIC';
+COMMENT ON FUNCTION has_model_privilege(text, text) IS
+	'whether the calling role holds a privilege (usage, select, update) on a model';
+COMMENT ON FUNCTION has_model_privilege(regrole, text, text) IS
+	'whether a role holds a privilege (usage, select, update) on a model';

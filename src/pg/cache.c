@@ -35,13 +35,16 @@
  * drop or replace commits, every backend's next statement (its next
  * transaction's, under REPEATABLE READ) sees it.
  *
- * Who may see a model is the catalog's to say (row-level security on
- * silvan.model, privileges): a read runs as the calling role, so the
- * entry holds the roles that have seen its row since it was read
- * (seen_by), and another role (mallory calling predict() herself after
- * alice's SECURITY DEFINER function loaded the model) is checked before
- * the entry serves her: without row-level security, SELECT on the table
- * decides; with it, a read of the row as that role.
+ * Who may use a model is the model's privileges' to say (USAGE,
+ * privileges.c), and row-level security on silvan.model may hide its row:
+ * a read is silvan's own (as the catalog's owner: the caller may not read
+ * a model's binary form or schedules), and the entry holds the roles it
+ * has admitted since it was read (seen_by).  Any other role (mallory
+ * calling predict() herself after alice's SECURITY DEFINER function loaded
+ * the model) is checked before the entry serves her: the row read as her,
+ * when row-level security is on, and USAGE on the model.  A grant or a
+ * revoke changes the version's fingerprint, so every role is checked
+ * again.
  */
 #include "silvan_pg.h"
 
@@ -181,8 +184,9 @@ static const char *const fetch_sql_format =
 "    FROM silvan.schedule s WHERE s.model_id OPERATOR(pg_catalog.=) m.id),"
 " '/',"
 " (SELECT pg_catalog.concat(p.num_rows, '@', p.created) FROM silvan.profile p"
-"   WHERE p.model_id OPERATOR(pg_catalog.=) m.id AND p.revision OPERATOR(pg_catalog.=) m.revision)),"
-" %s"
+"   WHERE p.model_id OPERATOR(pg_catalog.=) m.id AND p.revision OPERATOR(pg_catalog.=) m.revision),"
+" '/owner:', m.owner::pg_catalog.oid, '/acl:', %s),"
+" %s, m.owner::pg_catalog.oid, %s"
 " FROM silvan.model m WHERE %s";
 
 /* The statement that reads a reference's id, revision, fingerprint and version number */
@@ -191,7 +195,10 @@ FetchSql(void)
 {
 	bool		versions = CatalogHasVersions();
 
-	return psprintf(fetch_sql_format, versions ? "m.version" : "1", ModelRefWhere());
+	const char *acl = "(SELECT r.acl FROM silvan.registry r WHERE r.name OPERATOR(pg_catalog.=) m.name)";
+
+	return psprintf(fetch_sql_format, versions ? acl : "NULL", versions ? "m.version" : "1",
+					versions ? acl : "NULL::pg_catalog.aclitem[]", ModelRefWhere());
 }
 
 /* Run a read of the row a reference names, as the caller, in snapshot (InvalidSnapshot: the query's) */
@@ -471,13 +478,14 @@ ModelVersionDiscard(ModelVersion *version)
 /* Build a version through SQL: forest, schedules and profile */
 static ModelVersion *
 CacheLoadVersion(const CatalogSql *sql, const char *name, int64 id, int64 revision,
-				 int32 number, const char *fingerprint)
+				 int32 number, const char *fingerprint, Oid owner, Datum acl, bool acl_null)
 {
 	ModelVersion *version = ModelVersionCreate(name, id, revision, fingerprint);
 
 	version->number = number;
 	PG_TRY();
 	{
+		ModelVersionSetAccess(version, name, owner, acl, acl_null, CatalogHasVersions());
 		CacheLoadForest(sql, version);
 		CacheLoadSchedules(sql, version);
 		CacheLoadProfile(sql, version);
@@ -514,6 +522,7 @@ ModelCatalogCurrent(const ModelRef *ref, const char *name, bool found,
 		bool		isnull;
 
 		CatalogSqlBegin(&sql);
+		CatalogSqlBecomeOwner(&sql);
 		CacheQueryRef(ref, FetchSql(), latest);
 		exists = SPI_processed == 1;
 		current = exists == found;
@@ -544,7 +553,9 @@ ModelCatalogFetch(const ModelRef *ref, const char *name, const ModelVersion *kno
 		CatalogReadModel(ref, name, known, GetActiveSnapshot(), false, &version, unchanged, found))
 		return version;
 	*unchanged = false;
+	/* silvan's own read, as the catalog's owner: who may use the model is checked after */
 	CatalogSqlBegin(&sql);
+	CatalogSqlBecomeOwner(&sql);
 	CacheQueryRef(ref, FetchSql(), InvalidSnapshot);
 	*found = SPI_processed == 1;
 	if (*found)
@@ -555,12 +566,16 @@ ModelCatalogFetch(const ModelRef *ref, const char *name, const ModelVersion *kno
 		int64		revision = DatumGetInt64(SPI_getbinval(tuple, desc, 2, &isnull));
 		char	   *fingerprint = SPI_getvalue(tuple, desc, 3);
 		int32		number = DatumGetInt32(SPI_getbinval(tuple, desc, 4, &isnull));
+		Oid			owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 5, &isnull));
+		bool		acl_null;
+		Datum		acl = SPI_getbinval(tuple, desc, 6, &acl_null);
 
 		if (known != NULL && known->id == id && known->revision == revision &&
 			strcmp(known->fingerprint, fingerprint) == 0)
 			*unchanged = true;
 		else
-			version = CacheLoadVersion(&sql, name, id, revision, number, fingerprint);
+			version = CacheLoadVersion(&sql, name, id, revision, number, fingerprint,
+									   owner, acl, acl_null);
 	}
 	CatalogSqlEnd(&sql);
 	return version;
@@ -661,8 +676,7 @@ ModelVisible(const ModelCacheEntry *entry)
 	Datum		arg = Int64GetDatum(entry->version->id);
 	bool		visible;
 
-	if (check_enable_rls(model_relid, InvalidOid, true) != RLS_ENABLED &&
-		pg_class_aclcheck(model_relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK)
+	if (check_enable_rls(model_relid, InvalidOid, true) != RLS_ENABLED)
 		return true;
 	CatalogSqlBegin(&sql);
 	CatalogSqlRun(&sql, "SELECT 1 FROM silvan.model WHERE id OPERATOR(pg_catalog.=) $1",
@@ -670,6 +684,20 @@ ModelVisible(const ModelCacheEntry *entry)
 	visible = SPI_processed == 1;
 	CatalogSqlEnd(&sql);
 	return visible;
+}
+
+/*
+ * Let role use a cached model, or raise the error it gets: a row that
+ * row-level security hides from it does not exist for it; without USAGE
+ * on the model it is refused
+ */
+static void
+ModelAdmit(ModelCacheEntry *entry, const char *name, Oid role)
+{
+	if (!ModelVisible(entry))
+		CatalogReportNoModel(name);
+	ModelVersionCheckPrivilege(entry->version, ACL_USAGE, name);
+	ModelSeen(entry, role);
 }
 
 /* Find a model by name: the current version, loading it when needed */
@@ -692,11 +720,7 @@ ModelCacheLookup(const char *name)
 	if (found && !entry->stale && entry->version != NULL)
 	{
 		if (!ModelSeenBy(entry, role))
-		{
-			if (!ModelVisible(entry))
-				CatalogReportNoModel(name);
-			ModelSeen(entry, role);
-		}
+			ModelAdmit(entry, name, role);
 		return entry->version;
 	}
 	if (cache_sweep_needed)
@@ -727,11 +751,12 @@ ModelCacheLookup(const char *name)
 		entry->num_seen = 0;
 	}
 	/*
-	 * Read as this role: it sees the row.  Read in an old snapshot: read
+	 * Read as silvan: may this role use it?  Read in an old snapshot: read
 	 * again next time.  A parallel query cannot take the latest snapshot,
 	 * so what it reads is read again after it.
 	 */
-	ModelSeen(entry, role);
+	if (!ModelSeenBy(entry, role))
+		ModelAdmit(entry, name, role);
 	entry->stale = IsInParallelMode() || !ModelCatalogCurrent(&ref, name, true, entry->version);
 	return entry->version;
 }

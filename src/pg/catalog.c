@@ -63,6 +63,7 @@ CatalogFindModel(const CatalogSql *sql, const char *reference, CatalogModel *mod
 	bool		isnull;
 	HeapTuple	tuple;
 	TupleDesc	desc;
+	Datum		acl;
 
 	if (!ModelRefParse(reference, &ref))
 		return false;
@@ -70,8 +71,10 @@ CatalogFindModel(const CatalogSql *sql, const char *reference, CatalogModel *mod
 	ModelRefArgs(&ref, types, args, nulls);
 	CatalogSqlRun(sql, psprintf("SELECT m.id, m.owner::pg_catalog.oid, m.revision, %s"
 								" FROM silvan.model m WHERE %s%s",
-								CatalogHasVersions() ? "m.version" : "1", ModelRefWhere(),
-								sql->as_owner ? " FOR UPDATE OF m" : ""),
+								CatalogHasVersions() ?
+								"m.version, (SELECT r.acl FROM silvan.registry r"
+								" WHERE r.name OPERATOR(pg_catalog.=) m.name)" : "1, NULL",
+								ModelRefWhere(), sql->as_owner ? " FOR UPDATE OF m" : ""),
 				  3, types, args, nulls, SPI_OK_SELECT);
 	if (SPI_processed == 0)
 		return false;
@@ -81,6 +84,8 @@ CatalogFindModel(const CatalogSql *sql, const char *reference, CatalogModel *mod
 	model->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull));
 	model->revision = DatumGetInt64(SPI_getbinval(tuple, desc, 3, &isnull));
 	model->version = DatumGetInt32(SPI_getbinval(tuple, desc, 4, &isnull));
+	acl = SPI_getbinval(tuple, desc, 5, &isnull);
+	model->acl = isnull ? NULL : DatumGetAclPCopy(acl);
 	strlcpy(model->name, ref.name, sizeof(model->name));
 	return true;
 }
@@ -115,11 +120,30 @@ CatalogCheckManage(Oid caller, Oid owner, const char *name)
 				 errdetail("Only the model's owner, a member of the owner role, or a superuser may change it.")));
 }
 
-/* Error unless the caller may change a model */
+/*
+ * Error unless the caller holds need on a model (ACL_NO_RIGHTS: unless it
+ * has the owner's rights, which hold every privilege)
+ */
+void
+CatalogCheckPrivilege(Oid caller, Oid owner, const Acl *acl, AclMode need, const char *name)
+{
+	if (need == ACL_NO_RIGHTS || !CatalogHasVersions())
+	{
+		CatalogCheckManage(caller, owner, name);
+		return;
+	}
+	if (!ModelAclAllows(acl, owner, caller, need))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for model \"%s\"", name),
+				 errdetail("Changing a model (a new version, a deploy, its schedules, a tuning) takes its owner's rights or the UPDATE privilege on it.")));
+}
+
+/* Error unless the caller may change a model: its owner's rights, or UPDATE on it */
 static void
 CheckModelOwner(const CatalogSql *sql, const CatalogModel *model, const char *name)
 {
-	CatalogCheckManage(sql->caller, model->owner, name);
+	CatalogCheckPrivilege(sql->caller, model->owner, model->acl, ACL_UPDATE, name);
 }
 
 /* Error for a reference to a version that a model does not have */
@@ -534,9 +558,10 @@ CatalogInsertVersion(const CatalogSql *sql, ModelRowArgs *row, int32 version, Oi
 				  "INSERT INTO silvan.model (name, format, objective, task, num_features,"
 				  " num_classes, num_trees, max_depth, forest, source, feature_names,"
 				  " feature_types, source_binary, class_labels, owner, version, source_sha256,"
-				  " description, metadata, loaded_by)"
+				  " description, metadata, loaded_by, source_bytes)"
 				  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,"
-				  " $16, $17, $18, $19, $20) RETURNING id",
+				  " $16, $17, $18, $19, $20, COALESCE(pg_catalog.octet_length($10),"
+				  " pg_catalog.octet_length($13))) RETURNING id",
 				  MODEL_PARAMS, row->types, row->values, row->nulls, SPI_OK_INSERT_RETURNING);
 	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
@@ -616,7 +641,7 @@ CatalogStoreVersion(const char *name, ModelRowArgs *row, const LoadOptions *opti
 	if (!exists)
 		CatalogCheckNewName(name, "name");
 	if (exists)
-		CatalogCheckManage(sql.caller, entry.owner, name);
+		CatalogCheckPrivilege(sql.caller, entry.owner, entry.acl, ACL_UPDATE, name);
 	CatalogSqlBecomeOwner(&sql);
 	for (int attempt = 0;; attempt++)
 	{
@@ -630,7 +655,7 @@ CatalogStoreVersion(const char *name, ModelRowArgs *row, const LoadOptions *opti
 		exists = RegistryFind(&sql, name, &entry);
 		if (exists)
 		{
-			CatalogCheckManage(sql.caller, entry.owner, name);
+			CatalogCheckPrivilege(sql.caller, entry.owner, entry.acl, ACL_UPDATE, name);
 			id = CatalogInsertVersion(&sql, row, entry.last_version + 1,
 									  OidIsValid(entry.owner) ? entry.owner : sql.caller);
 			CatalogCarrySchedules(&sql, name, entry.deployed, id, row->values[8]);

@@ -13,19 +13,22 @@
  * silvan.registry and silvan.model_alias by name (the version a reference
  * names, model_ref.c), silvan.schedule and silvan.profile by model id.
  *
- * What SQL would check is checked here, or the read is declined and the
- * cache reads through SQL, which applies every rule: the caller needs
- * SELECT on each whole table (column grants go through SQL), no table may
- * have row-level security, each index must be there, and a snapshot must
- * be active.  Columns are found by name, so a catalog of an older version
+ * The read is silvan's own, as the catalog's owner reads through SQL
+ * (cache.c): the caller may not read a model's binary form, schedules or
+ * profile, which scoring needs; whether it may use the model is decided
+ * after the read, by the model's privileges and by row-level security on
+ * silvan.model (cache.c).  Each index must be there and a snapshot active,
+ * or the read is declined and goes through SQL.  Columns are found by
+ * name, so a catalog of an older version
  * (the library updated before ALTER EXTENSION UPDATE) reads as it does
  * through SQL: an absent column is NULL.  A tuned schedule's provenance
  * is put in words as cache.c's query does.
  *
  * The state's fingerprint (what cache.c compares to reuse a version) holds
- * every cpu schedule's batch size, creation time and whole text, and the
- * profile's row count and creation time; it starts with "index:" so that
- * it never equals one made through SQL.
+ * every cpu schedule's batch size, creation time and whole text, the
+ * profile's row count and creation time, and the model's owner and
+ * privileges; it starts with "index:" so that it never equals one made
+ * through SQL.
  */
 #include "silvan_pg.h"
 
@@ -42,7 +45,6 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
-#include "utils/rls.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
@@ -116,7 +118,7 @@ IndexOnColumn(Relation rel, AttrNumber attnum, Oid *collation)
 /*
  * Open a catalog table for reading by its key column, as SQL would
  * (AccessShareLock); false, with nothing left open, when the read must go
- * through SQL instead
+ * through SQL instead (no such table or index)
  */
 static bool
 CatalogTableOpen(CatalogTable *table, const char *relname, const char *key)
@@ -124,9 +126,7 @@ CatalogTableOpen(CatalogTable *table, const char *relname, const char *key)
 	Oid			relid = SilvanCatalogRelid(relname);
 
 	table->rel = NULL;
-	if (!OidIsValid(relid) ||
-		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK ||
-		check_enable_rls(relid, InvalidOid, true) != RLS_NONE)
+	if (!OidIsValid(relid))
 		return false;
 	table->rel = table_open(relid, AccessShareLock);
 	table->key = ColumnOf(table->rel, key);
@@ -338,6 +338,31 @@ VersionNumberRead(const CatalogTable *registry, const CatalogTable *aliases, con
 	return number;
 }
 
+/* The privileges of a model's registry row (*isnull when none), added to the fingerprint */
+static Datum
+RegistryAclRead(const CatalogTable *registry, const char *name, bool *isnull, StringInfo fingerprint)
+{
+	ScanKeyData key;
+	SysScanDesc scan = CatalogScan(registry, F_TEXTEQ, CStringGetTextDatum(name), &key);
+	HeapTuple	tuple = systable_getnext(scan);
+	Datum		acl = (Datum) 0;
+
+	*isnull = true;
+	if (HeapTupleIsValid(tuple))
+	{
+		acl = ColumnValue(tuple, registry->rel, "acl", isnull);
+		if (!*isnull)
+			acl = PointerGetDatum(DatumGetAclPCopy(acl));
+	}
+	systable_endscan(scan);
+	appendStringInfoString(fingerprint, "/acl:");
+	if (!*isnull)
+		for (int i = 0; i < ACL_NUM(DatumGetAclP(acl)); i++)
+			appendStringInfo(fingerprint, "%u=%u,", ACL_DAT(DatumGetAclP(acl))[i].ai_grantee,
+							 (unsigned) ACLITEM_GET_PRIVS(ACL_DAT(DatumGetAclP(acl))[i]));
+	return acl;
+}
+
 /*
  * The row a reference names, copied; NULL if there is none.  Before
  * versions (no registry) the name's one row.
@@ -377,7 +402,7 @@ ModelRowRead(const CatalogTable *tables, bool versions, const ModelRef *ref)
 static ModelVersion *
 VersionFromRows(const char *name, const CatalogTable *tables, HeapTuple model,
 				ScheduleRow *schedules, int num_schedules, HeapTuple profile,
-				const char *fingerprint)
+				const char *fingerprint, Datum acl, bool acl_null, bool versions)
 {
 	Relation	rel = tables[0].rel;
 	bool		isnull;
@@ -390,6 +415,10 @@ VersionFromRows(const char *name, const CatalogTable *tables, HeapTuple model,
 	{
 		Datum		features[2];
 		bool		features_null[2];
+
+		ModelVersionSetAccess(version, name,
+							  DatumGetObjectId(ColumnValue(model, rel, "owner", &isnull)),
+							  acl, acl_null, versions);
 
 		features[0] = ColumnValue(model, rel, "feature_names", &features_null[0]);
 		features[1] = ColumnValue(model, rel, "feature_types", &features_null[1]);
@@ -458,18 +487,24 @@ CatalogReadModel(const ModelRef *ref, const char *name, const ModelVersion *know
 	*found = model != NULL;
 	if (*found)
 	{
+		Datum		acl = (Datum) 0;
+		bool		acl_null = true;
+
 		id = DatumGetInt64(ColumnValue(model, tables[0].rel, "id", &isnull));
 		revision = DatumGetInt64(ColumnValue(model, tables[0].rel, "revision", &isnull));
 		initStringInfo(&fingerprint);
-		appendStringInfoString(&fingerprint, "index:");
+		appendStringInfo(&fingerprint, "index:owner:%u/",
+						 DatumGetObjectId(ColumnValue(model, tables[0].rel, "owner", &isnull)));
 		schedules = SchedulesRead(&tables[1], id, &num_schedules, &fingerprint);
 		profile = ProfileRead(&tables[2], id, revision, &fingerprint);
+		if (versions)
+			acl = RegistryAclRead(&tables[3], ref->name, &acl_null, &fingerprint);
 		if (known != NULL && known->id == id && known->revision == revision &&
 			strcmp(known->fingerprint, fingerprint.data) == 0)
 			*unchanged = true;
 		else if (!compare_only)
 			*version = VersionFromRows(name, tables, model, schedules, num_schedules, profile,
-									   fingerprint.data);
+									   fingerprint.data, acl, acl_null, versions);
 	}
 	CatalogTablesClose(tables, num_tables);
 	return true;

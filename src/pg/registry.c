@@ -43,10 +43,10 @@ RegistryFind(const CatalogSql *sql, const char *name, RegistryName *entry)
 
 	CatalogSqlRun(sql, sql->as_owner ?
 				  "SELECT r.version, r.last_version, (SELECT m.owner::pg_catalog.oid FROM silvan.model m"
-				  "  WHERE m.name OPERATOR(pg_catalog.=) r.name ORDER BY m.version LIMIT 1)"
+				  "  WHERE m.name OPERATOR(pg_catalog.=) r.name ORDER BY m.version LIMIT 1), r.acl"
 				  " FROM silvan.registry r WHERE r.name OPERATOR(pg_catalog.=) $1 FOR UPDATE OF r" :
 				  "SELECT r.version, r.last_version, (SELECT m.owner::pg_catalog.oid FROM silvan.model m"
-				  "  WHERE m.name OPERATOR(pg_catalog.=) r.name ORDER BY m.version LIMIT 1)"
+				  "  WHERE m.name OPERATOR(pg_catalog.=) r.name ORDER BY m.version LIMIT 1), r.acl"
 				  " FROM silvan.registry r WHERE r.name OPERATOR(pg_catalog.=) $1",
 				  1, &argtype, &arg, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 0)
@@ -57,23 +57,26 @@ RegistryFind(const CatalogSql *sql, const char *name, RegistryName *entry)
 	entry->last_version = DatumGetInt32(SPI_getbinval(tuple, desc, 2, &isnull));
 	owner = SPI_getbinval(tuple, desc, 3, &isnull);
 	entry->owner = isnull ? InvalidOid : DatumGetObjectId(owner);
+	owner = SPI_getbinval(tuple, desc, 4, &isnull);
+	entry->acl = isnull ? NULL : DatumGetAclPCopy(owner);
 	return true;
 }
 
 /*
- * For a name that must exist: check as the caller that it may change the
- * model, become the catalog's owner, lock the name's row and check again
+ * For a name that must exist: check as the caller that it holds need on
+ * the model (ACL_NO_RIGHTS: that it has the owner's rights), become the
+ * catalog's owner, lock the name's row and check again
  */
 void
-RegistryTake(CatalogSql *sql, const char *name, RegistryName *entry)
+RegistryTake(CatalogSql *sql, const char *name, RegistryName *entry, AclMode need)
 {
 	if (!RegistryFind(sql, name, entry))
 		CatalogReportNoModel(name);
-	CatalogCheckManage(sql->caller, entry->owner, name);
+	CatalogCheckPrivilege(sql->caller, entry->owner, entry->acl, need, name);
 	CatalogSqlBecomeOwner(sql);
 	if (!RegistryFind(sql, name, entry))
 		CatalogReportConcurrentChange(name);
-	CatalogCheckManage(sql->caller, entry->owner, name);
+	CatalogCheckPrivilege(sql->caller, entry->owner, entry->acl, need, name);
 }
 
 /* As the owner: a new name's row, version 1 deployed; false when another session has the name */
@@ -199,7 +202,7 @@ silvan_deploy(PG_FUNCTION_ARGS)
 	else
 		target = reference;
 	CatalogSqlBegin(&sql);
-	RegistryTake(&sql, ref.name, &entry);
+	RegistryTake(&sql, ref.name, &entry, ACL_UPDATE);
 	if (!CatalogFindModel(&sql, target, &model))
 		CatalogReportNoModel(target);
 	if (model.version != entry.deployed)
@@ -267,7 +270,7 @@ silvan_rollback(PG_FUNCTION_ARGS)
 	ParseReference(reference, &ref);
 	RequireName(&ref, reference, "rollback() returns a model to the version deployed before");
 	CatalogSqlBegin(&sql);
-	RegistryTake(&sql, ref.name, &entry);
+	RegistryTake(&sql, ref.name, &entry, ACL_UPDATE);
 	target = RollbackTarget(&sql, ref.name, entry.deployed, &rest);
 	if (target == 0)
 		ereport(ERROR,
@@ -314,7 +317,7 @@ silvan_set_alias(PG_FUNCTION_ARGS)
 				 errdetail("Argument \"alias\" must be a letter or an underscore, then letters, digits and underscores, at most %d bytes, and not \"latest\".",
 						   NAMEDATALEN - 1)));
 	CatalogSqlBegin(&sql);
-	RegistryTake(&sql, ref.name, &entry);
+	RegistryTake(&sql, ref.name, &entry, ACL_UPDATE);
 	args[0] = CStringGetTextDatum(ref.name);
 	args[1] = CStringGetTextDatum(alias);
 	if (PG_ARGISNULL(2))
@@ -361,7 +364,7 @@ silvan_rename_model(PG_FUNCTION_ARGS)
 	RequireName(&ref, reference, "a rename renames every version");
 	CatalogCheckNewName(new_name, "new_name");
 	CatalogSqlBegin(&sql);
-	RegistryTake(&sql, ref.name, &entry);
+	RegistryTake(&sql, ref.name, &entry, ACL_NO_RIGHTS);
 	if (RegistryFind(&sql, new_name, &entry))
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
@@ -424,16 +427,19 @@ RegistryDrop(CatalogSql *sql, const char *reference)
 	CatalogModel model;
 	Oid			argtypes[1];
 	Datum		args[1];
+	AclMode		need;
 
 	if (!ModelRefParse(reference, &ref) || !RegistryFind(sql, ref.name, &entry))
 		return false;
 	if (ref.kind != MODEL_REF_DEPLOYED && !CatalogFindModel(sql, reference, &model))
 		return false;
-	CatalogCheckManage(sql->caller, entry.owner, ref.name);
+	/* a version is dropped with UPDATE on the model, the model by its owner */
+	need = ref.kind == MODEL_REF_DEPLOYED ? ACL_NO_RIGHTS : ACL_UPDATE;
+	CatalogCheckPrivilege(sql->caller, entry.owner, entry.acl, need, ref.name);
 	CatalogSqlBecomeOwner(sql);
 	if (!RegistryFind(sql, ref.name, &entry))
 		return false;
-	CatalogCheckManage(sql->caller, entry.owner, ref.name);
+	CatalogCheckPrivilege(sql->caller, entry.owner, entry.acl, need, ref.name);
 	if (ref.kind == MODEL_REF_DEPLOYED)
 	{
 		argtypes[0] = TEXTOID;

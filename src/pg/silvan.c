@@ -411,6 +411,8 @@ silvan_explain(PG_FUNCTION_ARGS)
 	target = SilvanCheckTarget(PG_ARGISNULL(2) ? "cpu" : text_to_cstring(PG_GETARG_TEXT_PP(2)),
 							   "target", false);
 	version = ModelCacheLookup(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	/* the trees and their code, as explain shows them, are the model's own */
+	ModelVersionCheckPrivilege(version, ACL_SELECT, text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	variant = ModelVersionVariantFor(version, batch_size, target);
 	initStringInfo(&out);
 	ExplainScheduleSource(&out, version, batch_size, target);

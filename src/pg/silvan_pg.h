@@ -17,6 +17,7 @@
 #include "fmgr.h"
 #include "lib/ilist.h"
 #include "lib/stringinfo.h"
+#include "utils/acl.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
 #include "access/tupdesc.h"
@@ -131,10 +132,20 @@ typedef struct ModelVersion
 	uint64		last_defaults_epoch;	/* ... and silvan_defaults_epoch then */
 	int			pins;
 	bool		orphaned;		/* no longer current; free at last unpin */
+	/* who may use it: its model's owner and privileges (privileges.c) */
+	Oid			owner;
+	Acl		   *acl;			/* in cxt; NULL: none granted */
+	bool		acl_checked;	/* false before versions: everyone may score */
+	char		ref_name[NAMEDATALEN];	/* the model's name */
 	ModelUsage	usage;			/* counted since the last flush (stats.c) */
 	bool		usage_pending;	/* usage_node is in stats.c's list */
 	dlist_node	usage_node;
 } ModelVersion;
+
+/* privileges.c */
+extern void ModelVersionCheckPrivilege(const ModelVersion *version, AclMode mask, const char *name);
+extern void ModelVersionSetAccess(ModelVersion *version, const char *name, Oid owner, Datum acl,
+								  bool acl_null, bool versions);
 
 /* stats.c */
 extern int	silvan_stats_max_versions;

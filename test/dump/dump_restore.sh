@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
 # pg_dump and pg_restore keep a model's life: its versions, which one is
 # deployed and the rollback stack, aliases, class labels, descriptions and
-# metadata,
-# schedules and profiles per version; the restored database scores every
-# version as the dumped one did (and as XGBoost does).  Prints "N passed,
-# N failed".
+# metadata, schedules and profiles per version; the restored database
+# scores every version as the dumped one did.  Prints "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source test/check.sh
