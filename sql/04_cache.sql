@@ -38,13 +38,18 @@ SELECT count(*) AS rows
        AS (key int, p float8);
 SELECT silvan.predict('swap', :row) = silvan.predict('gamma_ref', :row) AS replaced_during_scan;
 
--- ownership: only the owner or a superuser may replace or drop
+-- ownership: a new model is its owner's (USAGE lets another score with
+-- it); only the owner or a superuser may replace or drop it
 CREATE ROLE silvan_alice;
 CREATE ROLE silvan_bob;
 SET ROLE silvan_alice;
 SELECT silvan.load_model('alice_model', :'sq') > 0 AS loaded;
 SELECT owner FROM silvan.models WHERE name = 'alice_model';
 SELECT silvan.predict('alice_model', :row) IS NOT NULL AS alice_predicts;
+SET ROLE silvan_bob;
+SELECT silvan.predict('alice_model', :row) IS NOT NULL AS bob_predicts;
+SET ROLE silvan_alice;
+SELECT silvan.grant('alice_model', 'silvan_bob', 'usage');
 SET ROLE silvan_bob;
 SELECT silvan.predict('alice_model', :row) IS NOT NULL AS bob_predicts;
 SELECT silvan.load_model('alice_model', :'gamma', replace => true);

@@ -20,6 +20,8 @@ CREATE ROLE regress_silvan_alice;
 CREATE SCHEMA evil AUTHORIZATION regress_silvan_attacker;
 SET ROLE regress_silvan_alice;
 SELECT silvan.load_model('alice_m', :'model') > 0 AS alice_loaded;
+-- the attacker may score with alice's model, not change it
+SELECT silvan.grant('alice_m', 'regress_silvan_attacker', 'usage');
 RESET ROLE;
 
 SET ROLE regress_silvan_attacker;

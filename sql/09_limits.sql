@@ -36,6 +36,7 @@ SELECT silvan.drop_model('many_classes');
 \i sql/fixture.psql
 CREATE ROLE regress_silvan_user;
 GRANT SELECT ON fx_in, fx_exp TO regress_silvan_user;
+SELECT silvan.grant('binary_logistic', 'regress_silvan_user', 'usage');
 SET silvan.max_threads_limit = 2;
 SET ROLE regress_silvan_user;
 SET silvan.max_threads_limit = 64;
@@ -73,6 +74,7 @@ CREATE TRIGGER t AFTER INSERT ON victim FOR EACH STATEMENT EXECUTE FUNCTION silv
 INSERT INTO victim SELECT * FROM fx_in LIMIT 1;
 DROP TABLE victim, two_features;
 REVOKE ALL ON fx_in, fx_exp FROM regress_silvan_user;
+SELECT silvan.revoke('binary_logistic', 'regress_silvan_user', 'all');
 DROP ROLE regress_silvan_user;
 
 -- A compile is bounded before it starts: the attack's schedule over 512

@@ -255,7 +255,18 @@ SELECT p.oid::regprocedure AS function, has_function_privilege('public', p.oid, 
   FROM pg_proc p WHERE p.proname = 'load_model' ORDER BY 1::text;
 DROP OWNED BY regress_loader;
 DROP ROLE regress_loader;
-SELECT silvan.load_model('binary_logistic', source, replace => true) > 0 AS version_2 FROM silvan.model WHERE name = 'old@name';
+-- the models loaded before are everyone's to score with and read, as they
+-- were; a model loaded now is its owner's
+SELECT * FROM silvan.model_grants ORDER BY model, privilege;
+CREATE ROLE regress_anyone;
+SELECT silvan.has_model_privilege('regress_anyone', 'binary_logistic', 'usage') AS anyone_usage,
+       silvan.has_model_privilege('regress_anyone', 'binary_logistic', 'select') AS anyone_select,
+       silvan.has_model_privilege('regress_anyone', 'binary_logistic', 'update') AS anyone_update;
+DROP ROLE regress_anyone;
+SELECT silvan.load_model('loaded_after', source) > 0 AS loaded FROM silvan.model_sources WHERE model = 'old@name';
+SELECT count(*) AS grants FROM silvan.model_grants WHERE model = 'loaded_after';
+SELECT silvan.drop_model('loaded_after');
+SELECT silvan.load_model('binary_logistic', source, replace => true) > 0 AS version_2 FROM silvan.model_sources WHERE model = 'old@name';
 SELECT silvan.model_version('binary_logistic') AS deployed, silvan.rollback('binary_logistic') AS rolled_back_to;
 SELECT model, version, batch_size FROM silvan.schedules;
 SELECT silvan.drop_model('old@name') AS dropped;

@@ -250,7 +250,7 @@ SELECT state, error, jsonb_array_length(result) AS results,
 	   (SELECT array_agg(DISTINCT r->>'rows_from') FROM jsonb_array_elements(result) AS r) AS rows_from
   FROM silvan.tuning_jobs WHERE job = :job5;
 SELECT state, error FROM silvan.tuning_job WHERE id = :job4;
--- a new version starts with no schedules (the one before keeps its own); dropping a model, its jobs
+-- a new version of the same trees gets the deployed version's schedules (the one before keeps its own); dropping a model, its jobs
 SELECT count(*) > 0 AS tuned_before FROM silvan.schedules WHERE model = 'binary_logistic' AND origin = 'tuned';
 SELECT silvan.load_model('binary_logistic', :'model', replace => true) > 0 AS replaced;
 SELECT count(*) FILTER (WHERE version = silvan.model_version('binary_logistic')) AS tuned_after,

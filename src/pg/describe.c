@@ -5,7 +5,8 @@
  *
  * What the catalog says (the version, who loaded it, its inputs and
  * outputs, trees and depth, description) is read through SQL as the
- * caller, so what the caller may not read it is not shown; what this
+ * caller, whom the model's USAGE admitted; the tuner's measurement from
+ * its schedule as silvan (a role with USAGE may not read schedules); what this
  * backend knows (code compiled so far and where it came from, the
  * schedule each scoring batch size uses) comes from the model cache; the
  * time per row is what the tuner measured on this host, when it did.
@@ -162,7 +163,9 @@ DescribeSpeed(ReturnSetInfo *rsinfo, const ModelVersion *version)
 	Oid			argtype = INT8OID;
 	Datum		arg = Int64GetDatum(version->id);
 
+	/* the schedules are the model's own: read as silvan, for a caller the lookup admitted */
 	CatalogSqlBegin(&sql);
+	CatalogSqlBecomeOwner(&sql);
 	CatalogSqlRun(&sql,
 				  "SELECT pg_catalog.format('%s (batches of %s, tuned %s on %s)',"
 				  "   provenance OPERATOR(pg_catalog.->>) 'us_per_row', batch_size,"
