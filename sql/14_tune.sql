@@ -88,6 +88,24 @@ SELECT array_agg(batch_size ORDER BY batch_size) AS batch_sizes
 RESET silvan.batch_calls_size;
 RESET silvan.tune_min_speedup;
 
+-- the speedup of the scoring function end to end, beside the kernel's: timed
+-- for a schedule stored from a table's or a query's rows (the function they
+-- came through, on the sample's rows), never for rows drawn from the model
+SET silvan.tune_min_speedup = 0;   -- store whatever it finds
+SELECT stored, stored = (end_to_end_speedup IS NOT NULL) AS end_to_end_when_stored,
+       coalesce(end_to_end_speedup > 0 AND end_to_end_us_per_row > 0 AND default_end_to_end_us_per_row > 0, true) AS measured
+  FROM silvan.tune('binary_logistic', 'fx_in', 'id', batch_sizes => '{128}', budget => '2 s');
+CREATE TEMP TABLE tuned_256 AS
+	SELECT * FROM silvan.tune_query('binary_logistic', 'SELECT id, f FROM fx_in', batch_sizes => '{256}', budget => '2 s');
+SELECT t.stored, coalesce(s.provenance ? 'end_to_end_speedup', false) = (t.end_to_end_speedup IS NOT NULL) AS in_the_provenance
+  FROM tuned_256 AS t
+  LEFT JOIN silvan.schedules AS s ON s.model = 'binary_logistic' AND s.batch_size = 256 AND s.origin = 'tuned'
+   AND s.version = silvan.model_version('binary_logistic');
+DROP TABLE tuned_256;
+SELECT stored, end_to_end_speedup IS NULL AS not_for_drawn_rows
+  FROM silvan.tune('binary_logistic', batch_sizes => '{32}', budget => '1 s');
+RESET silvan.tune_min_speedup;
+
 -- reset_schedules: every stored schedule of the model goes, tuned or set
 -- by hand, for one target or all; the defaults score again
 SELECT silvan.reset_schedules('binary_logistic', 'cuda') AS removed_for_cuda;

@@ -158,6 +158,46 @@ CREATE OR REPLACE VIEW tuning_jobs WITH (security_barrier = true) AS
 CREATE FUNCTION describe(model text) RETURNS TABLE (property text, value text)
 	AS 'MODULE_PATHNAME', 'silvan_describe' LANGUAGE C VOLATILE STRICT;
 
+-- tune() and tune_query() report the speedup of the scoring function end
+-- to end: made anew with their new result columns, with the EXECUTE
+-- privileges they had
+DO $upgrade$
+DECLARE
+	forms text[][] := ARRAY[
+		['tune', 'model text, sample regclass DEFAULT NULL, key_column text DEFAULT NULL, feature_columns text[] DEFAULT NULL, batch_sizes integer[] DEFAULT NULL, target text DEFAULT ''cpu'', strategy text DEFAULT ''heuristic'', budget interval DEFAULT ''2 minutes'', exact boolean DEFAULT true',
+		 'text, regclass, text, text[], integer[], text, text, interval, boolean', 'silvan_tune_table'],
+		['tune_query', 'model text, query text, batch_sizes integer[] DEFAULT NULL, target text DEFAULT ''cpu'', strategy text DEFAULT ''heuristic'', budget interval DEFAULT ''2 minutes'', exact boolean DEFAULT true',
+		 'text, text, integer[], text, text, interval, boolean', 'silvan_tune_query']];
+	old_acl aclitem[];
+	grantee regrole;
+	signature text;
+BEGIN
+	FOR i IN 1 .. 2 LOOP
+		signature := format('@extschema@.%s(%s)', forms[i][1], forms[i][3]);
+		SELECT p.proacl INTO old_acl FROM pg_catalog.pg_proc p WHERE p.oid = signature::regprocedure;
+		EXECUTE format('DROP FUNCTION %s', signature);
+		EXECUTE format($f$CREATE FUNCTION @extschema@.%s(%s)
+	RETURNS TABLE (batch_size integer, schedule text, us_per_row float8,
+				   default_us_per_row float8, speedup float8, stored boolean,
+				   candidates integer, seconds float8, rows_from text,
+				   end_to_end_us_per_row float8, default_end_to_end_us_per_row float8,
+				   end_to_end_speedup float8)
+	AS 'MODULE_PATHNAME', %L LANGUAGE C VOLATILE$f$, forms[i][1], forms[i][2], forms[i][4]);
+		IF old_acl IS NOT NULL THEN
+			EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', signature);
+			FOR grantee IN SELECT a.grantee::regrole FROM pg_catalog.aclexplode(old_acl) AS a
+							WHERE a.privilege_type = 'EXECUTE' AND a.grantee <> 0 LOOP
+				EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %s', signature, grantee);
+			END LOOP;
+			IF EXISTS (SELECT 1 FROM pg_catalog.aclexplode(old_acl) AS a
+						WHERE a.privilege_type = 'EXECUTE' AND a.grantee = 0) THEN
+				EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO PUBLIC', signature);
+			END IF;
+		END IF;
+	END LOOP;
+END
+$upgrade$;
+
 -- Usage statistics per model version: kept in shared memory when silvan
 -- is preloaded (every session's scoring), else this session's own
 CREATE FUNCTION model_stats_rows()
@@ -416,3 +456,7 @@ COMMENT ON FUNCTION has_model_privilege(text, text) IS
 	'whether the calling role holds a privilege (usage, select, update) on a model';
 COMMENT ON FUNCTION has_model_privilege(regrole, text, text) IS
 	'whether a role holds a privilege (usage, select, update) on a model';
+COMMENT ON FUNCTION tune(text, regclass, text, text[], integer[], text, text, interval, boolean) IS
+	'search schedules for a model on sample rows (a table, or rows drawn from the model) and store those that beat the default; batch sizes NULL: those scoring uses (1, silvan.batch_calls_size, 4096); one row per batch size, with the speedup of the kernel and, for a stored schedule, of predict_table end to end';
+COMMENT ON FUNCTION tune_query(text, text, integer[], text, text, interval, boolean) IS
+	'search schedules for a model on the rows of a query (first column a key) and store those that beat the default; batch sizes NULL: those scoring uses (1, silvan.batch_calls_size, 4096); one row per batch size, with the speedup of the kernel and, for a stored schedule, of predict_query end to end';

@@ -512,7 +512,9 @@ CREATE FUNCTION tune(model text, sample regclass DEFAULT NULL, key_column text D
 					 budget interval DEFAULT '2 minutes', exact boolean DEFAULT true)
 	RETURNS TABLE (batch_size integer, schedule text, us_per_row float8,
 				   default_us_per_row float8, speedup float8, stored boolean,
-				   candidates integer, seconds float8, rows_from text)
+				   candidates integer, seconds float8, rows_from text,
+				   end_to_end_us_per_row float8, default_end_to_end_us_per_row float8,
+				   end_to_end_speedup float8)
 	AS 'MODULE_PATHNAME', 'silvan_tune_table' LANGUAGE C VOLATILE;
 CREATE FUNCTION tune_query(model text, query text,
 					 batch_sizes integer[] DEFAULT NULL,
@@ -520,7 +522,9 @@ CREATE FUNCTION tune_query(model text, query text,
 					 budget interval DEFAULT '2 minutes', exact boolean DEFAULT true)
 	RETURNS TABLE (batch_size integer, schedule text, us_per_row float8,
 				   default_us_per_row float8, speedup float8, stored boolean,
-				   candidates integer, seconds float8, rows_from text)
+				   candidates integer, seconds float8, rows_from text,
+				   end_to_end_us_per_row float8, default_end_to_end_us_per_row float8,
+				   end_to_end_speedup float8)
 	AS 'MODULE_PATHNAME', 'silvan_tune_query' LANGUAGE C VOLATILE;
 CREATE FUNCTION tune_async(model text, sample regclass DEFAULT NULL, key_column text DEFAULT NULL,
 						   feature_columns text[] DEFAULT NULL,
@@ -809,9 +813,9 @@ COMMENT ON FUNCTION reassign_models(regrole, regrole) IS
 	'give every model of one role to another, as REASSIGN OWNED does; returns the number of models';
 
 COMMENT ON FUNCTION tune(text, regclass, text, text[], integer[], text, text, interval, boolean) IS
-	'search schedules for a model on sample rows (a table, or rows drawn from the model) and store those that beat the default; batch sizes NULL: those scoring uses (1, silvan.batch_calls_size, 4096); one row per batch size';
+	'search schedules for a model on sample rows (a table, or rows drawn from the model) and store those that beat the default; batch sizes NULL: those scoring uses (1, silvan.batch_calls_size, 4096); one row per batch size, with the speedup of the kernel and, for a stored schedule, of predict_table end to end';
 COMMENT ON FUNCTION tune_query(text, text, integer[], text, text, interval, boolean) IS
-	'search schedules for a model on the rows of a query (first column a key) and store those that beat the default; batch sizes NULL: those scoring uses (1, silvan.batch_calls_size, 4096); one row per batch size';
+	'search schedules for a model on the rows of a query (first column a key) and store those that beat the default; batch sizes NULL: those scoring uses (1, silvan.batch_calls_size, 4096); one row per batch size, with the speedup of the kernel and, for a stored schedule, of predict_query end to end';
 COMMENT ON FUNCTION tune_async(text, regclass, text, text[], integer[], text, text, interval, boolean) IS
 	'queue tune() for the background tuning worker; returns the job''s id (see silvan.tuning_jobs)';
 COMMENT ON FUNCTION tune_query_async(text, text, integer[], text, text, interval, boolean) IS

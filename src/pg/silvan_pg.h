@@ -315,6 +315,7 @@ extern bool TuneWorkerProgress(int64 job, int32 batch_size, const char *phase, i
 extern CompiledVariant *ModelVersionVariant(ModelVersion *version, int32 batch_size);
 extern CompiledVariant *ModelVersionVariantFor(ModelVersion *version, int32 batch_size,
 											   const char *target);
+extern void ModelVersionForceSchedule(int64 id, const char *text);
 extern const StoredSchedule *ModelVersionStoredSchedule(const ModelVersion *version,
 														int32 batch_size, const char *target);
 extern void ModelVersionFreeVariants(ModelVersion *version);

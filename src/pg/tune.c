@@ -55,6 +55,7 @@
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
@@ -93,6 +94,10 @@ typedef struct TuneBatchResult
 	double		seconds;
 	bool		budget_spent;
 	char	   *provenance;		/* jsonb text, when stored */
+	char	   *default_text;	/* the default schedule's text */
+	/* the scoring function end to end, with the schedule and the default; 0: not timed */
+	double		end_to_end_us_per_row;
+	double		default_end_to_end_us_per_row;
 } TuneBatchResult;
 
 struct TuneSession
@@ -649,6 +654,11 @@ TuneProvenance(TuneSession *session, const TuneBatchResult *r)
 			escape_json(&out, session->target.arch);
 		}
 	}
+	if (r->end_to_end_us_per_row > 0)
+		appendStringInfo(&out, ", \"end_to_end_us_per_row\": %.6g,"
+						 " \"default_end_to_end_us_per_row\": %.6g, \"end_to_end_speedup\": %.4g",
+						 r->end_to_end_us_per_row, r->default_end_to_end_us_per_row,
+						 r->default_end_to_end_us_per_row / r->end_to_end_us_per_row);
 	appendStringInfoString(&out, "}");
 	return out.data;
 }
@@ -775,6 +785,7 @@ TuneBatch(TuneSession *session, int index)
 	PG_TRY();
 	{
 		TuneBatchSearch(session, state, r, share);
+		r->default_text = MemoryContextStrdup(session->cxt, state->default_text);
 	}
 	PG_FINALLY();
 	{
@@ -785,6 +796,108 @@ TuneBatch(TuneSession *session, int index)
 	}
 	PG_END_TRY();
 	pfree(state);
+}
+
+/* Rounds of end-to-end timing, interleaved: the schedule found, the default */
+#define TUNE_END_TO_END_ROUNDS 3
+
+/* The statement that scores the sample end to end, as its scoring function does ($1..$6) */
+static char *
+TuneEndToEndSql(const TuneSession *session)
+{
+	const TuneRequest *r = &session->request;
+	Oid			key_type;
+
+	if (r->sample_query == NULL)
+		return "SELECT pg_catalog.count(*) FROM (SELECT 1 FROM silvan.predict_table($1, $2, $3, $4, $5)"
+			" LIMIT $6) AS s";
+	/* the query's key column type, for predict_query's column definition */
+	if (SPI_execute(psprintf("SELECT * FROM (%s) AS q LIMIT 0", r->sample_query), true, 0) != SPI_OK_SELECT ||
+		SPI_tuptable->tupdesc->natts < 1)
+		elog(ERROR, "could not read the tuning query's columns");
+	key_type = TupleDescAttr(SPI_tuptable->tupdesc, 0)->atttypid;
+	return psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM silvan.predict_query($1, $7, $5)"
+					" AS p(key %s, prediction pg_catalog.float8) LIMIT $6) AS s",
+					format_type_be_qualified(key_type));
+}
+
+/* Microseconds per row of one run of the statement with schedule text forced */
+static double
+TuneEndToEndRun(TuneSession *session, SPIPlanPtr plan, Datum *args, const char *nulls,
+				const char *text)
+{
+	double		start;
+	double		seconds;
+	int64		rows;
+	bool		isnull;
+
+	ModelVersionForceSchedule(session->version->id, text);
+	start = TuneClockSeconds();
+	if (SPI_execute_plan(plan, args, nulls, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not time the scoring function end to end");
+	seconds = TuneClockSeconds() - start;
+	rows = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	return rows > 0 ? seconds * 1e6 / rows : 0;
+}
+
+/*
+ * Time the scoring function the sample came through (predict_table or
+ * predict_query, streamed, on the sample's rows), with the schedule found
+ * and with the default, in interleaved rounds after a warm-up of each;
+ * what a user's query gains.  Foreground tune() of a cpu schedule that is
+ * stored only (in its transaction); rows drawn from the model have no such
+ * path.
+ */
+static void
+TuneEndToEnd(TuneSession *session, TuneBatchResult *r)
+{
+	const TuneRequest *req = &session->request;
+	Oid			types[7] = {TEXTOID, REGCLASSOID, TEXTOID, TEXTARRAYOID, INT4OID, INT8OID, TEXTOID};
+	Datum		args[7];
+	char		nulls[8] = "       ";
+	double		times[2][TUNE_END_TO_END_ROUNDS];
+	SPIPlanPtr	plan;
+
+	if (!r->stored || session->target.target->gpu || r->default_text == NULL ||
+		(!OidIsValid(req->sample_relid) && req->sample_query == NULL))
+		return;
+	args[0] = CStringGetTextDatum(session->pinned);
+	args[1] = ObjectIdGetDatum(req->sample_relid);
+	args[2] = req->key_column ? CStringGetTextDatum(req->key_column) : (Datum) 0;
+	nulls[2] = req->key_column ? ' ' : 'n';
+	args[3] = PointerGetDatum(req->feature_columns);
+	nulls[3] = req->feature_columns ? ' ' : 'n';
+	args[4] = Int32GetDatum(r->batch_size);
+	args[5] = Int64GetDatum(session->num_rows);
+	args[6] = req->sample_query ? CStringGetTextDatum(req->sample_query) : (Datum) 0;
+	nulls[6] = req->sample_query ? ' ' : 'n';
+	SPI_connect();
+	/* as the search, the timing leaves the code cache as it found it */
+	CodeCacheSetStoring(false);
+	PG_TRY();
+	{
+		plan = SPI_prepare(TuneEndToEndSql(session), 7, types);
+		if (plan == NULL)
+			elog(ERROR, "could not prepare the end-to-end timing: %s", SPI_result_code_string(SPI_result));
+		(void) TuneEndToEndRun(session, plan, args, nulls, r->schedule);
+		(void) TuneEndToEndRun(session, plan, args, nulls, r->default_text);
+		for (int round = 0; round < TUNE_END_TO_END_ROUNDS; round++)
+		{
+			times[0][round] = TuneEndToEndRun(session, plan, args, nulls, r->default_text);
+			times[1][round] = TuneEndToEndRun(session, plan, args, nulls, r->schedule);
+		}
+	}
+	PG_FINALLY();
+	{
+		ModelVersionForceSchedule(0, NULL);
+		CodeCacheSetStoring(true);
+	}
+	PG_END_TRY();
+	SPI_finish();
+	r->default_end_to_end_us_per_row = Median(times[0], TUNE_END_TO_END_ROUNDS);
+	r->end_to_end_us_per_row = Median(times[1], TUNE_END_TO_END_ROUNDS);
+	if (r->end_to_end_us_per_row > 0)
+		r->provenance = TuneProvenance(session, r);
 }
 
 /* Store what the session found (in a transaction) */
@@ -817,10 +930,16 @@ TuneResultJson(const TuneSession *session)
 		escape_json(&out, r->schedule ? r->schedule : "");
 		appendStringInfo(&out, ", \"us_per_row\": %.6g, \"default_us_per_row\": %.6g,"
 						 " \"speedup\": %.4g, \"stored\": %s, \"candidates\": %d,"
-						 " \"seconds\": %.3g, \"rows_from\": \"%s\"}",
+						 " \"seconds\": %.3g, \"rows_from\": \"%s\"",
 						 r->us_per_row, r->default_us_per_row,
 						 r->us_per_row > 0 ? r->default_us_per_row / r->us_per_row : 1.0,
 						 r->stored ? "true" : "false", r->timed, r->seconds, session->rows_from);
+		if (r->end_to_end_us_per_row > 0)
+			appendStringInfo(&out, ", \"end_to_end_us_per_row\": %.6g,"
+							 " \"default_end_to_end_us_per_row\": %.6g, \"end_to_end_speedup\": %.4g",
+							 r->end_to_end_us_per_row, r->default_end_to_end_us_per_row,
+							 r->default_end_to_end_us_per_row / r->end_to_end_us_per_row);
+		appendStringInfoChar(&out, '}');
 	}
 	appendStringInfoChar(&out, ']');
 	return out.data;
@@ -835,8 +954,8 @@ TuneEmit(const TuneSession *session, ReturnSetInfo *rsinfo)
 	for (int i = 0; i < session->request.num_batch_sizes; i++)
 	{
 		const TuneBatchResult *r = &session->results[i];
-		Datum		values[9];
-		bool		nulls[9] = {0};
+		Datum		values[12];
+		bool		nulls[12] = {0};
 
 		values[0] = Int32GetDatum(r->batch_size);
 		values[1] = CStringGetTextDatum(r->schedule);
@@ -847,6 +966,12 @@ TuneEmit(const TuneSession *session, ReturnSetInfo *rsinfo)
 		values[6] = Int32GetDatum(r->timed);
 		values[7] = Float8GetDatum(r->seconds);
 		values[8] = CStringGetTextDatum(session->rows_from);
+		values[9] = Float8GetDatum(r->end_to_end_us_per_row);
+		values[10] = Float8GetDatum(r->default_end_to_end_us_per_row);
+		values[11] = Float8GetDatum(r->end_to_end_us_per_row > 0 ?
+									r->default_end_to_end_us_per_row / r->end_to_end_us_per_row : 0);
+		for (int c = 9; c < 12; c++)
+			nulls[c] = r->end_to_end_us_per_row <= 0;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 }
@@ -865,6 +990,8 @@ TuneCall(FunctionCallInfo fcinfo, bool query)
 		session = TuneBegin(&request, 0);
 		for (int i = 0; i < TuneBatchCount(session); i++)
 			TuneBatch(session, i);
+		for (int i = 0; i < TuneBatchCount(session); i++)
+			TuneEndToEnd(session, &session->results[i]);
 		TuneStore(session);
 		TuneEmit(session, (ReturnSetInfo *) fcinfo->resultinfo);
 	}

@@ -213,6 +213,29 @@ VariantCompile(ModelVersion *version, const Schedule *schedule, const Target *ta
 	return code;
 }
 
+/*
+ * A cpu schedule that every batch of one model version runs with, whatever
+ * is stored, while tune() times the scoring functions end to end with it
+ * (ModelVersionForceSchedule); id 0: none
+ */
+static int64 forced_id = 0;
+static char *forced_text = NULL;
+
+/*
+ * Make every cpu batch of version id run with schedule text, or with text
+ * NULL return to the stored schedules and defaults.  The variants' fast
+ * path is told that the schedules may have changed (silvan_defaults_epoch).
+ */
+void
+ModelVersionForceSchedule(int64 id, const char *text)
+{
+	if (forced_text != NULL)
+		pfree(forced_text);
+	forced_text = text ? MemoryContextStrdup(TopMemoryContext, text) : NULL;
+	forced_id = text ? id : 0;
+	silvan_defaults_epoch++;
+}
+
 /* The schedule (parsed) and its text for a batch size on a target */
 static const char *
 VariantSchedule(ModelVersion *version, int32 batch_size, const char *target,
@@ -222,6 +245,13 @@ VariantSchedule(ModelVersion *version, int32 batch_size, const char *target,
 	char	   *text;
 	char	   *copy;
 
+	if (forced_id != 0 && forced_id == version->id && strcmp(target, "cpu") == 0)
+	{
+		*stored = NULL;
+		if (!ScheduleParse(forced_text, schedule, &status))
+			SilvanReportStatus(ERROR, &status);
+		return MemoryContextStrdup(version->cxt, forced_text);
+	}
 	*stored = ModelVersionStoredSchedule(version, batch_size, target);
 	if (*stored != NULL)
 	{
