@@ -90,6 +90,12 @@ SELECT silvan.deploy('guarded', 2) AS deployed, silvan.rollback('guarded') AS ro
 SELECT silvan.drop_model('guarded@2') AS dropped_a_version;
 SELECT loaded_by, owner FROM silvan.model_versions WHERE name = 'guarded';
 SELECT count(*) AS tuned FROM silvan.tune('guarded', batch_sizes => '{8}', budget => '1 ms');
+-- update without usage scores too (tuning and profiling do)
+RESET ROLE;
+SET ROLE regress_owner;
+SELECT silvan.revoke('guarded', 'regress_scorer', 'usage, select');
+SET ROLE regress_scorer;
+SELECT count(silvan.predict('guarded', f)) AS update_scores FROM fx_in;
 -- the owner's alone
 \set VERBOSITY terse
 SELECT silvan.rename_model('guarded', 'taken');

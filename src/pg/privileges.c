@@ -3,8 +3,8 @@
  *		Privileges on models: USAGE (score with any version, describe it),
  *		SELECT (read its source, schedules and profiles, explain it) and
  *		UPDATE (load versions, deploy, roll back, set aliases, metadata and
- *		schedules, profile, tune, drop versions), granted with
- *		silvan.grant() and silvan.revoke().
+ *		schedules, profile, tune, drop versions; and score, as tuning and
+ *		profiling do), granted with silvan.grant() and silvan.revoke().
  *
  * A model's privileges are an aclitem[] in its registry row, so
  * PostgreSQL's own aclmask() decides, role membership included; NULL or
@@ -272,10 +272,15 @@ silvan_has_model_privilege_role(PG_FUNCTION_ARGS)
 									 text_to_cstring(PG_GETARG_TEXT_PP(2))));
 }
 
-/* Error unless the calling role may use a cached model version for what mask names */
+/*
+ * Error unless the calling role may use a cached model version for what
+ * mask names; UPDATE includes USAGE (tuning and profiling score)
+ */
 void
 ModelVersionCheckPrivilege(const ModelVersion *version, AclMode mask, const char *name)
 {
+	if (mask == ACL_USAGE)
+		mask |= ACL_UPDATE;
 	if (!version->acl_checked || ModelAclAllows(version->acl, version->owner, GetUserId(), mask))
 		return;
 	ereport(ERROR,
