@@ -418,9 +418,75 @@ TestTransformStored(void)
 	ForestFree(g);
 }
 
+/*
+ * ForestSameShape: thresholds and leaf values may differ; a node's
+ * feature, a tree's structure or the number of trees may not
+ */
+static void
+TestSameShape(void)
+{
+	SilvanStatus st;
+	Forest	   *a = MakeForest(FOREST_FLOAT64);
+	Forest	   *b = MakeForest(FOREST_FLOAT64);
+
+	CHECK(ForestValidate(a, &st) && ForestValidate(b, &st));
+	CHECK(ForestSameShape(a, b));
+	b->nodes[0].threshold = 7.5;
+	b->nodes[4].leaf_value = -3.0;
+	CHECK(ForestSameShape(a, b));
+	b->nodes[3].feature = 0;
+	CHECK(!ForestSameShape(a, b));
+	b->nodes[3].feature = 1;
+	b->nodes[3].default_left = 0;
+	CHECK(!ForestSameShape(a, b));
+	b->nodes[3].default_left = 1;
+	b->trees[1].group = 1;
+	CHECK(!ForestSameShape(a, b));
+	b->trees[1].group = 0;
+	CHECK(ForestSameShape(a, b));
+	b->num_trees = 1;
+	CHECK(!ForestSameShape(a, b));
+	b->num_trees = 2;
+	b->precision = FOREST_FLOAT32;
+	CHECK(!ForestSameShape(a, b));
+	ForestFree(a);
+	ForestFree(b);
+}
+
+/* ForestClassOfRow: predict()'s index (multi-class), above 0.5 (binary), -1 otherwise */
+static void
+TestClassOfRow(void)
+{
+	SilvanStatus st;
+	Forest	   *f = MakeForest(FOREST_FLOAT64);
+	double		margins[3] = {0.0, 2.0, 1.0};
+
+	CHECK(ForestValidate(f, &st));
+	CHECK(ForestClassOfRow(f, margins) == -1);	/* regression */
+	f->task = FOREST_TASK_BINARY;
+	f->transform = FOREST_TRANSFORM_SIGMOID;
+	f->sigmoid_alpha = 1.0;
+	f->num_classes = 2;
+	CHECK(ForestClassOfRow(f, margins) == 0);	/* sigmoid(0) = 0.5: not above */
+	margins[0] = 0.01;
+	CHECK(ForestClassOfRow(f, margins) == 1);
+	margins[0] = -0.01;
+	CHECK(ForestClassOfRow(f, margins) == 0);
+	f->task = FOREST_TASK_MULTICLASS;
+	f->num_groups = 3;
+	f->num_classes = 3;
+	CHECK(ForestClassOfRow(f, margins) == 1);	/* the largest margin */
+	margins[2] = 2.0;
+	CHECK(ForestClassOfRow(f, margins) == 1);	/* a tie: the first */
+	f->num_groups = 1;
+	ForestFree(f);
+}
+
 int
 main(void)
 {
+	TestSameShape();
+	TestClassOfRow();
 	TestDecisions();
 	TestCategorical();
 	TestValidation();
