@@ -172,9 +172,11 @@ ModelVersionUnpin(ModelVersion *version)
 
 /*
  * What identifies a model's state besides its revision: its schedules (of
- * every target) and the profile stored for this revision.  Any change makes a new version.
- * Like every statement on the catalog, these run under a locked search_path
- * with every name qualified (catalog_sql.c).
+ * every target), the profile stored for this revision, and the model's
+ * owner and privileges.  Any change makes a new version.  The statement
+ * also returns the version's number, owner and privileges.  Like every
+ * statement on the catalog, these run under a locked search_path with
+ * every name qualified (catalog_sql.c).
  */
 static const char *const fetch_sql_format =
 "SELECT m.id, m.revision, pg_catalog.concat("
@@ -194,14 +196,13 @@ static char *
 FetchSql(void)
 {
 	bool		versions = CatalogHasVersions();
-
 	const char *acl = "(SELECT r.acl FROM silvan.registry r WHERE r.name OPERATOR(pg_catalog.=) m.name)";
 
 	return psprintf(fetch_sql_format, versions ? acl : "NULL", versions ? "m.version" : "1",
 					versions ? acl : "NULL::pg_catalog.aclitem[]", ModelRefWhere());
 }
 
-/* Run a read of the row a reference names, as the caller, in snapshot (InvalidSnapshot: the query's) */
+/* Run a read of the row a reference names, in snapshot (InvalidSnapshot: the query's) */
 static void
 CacheQueryRef(const ModelRef *ref, const char *query, Snapshot snapshot)
 {
@@ -222,7 +223,7 @@ CacheQueryRef(const ModelRef *ref, const char *query, Snapshot snapshot)
 		elog(ERROR, "could not read the silvan catalog: %s", SPI_result_code_string(ret));
 }
 
-/* Run a one-parameter read of the catalog, as the caller */
+/* Run a one-parameter read of the catalog (as silvan: ModelCatalogFetch) */
 static void
 CacheQuery(const CatalogSql *sql, const char *query, Oid argtype, Datum arg)
 {

@@ -11,9 +11,9 @@
  *
  *	1. as the caller: read the row of the version a model reference names
  *	   (model_ref.c; for a load, the name's row of the registry) and check
- *	   that the caller may change it (its owner, a role with the owner's
- *	   privileges, or, for a model whose owner role was dropped, the
- *	   database's owner);
+ *	   that the caller may change it (UPDATE on the model, privileges.c;
+ *	   its owner, a role with the owner's privileges, or, for a model whose
+ *	   owner role was dropped, the database's owner, hold every privilege);
  *	2. only then become the catalog's owner, lock the row (FOR UPDATE) and
  *	   check again, since the row may have changed in between;
  *	3. write, in as few statements as the change needs.
