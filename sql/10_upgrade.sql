@@ -56,6 +56,10 @@ SELECT b.model, count(*) AS rows, count(*) FILTER (WHERE a.prediction IS DISTINC
              SELECT 'lgb_small', x, silvan.predict('lgb_small', ARRAY[x, x % 4]::float8[])
                FROM generate_series(-3, 3) AS x) AS a USING (model, key)
  GROUP BY b.model ORDER BY b.model;
+-- 0.11.0: each model is version 1 of its name, deployed, with its schedules
+SELECT v.name, v.version, v.deployed, count(s.batch_size) + count(s.schedule) AS schedule_fields
+  FROM silvan.model_versions v LEFT JOIN silvan.schedules s ON s.model = v.name AND s.version = v.version
+ GROUP BY v.name, v.version, v.deployed ORDER BY v.name;
 -- what 0.2.0 added works on the updated catalog
 SELECT silvan.reassign_models(current_user::regrole, current_user::regrole) AS reassigned;
 -- 0.3.0: the models loaded before have their feature names, read from their source
