@@ -1,9 +1,13 @@
--- silvan 0.10.0 -> 0.11.0: models have versions.  Every model becomes
--- version 1 of its name, deployed, with its schedules, profile and tuning
--- jobs; loads under a name that exists add versions; deploy(), rollback(),
--- set_alias(), rename_model() and set_metadata() manage them.  A model
--- whose name has an "@" keeps it, and is still scored by that name; new
--- names may not have one.
+-- silvan 0.10.0 -> 0.11.0: models have versions, privileges, labels and
+-- usage statistics.  Every model becomes version 1 of its name, deployed,
+-- with its schedules, profile and tuning jobs; loads under a name that
+-- exists add versions; deploy(), rollback(), set_alias(), rename_model()
+-- and set_metadata() manage them.  A model whose name has an "@" keeps it,
+-- and is still scored by that name; new names may not have one.  The
+-- models keep their behaviour: PUBLIC may score with them and read them
+-- (USAGE and SELECT, silvan.grant()); new ones are their owner's.  Also:
+-- predict_label() and classify(), describe(), model_stats, and tune()'s
+-- end-to-end figures.
 \echo Use "ALTER EXTENSION silvan UPDATE TO '0.11.0'" to load this file. \quit
 
 CREATE TABLE registry (
