@@ -6,7 +6,8 @@
  * What the catalog says (the version, who loaded it, its inputs and
  * outputs, trees and depth, description) is read through SQL as the
  * caller, whom the model's USAGE admitted; the tuner's measurement from
- * its schedule as silvan (a role with USAGE may not read schedules); what this
+ * its schedule as silvan (a role with USAGE may not read schedules), else
+ * what the version's batches took so far (stats.c); what this
  * backend knows (code compiled so far and where it came from, the
  * schedule each scoring batch size uses) comes from the model cache; the
  * time per row is what the tuner measured on this host, when it did.
@@ -175,9 +176,24 @@ DescribeSpeed(ReturnSetInfo *rsinfo, const ModelVersion *version)
 				  " AND origin OPERATOR(pg_catalog.=) 'tuned' AND target OPERATOR(pg_catalog.=) 'cpu'"
 				  " ORDER BY batch_size DESC LIMIT 1",
 				  1, &argtype, &arg, NULL, SPI_OK_SELECT);
-	DescribeRow(rsinfo, "microseconds per row",
-				SPI_processed == 1 ? SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) :
-				"not measured on this host: silvan.tune() measures it");
+	if (SPI_processed == 1)
+		DescribeRow(rsinfo, "microseconds per row",
+					SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+	else
+	{
+		ModelUsage	usage;
+
+		/* else what its batches took here so far (model_stats) */
+		if (StatsOfVersion(version->id, &usage) && usage.timed_rows > 0)
+			DescribeRow(rsinfo, "microseconds per row",
+						psprintf("%.3g (the compiled code, over the %lld rows of its batches scored so far%s)",
+								 usage.scoring_ms * 1000.0 / usage.timed_rows,
+								 (long long) usage.timed_rows,
+								 StatsAreServerWide() ? " on this server" : " in this session"));
+		else
+			DescribeRow(rsinfo, "microseconds per row",
+						"not measured on this host yet: silvan.tune() measures it, and scoring batches of rows does");
+	}
 	CatalogSqlEnd(&sql);
 }
 

@@ -95,7 +95,7 @@ ScoreBatch(ModelVersion *version, int32 batch_size, const void *rows,
 		INSTR_TIME_SUBTRACT(duration, start);
 		score_costs.scoring_ms += INSTR_TIME_GET_MILLISEC(duration);
 	}
-	StatsScored(version, num_rows, timed ? INSTR_TIME_GET_MILLISEC(duration) : 0);
+	StatsScored(version, num_rows, timed, timed ? INSTR_TIME_GET_MILLISEC(duration) : 0);
 }
 
 /* The time now, in milliseconds: for the pipeline thread, which calls no PostgreSQL code */
@@ -283,7 +283,7 @@ ScoreBatchFinish(ScoreTask *task)
 		if (task->predict)
 			ForestPredictRows(task->version->header, task->margins, task->num_rows);
 		task->completed = true;
-		StatsScored(task->version, task->num_rows, 0);
+		StatsScored(task->version, task->num_rows, false, 0);
 		return;
 	}
 	RuntimeTaskWait(&task->stop);
@@ -292,7 +292,7 @@ ScoreBatchFinish(ScoreTask *task)
 	score_costs.scoring_ms += task->run_ms;
 	if (task->completed)
 	{
-		StatsScored(task->version, task->num_rows, task->run_ms);
+		StatsScored(task->version, task->num_rows, true, task->run_ms);
 		return;
 	}
 	CHECK_FOR_INTERRUPTS();

@@ -91,6 +91,7 @@ typedef struct ModelUsage
 	int64		batches;		/* a scalar call is a batch of one row */
 	int64		rows;
 	double		scoring_ms;		/* in batches of more than one row */
+	int64		timed_rows;		/* the rows of those batches */
 	int64		compiles;
 	int64		cache_loads;	/* machine code read from the code cache */
 } ModelUsage;
@@ -150,7 +151,9 @@ extern void ModelVersionSetAccess(ModelVersion *version, const char *name, Oid o
 /* stats.c */
 extern int	silvan_stats_max_versions;
 extern void StatsInit(void);
-extern void StatsScored(ModelVersion *version, int64 rows, double ms);
+extern void StatsScored(ModelVersion *version, int64 rows, bool timed, double ms);
+extern bool StatsOfVersion(int64 model_id, ModelUsage *usage);
+extern bool StatsAreServerWide(void);
 extern void StatsCode(ModelVersion *version, bool from_cache);
 extern void StatsFlushVersion(ModelVersion *version);
 

@@ -117,6 +117,13 @@ StatsLocalHash(void)
 	return stats_hash;
 }
 
+/* Are the statistics the server's (silvan preloaded)? */
+bool
+StatsAreServerWide(void)
+{
+	return stats_shared != NULL;
+}
+
 /* Add one usage to another */
 static void
 UsageAdd(ModelUsage *into, const ModelUsage *from)
@@ -124,6 +131,7 @@ UsageAdd(ModelUsage *into, const ModelUsage *from)
 	into->batches += from->batches;
 	into->rows += from->rows;
 	into->scoring_ms += from->scoring_ms;
+	into->timed_rows += from->timed_rows;
 	into->compiles += from->compiles;
 	into->cache_loads += from->cache_loads;
 }
@@ -213,13 +221,17 @@ StatsPending(ModelVersion *version)
 	}
 }
 
-/* Count a scored batch of rows (ms: its time; 0 when not timed) */
+/* Count a scored batch of rows (timed: ms is its time) */
 void
-StatsScored(ModelVersion *version, int64 rows, double ms)
+StatsScored(ModelVersion *version, int64 rows, bool timed, double ms)
 {
 	version->usage.batches++;
 	version->usage.rows += rows;
-	version->usage.scoring_ms += ms;
+	if (timed)
+	{
+		version->usage.scoring_ms += ms;
+		version->usage.timed_rows += rows;
+	}
 	StatsPending(version);
 }
 
@@ -265,6 +277,43 @@ StatsInit(void)
 		shmem_startup_hook = StatsShmemStartup;
 	}
 	RegisterXactCallback(StatsXactCallback, NULL);
+}
+
+/*
+ * What the store holds for a version of this database, this backend's
+ * counts of the transaction included; false when nothing was counted
+ */
+bool
+StatsOfVersion(int64 model_id, ModelUsage *usage)
+{
+	StatsKey	key;
+	StatsEntry *entry;
+	dlist_mutable_iter iter;
+	bool		found = false;
+
+	dlist_foreach_modify(iter, &stats_pending)
+		StatsFlushVersion(dlist_container(ModelVersion, usage_node, iter.cur));
+	memset(&key, 0, sizeof(key));
+	key.dbid = MyDatabaseId;
+	key.model_id = model_id;
+	if (stats_shared == NULL)
+	{
+		entry = hash_search(StatsLocalHash(), &key, HASH_FIND, NULL);
+		if (entry != NULL)
+			*usage = entry->usage;
+		return entry != NULL;
+	}
+	LWLockAcquire(stats_shared->lock, LW_SHARED);
+	entry = hash_search(stats_hash, &key, HASH_FIND, NULL);
+	if (entry != NULL)
+	{
+		SpinLockAcquire(&entry->mutex);
+		*usage = entry->usage;
+		SpinLockRelease(&entry->mutex);
+		found = true;
+	}
+	LWLockRelease(stats_shared->lock);
+	return found;
 }
 
 PG_FUNCTION_INFO_V1(silvan_model_stats_rows);
