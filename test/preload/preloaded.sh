@@ -75,6 +75,7 @@ psql -XAtq -c "SELECT count(*) FROM silvan.predict_table('binary_logistic', 'fx_
 check "model_stats: three sessions' calls and a table's rows, server-wide" "$(psql -XAtq -c "SELECT concat_ws(' ', model, version,
 	rows_scored, scope, last_used > now() - interval '1 minute') FROM silvan.model_stats")" "binary_logistic 1 400 server t"
 check "model_stats: the code came from the code cache" "$(psql -XAtq -c "SELECT cache_loads > 0 FROM silvan.model_stats")" t
+check "describe: the time per row of the server's batches" "$(psql -XAtq -c "SELECT value ~ 'rows of its batches scored so far on this server' FROM silvan.describe('binary_logistic') WHERE property = 'microseconds per row'")" t
 check "the server is up" "$(psql -XAtq -c "SELECT 1")" 1
 check "no error in the server log" "$(grep -cE '(ERROR|FATAL|PANIC):' "$CLUSTER_DIR/server.log")" 0
 cluster_stop
