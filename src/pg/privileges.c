@@ -279,9 +279,9 @@ silvan_has_model_privilege_role(PG_FUNCTION_ARGS)
 void
 ModelVersionCheckPrivilege(const ModelVersion *version, AclMode mask, const char *name)
 {
-	if (mask == ACL_USAGE)
-		mask |= ACL_UPDATE;
-	if (!version->acl_checked || ModelAclAllows(version->acl, version->owner, GetUserId(), mask))
+	AclMode		allowing = mask == ACL_USAGE ? (ACL_USAGE | ACL_UPDATE) : mask;
+
+	if (!version->acl_checked || ModelAclAllows(version->acl, version->owner, GetUserId(), allowing))
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
