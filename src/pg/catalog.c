@@ -336,10 +336,11 @@ CatalogParse(const char *model_text, size_t len, bool binary, const char *format
  * The columns of a model's row, as statement parameters $1..$14, and
  * $15 for the owner (insert) or the id (replace); with versions, $16 the
  * version, $17 the source's digest, $18 the description, $19 the
- * metadata and $20 the role that loads it
+ * metadata, $20 the role that loads it and $21 the source's size (given
+ * apart: each use of the source's parameter in the statement would copy it)
  */
 #define MODEL_COLUMNS 14
-#define MODEL_PARAMS 20
+#define MODEL_PARAMS 21
 
 /*
  * A model as given: text, or bytes (of a binary format, or of a text
@@ -435,6 +436,8 @@ CatalogModelArgs(ModelRowArgs *row, const char *name, const ModelSource *source,
 	}
 	row->types[16] = TEXTOID;
 	row->values[16] = PointerGetDatum(SourceDigest(source->data, source->len));
+	row->types[20] = INT4OID;
+	row->values[20] = Int32GetDatum((int32) Min(source->len, (size_t) PG_INT32_MAX));
 	row->with_features = FeaturesInCatalog();
 	if (source->binary && !row->with_features)
 		ereport(ERROR,
@@ -560,8 +563,7 @@ CatalogInsertVersion(const CatalogSql *sql, ModelRowArgs *row, int32 version, Oi
 				  " feature_types, source_binary, class_labels, owner, version, source_sha256,"
 				  " description, metadata, loaded_by, source_bytes)"
 				  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,"
-				  " $16, $17, $18, $19, $20, COALESCE(pg_catalog.octet_length($10),"
-				  " pg_catalog.octet_length($13))) RETURNING id",
+				  " $16, $17, $18, $19, $20, $21) RETURNING id",
 				  MODEL_PARAMS, row->types, row->values, row->nulls, SPI_OK_INSERT_RETURNING);
 	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }

@@ -31,12 +31,13 @@ session_start() {
 }
 
 # The backend pid of session $1, waiting up to 10 s for it to be active
+# (polled often: a cancel timed from here must not come late)
 session_backend() {
 	local name=$1 pid=
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 500; i++)); do
 		pid=$(psql -XAtq -c "SELECT pid FROM pg_stat_activity WHERE application_name = '$name' AND state = 'active'")
 		[ -n "$pid" ] && break
-		sleep 0.1
+		sleep 0.02
 	done
 	echo "$pid"
 }
