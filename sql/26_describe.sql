@@ -7,13 +7,13 @@ SELECT silvan.load_model('species', :'model', replace => true, deploy => false) 
 \set model `cat test/fixtures/named_features.json`
 SELECT silvan.load_model('diabetes', :'model') > 0 AS loaded;
 \set QUIET off
--- before any scoring in this session, then after a batched call
+-- before any scoring, then after a batched call
 SELECT * FROM silvan.describe('species') WHERE property <> 'loaded';
 SELECT count(silvan.predict('species', ARRAY[x, x, x, x]::real[])) FROM generate_series(1, 10) AS x;
 SELECT regexp_replace(value, '^(compiled|from the code cache),', '<compiled or from the code cache>,') AS machine_code
   FROM silvan.describe('species') WHERE property = 'machine code';
 -- the time per row its batches took so far, when the tuner measured none
-SELECT value ~ '^[0-9.e+-]+ \(the compiled code, over the 10 rows of its batches scored so far in this session\)$' AS measured_here
+SELECT value ~ '^[0-9.e+-]+ \(the compiled code, over the 10 rows of its batches scored so far by this connection\)$' AS measured_here
   FROM silvan.describe('species') WHERE property = 'microseconds per row';
 -- a version that is not deployed, a schedule set by hand
 SELECT silvan.set_schedule('species@2', 'reorder(tree, batch)', batch_size => 4096);

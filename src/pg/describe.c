@@ -106,7 +106,7 @@ DescribeCode(const ModelVersion *version)
 	StringInfoData out;
 
 	if (version->num_variants == 0)
-		return pstrdup("none in this session yet: compiled, or read from the code cache, at its first batch");
+		return pstrdup("none in this connection yet: compiled, or read from the code cache, at its first batch");
 	initStringInfo(&out);
 	for (int i = 0; i < version->num_variants; i++)
 	{
@@ -189,7 +189,7 @@ DescribeSpeed(ReturnSetInfo *rsinfo, const ModelVersion *version)
 						psprintf("%.3g (the compiled code, over the %lld rows of its batches scored so far%s)",
 								 usage.scoring_ms * 1000.0 / usage.timed_rows,
 								 (long long) usage.timed_rows,
-								 StatsAreServerWide() ? " on this server" : " in this session"));
+								 StatsAreServerWide() ? " on this server" : " by this connection"));
 		else
 			DescribeRow(rsinfo, "microseconds per row",
 						"not measured on this host yet: silvan.tune() measures it, and scoring batches of rows does");
