@@ -52,5 +52,6 @@ extern void RegistryTake(CatalogSql *sql, const char *name, RegistryName *entry,
 extern bool RegistryInsert(const CatalogSql *sql, const char *name);
 extern void RegistryAddVersion(const CatalogSql *sql, const char *name, int32 version, bool deploy);
 extern bool RegistryDrop(CatalogSql *sql, const char *reference);
+extern void RegistryRequireVersions(void);
 
 #endif

@@ -172,11 +172,7 @@ ModelGrant(FunctionCallInfo fcinfo, bool grant)
 	CatalogRequireArgument(fcinfo, 0, "model");
 	CatalogRequireArgument(fcinfo, 1, "role");
 	CatalogRequireArgument(fcinfo, 2, "privileges");
-	if (!CatalogHasVersions())
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("silvan's catalog has no model privileges yet"),
-				 errhint("Run ALTER EXTENSION silvan UPDATE.")));
+	RegistryRequireVersions();
 	reference = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	if (!ModelRefParse(reference, &ref))
 		CatalogReportNoModel(reference);

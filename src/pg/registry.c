@@ -111,9 +111,9 @@ RegistryAddVersion(const CatalogSql *sql, const char *name, int32 version, bool 
 				  deploy ? 3 : 2, argtypes, args, NULL, SPI_OK_UPDATE);
 }
 
-/* Error unless the catalog has versions (the functions below come with them) */
-static void
-RequireVersions(void)
+/* Error unless the catalog has versions (what registry.c and privileges.c do comes with them) */
+void
+RegistryRequireVersions(void)
 {
 	if (!CatalogHasVersions())
 		ereport(ERROR,
@@ -178,7 +178,7 @@ silvan_deploy(PG_FUNCTION_ARGS)
 	CatalogModel model;
 	char	   *target;
 
-	RequireVersions();
+	RegistryRequireVersions();
 	CatalogRequireArgument(fcinfo, 0, "model");
 	reference = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	ParseReference(reference, &ref);
@@ -266,7 +266,7 @@ silvan_rollback(PG_FUNCTION_ARGS)
 	ArrayType  *rest = NULL;
 	int32		target;
 
-	RequireVersions();
+	RegistryRequireVersions();
 	ParseReference(reference, &ref);
 	RequireName(&ref, reference, "rollback() returns a model to the version deployed before");
 	CatalogSqlBegin(&sql);
@@ -303,7 +303,7 @@ silvan_set_alias(PG_FUNCTION_ARGS)
 	Datum		args[3];
 	bool		changed;
 
-	RequireVersions();
+	RegistryRequireVersions();
 	CatalogRequireArgument(fcinfo, 0, "model");
 	CatalogRequireArgument(fcinfo, 1, "alias");
 	reference = text_to_cstring(PG_GETARG_TEXT_PP(0));
@@ -359,7 +359,7 @@ silvan_rename_model(PG_FUNCTION_ARGS)
 	Oid			argtypes[2] = {TEXTOID, TEXTOID};
 	Datum		args[2];
 
-	RequireVersions();
+	RegistryRequireVersions();
 	ParseReference(reference, &ref);
 	RequireName(&ref, reference, "a rename renames every version");
 	CatalogCheckNewName(new_name, "new_name");
@@ -390,7 +390,7 @@ silvan_set_metadata(PG_FUNCTION_ARGS)
 	Datum		args[3];
 	char		nulls[4] = "   ";
 
-	RequireVersions();
+	RegistryRequireVersions();
 	CatalogRequireArgument(fcinfo, 0, "model");
 	CatalogSqlBegin(&sql);
 	CatalogTakeModel(&sql, text_to_cstring(PG_GETARG_TEXT_PP(0)), &model);
