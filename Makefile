@@ -4,7 +4,7 @@ EXTVERSION = $(shell grep default_version $(EXTENSION).control | sed -e "s/defau
 
 MODULE_big = silvan
 # released versions: their install scripts (frozen) and every upgrade script
-DATA = $(wildcard sql/*--*--*.sql) sql/$(EXTENSION)--0.1.0.sql sql/$(EXTENSION)--0.2.0.sql sql/$(EXTENSION)--0.3.0.sql sql/$(EXTENSION)--0.4.0.sql sql/$(EXTENSION)--0.5.0.sql sql/$(EXTENSION)--0.6.0.sql sql/$(EXTENSION)--0.7.0.sql sql/$(EXTENSION)--0.8.0.sql sql/$(EXTENSION)--0.9.0.sql sql/$(EXTENSION)--0.10.0.sql
+DATA = $(wildcard sql/*--*--*.sql) sql/$(EXTENSION)--0.1.0.sql sql/$(EXTENSION)--0.2.0.sql sql/$(EXTENSION)--0.3.0.sql sql/$(EXTENSION)--0.4.0.sql sql/$(EXTENSION)--0.5.0.sql sql/$(EXTENSION)--0.6.0.sql sql/$(EXTENSION)--0.7.0.sql sql/$(EXTENSION)--0.8.0.sql sql/$(EXTENSION)--0.9.0.sql sql/$(EXTENSION)--0.10.0.sql sql/$(EXTENSION)--0.11.0.sql
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 
 # The core, compiler and runtime include no postgres.h; src/pg is the adapter

@@ -201,6 +201,71 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE a.prediction IS DISTINCT FROM b.
 \i sql/parallel_reset.psql
 DROP TABLE before_update, wide_in, fx_in, fx_exp;
 
+-- from 0.11.0: versions, aliases, schedules, profiles and grants kept,
+-- predicting the same; the update adds distribute(), which refuses
+-- without Citus
+SET client_min_messages = warning;
+DROP EXTENSION silvan CASCADE;
+CREATE EXTENSION silvan VERSION '0.11.0';
+RESET client_min_messages;
+\set fx binary_logistic
+\i sql/fixture.psql
+SELECT silvan.load_model('binary_logistic', source, replace => true, deploy => false) > 0 AS version_2
+  FROM silvan.model WHERE name = 'binary_logistic';
+SELECT silvan.set_alias('binary_logistic', 'candidate', 2);
+SELECT silvan.set_schedule('binary_logistic@2', 'tile(batch, b0, b1, 8); reorder(b0, tree, b1); interleave(b1)', batch_size => 16);
+SELECT silvan.profile('binary_logistic@1', 'fx_in', 'id') AS profiled_rows;
+CREATE ROLE regress_scorer;
+SELECT silvan.grant('binary_logistic', 'regress_scorer', 'usage');
+CREATE TABLE before_update AS
+	SELECT id, silvan.predict('binary_logistic', f) AS deployed, silvan.predict('binary_logistic@candidate', f) AS candidate
+	  FROM fx_in;
+CREATE TABLE catalog_before AS
+	SELECT m.name, m.version, m.id, m.revision, m.forest, a.alias, s.batch_size, s.schedule, p.node_hits, r.acl
+	  FROM silvan.model m JOIN silvan.registry r USING (name)
+	  LEFT JOIN silvan.model_alias a ON a.name = m.name AND a.version = m.version
+	  LEFT JOIN silvan.schedule s ON s.model_id = m.id
+	  LEFT JOIN silvan.profile p ON p.model_id = m.id;
+ALTER EXTENSION silvan UPDATE;
+\c
+SELECT extversion FROM pg_extension WHERE extname = 'silvan';
+SELECT count(*) AS rows_lost FROM (
+	SELECT * FROM catalog_before
+	EXCEPT
+	SELECT m.name, m.version, m.id, m.revision, m.forest, a.alias, s.batch_size, s.schedule, p.node_hits, r.acl
+	  FROM silvan.model m JOIN silvan.registry r USING (name)
+	  LEFT JOIN silvan.model_alias a ON a.name = m.name AND a.version = m.version
+	  LEFT JOIN silvan.schedule s ON s.model_id = m.id
+	  LEFT JOIN silvan.profile p ON p.model_id = m.id) AS lost;
+SELECT count(*) AS rows, count(*) FILTER (WHERE b.deployed IS DISTINCT FROM silvan.predict('binary_logistic', f)
+										   OR b.candidate IS DISTINCT FROM silvan.predict('binary_logistic@candidate', f)) AS changed,
+	   count(*) FILTER (WHERE b.deployed::real IS DISTINCT FROM e[1]::real) AS differ_from_xgboost
+  FROM before_update AS b JOIN fx_in USING (id) JOIN fx_exp USING (id);
+SELECT * FROM silvan.distribute();
+-- a catalog whose foreign keys silvan.distribute() dropped (as on Citus)
+-- still leaves nothing of a renamed or dropped model behind
+DO $$
+DECLARE c record;
+BEGIN
+	FOR c IN SELECT conrelid::regclass AS rel, conname FROM pg_constraint
+			  WHERE contype = 'f' AND connamespace = 'silvan'::regnamespace LOOP
+		EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', c.rel, c.conname);
+	END LOOP;
+END $$;
+INSERT INTO silvan.tuning_job (model_id, owner, batch_sizes, target, strategy, budget, exact, state)
+SELECT id, owner, '{64}', 'cpu', 'heuristic', '1 minute', true, 'done'
+  FROM silvan.model WHERE name = 'binary_logistic' AND version = 2;
+SELECT silvan.rename_model('binary_logistic', 'renamed');
+SELECT name, version, aliases FROM silvan.model_versions ORDER BY version;
+SELECT silvan.drop_model('renamed@2') AS dropped_version;
+SELECT (SELECT count(*) FROM silvan.schedule) AS schedules, (SELECT count(*) FROM silvan.model_alias) AS aliases,
+       (SELECT count(*) FROM silvan.tuning_job) AS jobs, (SELECT count(*) FROM silvan.profile) AS profiles;
+SELECT silvan.drop_model('renamed') AS dropped;
+SELECT (SELECT count(*) FROM silvan.model) AS models, (SELECT count(*) FROM silvan.registry) AS registry,
+       (SELECT count(*) FROM silvan.profile) AS profiles;
+DROP ROLE regress_scorer;
+DROP TABLE before_update, catalog_before, fx_in, fx_exp;
+
 -- from 0.10.0: every model becomes version 1 of its name, deployed, with
 -- its schedules, profile and tuning jobs, and predicts the same; a name
 -- with an "@" is still scored by it; new versions load, deploy and roll

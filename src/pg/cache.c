@@ -213,6 +213,7 @@ CacheQueryRef(const ModelRef *ref, const char *query, Snapshot snapshot)
 	int			ret;
 
 	ModelRefArgs(ref, types, args, nulls);
+	query = CatalogLocalQuery(query);
 	if (snapshot == InvalidSnapshot)
 		ret = SPI_execute_with_args(query, 3, types, args, nulls, true, 0);
 	else if ((plan = SPI_prepare(query, 3, types)) == NULL)

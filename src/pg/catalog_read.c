@@ -123,7 +123,7 @@ IndexOnColumn(Relation rel, AttrNumber attnum, Oid *collation)
 static bool
 CatalogTableOpen(CatalogTable *table, const char *relname, const char *key)
 {
-	Oid			relid = SilvanCatalogRelid(relname);
+	Oid			relid = SilvanCatalogReadRelid(relname);
 
 	table->rel = NULL;
 	if (!OidIsValid(relid))

@@ -82,14 +82,19 @@ CatalogSqlEnd(CatalogSql *sql)
  * Run one statement with parameters (nulls as SPI takes them: 'n' for NULL,
  * or NULL for none); error unless SPI answers expected.  As the caller,
  * statements only read, in the snapshot of the calling query; as the
- * owner they write (or lock what they will write).
+ * owner they write (or lock what they will write).  A plain read reads
+ * this node's copy of a catalog distributed by Citus (citus.c); writes and
+ * reads that lock (FOR UPDATE) name the tables Citus replicates.
  */
 void
 CatalogSqlRun(const CatalogSql *sql, const char *query, int nargs, Oid *argtypes,
 			  Datum *args, const char *nulls, int expected)
 {
-	int			ret = SPI_execute_with_args(query, nargs, argtypes, args, nulls,
-											!sql->as_owner, 0);
+	int			ret;
+
+	if (expected == SPI_OK_SELECT && strstr(query, " FOR UPDATE") == NULL)
+		query = CatalogLocalQuery(query);
+	ret = SPI_execute_with_args(query, nargs, argtypes, args, nulls, !sql->as_owner, 0);
 
 	if (ret != expected)
 		elog(ERROR, "could not run a statement on the silvan catalog: %s",

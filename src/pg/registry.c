@@ -372,7 +372,12 @@ silvan_rename_model(PG_FUNCTION_ARGS)
 				 errdetail("Argument \"new_name\" names a model that exists.")));
 	args[0] = CStringGetTextDatum(ref.name);
 	args[1] = CStringGetTextDatum(new_name);
+	/* the foreign keys cascade, where the catalog has them (not on Citus) */
 	CatalogSqlRun(&sql, "UPDATE silvan.registry SET name = $2 WHERE name OPERATOR(pg_catalog.=) $1",
+				  2, argtypes, args, NULL, SPI_OK_UPDATE);
+	CatalogSqlRun(&sql, "UPDATE silvan.model SET name = $2 WHERE name OPERATOR(pg_catalog.=) $1",
+				  2, argtypes, args, NULL, SPI_OK_UPDATE);
+	CatalogSqlRun(&sql, "UPDATE silvan.model_alias SET name = $2 WHERE name OPERATOR(pg_catalog.=) $1",
 				  2, argtypes, args, NULL, SPI_OK_UPDATE);
 	CatalogSqlEnd(&sql);
 	PG_RETURN_VOID();
@@ -416,6 +421,62 @@ silvan_model_version(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Delete one version of a model (id, name, version) with every row that
+ * belongs to it: its schedules, profile, tuning jobs and aliases.  The
+ * catalog's foreign keys would cascade, but a catalog that Citus
+ * distributes has none (silvan.distribute()), so silvan deletes them.
+ */
+static void
+RegistryDeleteVersion(const CatalogSql *sql, int64 id, const char *name, int32 version)
+{
+	static const char *const by_id[] = {
+		"DELETE FROM silvan.schedule WHERE model_id OPERATOR(pg_catalog.=) $1",
+		"DELETE FROM silvan.profile WHERE model_id OPERATOR(pg_catalog.=) $1",
+		"DELETE FROM silvan.tuning_job WHERE model_id OPERATOR(pg_catalog.=) $1",
+	};
+	Oid			argtypes[3] = {INT8OID, TEXTOID, INT4OID};
+	Datum		args[3];
+
+	args[0] = Int64GetDatum(id);
+	args[1] = CStringGetTextDatum(name);
+	args[2] = Int32GetDatum(version);
+	for (int i = 0; i < (int) lengthof(by_id); i++)
+		CatalogSqlRun(sql, by_id[i], 1, argtypes, args, NULL, SPI_OK_DELETE);
+	CatalogSqlRun(sql, "DELETE FROM silvan.model_alias WHERE name OPERATOR(pg_catalog.=) $2"
+				  " AND version OPERATOR(pg_catalog.=) $3", 3, argtypes, args, NULL, SPI_OK_DELETE);
+	CatalogSqlRun(sql, "DELETE FROM silvan.model WHERE id OPERATOR(pg_catalog.=) $1",
+				  1, argtypes, args, NULL, SPI_OK_DELETE);
+}
+
+/* Delete every version of a model, then its registry row */
+static void
+RegistryDeleteModel(const CatalogSql *sql, const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	uint64		n;
+	int64	   *ids;
+	int32	   *versions;
+	bool		isnull;
+
+	args[0] = CStringGetTextDatum(name);
+	CatalogSqlRun(sql, "SELECT id, version FROM silvan.model WHERE name OPERATOR(pg_catalog.=) $1",
+				  1, argtypes, args, NULL, SPI_OK_SELECT);
+	n = SPI_processed;
+	ids = palloc(sizeof(int64) * (n + 1));
+	versions = palloc(sizeof(int32) * (n + 1));
+	for (uint64 i = 0; i < n; i++)
+	{
+		ids[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		versions[i] = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
+	}
+	for (uint64 i = 0; i < n; i++)
+		RegistryDeleteVersion(sql, ids[i], name, versions[i]);
+	CatalogSqlRun(sql, "DELETE FROM silvan.registry WHERE name OPERATOR(pg_catalog.=) $1",
+				  1, argtypes, args, NULL, SPI_OK_DELETE);
+}
+
+/*
  * drop_model's work: a model with every version ('churn'), or one version
  * that is not the deployed one ('churn@2'); false when there was none
  */
@@ -425,8 +486,6 @@ RegistryDrop(CatalogSql *sql, const char *reference)
 	ModelRef	ref;
 	RegistryName entry;
 	CatalogModel model;
-	Oid			argtypes[1];
-	Datum		args[1];
 	AclMode		need;
 
 	if (!ModelRefParse(reference, &ref) || !RegistryFind(sql, ref.name, &entry))
@@ -442,10 +501,7 @@ RegistryDrop(CatalogSql *sql, const char *reference)
 	CatalogCheckPrivilege(sql->caller, entry.owner, entry.acl, need, ref.name);
 	if (ref.kind == MODEL_REF_DEPLOYED)
 	{
-		argtypes[0] = TEXTOID;
-		args[0] = CStringGetTextDatum(ref.name);
-		CatalogSqlRun(sql, "DELETE FROM silvan.registry WHERE name OPERATOR(pg_catalog.=) $1",
-					  1, argtypes, args, NULL, SPI_OK_DELETE);
+		RegistryDeleteModel(sql, ref.name);
 		return true;
 	}
 	if (!CatalogFindModel(sql, reference, &model))
@@ -456,9 +512,6 @@ RegistryDrop(CatalogSql *sql, const char *reference)
 				 errmsg("cannot drop version %d of model \"%s\": it is deployed", model.version, ref.name),
 				 errhint("Deploy another version first, or drop the whole model with silvan.drop_model('%s').",
 						 ref.name)));
-	argtypes[0] = INT8OID;
-	args[0] = Int64GetDatum(model.id);
-	CatalogSqlRun(sql, "DELETE FROM silvan.model WHERE id OPERATOR(pg_catalog.=) $1",
-				  1, argtypes, args, NULL, SPI_OK_DELETE);
+	RegistryDeleteVersion(sql, model.id, ref.name, model.version);
 	return true;
 }

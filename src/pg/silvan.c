@@ -286,6 +286,7 @@ _PG_init(void)
 	CancelSetCheck(SilvanCancelPending);
 	SilvanSetWorkDirectory();
 	ModelCacheInit();
+	CatalogPlacementsInit();
 	StatsInit();
 	LlvmErrorsSetCallback(SilvanLlvmError);
 	/* preloaded: every backend forked from here inherits a started JIT */

@@ -175,6 +175,12 @@ extern uint64 ModelCacheGeneration(void);
 extern void ModelVersionPin(ModelVersion *version);
 extern void ModelVersionUnpin(ModelVersion *version);
 extern Oid	SilvanCatalogRelid(const char *relname);
+
+/* citus.c: the catalog through this node's placement of Citus reference tables */
+extern void CatalogPlacementsInit(void);
+extern bool CatalogDistributed(void);
+extern Oid	SilvanCatalogReadRelid(const char *relname);
+extern const char *CatalogLocalQuery(const char *query);
 extern ModelVersion *ModelVersionCreate(const char *name, int64 id, int64 revision,
 										const char *fingerprint);
 extern void ModelVersionDiscard(ModelVersion *version);

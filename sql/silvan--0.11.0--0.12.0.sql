@@ -1,0 +1,64 @@
+-- silvan 0.11.0 -> 0.12.0: silvan on Citus.  silvan.distribute() makes the
+-- catalog Citus reference tables on a coordinator, so that models reach
+-- every node.
+\echo Use "ALTER EXTENSION silvan UPDATE TO '0.12.0'" to load this file. \quit
+
+-- Citus: the catalog tables that scoring reads become reference tables, so
+-- that every write on the coordinator reaches every node in its
+-- transaction (two-phase commit) and each node scores from its own copy
+-- (citus.c).  Their foreign keys go first: Citus would otherwise make the
+-- tables that reference them coordinator-only; silvan's functions keep
+-- the rows consistent themselves.  The coordinator's own tables keep no
+-- rows afterwards.  Idempotent: a later call copies the catalog to nodes
+-- added since.
+CREATE FUNCTION distribute()
+	RETURNS TABLE (catalog_table regclass, nodes integer)
+	LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp SET client_min_messages = warning AS $$
+DECLARE
+	tables constant text[] := ARRAY['registry', 'model', 'model_alias', 'schedule', 'profile'];
+	t text;
+	c record;
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus') THEN
+		RAISE EXCEPTION 'silvan.distribute() needs Citus'
+			USING ERRCODE = 'feature_not_supported',
+				  DETAIL = 'The extension citus is not installed in this database.',
+				  HINT = 'Without Citus there is nothing to distribute: every model is on this server.';
+	END IF;
+	IF NOT pg_catalog.citus_is_coordinator() THEN
+		RAISE EXCEPTION 'silvan.distribute() runs on the Citus coordinator'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'This node is not the coordinator of its Citus cluster.';
+	END IF;
+	PERFORM pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true);
+	FOR c IN SELECT con.conrelid::pg_catalog.regclass AS rel, con.conname
+			   FROM pg_catalog.pg_constraint con
+			  WHERE con.contype OPERATOR(pg_catalog.=) 'f'
+				AND con.connamespace OPERATOR(pg_catalog.=) 'silvan'::pg_catalog.regnamespace
+				AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition p
+								 WHERE p.logicalrelid OPERATOR(pg_catalog.=) con.conrelid)
+	LOOP
+		EXECUTE pg_catalog.format('ALTER TABLE %s DROP CONSTRAINT %I', c.rel, c.conname);
+	END LOOP;
+	FOREACH t IN ARRAY tables LOOP
+		IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition p
+						WHERE p.logicalrelid OPERATOR(pg_catalog.=) pg_catalog.format('silvan.%I', t)::pg_catalog.regclass) THEN
+			PERFORM pg_catalog.create_reference_table(pg_catalog.format('silvan.%I', t)::pg_catalog.regclass);
+			PERFORM pg_catalog.truncate_local_data_after_distributing_table(pg_catalog.format('silvan.%I', t)::pg_catalog.regclass);
+		END IF;
+	END LOOP;
+	PERFORM pg_catalog.replicate_reference_tables('block_writes');
+	RETURN QUERY
+		SELECT s.logicalrelid::pg_catalog.regclass, pg_catalog.count(p.placementid)::integer
+		  FROM pg_catalog.pg_dist_shard s
+		  JOIN pg_catalog.pg_dist_placement p ON p.shardid OPERATOR(pg_catalog.=) s.shardid
+		 WHERE s.logicalrelid OPERATOR(pg_catalog.=) ANY (SELECT pg_catalog.format('silvan.%I', u)::pg_catalog.regclass
+														   FROM pg_catalog.unnest(tables) AS u)
+		 GROUP BY s.logicalrelid
+		 ORDER BY pg_catalog.array_position(tables, (SELECT c2.relname::text FROM pg_catalog.pg_class c2
+													  WHERE c2.oid OPERATOR(pg_catalog.=) s.logicalrelid));
+END
+$$;
+REVOKE ALL ON FUNCTION distribute() FROM PUBLIC;
+COMMENT ON FUNCTION distribute() IS
+	'on a Citus coordinator: make silvan''s catalog reference tables, so that models, schedules and grants reach every node in the transaction that writes them; idempotent, and copies them to nodes added since; returns each catalog table with its number of copies';
