@@ -10,7 +10,8 @@
 #      output), the attacks of test/trust (compile bombs and cancels,
 #      decoders' memory, the AMDGPU link's files, the tuning queue), and
 #      pg_dump / pg_restore of models' versions (test/dump), each on a
-#      cluster of its own;
+#      cluster of its own, and silvan on Citus (test/citus: Citus built
+#      from ../shared/citus, a coordinator and two workers);
 #   3. the same pg_regress suite against an assert-enabled PostgreSQL
 #      (memory-context checking), built once and cached (test/cassert.sh),
 #      and the test of every scoring output (07_outputs) again with that
@@ -102,6 +103,8 @@ run_step preload count_summary bash test/preload/preloaded.sh
 run_step docs count_summary bash test/docs/run.sh
 run_step trust count_summary bash test/trust/run.sh
 run_step dump count_summary bash test/dump/dump_restore.sh
+run_step citus count_summary bash test/citus/citus.sh
+run_step citus-preloaded count_summary env SILVAN_CITUS_PRELOAD=citus,silvan bash test/citus/citus.sh
 if [ "${SILVAN_CASSERT:-1}" != 0 ] && [ -f test/cassert.sh ]; then
 	run_step cassert count_summary bash test/cassert.sh
 	run_step memcheck count_summary \

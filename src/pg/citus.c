@@ -223,3 +223,12 @@ CatalogLocalQuery(const char *query)
 	}
 	return out.data;
 }
+
+/* Whether relid is a table Citus distributes by a column (not a reference or local table) */
+bool
+CitusDistributedTable(Oid relid)
+{
+	char		method = (char) CitusMetadataValue("pg_dist_partition", relid, "partmethod");
+
+	return method != 0 && method != 'n';
+}

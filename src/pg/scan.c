@@ -642,6 +642,15 @@ ScanTableQuery(BatchScan *state)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", state->source_relid),
 				 errdetail("Argument \"source\" names no relation.")));
+	if (state->output != SCORE_PROFILE && state->output != SCORE_SAMPLE &&
+		CitusDistributedTable(state->source_relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("silvan's table functions do not score a distributed table"),
+				 errdetail("Argument \"source\" names %s, which Citus distributes: every row would travel to the coordinator to be scored there.",
+						   RelationGetRelationName(rel)),
+				 errhint("Score in the query instead, where Citus runs silvan.predict() on every shard: SELECT key, silvan.predict('%s', t) FROM %s AS t.",
+						 state->model_name, RelationGetRelationName(rel))));
 	desc = RelationGetDescr(rel);
 	initStringInfo(&sql);
 	if (state->key_column != NULL)

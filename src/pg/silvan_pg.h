@@ -181,6 +181,7 @@ extern void CatalogPlacementsInit(void);
 extern bool CatalogDistributed(void);
 extern Oid	SilvanCatalogReadRelid(const char *relname);
 extern const char *CatalogLocalQuery(const char *query);
+extern bool CitusDistributedTable(Oid relid);
 extern ModelVersion *ModelVersionCreate(const char *name, int64 id, int64 revision,
 										const char *fingerprint);
 extern void ModelVersionDiscard(ModelVersion *version);

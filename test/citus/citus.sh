@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# silvan on Citus: a coordinator and two workers as three local clusters
+# (test/citus/nodes.sh), Citus built from ../shared/citus (cached).  Checks
+# that silvan.distribute() puts the models on every node and that a node
+# added later gets them from it; that scoring runs on the shards (EXPLAIN
+# VERBOSE shows silvan.predict in the shard queries) and equals XGBoost's
+# own predictions over a distributed table of 100,000 rows, in a colocated
+# join, in the whole-row form, in INSERT ... SELECT and in the forms of an
+# UPDATE that Citus accepts (an upsert, and UPDATE ... FROM a WITH query);
+# that a replace on the coordinator is seen by every worker in the next
+# statement, that a load one worker refuses changes no node, that model
+# privileges and the locked search_path hold on the workers, and that
+# predict_table() refuses a distributed table with the query to write
+# instead.  The catalog starts at the previous version (0.11.0, before
+# distribute() existed) and is updated first.  SILVAN_CITUS_PRELOAD sets
+# shared_preload_libraries (default "citus").
+# Prints "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+source test/check.sh
+HIGGS=${SILVAN_SHARED:-../shared}/models/asprasad_treebeard/xgb_models--higgs_xgb_model_save.json
+ROWS=${SILVAN_CITUS_ROWS:-100000}
+
+if [ ! -f /usr/lib/postgresql/15/lib/citus.so ] && [ "${SILVAN_PG_BIN:-}" = "" ]; then
+	bash "${SILVAN_SHARED:-../shared}/citus/build.sh" >/tmp/silvan-citus-build.log 2>&1 ||
+		{ tail -20 /tmp/silvan-citus-build.log; echo "0 passed, 1 failed"; exit 1; }
+fi
+[ -f "$HIGGS" ] || { echo "missing $HIGGS"; echo "0 passed, 1 failed"; exit 1; }
+source test/citus/nodes.sh
+nodes_start || { echo "0 passed, 1 failed"; exit 1; }
+data=$(mktemp -d /tmp/silvan-citus-data.XXXXXX)
+/usr/bin/python3 test/citus/make_rows.py "$HIGGS" "$ROWS" "$data/rows.csv"
+cp "$HIGGS" "$data/higgs.json"
+chmod -R a+rX "$data"
+
+# psql on the coordinator, stopping at the first error
+coordinator() {
+	node_psql 57636 -v ON_ERROR_STOP=1 "$@"
+}
+
+# The first line of an error a statement raises on the coordinator
+error_of() {
+	node_psql 57636 -c "$1" 2>&1 >/dev/null | grep -m1 ERROR
+}
+
+# ---- a catalog of the previous version, loaded before Citus knew it
+logistic=$(cat test/fixtures/binary_logistic.json)
+base=$(cat test/fixtures/binary_base_score.json)
+coordinator -v higgs="$data/higgs.json" -v logistic="$logistic" >/dev/null <<'SQL'
+CREATE EXTENSION silvan VERSION '0.11.0';
+SELECT silvan.load_model('higgs', pg_read_file(:'higgs'));
+SELECT silvan.load_model('churn', :'logistic');
+SELECT silvan.set_schedule('higgs', 'tile(batch, b0, b1, 8); reorder(b0, tree, b1); interleave(b1)', batch_size => 64);
+SQL
+check "CREATE EXTENSION reached the worker" "$(node_psql 57637 -c "SELECT extversion FROM pg_extension WHERE extname = 'silvan'")" 0.11.0
+coordinator -c "ALTER EXTENSION silvan UPDATE" >/dev/null
+check "ALTER EXTENSION UPDATE reached the worker" "$(node_psql 57637 -c "SELECT extversion FROM pg_extension WHERE extname = 'silvan'")" 0.12.0
+check "before distribute(), a worker has no models" \
+	"$(node_psql 57637 -c "SELECT silvan.predict('churn', ARRAY[1, 2, 3, 4, 5, 6])" 2>&1 | grep -m1 -o 'model "churn" does not exist')" \
+	'model "churn" does not exist'
+
+# ---- distribute(): every catalog table on the coordinator and the worker
+placements="silvan.registry|2 silvan.model|2 silvan.model_alias|2 silvan.schedule|2 silvan.profile|2"
+check "distribute() makes the catalog reference tables" "$(coordinator -c "SELECT * FROM silvan.distribute()" | tr '\n' ' ' | sed 's/ $//')" "$placements"
+check "distribute() again changes nothing" "$(coordinator -c "SELECT * FROM silvan.distribute()" | tr '\n' ' ' | sed 's/ $//')" "$placements"
+check "the coordinator's own tables keep no rows" \
+	"$(coordinator -c "SELECT pg_relation_size('silvan.model') + pg_relation_size('silvan.registry')")" 0
+check "the worker scores with the models" \
+	"$(node_psql 57637 -c "SELECT silvan.predict('churn', ARRAY[1, 2, 3, 4, 5, 6]) > 0")" t
+check "the worker has the schedule" "$(node_psql 57637 -c "SELECT schedule FROM silvan.schedules WHERE model = 'higgs'")" \
+	"tile(batch, b0, b1, 8); reorder(b0, tree, b1); interleave(b1)"
+
+# ---- a node added later
+coordinator -c "SELECT citus_add_node('localhost', 57638)" >/dev/null
+check "a node added later says that it lacks the models" \
+	"$(node_psql 57638 -c "SELECT silvan.predict('churn', ARRAY[1, 2, 3, 4, 5, 6])" 2>&1 | grep -m1 -o "silvan's catalog has no copy on this node")" \
+	"silvan's catalog has no copy on this node"
+check "distribute() copies the catalog to it" "$(coordinator -c "SELECT * FROM silvan.distribute()" | tr '\n' ' ' | sed 's/ $//')" \
+	"${placements//|2/|3}"
+check "the node added later scores" "$(node_psql 57638 -c "SELECT silvan.predict('churn', ARRAY[1, 2, 3, 4, 5, 6]) > 0")" t
+
+# ---- a distributed table of distinct rows, and XGBoost's predictions of them
+coordinator >/dev/null <<SQL
+SET citus.shard_count = 4;
+CREATE TABLE ev (id bigint PRIMARY KEY, f real[], score float8);
+CREATE TABLE xgb (id bigint PRIMARY KEY, e real);
+SELECT create_distributed_table('ev', 'id');
+SELECT create_distributed_table('xgb', 'id', colocate_with => 'ev');
+CREATE TEMP TABLE raw (id bigint, f real[], e real);
+\copy raw FROM '$data/rows.csv' WITH (FORMAT csv)
+INSERT INTO ev (id, f) SELECT id, f FROM raw;
+INSERT INTO xgb SELECT id, e FROM raw;
+SQL
+check "the rows are on both workers" \
+	"$(coordinator -c "SELECT count(DISTINCT nodeport) FROM pg_dist_shard_placement p JOIN pg_dist_shard s USING (shardid) WHERE s.logicalrelid = 'ev'::regclass")" 2
+check "$ROWS rows scored on the shards equal XGBoost's (a colocated join)" \
+	"$(coordinator -c "SELECT count(*), count(*) FILTER (WHERE silvan.predict('higgs', ev.f)::real IS DISTINCT FROM xgb.e) FROM ev JOIN xgb USING (id)")" \
+	"$ROWS|0"
+plan=$(coordinator -c "EXPLAIN (VERBOSE, COSTS OFF) SELECT id, silvan.predict('higgs', f) FROM ev")
+check "EXPLAIN VERBOSE shows predict() in the shard queries" \
+	"$(grep -c "Query: SELECT id, silvan.predict('higgs'::text, f) AS predict FROM public.ev_" <<<"$plan")" 1
+check "each worker batches the calls of its shard" "$(grep -c "Custom Scan (SilvanBatch)" <<<"$plan")" 1
+columns=$(seq 1 28 | awk '{printf "%sev.f[%d] AS c%d", (NR > 1 ? ", " : ""), $1, $1}')
+check "the whole-row form equals XGBoost's on the shards" \
+	"$(coordinator -c "SELECT count(*) FILTER (WHERE silvan.predict('higgs', r)::real IS DISTINCT FROM xgb.e) FROM ev JOIN xgb USING (id) CROSS JOIN LATERAL (SELECT $columns) r")" 0
+check "predict_proba() and the other forms run there too" \
+	"$(coordinator -c "SELECT count(*) FILTER (WHERE (silvan.predict_proba('higgs', f))[2]::real IS DISTINCT FROM xgb.e) FROM ev JOIN xgb USING (id)")" 0
+
+# ---- INSERT ... SELECT and UPDATE
+coordinator >/dev/null <<'SQL'
+CREATE TABLE scores (id bigint PRIMARY KEY, score float8);
+SELECT create_distributed_table('scores', 'id', colocate_with => 'ev');
+INSERT INTO scores SELECT id, silvan.predict('higgs', f) FROM ev;
+SQL
+check "INSERT ... SELECT scores on the shards, equal to XGBoost's" \
+	"$(coordinator -c "SELECT count(*), count(*) FILTER (WHERE s.score::real IS DISTINCT FROM xgb.e) FROM scores s JOIN xgb USING (id)")" "$ROWS|0"
+check "INSERT ... SELECT runs as one query per shard" \
+	"$(coordinator -c "EXPLAIN (VERBOSE, COSTS OFF) INSERT INTO scores SELECT id, silvan.predict('higgs', f) FROM ev" | grep -c "INSERT INTO public.scores_[0-9]* (id, score) SELECT ev.id, silvan.predict('higgs'::text, ev.f)")" 1
+check "UPDATE with predict() of a column is refused by Citus (STABLE)" \
+	"$(error_of "UPDATE ev SET score = silvan.predict('higgs', f)")" \
+	"ERROR:  STABLE functions used in UPDATE queries cannot be called with column references"
+upsert="INSERT INTO ev AS t SELECT id, f, silvan.predict('higgs', f) FROM ev ON CONFLICT (id) DO UPDATE SET score = excluded.score"
+check "the upsert form of the UPDATE runs on the shards" \
+	"$(coordinator -c "EXPLAIN (VERBOSE, COSTS OFF) $upsert" | grep -c "INSERT INTO public.ev_[0-9]* AS t (id, f, score) SELECT ev.id, ev.f, silvan.predict('higgs'::text, ev.f)")" 1
+coordinator -c "$upsert" >/dev/null
+check "the upsert form scores every row" \
+	"$(coordinator -c "SELECT count(*) FILTER (WHERE ev.score::real IS DISTINCT FROM xgb.e) FROM ev JOIN xgb USING (id)")" 0
+coordinator -c "UPDATE ev SET score = NULL" -c "WITH p AS (SELECT id, silvan.predict('higgs', f) AS s FROM ev) UPDATE ev SET score = p.s FROM p WHERE ev.id = p.id" >/dev/null
+check "the UPDATE ... FROM (WITH ...) form scores every row" \
+	"$(coordinator -c "SELECT count(*) FILTER (WHERE ev.score::real IS DISTINCT FROM xgb.e) FROM ev JOIN xgb USING (id)")" 0
+check "predict_table() refuses a distributed table and says what to write" \
+	"$(node_psql 57636 -c "SELECT count(*) FROM silvan.predict_table('higgs', 'ev', 'id')" 2>&1 | grep -E -m2 -o "do not score a distributed table|SELECT key, silvan.predict\('higgs', t\) FROM ev AS t" | tr '\n' ' ')" \
+	"do not score a distributed table SELECT key, silvan.predict('higgs', t) FROM ev AS t "
+
+# ---- a replace on the coordinator, seen by every worker in the next statement
+check "a replace, then the next statement on every shard" \
+	"$(coordinator -v base="$base" <<'SQL'
+SELECT count(*) FROM ev WHERE silvan.predict('churn', f[1:6]) IS NOT NULL \gset
+SELECT silvan.load_model('churn', :'base', replace => true) AS v \gset
+SELECT string_agg(DISTINCT silvan.model_version('churn')::text, ',') FROM ev;
+SQL
+)" 2
+check "a worker's own session sees it" "$(node_psql 57637 -c "SELECT silvan.model_version('churn')")" 2
+check "a rollback on the coordinator too" \
+	"$(coordinator -c "SELECT silvan.rollback('churn')" -c "SELECT string_agg(DISTINCT silvan.model_version('churn')::text, ',') FROM ev")" "1
+1"
+
+# ---- a load that one worker refuses changes no node
+registry_shard=$(coordinator -c "SELECT shardid FROM pg_dist_shard WHERE logicalrelid = 'silvan.registry'::regclass")
+model_shard=$(coordinator -c "SELECT shardid FROM pg_dist_shard WHERE logicalrelid = 'silvan.model'::regclass")
+node_psql 57637 -c "SET citus.enable_manual_changes_to_shards = on" \
+	-c "ALTER TABLE silvan.registry_$registry_shard ADD CONSTRAINT no_poison CHECK (name <> 'poison')" >/dev/null
+counts() {
+	local port
+	for port in 57636 57637 57638; do
+		node_psql "$port" -c "SELECT (SELECT count(*) FROM silvan.registry_$registry_shard) || '/' || (SELECT count(*) FROM silvan.model_$model_shard)"
+	done | tr '\n' ' '
+}
+before=$(counts)
+check "the worker refuses the load" \
+	"$(node_psql 57636 -v logistic="$logistic" <<<"SELECT silvan.load_model('poison', :'logistic');" 2>&1 | grep -c 'violates check constraint "no_poison')" 1
+check "no node changed" "$(counts)" "$before"
+check "the coordinator has no such model" "$(coordinator -c "SELECT count(*) FROM silvan.models WHERE name = 'poison'")" 0
+node_psql 57637 -c "SET citus.enable_manual_changes_to_shards = on" \
+	-c "ALTER TABLE silvan.registry_$registry_shard DROP CONSTRAINT no_poison" >/dev/null
+
+# ---- model privileges and the locked search_path on the workers
+coordinator >/dev/null <<'SQL'
+CREATE ROLE regress_scorer LOGIN;
+GRANT SELECT ON ev TO regress_scorer;
+CREATE SCHEMA evil AUTHORIZATION regress_scorer;
+SQL
+check "without USAGE a worker refuses the role" \
+	"$(node_psql 57636 -U regress_scorer -c "SELECT count(silvan.predict('higgs', f)) FROM ev" 2>&1 | grep -m1 -o 'permission denied for model "higgs"')" \
+	'permission denied for model "higgs"'
+coordinator -c "SELECT silvan.grant('higgs', 'regress_scorer', 'usage')" >/dev/null
+check "with USAGE every worker scores for it" "$(node_psql 57636 -U regress_scorer -c "SELECT count(silvan.predict('higgs', f)) FROM ev")" "$ROWS"
+# the role shadows = on text and bigint in its schema, first in the path
+# of the shard queries; a shadow that ran as anyone else logs it
+for port in 57636 57637 57638; do
+	node_psql "$port" -U regress_scorer -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+SET citus.enable_ddl_propagation = off;
+CREATE TABLE evil.log (who name);
+GRANT INSERT ON evil.log TO PUBLIC;
+CREATE FUNCTION evil.text_eq(text, text) RETURNS boolean LANGUAGE sql AS
+	$$INSERT INTO evil.log VALUES (current_user) RETURNING $1 OPERATOR(pg_catalog.=) $2$$;
+CREATE FUNCTION evil.int8_eq(bigint, bigint) RETURNS boolean LANGUAGE sql AS
+	$$INSERT INTO evil.log VALUES (current_user) RETURNING $1 OPERATOR(pg_catalog.=) $2$$;
+CREATE OPERATOR evil.= (LEFTARG = text, RIGHTARG = text, FUNCTION = evil.text_eq);
+CREATE OPERATOR evil.= (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = evil.int8_eq);
+SQL
+done
+check "scoring under the role's search_path on every shard" \
+	"$(node_psql 57636 -U regress_scorer <<'SQL'
+BEGIN;
+SET LOCAL citus.propagate_set_commands = 'local';
+SET LOCAL search_path = evil, pg_catalog, public;
+SELECT count(silvan.predict('higgs', f)) FROM public.ev;
+COMMIT;
+SQL
+)" "$ROWS"
+ran_as_others=0
+for port in 57636 57637 57638; do
+	n=$(node_psql "$port" -c "SELECT count(*) FROM evil.log WHERE who <> 'regress_scorer'")
+	ran_as_others=$((ran_as_others + n))
+done
+check "no shadowing operator ran as another role on any node" "$ran_as_others" 0
+check "the role is still not a superuser" "$(coordinator -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_scorer'")" f
+
+# ---- every node: the server is up, and nothing crashed
+for port in 57636 57637 57638; do
+	check "node $port is up with no crash in its log" \
+		"$(node_psql "$port" -c "SELECT 1")/$(grep -c -E 'terminated by signal|PANIC' "$NODES_DIR/server.$port.log")" "1/0"
+done
+rm -rf "$data"
+nodes_stop
+check_summary
