@@ -97,7 +97,7 @@ test/bench/build/bench_gpu: test/bench/bench_gpu.c $(CORE_OBJS)
 	@mkdir -p test/bench/build
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_OBJS) $(LLVM_LIBS) -lstdc++ -ljson-c -lprotobuf-c -lm -lpthread
 
-.PHONY: unittest bench fixtures onnx-proto doctest
+.PHONY: unittest bench bench-citus fixtures onnx-proto doctest
 unittest: $(UNIT_BINS)
 	@fail=0; for t in $(UNIT_BINS); do echo "== $$t"; $$t || fail=1; done; exit $$fail
 
@@ -108,6 +108,9 @@ doctest:
 
 bench: all
 	bash test/bench/run.sh
+
+bench-citus: all
+	bash test/bench/citus.sh
 
 fixtures:
 	/usr/bin/python3 test/fixtures/make_fixtures.py

@@ -11,7 +11,7 @@
 # statement, that a load one worker refuses changes no node, that model
 # privileges and the locked search_path hold on the workers, and that
 # predict_table() refuses a distributed table with the query to write
-# instead.  The catalog starts at the previous version (0.11.0, before
+# instead; and runs the examples of docs/scale-out.md.  The catalog starts at the previous version (0.11.0, before
 # distribute() existed) and is updated first.  SILVAN_CITUS_PRELOAD sets
 # shared_preload_libraries (default "citus").
 # Prints "N passed, N failed".
@@ -206,6 +206,20 @@ for port in 57636 57637 57638; do
 done
 check "no shadowing operator ran as another role on any node" "$ran_as_others" 0
 check "the role is still not a superuser" "$(coordinator -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_scorer'")" f
+
+# ---- docs/scale-out.md's examples, in a database "shop" of the coordinator
+# and the first worker (the second is added by the document)
+for port in 57636 57637 57638; do
+	node_psql "$port" -c "SET client_min_messages = warning" -c "CREATE DATABASE shop" >/dev/null
+	node_psql "$port" -d shop -c "CREATE EXTENSION citus" >/dev/null
+done
+psql -XAtq -h localhost -p 57636 -U postgres -d shop -c "SELECT citus_set_coordinator_host('localhost', 57636)" \
+	-c "SELECT citus_add_node('localhost', 57637)" >/dev/null
+doc=$(/usr/bin/python3 test/docs/doctest.py --with citus --database shop docs/scale-out.md 2>&1)
+echo "$doc" | grep -v "^ok:"
+doc_passed=$(echo "$doc" | tail -1 | awk '{print $1}')
+doc_failed=$(echo "$doc" | tail -1 | awk '{print $3}')
+check "docs/scale-out.md: every example ran" "$doc_failed/$([ "${doc_passed:-0}" -gt 10 ] && echo many)" "0/many"
 
 # ---- every node: the server is up, and nothing crashed
 for port in 57636 57637 57638; do

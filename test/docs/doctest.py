@@ -22,6 +22,10 @@ Convention (test/docs/README.md says the same for doc writers):
 - Other fenced blocks (sh, bash, console, text, ...), indented code and
   any block whose info string has the word "norun" are not run.
 - Every step has a time limit (--timeout, 120 s).
+- <!-- doctest:needs citus --> anywhere in a file: it runs only where the
+  caller says the cluster has that (--with citus, test/citus/citus.sh),
+  in the database the caller prepared (--database: not dropped, not made
+  fresh); elsewhere it is listed as skipped, counted neither way.
 Prints "ok: FILE:LINE ..." or "FAILED: FILE:LINE ..." per check, one
 "ok: FILE: N blocks run" per file (FAILED on a malformed file) and, last,
 "N passed, N failed".  --expect-failures FILE runs FILE, whose every check
@@ -59,6 +63,7 @@ def parse(text):
     """Steps to run, blocks not run, and problems of a Markdown text"""
     lines = text.split("\n")
     steps, skipped, problems = [], 0, []
+    needs = set()
     last = None                     # the step (or skipped block) an output block may follow
     i = 0
     while i < len(lines):
@@ -126,8 +131,10 @@ def parse(text):
                 else:
                     problems.append((start + 1, "doctest comment not closed with -->"))
             i += 1
-            if kind not in ("sql", "sh", "python"):
-                problems.append((start + 1, "unknown doctest:%s (sql, sh, python)" % kind))
+            if kind == "needs":
+                needs.update(" ".join(body).split())
+            elif kind not in ("sql", "sh", "python"):
+                problems.append((start + 1, "unknown doctest:%s (sql, sh, python, needs)" % kind))
             else:
                 steps.append(Step("doctest:" + kind, start + 1, "\n".join(body) + "\n", start + 1))
             last = None
@@ -135,7 +142,7 @@ def parse(text):
         if line.strip():
             last = None
         i += 1
-    return steps, skipped, problems
+    return steps, skipped, problems, needs
 
 
 def run(cmd, cwd, env, timeout):
@@ -168,7 +175,7 @@ class Harness:
         self.out = sys.stdout
         self.indent = ""
         env = dict(os.environ)
-        env["PGDATABASE"] = "shop"
+        env["PGDATABASE"] = args.database or "shop"
         env["SILVAN_FIXTURES"] = os.path.abspath(
             os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
         env["LC_ALL"] = "C.UTF-8"
@@ -285,8 +292,12 @@ class Harness:
         except OSError as e:
             self.fail("%s: %s" % (path, e))
             return
-        steps, skipped, problems = parse(text)
-        problem = self.fresh_database()
+        steps, skipped, problems, needs = parse(text)
+        missing = needs - set(self.args.with_)
+        if missing:
+            self.say("skipped: %s needs %s" % (path, ", ".join(sorted(missing))))
+            return
+        problem = None if self.args.database else self.fresh_database()
         if problem:
             self.fail("%s: could not make a fresh database shop" % path, problem)
             return
@@ -319,7 +330,7 @@ class Harness:
         self.step_timeout = min(self.args.timeout, 5)
         self.say("(expected to fail:)")
         self.run_file(path)
-        steps, _, problems = parse(open(path, encoding="utf-8").read())
+        steps, _, problems, _ = parse(open(path, encoding="utf-8").read())
         # every step fails, and the file line fails when the file is malformed
         got_passed, got_failed = self.passed, self.failed
         self.passed, self.failed, self.out, self.indent = passed, failed, out, ""
@@ -340,10 +351,13 @@ def main():
     ap.add_argument("--timeout", type=int, default=120, help="seconds per block (120)")
     ap.add_argument("--psql", default=shutil.which("psql") or "psql")
     ap.add_argument("--parse", action="store_true", help="only list each file's steps")
+    ap.add_argument("--with", dest="with_", action="append", default=[], metavar="FEATURE",
+                    help="the cluster has FEATURE (citus): run the files that need it")
+    ap.add_argument("--database", help="run in this database, as the caller prepared it")
     args = ap.parse_args()
     if args.parse:
         for path in args.files:
-            steps, skipped, problems = parse(open(path, encoding="utf-8").read())
+            steps, skipped, problems, _ = parse(open(path, encoding="utf-8").read())
             for s in steps:
                 print("%s:%d %s%s" % (path, s.line, s.label,
                                       ", output at line %d" % s.expected[1] if s.expected else ""))
@@ -356,7 +370,8 @@ def main():
         h.run_file(path)
     for path in args.expect_failures:
         h.expect_failures(path)
-    ok, msg = h.admin("DROP DATABASE IF EXISTS shop WITH (FORCE)")
+    if not args.database:
+        h.admin("DROP DATABASE IF EXISTS shop WITH (FORCE)")
     print("%d passed, %d failed" % (h.passed, h.failed))
     return 0 if h.failed == 0 else 1
 
