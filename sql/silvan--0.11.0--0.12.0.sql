@@ -1,6 +1,7 @@
 -- silvan 0.11.0 -> 0.12.0: silvan on Citus.  silvan.distribute() makes the
 -- catalog Citus reference tables on a coordinator, so that models reach
--- every node.
+-- every node; silvan_internal.alter_catalog_table() lets later update
+-- scripts change a catalog table on a distributed catalog too.
 \echo Use "ALTER EXTENSION silvan UPDATE TO '0.12.0'" to load this file. \quit
 
 -- Citus: the catalog tables that scoring reads become reference tables, so
@@ -29,6 +30,12 @@ BEGIN
 		RAISE EXCEPTION 'silvan.distribute() runs on the Citus coordinator'
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  DETAIL = 'This node is not the coordinator of its Citus cluster.';
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_node n WHERE n.groupid OPERATOR(pg_catalog.=) 0) THEN
+		RAISE EXCEPTION 'silvan.distribute() needs the coordinator in Citus'' metadata'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'pg_dist_node has no row for the coordinator (group 0), so reference tables have no copy on it and silvan could not read its catalog there.',
+				  HINT = 'Run SELECT citus_set_coordinator_host(''<its host name>'', <its port>); first.';
 	END IF;
 	PERFORM pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true);
 	FOR c IN SELECT con.conrelid::pg_catalog.regclass AS rel, con.conname
@@ -62,3 +69,37 @@ $$;
 REVOKE ALL ON FUNCTION distribute() FROM PUBLIC;
 COMMENT ON FUNCTION distribute() IS
 	'on a Citus coordinator: make silvan''s catalog reference tables, so that models, schedules and grants reach every node in the transaction that writes them; idempotent, and copies them to nodes added since; returns each catalog table with its number of copies';
+
+-- For the update scripts of later versions: apply an ALTER TABLE action to
+-- a catalog table.  On Citus, ALTER EXTENSION UPDATE runs the script on
+-- every node; there the table's DDL is not propagated (Citus would send it
+-- to the other nodes, which run it themselves) and the same action is
+-- applied to this node's placement of the table, so that each node's
+-- table and copy keep the same columns.
+CREATE FUNCTION silvan_internal.alter_catalog_table(catalog_table text, action text)
+	RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	shell regclass := pg_catalog.format('silvan.%I', catalog_table)::pg_catalog.regclass;
+	placement regclass;
+	propagation text;
+BEGIN
+	IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NULL OR NOT EXISTS (
+		SELECT 1 FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid OPERATOR(pg_catalog.=) shell) THEN
+		EXECUTE pg_catalog.format('ALTER TABLE %s %s', shell, action);
+		RETURN;
+	END IF;
+	propagation := pg_catalog.current_setting('citus.enable_ddl_propagation');
+	PERFORM pg_catalog.set_config('citus.enable_ddl_propagation', 'off', true);
+	EXECUTE pg_catalog.format('ALTER TABLE %s %s', shell, action);
+	SELECT pg_catalog.to_regclass(pg_catalog.format('silvan.%I', catalog_table || '_' || s.shardid)) INTO placement
+	  FROM pg_catalog.pg_dist_shard s WHERE s.logicalrelid OPERATOR(pg_catalog.=) shell;
+	IF placement IS NOT NULL THEN
+		PERFORM pg_catalog.set_config('citus.enable_manual_changes_to_shards', 'on', true);
+		EXECUTE pg_catalog.format('ALTER TABLE %s %s', placement, action);
+	END IF;
+	PERFORM pg_catalog.set_config('citus.enable_ddl_propagation', propagation, true);
+END
+$$;
+REVOKE ALL ON FUNCTION silvan_internal.alter_catalog_table(text, text) FROM PUBLIC;
+COMMENT ON FUNCTION silvan_internal.alter_catalog_table(text, text) IS
+	'for update scripts: ALTER TABLE on a catalog table, and on this node''s Citus placement of it when the catalog is distributed';

@@ -625,6 +625,45 @@ ScanColumn(Relation rel, const char *column)
 }
 
 /*
+ * Refuse a table Citus distributes: reading it here would bring every row
+ * to the coordinator.  The hint is the query that scores on the shards,
+ * with the features as the call named them.
+ */
+static void
+ScanRefuseDistributed(BatchScan *state, Relation rel)
+{
+	StringInfoData features;
+	const char *key = state->key_column ? state->key_column : "key";
+
+	initStringInfo(&features);
+	if (state->feature_columns == NULL)
+		appendStringInfoString(&features, "t");
+	else
+	{
+		Datum	   *names;
+		bool	   *nulls;
+		int			n;
+
+		deconstruct_array(state->feature_columns, TEXTOID, -1, false, TYPALIGN_INT, &names, &nulls, &n);
+		if (n != 1)
+			appendStringInfoString(&features, "ROW(");
+		for (int i = 0; i < n; i++)
+			appendStringInfo(&features, "%st.%s", i > 0 ? ", " : "",
+							 nulls[i] ? "NULL" : quote_identifier(TextDatumGetCString(names[i])));
+		if (n != 1)
+			appendStringInfoChar(&features, ')');
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("silvan's table functions do not score a distributed table"),
+			 errdetail("Argument \"source\" names %s, which Citus distributes: every row would travel to the coordinator to be scored there.",
+					   RelationGetRelationName(rel)),
+			 errhint("Score in the query instead, where Citus runs silvan.predict() on every shard: SELECT t.%s, silvan.predict('%s', %s) FROM %s AS t.",
+					 quote_identifier(key), state->model_name, features.data,
+					 RelationGetRelationName(rel))));
+}
+
+/*
  * Build "SELECT key, features FROM source" for predict_table: the features
  * named by feature_columns, else matched by name or position (features.c)
  */
@@ -644,13 +683,7 @@ ScanTableQuery(BatchScan *state)
 				 errdetail("Argument \"source\" names no relation.")));
 	if (state->output != SCORE_PROFILE && state->output != SCORE_SAMPLE &&
 		CitusDistributedTable(state->source_relid))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("silvan's table functions do not score a distributed table"),
-				 errdetail("Argument \"source\" names %s, which Citus distributes: every row would travel to the coordinator to be scored there.",
-						   RelationGetRelationName(rel)),
-				 errhint("Score in the query instead, where Citus runs silvan.predict() on every shard: SELECT key, silvan.predict('%s', t) FROM %s AS t.",
-						 state->model_name, RelationGetRelationName(rel))));
+		ScanRefuseDistributed(state, rel);
 	desc = RelationGetDescr(rel);
 	initStringInfo(&sql);
 	if (state->key_column != NULL)

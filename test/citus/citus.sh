@@ -11,9 +11,11 @@
 # statement, that a load one worker refuses changes no node, that model
 # privileges and the locked search_path hold on the workers, and that
 # predict_table() refuses a distributed table with the query to write
-# instead; and runs the examples of docs/scale-out.md.  The catalog starts at the previous version (0.11.0, before
-# distribute() existed) and is updated first.  SILVAN_CITUS_PRELOAD sets
-# shared_preload_libraries (default "citus").
+# instead; and runs the examples of docs/scale-out.md.  The catalog starts
+# at the previous version (0.11.0, before distribute() existed) and is
+# updated first; once distributed, it is updated again by a rehearsal
+# script that changes catalog tables as later versions' scripts will.
+# SILVAN_CITUS_PRELOAD sets shared_preload_libraries (default "citus").
 # Prints "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -129,8 +131,8 @@ coordinator -c "UPDATE ev SET score = NULL" -c "WITH p AS (SELECT id, silvan.pre
 check "the UPDATE ... FROM (WITH ...) form scores every row" \
 	"$(coordinator -c "SELECT count(*) FILTER (WHERE ev.score::real IS DISTINCT FROM xgb.e) FROM ev JOIN xgb USING (id)")" 0
 check "predict_table() refuses a distributed table and says what to write" \
-	"$(node_psql 57636 -c "SELECT count(*) FROM silvan.predict_table('higgs', 'ev', 'id')" 2>&1 | grep -E -m2 -o "do not score a distributed table|SELECT key, silvan.predict\('higgs', t\) FROM ev AS t" | tr '\n' ' ')" \
-	"do not score a distributed table SELECT key, silvan.predict('higgs', t) FROM ev AS t "
+	"$(node_psql 57636 -c "SELECT count(*) FROM silvan.predict_table('higgs', 'ev', 'id')" 2>&1 | grep -E -m2 -o "do not score a distributed table|SELECT t.id, silvan.predict\('higgs', t\) FROM ev AS t" | tr '\n' ' ')" \
+	"do not score a distributed table SELECT t.id, silvan.predict('higgs', t) FROM ev AS t "
 
 # ---- a replace on the coordinator, seen by every worker in the next statement
 check "a replace, then the next statement on every shard" \
@@ -206,6 +208,41 @@ for port in 57636 57637 57638; do
 done
 check "no shadowing operator ran as another role on any node" "$ran_as_others" 0
 check "the role is still not a superuser" "$(coordinator -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_scorer'")" f
+
+# ---- an update of the distributed catalog: a rehearsal update script
+# (installed beside the real ones for the test, removed after) that adds
+# columns to catalog tables as later versions' scripts do, through
+# silvan_internal.alter_catalog_table()
+version=$(sed -n "s/^default_version = '\(.*\)'/\1/p" silvan.control)
+rehearsal="$("$PG_BIN/pg_config" --sharedir)/extension/silvan--$version--$version-rehearsal.sql"
+cat >"$rehearsal" <<'SQL'
+SELECT silvan_internal.alter_catalog_table('model', 'ADD COLUMN rehearsal text DEFAULT ''kept''');
+SELECT silvan_internal.alter_catalog_table('schedule', 'ADD COLUMN rehearsal integer');
+SQL
+before=$(coordinator -c "SELECT md5(string_agg(silvan.predict('higgs', f)::text, ',' ORDER BY id)) FROM ev")
+coordinator -c "ALTER EXTENSION silvan UPDATE TO '$version-rehearsal'" >/dev/null
+check "the update of the distributed catalog runs on every node" \
+	"$(for port in 57636 57637 57638; do node_psql "$port" -c "SELECT extversion FROM pg_extension WHERE extname = 'silvan'"; done | sort -u)" \
+	"$version-rehearsal"
+check "every node's copy of the catalog has the new column" \
+	"$(for port in 57636 57637 57638; do node_psql "$port" -c "SELECT string_agg(DISTINCT rehearsal, ',') FROM silvan.model_$model_shard"; done | tr '\n' ' ')" \
+	"kept kept kept "
+check "the updated catalog scores the same on the shards" \
+	"$(coordinator -c "SELECT md5(string_agg(silvan.predict('higgs', f)::text, ',' ORDER BY id)) FROM ev")" "$before"
+coordinator -v logistic="$logistic" <<<"SELECT silvan.load_model('after_update', :'logistic');" >/dev/null
+check "a load after the update reaches every node" \
+	"$(for port in 57637 57638; do node_psql "$port" -c "SELECT silvan.predict('after_update', ARRAY[1, 2, 3, 4, 5, 6]) > 0"; done | tr '\n' ' ')" "t t "
+rm -f "$rehearsal"
+
+# ---- distribute() needs the coordinator in Citus' metadata
+for port in 57636 57637; do
+	node_psql "$port" -c "SET client_min_messages = warning" -c "CREATE DATABASE bare" >/dev/null
+	node_psql "$port" -d bare -c "CREATE EXTENSION citus" >/dev/null
+done
+node_psql 57636 -d bare -c "CREATE EXTENSION silvan" -c "SELECT citus_add_node('localhost', 57637)" >/dev/null
+check "distribute() refuses a coordinator outside Citus' metadata" \
+	"$(node_psql 57636 -d bare -c "SELECT silvan.distribute()" 2>&1 | grep -E -m2 -o "needs the coordinator in Citus' metadata|citus_set_coordinator_host" | tr '\n' ' ')" \
+	"needs the coordinator in Citus' metadata citus_set_coordinator_host "
 
 # ---- docs/scale-out.md's examples, in a database "shop" of the coordinator
 # and the first worker (the second is added by the document)
