@@ -1332,10 +1332,10 @@ CatalogStoreProfile(const char *name, int64 revision, int64 num_rows,
 	args[2] = Int64GetDatum(num_rows);
 	args[3] = PointerGetDatum(construct_array(hits, num_nodes, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	CatalogSqlRun(&sql,
-				  "INSERT INTO silvan.profile (model_id, revision, num_rows, node_hits)"
-				  " VALUES ($1, $2, $3, $4) ON CONFLICT (model_id) DO UPDATE"
+				  "INSERT INTO silvan.profile (model_id, revision, num_rows, node_hits, created)"
+				  " VALUES ($1, $2, $3, $4, pg_catalog.now()) ON CONFLICT (model_id) DO UPDATE"
 				  " SET revision = excluded.revision, num_rows = excluded.num_rows,"
-				  " node_hits = excluded.node_hits, created = pg_catalog.now()",
+				  " node_hits = excluded.node_hits, created = excluded.created",
 				  4, argtypes, args, NULL, SPI_OK_INSERT);
 	CatalogSqlEnd(&sql);
 }

@@ -334,9 +334,10 @@ silvan_set_alias(PG_FUNCTION_ARGS)
 		if (PG_GETARG_INT32(2) < 1 || !CatalogFindModel(&sql, target, &model))
 			CatalogReportNoModel(target);
 		args[2] = Int32GetDatum(model.version);
-		CatalogSqlRun(&sql, "INSERT INTO silvan.model_alias AS a (name, alias, version)"
-					  " VALUES ($1, $2, $3) ON CONFLICT (name, alias) DO UPDATE"
-					  " SET version = excluded.version, created = pg_catalog.now()"
+		/* excluded.created, not now(): Citus takes only IMMUTABLE functions there */
+		CatalogSqlRun(&sql, "INSERT INTO silvan.model_alias AS a (name, alias, version, created)"
+					  " VALUES ($1, $2, $3, pg_catalog.now()) ON CONFLICT (name, alias) DO UPDATE"
+					  " SET version = excluded.version, created = excluded.created"
 					  " WHERE a.version OPERATOR(pg_catalog.<>) excluded.version RETURNING 1",
 					  3, argtypes, args, NULL, SPI_OK_INSERT_RETURNING);
 		changed = SPI_processed > 0;

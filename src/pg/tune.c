@@ -845,8 +845,8 @@ TuneEndToEndRun(TuneSession *session, SPIPlanPtr plan, Datum *args, const char *
  * predict_query, streamed, on the sample's rows), with the schedule found
  * and with the default, in interleaved rounds after a warm-up of each;
  * what a user's query gains.  Foreground tune() of a cpu schedule that is
- * stored only (in its transaction); rows drawn from the model have no such
- * path.
+ * stored only (in its transaction); rows drawn from the model, and a table
+ * Citus distributes, have no such path.
  */
 static void
 TuneEndToEnd(TuneSession *session, TuneBatchResult *r)
@@ -858,8 +858,10 @@ TuneEndToEnd(TuneSession *session, TuneBatchResult *r)
 	double		times[2][TUNE_END_TO_END_ROUNDS];
 	SPIPlanPtr	plan;
 
+	/* over a Citus distributed table predict_table refuses: the shards score */
 	if (!r->stored || session->target.target->gpu || r->default_text == NULL ||
-		(!OidIsValid(req->sample_relid) && req->sample_query == NULL))
+		(!OidIsValid(req->sample_relid) && req->sample_query == NULL) ||
+		(OidIsValid(req->sample_relid) && CitusDistributedTable(req->sample_relid)))
 		return;
 	args[0] = CStringGetTextDatum(session->pinned);
 	args[1] = ObjectIdGetDatum(req->sample_relid);

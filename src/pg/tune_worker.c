@@ -217,16 +217,20 @@ WorkerClaim(WorkerJob *job, MemoryContext cxt)
 		WorkerCommit();
 		return CLAIMED_BUSY;
 	}
-	/* with versions, the job tunes its version: 'churn@3' */
+	/*
+	 * with versions, the job tunes its version: 'churn@3' (made here: Citus
+	 * takes only IMMUTABLE functions in the RETURNING of a statement that
+	 * joins its reference tables)
+	 */
 	WorkerSql(psprintf("UPDATE silvan.tuning_job j SET state = 'running', started = pg_catalog.now(),"
 					   " worker_pid = pg_catalog.pg_backend_pid(), phase = 'starting'"
 					   " FROM silvan.model m WHERE m.id OPERATOR(pg_catalog.=) j.model_id"
 					   " AND j.id OPERATOR(pg_catalog.=) (SELECT id FROM silvan.tuning_job"
 					   "   WHERE state OPERATOR(pg_catalog.=) 'queued' ORDER BY id LIMIT 1)"
-					   " RETURNING j.id, j.owner::pg_catalog.oid, %s, j.sample_relation,"
+					   " RETURNING j.id, j.owner::pg_catalog.oid, m.name, j.sample_relation,"
 					   " j.sample_query, j.key_column, j.feature_columns, j.batch_sizes, j.target,"
-					   " j.strategy, j.budget, j.exact",
-					   CatalogHasVersions() ? "pg_catalog.concat(m.name, '@', m.version)" : "m.name"),
+					   " j.strategy, j.budget, j.exact, %s",
+					   CatalogHasVersions() ? "m.version" : "NULL::pg_catalog.int4"),
 			  0, NULL, NULL, NULL, SPI_OK_UPDATE_RETURNING);
 	if (SPI_processed != 1)
 	{
@@ -266,6 +270,12 @@ WorkerClaim(WorkerJob *job, MemoryContext cxt)
 	job->request.strategy = strcmp(JobText(10), "exhaustive") == 0 ? TUNE_EXHAUSTIVE : TUNE_HEURISTIC;
 	job->request.budget = datumCopy(SPI_getbinval(tuple, desc, 11, &isnull), false, sizeof(Interval));
 	job->request.exact = DatumGetBool(SPI_getbinval(tuple, desc, 12, &isnull));
+	{
+		int32		version = DatumGetInt32(SPI_getbinval(tuple, desc, 13, &isnull));
+
+		if (!isnull)
+			job->request.model = psprintf("%s@%d", job->request.model, version);
+	}
 	MemoryContextSwitchTo(old);
 	WorkerCommit();
 	return CLAIMED_JOB;

@@ -8,7 +8,9 @@
 # join, in the whole-row form, in INSERT ... SELECT and in the forms of an
 # UPDATE that Citus accepts (an upsert, and UPDATE ... FROM a WITH query);
 # that a replace on the coordinator is seen by every worker in the next
-# statement, that a load one worker refuses changes no node, that model
+# statement, that every writer (versions, aliases, schedules, profiles,
+# tuning in the foreground and the background) reaches the workers, that a
+# load one worker refuses changes no node, that model
 # privileges and the locked search_path hold on the workers, and that
 # predict_table() refuses a distributed table with the query to write
 # instead; and runs the examples of docs/scale-out.md.  The catalog starts
@@ -146,6 +148,45 @@ check "a worker's own session sees it" "$(node_psql 57637 -c "SELECT silvan.mode
 check "a rollback on the coordinator too" \
 	"$(coordinator -c "SELECT silvan.rollback('churn')" -c "SELECT string_agg(DISTINCT silvan.model_version('churn')::text, ',') FROM ev")" "1
 1"
+
+# ---- every writer on the coordinator, its result on the workers: the
+# statements Citus takes in writes of reference tables differ from
+# PostgreSQL's (no STABLE function in ON CONFLICT ... DO UPDATE or in a
+# RETURNING, for instance)
+coordinator -v logistic="$logistic" >/dev/null <<'SQL'
+CREATE TABLE ev6 (id bigint PRIMARY KEY, f real[]);
+SELECT create_distributed_table('ev6', 'id', colocate_with => 'ev');
+INSERT INTO ev6 SELECT id, f[1:6] FROM ev;
+SELECT silvan.load_model('writers', :'logistic');
+SELECT silvan.load_model('writers', :'logistic', replace => true, deploy => false);
+SELECT silvan.set_alias('writers', 'candidate', 1);
+SELECT silvan.set_alias('writers', 'candidate', 2);
+SELECT silvan.set_metadata('writers@2', 'second', '{"auc": 0.9}');
+SELECT silvan.deploy('writers@candidate');
+SELECT silvan.set_schedule('writers', 'reorder(tree, batch)', batch_size => 64);
+SELECT silvan.profile('writers', 'SELECT id, f[1:6] FROM ev LIMIT 1000');
+SELECT silvan.profile('writers', 'SELECT id, f[1:6] FROM ev LIMIT 2000');
+SET client_min_messages = warning;
+SELECT count(*) FROM silvan.tune_query('writers', 'SELECT id, f[1:6] FROM ev', batch_sizes => '{128}', budget => '1 s');
+SELECT silvan.tune_query_async('writers', 'SELECT id, f[1:6] FROM public.ev', batch_sizes => '{256}', budget => '1 s');
+SQL
+for _ in $(seq 1 60); do
+	[ "$(coordinator -c "SELECT count(*) FROM silvan.tuning_jobs WHERE model = 'writers' AND state IN ('queued', 'running')")" = 0 ] && break
+	sleep 1
+done
+check "tune_async's job is done on the coordinator" \
+	"$(coordinator -c "SELECT string_agg(state || coalesce(': ' || error, ''), ',') FROM silvan.tuning_jobs WHERE model = 'writers'")" done
+check "tune() over a distributed table reports no end-to-end figure (the shards score)" \
+	"$(coordinator -c "SET client_min_messages = warning" -c "SELECT count(*) FROM silvan.tune('writers', 'ev6', 'id', batch_sizes => '{32}', budget => '1 s') WHERE end_to_end_speedup IS NULL")" 1
+writers="SELECT concat_ws(' / ', (SELECT string_agg(version || ':' || aliases::text || ':' || coalesce(description, '-'), ',' ORDER BY version) FROM silvan.model_versions WHERE name = 'writers'), (SELECT string_agg(batch_size || ':' || origin, ',' ORDER BY batch_size) FROM silvan.schedules WHERE model = 'writers'), (SELECT num_rows FROM silvan.profile p JOIN silvan.model m ON m.id = p.model_id WHERE m.name = 'writers' AND m.version = 2))"
+on_coordinator=$(coordinator -c "$writers")
+check "the writers' results on the coordinator" "$on_coordinator" \
+	"1:{}:-,2:{candidate}:second / 32:tuned,64:hand,128:tuned,256:tuned / 2000"
+check "the same on both workers" \
+	"$(node_psql 57637 -c "$writers") $(node_psql 57638 -c "$writers")" "$on_coordinator $on_coordinator"
+coordinator -c "SELECT silvan.drop_model('writers')" >/dev/null
+check "a drop leaves nothing of the model on any node" \
+	"$(for port in 57636 57637 57638; do node_psql "$port" -c "SELECT (SELECT count(*) FROM silvan.model_versions WHERE name = 'writers') + (SELECT count(*) FROM silvan.schedules WHERE model = 'writers')"; done | tr '\n' ' ')" "0 0 0 "
 
 # ---- a load that one worker refuses changes no node
 registry_shard=$(coordinator -c "SELECT shardid FROM pg_dist_shard WHERE logicalrelid = 'silvan.registry'::regclass")
