@@ -103,3 +103,34 @@ $$;
 REVOKE ALL ON FUNCTION silvan_internal.alter_catalog_table(text, text) FROM PUBLIC;
 COMMENT ON FUNCTION silvan_internal.alter_catalog_table(text, text) IS
 	'for update scripts: ALTER TABLE on a catalog table, and on this node''s Citus placement of it when the catalog is distributed';
+
+-- The rows of the views that show what only the catalog's owner reads
+-- (schedules, sources, tuning jobs): read as the owner, through this
+-- node's copy of the catalog, and kept where the caller holds SELECT on
+-- the model (a job: the privileges of its owner).  On Citus a view's owner
+-- does not carry into the queries run on the placements; these functions
+-- read none through Citus.
+CREATE FUNCTION schedule_rows()
+	RETURNS TABLE (model text, target text, batch_size integer, schedule text, origin text,
+				   provenance jsonb, created timestamptz, version integer)
+	AS 'MODULE_PATHNAME', 'silvan_schedule_rows' LANGUAGE C VOLATILE;
+CREATE FUNCTION model_source_rows()
+	RETURNS TABLE (model text, version integer, format text, source text, source_binary bytea,
+				   source_sha256 text)
+	AS 'MODULE_PATHNAME', 'silvan_model_source_rows' LANGUAGE C VOLATILE;
+CREATE FUNCTION tuning_job_rows()
+	RETURNS TABLE (job bigint, model text, owner regrole, state text, phase text, batch_size integer,
+				   candidates_done integer, candidates_planned integer, best_us_per_row float8,
+				   default_us_per_row float8, error text, result jsonb, batch_sizes integer[],
+				   strategy text, budget interval, exact boolean, created timestamptz,
+				   started timestamptz, finished timestamptz, version integer)
+	AS 'MODULE_PATHNAME', 'silvan_tuning_job_rows' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION schedule_rows() IS
+	'the rows of silvan.schedules: the schedules of the models the calling role holds SELECT on';
+COMMENT ON FUNCTION model_source_rows() IS
+	'the rows of silvan.model_sources: the sources of the models the calling role holds SELECT on';
+COMMENT ON FUNCTION tuning_job_rows() IS
+	'the rows of silvan.tuning_jobs: the jobs of the roles whose privileges the calling role has';
+CREATE OR REPLACE VIEW schedules WITH (security_barrier = true) AS SELECT * FROM schedule_rows();
+CREATE OR REPLACE VIEW model_sources WITH (security_barrier = true) AS SELECT * FROM model_source_rows();
+CREATE OR REPLACE VIEW tuning_jobs WITH (security_barrier = true) AS SELECT * FROM tuning_job_rows();

@@ -155,12 +155,27 @@ GRANT SELECT (id, name, format, objective, task, num_features, num_classes, num_
 CREATE FUNCTION model_acl_allows(acl aclitem[], owner regrole, privileges text) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'silvan_model_acl_allows' LANGUAGE C STABLE PARALLEL SAFE;
 
+-- The rows of the views that show what only the catalog's owner reads
+-- (schedules, sources, tuning jobs): read as the owner, through this
+-- node's copy of the catalog, and kept where the caller holds SELECT on
+-- the model (a job: the privileges of its owner).  On Citus a view's owner
+-- does not carry into the queries run on the placements; these functions
+-- read none through Citus.
+CREATE FUNCTION schedule_rows()
+	RETURNS TABLE (model text, target text, batch_size integer, schedule text, origin text,
+				   provenance jsonb, created timestamptz, version integer)
+	AS 'MODULE_PATHNAME', 'silvan_schedule_rows' LANGUAGE C VOLATILE;
+CREATE FUNCTION model_source_rows()
+	RETURNS TABLE (model text, version integer, format text, source text, source_binary bytea,
+				   source_sha256 text)
+	AS 'MODULE_PATHNAME', 'silvan_model_source_rows' LANGUAGE C VOLATILE;
+
 -- The views show the models the caller holds a privilege on.  Those over
 -- the models' rows run with the caller's rights (security_invoker), so
 -- that row-level security an administrator puts on silvan.model hides a
 -- model's row in them too; those over what only SELECT on a model shows
--- (schedules, sources) read it with their owner's rights, as security
--- barriers, to the roles with SELECT on the model.
+-- (schedules, sources) read it through the functions above, which keep
+-- the rows of the models the caller holds SELECT on.
 CREATE VIEW models WITH (security_invoker = true) AS
 	SELECT m.id, m.name, m.format, m.objective, m.task, m.num_features, m.num_classes,
 		   m.num_trees, m.max_depth, m.owner, m.created, m.revision,
@@ -195,18 +210,11 @@ CREATE VIEW model_features WITH (security_invoker = true) AS
 GRANT SELECT ON model_features TO PUBLIC;
 
 -- The stored schedules by model name and version: batch_size NULL applies to every size
-CREATE VIEW schedules WITH (security_barrier = true) AS
-	SELECT m.name AS model, s.target, s.batch_size, s.schedule, s.origin, s.provenance, s.created,
-		   m.version
-	  FROM schedule s JOIN model m ON m.id = s.model_id JOIN registry r ON r.name = m.name
-	 WHERE model_acl_allows(r.acl, m.owner, 'select');
+CREATE VIEW schedules WITH (security_barrier = true) AS SELECT * FROM schedule_rows();
 GRANT SELECT ON schedules TO PUBLIC;
 
 -- Every version's source, to the roles with SELECT on its model
-CREATE VIEW model_sources WITH (security_barrier = true) AS
-	SELECT m.name AS model, m.version, m.format, m.source, m.source_binary, m.source_sha256
-	  FROM model m JOIN registry r ON r.name = m.name
-	 WHERE model_acl_allows(r.acl, m.owner, 'select');
+CREATE VIEW model_sources WITH (security_barrier = true) AS SELECT * FROM model_source_rows();
 GRANT SELECT ON model_sources TO PUBLIC;
 
 -- The privileges granted on each model (its owner holds them all)
@@ -487,22 +495,14 @@ REVOKE ALL ON tuning_job FROM PUBLIC;
 -- The view reads the job table with its owner's rights, so it is a
 -- security barrier: the caller's own conditions run only on the rows it
 -- may see.
-CREATE VIEW tuning_jobs WITH (security_barrier = true) AS
-	SELECT j.id AS job, m.name AS model, j.owner,
-		   CASE WHEN j.state = 'running' AND NOT EXISTS
-					(SELECT 1 FROM pg_catalog.pg_stat_activity a
-					  WHERE a.pid = j.worker_pid AND a.backend_type = 'silvan tuning worker')
-				THEN 'failed' ELSE j.state END AS state,
-		   j.phase, j.batch_size, j.candidates_done, j.candidates_planned,
-		   j.best_us_per_row, j.default_us_per_row,
-		   CASE WHEN j.state = 'running' AND NOT EXISTS
-					(SELECT 1 FROM pg_catalog.pg_stat_activity a
-					  WHERE a.pid = j.worker_pid AND a.backend_type = 'silvan tuning worker')
-				THEN 'the tuning worker exited before finishing the job' ELSE j.error END AS error,
-		   j.result, j.batch_sizes, j.strategy, j.budget, j.exact,
-		   j.created, j.started, j.finished, m.version
-	  FROM tuning_job j JOIN model m ON m.id = j.model_id
-	 WHERE pg_catalog.pg_has_role(j.owner, 'USAGE');
+CREATE FUNCTION tuning_job_rows()
+	RETURNS TABLE (job bigint, model text, owner regrole, state text, phase text, batch_size integer,
+				   candidates_done integer, candidates_planned integer, best_us_per_row float8,
+				   default_us_per_row float8, error text, result jsonb, batch_sizes integer[],
+				   strategy text, budget interval, exact boolean, created timestamptz,
+				   started timestamptz, finished timestamptz, version integer)
+	AS 'MODULE_PATHNAME', 'silvan_tuning_job_rows' LANGUAGE C VOLATILE;
+CREATE VIEW tuning_jobs WITH (security_barrier = true) AS SELECT * FROM tuning_job_rows();
 GRANT SELECT ON tuning_jobs TO PUBLIC;
 
 CREATE FUNCTION tune(model text, sample regclass DEFAULT NULL, key_column text DEFAULT NULL,
@@ -875,6 +875,13 @@ COMMENT ON FUNCTION has_model_privilege(text, text) IS
 	'whether the calling role holds a privilege (usage, select, update) on a model';
 COMMENT ON FUNCTION has_model_privilege(regrole, text, text) IS
 	'whether a role holds a privilege (usage, select, update) on a model';
+
+COMMENT ON FUNCTION schedule_rows() IS
+	'the rows of silvan.schedules: the schedules of the models the calling role holds SELECT on';
+COMMENT ON FUNCTION model_source_rows() IS
+	'the rows of silvan.model_sources: the sources of the models the calling role holds SELECT on';
+COMMENT ON FUNCTION tuning_job_rows() IS
+	'the rows of silvan.tuning_jobs: the jobs of the roles whose privileges the calling role has';
 
 -- Citus: the catalog tables that scoring reads become reference tables, so
 -- that every write on the coordinator reaches every node in its

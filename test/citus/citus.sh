@@ -221,6 +221,19 @@ check "without USAGE a worker refuses the role" \
 	'permission denied for model "higgs"'
 coordinator -c "SELECT silvan.grant('higgs', 'regress_scorer', 'usage')" >/dev/null
 check "with USAGE every worker scores for it" "$(node_psql 57636 -U regress_scorer -c "SELECT count(silvan.predict('higgs', f)) FROM ev")" "$ROWS"
+# a role that is not a superuser loads, schedules and tunes its own model on
+# the coordinator and reads every view of the catalog; another role sees
+# none of it
+coordinator -c "CREATE ROLE regress_other LOGIN" >/dev/null
+node_psql 57636 -U regress_scorer -v ON_ERROR_STOP=1 -v logistic="$logistic" >/dev/null <<'SQL'
+SELECT silvan.load_model('scorers', :'logistic');
+SELECT silvan.set_schedule('scorers', 'reorder(tree, batch)', batch_size => 64);
+SELECT silvan.tune_async('scorers', batch_sizes => '{64}', budget => '1 s');
+SQL
+views="SELECT concat_ws(' ', (SELECT count(*) FROM silvan.models WHERE name = 'scorers'), (SELECT count(*) FROM silvan.model_versions WHERE name = 'scorers'), (SELECT count(*) FROM silvan.model_sources WHERE model = 'scorers'), (SELECT count(*) FROM silvan.model_features WHERE model = 'scorers'), (SELECT count(*) FROM silvan.schedules WHERE model = 'scorers'), (SELECT count(*) FROM silvan.tuning_jobs WHERE model = 'scorers'))"
+check "its owner reads every view on the coordinator" "$(node_psql 57636 -U regress_scorer -c "$views" 2>&1)" "1 1 1 6 1 1"
+check "and on a worker" "$(node_psql 57637 -U regress_scorer -c "$views" 2>&1)" "1 1 1 6 1 0"
+check "another role sees none of it" "$(node_psql 57636 -U regress_other -c "$views" 2>&1)" "0 0 0 0 0 0"
 # the role shadows = on text and bigint in its schema, first in the path
 # of the shard queries; a shadow that ran as anyone else logs it
 for port in 57636 57637 57638; do
