@@ -191,6 +191,22 @@ coordinator -c "SELECT silvan.drop_model('writers')" >/dev/null
 check "a drop leaves nothing of the model on any node" \
 	"$(for port in 57636 57637 57638; do node_psql "$port" -c "SELECT (SELECT count(*) FROM silvan.model_versions WHERE name = 'writers') + (SELECT count(*) FROM silvan.schedules WHERE model = 'writers')"; done | tr '\n' ' ')" "0 0 0 "
 
+# ---- in one transaction on the coordinator, a load is scored before its
+# commit, and a drop rolled back leaves the model on every node
+check "a load, scored in its own transaction; a drop, rolled back" \
+	"$(node_psql 57636 -v logistic="$logistic" 2>&1 <<'SQL'
+BEGIN;
+SELECT silvan.load_model('in_xact', :'logistic') > 0 AS loaded \gset
+SELECT silvan.predict('in_xact', ARRAY[1, 2, 3, 4, 5, 6]) > 0 AS scored;
+COMMIT;
+BEGIN;
+SELECT silvan.drop_model('in_xact') \gset
+SELECT count(*) FROM silvan.models WHERE name = 'in_xact';
+ROLLBACK;
+SQL
+) $(node_psql 57637 -c "SELECT silvan.model_version('in_xact')")" "t
+0 1"
+
 # ---- a load that one worker refuses changes no node
 registry_shard=$(coordinator -c "SELECT shardid FROM pg_dist_shard WHERE logicalrelid = 'silvan.registry'::regclass")
 model_shard=$(coordinator -c "SELECT shardid FROM pg_dist_shard WHERE logicalrelid = 'silvan.model'::regclass")
