@@ -4,14 +4,14 @@
  *		read: silvan.schedules, silvan.model_sources, silvan.tuning_jobs.
  *
  * PUBLIC may not read a model's source, its schedules or the tuning queue
- * (security.md).  These views used to read the tables with their owner's
- * rights and keep the rows the caller may see; on Citus a view's owner
- * does not carry into the queries that Citus runs on the placements, so
- * there they failed for anyone but a superuser.  Each view now reads a
- * function here, which runs as the caller: it reads the rows as the
- * catalog's owner, through this node's copy of the catalog (catalog_sql.c,
- * citus.c: no Citus query at all), and keeps those whose model the caller
- * holds SELECT on (a tuning job: whose owner's privileges the caller has).
+ * (security.md), so these views cannot read the tables with the caller's
+ * rights; and a view's own rights would not do either: on Citus, a view's
+ * owner does not carry into the queries that Citus runs on the placements.
+ * So each view reads a function here, which runs as the caller: it reads
+ * the rows as the catalog's owner, through this node's copy of the catalog
+ * (catalog_sql.c, citus.c: no Citus query at all), and keeps those whose
+ * model the caller holds SELECT on (a tuning job: whose owner's privileges
+ * the caller has).
  * The caller is the role calling, so a view read inside another role's
  * SECURITY DEFINER function shows that role's rows, as a view would.
  */
