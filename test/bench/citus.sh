@@ -11,6 +11,7 @@ ROWS=${SILVAN_BENCH_CITUS_ROWS:-200000}
 source test/citus/nodes.sh
 nodes_start
 data=$(mktemp -d /tmp/silvan-citus-bench.XXXXXX)
+trap 'nodes_stop; rm -rf "$data"' EXIT
 /usr/bin/python3 test/citus/make_rows.py "$HIGGS" "$ROWS" "$data/rows.csv"
 cp "$HIGGS" "$data/higgs.json"
 chmod -R a+rX "$data"

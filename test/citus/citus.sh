@@ -33,6 +33,7 @@ fi
 source test/citus/nodes.sh
 nodes_start || { echo "0 passed, 1 failed"; exit 1; }
 data=$(mktemp -d /tmp/silvan-citus-data.XXXXXX)
+trap 'nodes_stop; rm -rf "$data"' EXIT
 /usr/bin/python3 test/citus/make_rows.py "$HIGGS" "$ROWS" "$data/rows.csv"
 cp "$HIGGS" "$data/higgs.json"
 chmod -R a+rX "$data"
