@@ -203,7 +203,7 @@ END
 $upgrade$;
 
 -- Usage statistics per model version: kept in shared memory when silvan
--- is preloaded (every session's scoring), else this session's own
+-- is preloaded (every connection's scoring), else the calling connection's own
 CREATE FUNCTION model_stats_rows()
 	RETURNS TABLE (model_id bigint, batches bigint, rows_scored bigint, scoring_ms float8,
 				   compiles bigint, cache_loads bigint, last_used timestamptz, scope text)
@@ -429,14 +429,14 @@ COMMENT ON FUNCTION model_version(text) IS
 COMMENT ON FUNCTION model_stats_rows() IS
 	'the rows of the model_stats view, by model version id';
 COMMENT ON VIEW model_stats IS
-	'usage per model version: batches and rows scored, time scoring, compiles and code cache loads, last use (every session''s when silvan is preloaded, else this session''s)';
+	'usage per model version: batches and rows scored, time scoring, compiles and code cache loads, last use (every connection''s when silvan is preloaded, else the calling connection''s)';
 COMMENT ON COLUMN model_stats.batches IS 'batches scored; a scalar call one row at a time is a batch of one';
 COMMENT ON COLUMN model_stats.rows_scored IS 'rows scored';
 COMMENT ON COLUMN model_stats.scoring_ms IS 'milliseconds spent scoring batches of more than one row';
 COMMENT ON COLUMN model_stats.compiles IS 'times machine code was compiled for the version (per backend and schedule)';
 COMMENT ON COLUMN model_stats.cache_loads IS 'times machine code was read from the code cache instead';
 COMMENT ON COLUMN model_stats.last_used IS 'the end of the last transaction that scored with the version';
-COMMENT ON COLUMN model_stats.scope IS 'server (silvan preloaded: every session''s scoring) or session (this session''s only)';
+COMMENT ON COLUMN model_stats.scope IS 'server (silvan preloaded: every connection''s scoring) or session (the calling connection''s only)';
 COMMENT ON FUNCTION reset_model_stats() IS
 	'forget the usage statistics of every model version (of every database when preloaded); returns how many went';
 COMMENT ON FUNCTION describe(text) IS

@@ -134,3 +134,8 @@ COMMENT ON FUNCTION tuning_job_rows() IS
 CREATE OR REPLACE VIEW schedules WITH (security_barrier = true) AS SELECT * FROM schedule_rows();
 CREATE OR REPLACE VIEW model_sources WITH (security_barrier = true) AS SELECT * FROM model_source_rows();
 CREATE OR REPLACE VIEW tuning_jobs WITH (security_barrier = true) AS SELECT * FROM tuning_job_rows();
+
+-- model_stats' descriptions, reworded
+COMMENT ON VIEW model_stats IS
+	'usage per model version: batches and rows scored, time scoring, compiles and code cache loads, last use (every connection''s when silvan is preloaded, else the calling connection''s)';
+COMMENT ON COLUMN model_stats.scope IS 'server (silvan preloaded: every connection''s scoring) or session (the calling connection''s only)';

@@ -17,7 +17,7 @@
  *	  one.  A version that finds the table full is not counted, and the
  *	  view says how many were not.
  *	- not preloaded: a hash table of this backend's own, so the view shows
- *	  what this session scored, and says so.
+ *	  what the current connection scored, and says so.
  *
  * Statistics live until the server stops or reset_model_stats(); entries
  * of dropped versions are not shown (the view joins silvan.model).
@@ -339,7 +339,7 @@ silvan_model_stats_rows(PG_FUNCTION_ARGS)
 	if (stats_shared == NULL)
 	{
 		ereport(NOTICE,
-				(errmsg("silvan.model_stats counts this session's scoring only"),
+				(errmsg("silvan.model_stats counts the scoring of the current connection only"),
 				 errhint("Add silvan to shared_preload_libraries to count every session's.")));
 		(void) StatsLocalHash();
 	}
