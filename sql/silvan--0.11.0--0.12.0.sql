@@ -57,13 +57,12 @@ BEGIN
 	PERFORM pg_catalog.replicate_reference_tables('block_writes');
 	RETURN QUERY
 		SELECT s.logicalrelid::pg_catalog.regclass, pg_catalog.count(p.placementid)::integer
-		  FROM pg_catalog.pg_dist_shard s
+		  FROM pg_catalog.unnest(tables) WITH ORDINALITY AS u(name, n)
+		  JOIN pg_catalog.pg_dist_shard s
+			ON s.logicalrelid OPERATOR(pg_catalog.=) pg_catalog.format('silvan.%I', u.name)::pg_catalog.regclass
 		  JOIN pg_catalog.pg_dist_placement p ON p.shardid OPERATOR(pg_catalog.=) s.shardid
-		 WHERE s.logicalrelid OPERATOR(pg_catalog.=) ANY (SELECT pg_catalog.format('silvan.%I', u)::pg_catalog.regclass
-														   FROM pg_catalog.unnest(tables) AS u)
-		 GROUP BY s.logicalrelid
-		 ORDER BY pg_catalog.array_position(tables, (SELECT c2.relname::text FROM pg_catalog.pg_class c2
-													  WHERE c2.oid OPERATOR(pg_catalog.=) s.logicalrelid));
+		 GROUP BY s.logicalrelid, u.n
+		 ORDER BY u.n;
 END
 $$;
 REVOKE ALL ON FUNCTION distribute() FROM PUBLIC;

@@ -122,13 +122,18 @@ CatalogPlacementsLoad(void)
 	Oid			nsp = get_namespace_oid("silvan", true);
 
 	placements_any = false;
+	memset(placements, 0, sizeof(placements));
+	/* without Citus' metadata (no Citus in this database) nothing is distributed */
+	if (!OidIsValid(get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE)))
+	{
+		placements_valid = true;
+		return;
+	}
 	for (int i = 0; i < (int) NUM_DISTRIBUTED_TABLES; i++)
 	{
 		Oid			shell = OidIsValid(nsp) ? get_relname_relid(distributed_tables[i], nsp) : InvalidOid;
 		CatalogPlacement *p = &placements[i];
 
-		p->shard_id = 0;
-		p->placement = InvalidOid;
 		if (!OidIsValid(shell) ||
 			CitusMetadataValue("pg_dist_partition", shell, "partmethod") == 0)
 			continue;
