@@ -24,6 +24,7 @@
 typedef enum HostChoice
 {
 	HOST_CHOICE_CARRY = 0,		/* perfect layout's hop: compare-and-set or add-with-carry */
+	HOST_CHOICE_KEYS,			/* perfect layout's compares: floats or integer keys */
 	HOST_CHOICE_INTERLEAVE,		/* rows walked in lock-step: 8 or 16 */
 	HOST_CHOICE_VECTOR_WALK,	/* default walks: lock-step or AVX-512 vectors */
 	HOST_CHOICE_GATHER,			/* tile walks: scalar loads or gathers */
@@ -89,6 +90,7 @@ extern bool HostProfileSet(HostProfile *profile, HostChoice choice, int pick);
 /* The choices, as code generation and the default schedule ask them */
 extern bool HostProfileGathers(const HostProfile *profile);
 extern bool HostProfileCarryHops(const HostProfile *profile);
+extern bool HostProfileKeyHops(const HostProfile *profile);
 extern bool HostProfileVectorWalk(const HostProfile *profile);
 extern int32_t HostProfileInterleave(const HostProfile *profile);
 extern const char *HostProfileCodeWalkForm(const HostProfile *profile);

@@ -228,6 +228,7 @@ typedef struct ReprBuffers
 	int32_t		num_lut_rows;	/* LUT rows in aux[1] (one more: all zero) */
 	bool		gather;			/* SIMD gathers on this CPU */
 	bool		carry_hops;		/* perfect: a hop is one add-with-carry (x86 CPUs but AMD's) */
+	bool		key_rows;		/* perfect: bounds and rows as integer keys (repr_keys.c) */
 	size_t		bytes[REPR_NUM_BUFFERS];	/* allocated size of each buffer
 											 * (ReprAlloc) */
 	bool		borrowed;		/* the buffers lie in memory someone else owns
@@ -290,6 +291,7 @@ typedef struct Representation
 	bool		tree_tiles;		/* takes tileTrees() above 1 (tiled nodes) */
 	bool		gpu;			/* in the GPU tuner's space (Table 5) */
 	bool		vector_rows;	/* vectorWalk walks rows as vector lanes in it */
+	bool		integer_keys;	/* may store its bounds as keys (buffers->key_rows) */
 	/* does it surely fit a forest of this shape? NULL: always */
 	bool		(*fits) (int32_t num_trees, int32_t max_depth, int64_t num_nodes);
 	/*
@@ -369,6 +371,14 @@ extern void ReprStoreRecord(const ReprRecord *rec, ReprSplitLayout layout,
 							ForestPrecision precision, void *nodes, int64_t slot,
 							int32_t link);
 extern const char *ReprSplitName(ReprSplitLayout layout);
+
+/* repr_keys.c: integer keys of float values, for walks that compare them */
+#define REPR_KEY_HOPS_PER_FEATURE	4
+extern uint32_t ReprKeyOfNaN(ReprPlainForm form);
+extern uint32_t ReprKeyOfBound(float b);
+extern void ReprKeyRows(const float *values, size_t n, ReprPlainForm form, uint32_t *keys);
+extern bool ReprKeysPay(int64_t hops, int32_t num_features);
+extern bool ReprKeysFit(const ReprBuffers *buffers, ForestPrecision precision);
 extern LLVMTypeRef ReprSplitType(LLVMContextRef context, ForestPrecision precision,
 								 ReprSplitLayout layout);
 extern void ReprLoadSplit(CodegenContext *cg, LLVMValueRef v_index, bool signed_link,

@@ -155,6 +155,12 @@ typedef struct WalkStrategy
 	void		(*finish) (struct Mir *mir, const struct Hir *hir, const struct MirOp *walk);
 	/* are the trees compiled into code (specialized functions, outlining)? */
 	bool		(*trees_in_code) (const struct MirOp *walk);
+	/*
+	 * does every hop decide through the layout (Representation.move_to_child),
+	 * so that it compares whatever the layout stores: integer keys too
+	 * (repr_keys.c)?
+	 */
+	bool		hops_through_layout;
 
 	/* the default schedule: tried in ascending default_rank; 0: never */
 	int			default_rank;

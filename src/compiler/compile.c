@@ -737,19 +737,31 @@ PassHir(CompileRun *run, SilvanStatus *status)
 	return true;
 }
 
+/* Is op a walk whose hops do not all decide through the layout? */
+static bool
+WalkBesideLayout(const MirOp *op)
+{
+	return op->kind == MIR_WALK && !WalkStrategyOf(op->walk)->hops_through_layout;
+}
+
 /*
  * layout.  Needs: the HIR.  The representation's buffers (repr_*.c), with
- * the host's choices of gathers and hops; the MIR finished over them.
+ * the host's choices of gathers, hops and keys (integer keys where the
+ * layout can store them and every walk hops through it; the layout keeps
+ * them only where they fit and pay); the MIR finished over them.
  */
 static bool
 PassLayout(CompileRun *run, SilvanStatus *status)
 {
 	CompiledForest *compiled = run->compiled;
 	const Representation *repr = ReprLookup(compiled->schedule.representation);
+	bool		cpu = !compiled->target->gpu;
 
 	compiled->repr = repr;
-	compiled->buffers.gather = !compiled->target->gpu && HostProfileGathers(&compiled->host);
-	compiled->buffers.carry_hops = !compiled->target->gpu && HostProfileCarryHops(&compiled->host);
+	compiled->buffers.gather = cpu && HostProfileGathers(&compiled->host);
+	compiled->buffers.carry_hops = cpu && HostProfileCarryHops(&compiled->host);
+	compiled->buffers.key_rows = cpu && repr->integer_keys && HostProfileKeyHops(&compiled->host) &&
+		!MirSubtreeHas(run->mir->root, WalkBesideLayout);
 	if (!repr->build(run->hir, &compiled->buffers, status))
 		return false;
 	MirFinish(run->mir, run->hir, compiled->buffers.trees);
@@ -1210,6 +1222,18 @@ RunEmulatedGrid(const CompiledForest *compiled, const SilvanKernelArgs *args,
 								fn(args, ids, shared, phase);
 }
 
+/* The rows' integer keys, for code whose layout stores keys (repr_keys.c); NULL without memory */
+static uint32_t *
+KeyRows(const CompiledForest *compiled, const void *rows, int64_t num_rows)
+{
+	size_t		n = (size_t) num_rows * (size_t) compiled->num_features;
+	uint32_t   *keys = malloc(n * sizeof(uint32_t) + 1);
+
+	if (keys != NULL)
+		ReprKeyRows(rows, n, compiled->buffers.plain_form, keys);
+	return keys;
+}
+
 bool
 CompiledForestRun(const CompiledForest *compiled, const void *rows,
 				  int64_t num_rows, void *acc, volatile sig_atomic_t *stop)
@@ -1222,6 +1246,9 @@ CompiledForestRun(const CompiledForest *compiled, const void *rows,
 	if (compiled->fn == NULL)
 		return false;			/* device code: GpuForestRun runs it */
 	args.rows = rows;
+	if (b->key_rows &&
+		(args.rows = KeyRows(compiled, rows, num_rows)) == NULL)
+		return false;
 	args.num_rows = num_rows;
 	args.acc = acc;
 	args.max_chunks = 1;
@@ -1251,6 +1278,8 @@ CompiledForestRun(const CompiledForest *compiled, const void *rows,
 	else
 		compiled->fn(&args);
 	free(args.partials);
+	if (args.rows != rows)
+		free((void *) args.rows);
 	return *stop == 0;
 }
 

@@ -21,10 +21,11 @@
 #include "silvan/host_profile.h"
 #include "silvan/text.h"
 
-#define HOST_PROFILE_TEXT_VERSION	1
+#define HOST_PROFILE_TEXT_VERSION	2
 
 static const HostChoiceInfo host_choices[HOST_NUM_CHOICES] = {
 	[HOST_CHOICE_CARRY] = {"carry", {"compare", "add-with-carry"}, 0, "sse2"},
+	[HOST_CHOICE_KEYS] = {"keys", {"floats", "integer keys"}, 0, "sse2"},
 	[HOST_CHOICE_INTERLEAVE] = {"interleave", {"8 rows", "16 rows"}, 1, NULL},
 	[HOST_CHOICE_VECTOR_WALK] = {"vector_walk", {"lock-step", "avx-512 vectors"}, 0, "avx512f"},
 	[HOST_CHOICE_GATHER] = {"gather", {"loads", "gathers"}, 0, "avx2"},
@@ -117,6 +118,16 @@ bool
 HostProfileCarryHops(const HostProfile *profile)
 {
 	return Picks(profile, HOST_CHOICE_CARRY);
+}
+
+/*
+ * Do a perfect layout's hops compare integer keys of the rows' values
+ * (repr_keys.c), each hop one add-with-carry, whatever the carry choice?
+ */
+bool
+HostProfileKeyHops(const HostProfile *profile)
+{
+	return Picks(profile, HOST_CHOICE_KEYS);
 }
 
 /* Do default schedules walk rows as the lanes of AVX-512 vectors (vectorWalk)? */

@@ -203,6 +203,30 @@ PerfectPlaceTrees(const Hir *hir, ReprBuffers *buffers, const ReprRecord *recs, 
 				PerfectPlaceTree(hir, buffers, recs, height, t, &slot);
 }
 
+/*
+ * Where keys were asked for (buffers->key_rows), and the records are PLAIN
+ * floats and the forest's hops repay the keys (repr_keys.c): every split
+ * record's bound becomes its key; leaves, on the last level, keep their
+ * values.  Else key_rows is cleared.
+ */
+static void
+PerfectStoreKeys(const Hir *hir, ReprBuffers *buffers)
+{
+	int64_t		hops = 0;
+
+	for (int32_t t = 0; t < buffers->num_trees; t++)
+		hops += buffers->trees[t].depth;
+	buffers->key_rows = ReprKeysFit(buffers, hir->forest->precision) &&
+		ReprKeysPay(hops, hir->forest->num_features);
+	for (int64_t g = 1; buffers->key_rows && g < buffers->num_nodes / 2; g++)
+	{
+		ReprPerfectNode32 *rec = &((ReprPerfectNode32 *) buffers->nodes)[g];
+		uint32_t	key = ReprKeyOfBound(rec->threshold);
+
+		memcpy(&rec->threshold, &key, sizeof(key));
+	}
+}
+
 /* Lay out every tree as a subtree of one implicit perfect tree */
 static bool
 PerfectBuild(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
@@ -234,6 +258,8 @@ PerfectBuild(const Hir *hir, ReprBuffers *buffers, SilvanStatus *status)
 	if (ok)
 		PerfectPlaceTrees(hir, buffers, recs, height);
 	free(recs);
+	if (ok && buffers->key_rows)
+		PerfectStoreKeys(hir, buffers);
 	return ok;
 }
 
@@ -271,7 +297,8 @@ PerfectLoadNode(CodegenContext *cg, LLVMValueRef v_index, bool may_be_leaf, Repr
 
 /*
  * Child 2g + (goes right): where the host adds with carry cheaply
- * (buffers->carry_hops), as llvm.x86.addcarry.64(goes right, g, g), which
+ * (buffers->carry_hops), or compares integer keys (key_rows: cmp and adc
+ * make the shortest hop), as llvm.x86.addcarry.64(goes right, g, g), which
  * x86 emits as one adc on the compare's carry flag; else as shl and add,
  * which it emits as xor, setb and lea.  (Integer compares of the
  * threshold and feature loaded as one 64-bit word are no faster.)
@@ -287,7 +314,7 @@ PerfectMoveToChild(CodegenContext *cg, const ReprNode *node, LLVMValueRef v_row)
 	LLVMTypeRef t_fn;
 	LLVMValueRef args[3];
 
-	if (!cg->buffers->carry_hops)
+	if (!cg->buffers->carry_hops && !cg->buffers->key_rows)
 		return LLVMBuildAdd(b, LLVMBuildShl(b, node->v_index, CgInt64(cg, 1), ""),
 							LLVMBuildZExt(b, v_right, cg->t_i64, ""), "v_child");
 	t_fn = LLVMFunctionType(LLVMStructTypeInContext(cg->context, t_sum, 2, false),
@@ -308,6 +335,8 @@ PerfectVariant(const ReprBuffers *buffers)
 		"plain, hops add with carry", "sign, hops add with carry", "flags, hops add with carry"
 	};
 
+	if (buffers->key_rows)
+		return "plain, integer keys, hops add with carry";
 	return buffers->carry_hops ? with_carry[buffers->layout] : ReprRecordVariant(buffers);
 }
 
@@ -359,6 +388,7 @@ const Representation ReprPerfect = {
 	.leaf_value = PerfectLeafValue,
 	.cache_tree = PerfectCacheTree,
 	.vector_rows = true,
+	.integer_keys = true,
 	.fits = ReprPerfectFits,
 	.default_rank = 1,
 	.default_for = PerfectDefaultFor,

@@ -739,10 +739,28 @@ SplitApplySign(CodegenContext *cg, LLVMValueRef v_x, LLVMValueRef v_sign)
 	return LLVMBuildExtractElement(b, LLVMBuildBitCast(b, v_bits, t_vec, ""), v_zero, "v_y");
 }
 
+/*
+ * The same where the bound and x are integer keys in float slots
+ * (repr_keys.c): the PLAIN forms' compares, unsigned
+ */
+static LLVMValueRef
+SplitKeysGoRight(CodegenContext *cg, const ReprNode *node, LLVMValueRef v_x)
+{
+	LLVMBuilderRef b = cg->builder;
+	LLVMValueRef v_x_key = LLVMBuildBitCast(b, v_x, cg->t_i32, "v_x_key");
+	LLVMValueRef v_bound_key = LLVMBuildBitCast(b, node->v_threshold, cg->t_i32, "v_bound_key");
+
+	if (cg->buffers->plain_form == REPR_PLAIN_BELOW_X)
+		return LLVMBuildICmp(b, LLVMIntULT, v_bound_key, v_x_key, "v_go_right");
+	return LLVMBuildICmp(b, LLVMIntULT, v_x_key, v_bound_key, "v_go_right");
+}
+
 /* i1: does the row take the right-hand slot of the node's children? */
 static LLVMValueRef
 SplitGoRight(CodegenContext *cg, const ReprNode *node, LLVMValueRef v_x)
 {
+	if (cg->buffers->key_rows)
+		return SplitKeysGoRight(cg, node, v_x);
 	if (cg->buffers->plain_form == REPR_PLAIN_BELOW_X)
 		return LLVMBuildFCmp(cg->builder, LLVMRealULT, node->v_threshold, v_x, "v_go_right");
 	if (cg->buffers->plain_form == REPR_PLAIN_X_BELOW)

@@ -159,6 +159,7 @@ static const WalkCodegen EarlyExitCodegen = {
 
 const WalkStrategy WalkEarlyExit = {
 	.name = "early exit",
+	.hops_through_layout = true,
 	.num_directives = 1,
 	.directives = {{"earlyExitWalk", "v", "earlyExitWalk(indexVar)", NULL}},
 	.describe = EarlyExitDescribe,

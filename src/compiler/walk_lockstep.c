@@ -409,6 +409,7 @@ static const WalkCodegen LockstepCodegen = {
 
 const WalkStrategy WalkLockstep = {
 	.name = "lock-step",
+	.hops_through_layout = true,
 	.num_directives = 2,
 	.directives = {
 		{"unrollWalk", "vi", "unrollWalk(indexVar, hops)", NULL},

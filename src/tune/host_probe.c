@@ -15,7 +15,7 @@
  *              often, thresholds about normal: the depth-limited models
  *              (higgs, airline, year) that the perfect layout and the
  *              lock-step and vector walks serve.  Probes carry,
- *              interleave, vector_walk and gather.
+ *              keys, interleave, vector_walk and gather.
  *   deep       16 LightGBM-like double trees of 64 leaves grown leaf-wise,
  *              at least 10 deep, over 16 features, thresholds about
  *              normal: the forests whose default is a code walk (nyc_taxi,

@@ -13,6 +13,9 @@
  * num_features columns of each line are used, cycled to fill the batch.
  * SILVAN_BENCH_PROFILE=1 profiles the forest on the batch's rows first and
  * compiles with that profile (codeWalk then takes the hottest splits).
+ * SILVAN_BENCH_CHOICES=1,0,... sets the host profile's choices, in
+ * HostChoice order ('-' keeps one; default: the fallback's picks), for the
+ * default schedule and the compile.
  * Prints compile time, whether compiled margins equal the interpreter's
  * bit for bit, and microseconds per row (best of 5 after a 1 s warm-up).
  * For XGBoost models it then runs xgb_peer.py (python3-xgboost,
@@ -339,6 +342,8 @@ main(int argc, char **argv)
 	FILE	   *f;
 	Schedule	s;
 	ForestProfile profile = {0};
+	HostProfile host;
+	CompileOptions options = {0};
 	CompiledForest *c;
 	void	   *acc, *ref;
 	double		c0, c1, kern, interp;
@@ -394,7 +399,21 @@ main(int argc, char **argv)
 		vrows = d;
 	}
 
-	ScheduleDefault(fo, batch, NULL, &s);
+	/* SILVAN_BENCH_CHOICES=c,i,v,g,w: the host profile's picks, in HostChoice order */
+	HostProfileFallback(&host);
+	if (getenv("SILVAN_BENCH_CHOICES"))
+	{
+		const char *p = getenv("SILVAN_BENCH_CHOICES");
+
+		for (int k = 0; k < HOST_NUM_CHOICES && *p; k++)
+		{
+			if (*p != '-' && !HostProfileSet(&host, (HostChoice) k, *p - '0'))
+				fprintf(stderr, "choice %d: this CPU cannot take %c\n", k, *p);
+			p += p[1] == ',' ? 2 : 1;
+		}
+	}
+	options.host = &host;
+	ScheduleDefault(fo, batch, &host, &s);
 	if (argc > 6)
 		ScheduleTiled(&s, atoi(argv[5]), atoi(argv[4]), atoi(argv[6]), "array");
 	else if (argc > 4 && argv[4][0] && !ScheduleParse(argv[4], &s, &st))
@@ -415,7 +434,7 @@ main(int argc, char **argv)
 	/* compiled as a backend compiles, on up to every core (jit_split.c) */
 	RuntimeSetMaxThreads(RuntimeCoreCount());
 	c0 = Now();
-	c = CompileForest(fo, &s, profile.node_hits ? &profile : NULL, &st);
+	c = CompileForestFor(fo, &s, profile.node_hits ? &profile : NULL, &options, &st);
 	RuntimeSetMaxThreads(argc == 6 ? atoi(argv[5]) : 1);
 	if (c == NULL)
 	{

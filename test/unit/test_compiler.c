@@ -1200,6 +1200,62 @@ TestCarryHops(void)
 	ForestFree(forest);
 }
 
+/* Compile higgs' default with integer keys on or off; check explain, the IR and margins */
+static void
+CheckKeyHops(const Forest *forest, const void *rows, int keys, bool expect_keys, const char *what)
+{
+	HostProfile host;
+	CompiledForest *compiled;
+	char	   *text;
+	static const int64_t batches[] = {1, 3, 1000};
+
+	if ((compiled = CompileDefaultFor(forest, HostWith(&host, HOST_CHOICE_KEYS, keys), what)) == NULL)
+		return;
+	text = CompiledForestExplain(compiled, true);
+	CHECK_MSG(text && (strstr(text, "integer keys, hops add with carry") != NULL) == expect_keys &&
+			  (strstr(text, "icmp ult i32") != NULL) == expect_keys &&
+			  (!expect_keys || strstr(text, "@llvm.x86.addcarry.64") != NULL),
+			  "%s: explain or IR do not say whether keys are compared", what);
+	for (int i = 0; i < 3; i++)
+		CHECK_MSG(SameMargins(forest, compiled, rows, batches[i], what), "%s: %lld rows", what,
+				  (long long) batches[i]);
+	free(text);
+	CompiledForestFree(compiled);
+}
+
+/*
+ * Integer keys (repr_keys.c): higgs' default with keys compares them,
+ * its splits rewritten to send NaN right (b' <u x), then left (x <u b,
+ * children swapped); the margins are the interpreter's bit for bit on
+ * rows of NaNs, zeros, infinities and exact thresholds.  A forest of one
+ * tree does not repay the keys, so it compares floats.
+ */
+static void
+TestKeyHops(void)
+{
+	Forest	   *forest = LoadSharedModel("asprasad_treebeard/xgb_models--higgs_xgb_model_save.json");
+	void	   *rows;
+	int32_t		num_trees;
+
+	CHECK(forest != NULL);
+	if (forest == NULL)
+		return;
+	rows = GenRows(forest, 1000);
+	CheckKeyHops(forest, rows, 0, false, "higgs, floats");
+	for (int left = 0; left < 2; left++)
+	{
+		for (int64_t i = 0; i < forest->num_nodes; i++)
+			forest->nodes[i].default_left = left;
+		CheckKeyHops(forest, rows, 1, true, left ? "higgs, keys, NaN left" : "higgs, keys, NaN right");
+	}
+	num_trees = forest->num_trees;
+	forest->num_trees = 1;
+	CheckKeyHops(forest, rows, 1, false, "one tree of higgs");
+	forest->num_trees = num_trees;
+	free(rows);
+	ForestFree(forest);
+}
+
 /*
  * vectorWalk: rows as the lanes of AVX-512 vectors (walk_vector.c).
  * On every host, each model and batch size (whole vectors, the 16-row and
@@ -1378,6 +1434,7 @@ main(void)
 	TestManyClassesStage();
 	TestSplitRows();
 	TestCarryHops();
+	TestKeyHops();
 	TestVectorWalk();
 	TestRealModels();
 	UNIT_DONE();

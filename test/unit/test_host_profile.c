@@ -53,7 +53,7 @@ TestFallback(void)
 	CHECK(!HostProfileGathers(&p) && !HostProfileCarryHops(&p) && !HostProfileVectorWalk(&p));
 	CHECK(HostProfileInterleave(&p) == 16 && strcmp(HostProfileCodeWalkForm(&p), "branchy") == 0);
 	HostProfileKey(&p, key, sizeof(key));
-	CHECK_MSG(strcmp(key, "carry=0 interleave=1 vector_walk=0 gather=0 code_walk=0") == 0,
+	CHECK_MSG(strcmp(key, "carry=0 keys=0 interleave=1 vector_walk=0 gather=0 code_walk=0") == 0,
 			  "%s", key);
 
 	/* a CPU without AVX-512F cannot take vector walks, by hand or from text */
@@ -253,14 +253,18 @@ TestCompileFor(void)
 		char		want[128];
 
 		CHECK_MSG(SameAsInterpreter(forest, &options, rows, 1000, &text), "%s", name);
-		snprintf(want, sizeof(want), "host profile: fallback; carry %s%s, interleave %s%s",
+		snprintf(want, sizeof(want), "host profile: fallback; carry %s%s, keys %s%s, interleave %s",
 				 HostChoiceDescribe(HOST_CHOICE_CARRY)->alternatives[HostProfileCarryHops(&host)],
-				 k > 0 ? " (set)" : "", HostProfileInterleave(&host) == 16 ? "16 rows" : "8 rows",
-				 k > 0 ? " (set)" : "");
+				 k == 1 || k == 2 ? " (set)" : "",
+				 HostChoiceDescribe(HOST_CHOICE_KEYS)->alternatives[HostProfileKeyHops(&host)],
+				 k > 0 ? " (set)" : "", HostProfileInterleave(&host) == 16 ? "16 rows" : "8 rows");
 		CHECK_MSG(text != NULL && strstr(text, want) != NULL, "%s: no \"%s\" in explain", name,
 				  want);
 		CHECK_MSG(text != NULL && (strstr(text, "hops add with carry") != NULL) ==
-				  HostProfileCarryHops(&host), "%s: hops", name);
+				  (HostProfileCarryHops(&host) || strstr(text, "plain, integer keys") != NULL),
+				  "%s: hops", name);
+		CHECK_MSG(text != NULL && (strstr(text, "plain, integer keys") != NULL) == (k == 3),
+				  "%s: keys", name);
 		free(text);
 		text = NULL;
 	}

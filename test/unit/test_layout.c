@@ -14,9 +14,11 @@
  * precision, tiles for every tile size as well; for those the C side is
  * ReprTileLayout, the offsets the tile stores write at.
  */
+#include <math.h>
 #include <signal.h>
 #include <stdalign.h>
 #include <stddef.h>
+#include <string.h>
 
 #include <llvm-c/Target.h>
 
@@ -245,6 +247,79 @@ TestTileRecords(LLVMContextRef context)
 			}
 }
 
+/* Is the float compare of a walk's form true (slot 1)?  b NaN: the bound below -inf */
+static bool
+FloatGoesRight(ReprPlainForm form, float x, float b)
+{
+	if (form == REPR_PLAIN_X_BELOW)
+		return x < b || isnan(x);
+	return b < x || isnan(x) || isnan(b);
+}
+
+/*
+ * repr_keys.c: for every pair of special and random floats (both zeros,
+ * both infinities, NaNs of both signs and several payloads, subnormals,
+ * neighbours), the keys' unsigned compare takes the slot the float
+ * compare takes, in both forms; a row's NaN keys sit outside every value's
+ */
+static void
+TestIntegerKeys(void)
+{
+	static const uint32_t special[] = {
+		0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000,
+		0x7F800001, 0xFFFFFFFF, 0x7FBFFFFF, 0x00000001, 0x80000001, 0x007FFFFF,
+		0x807FFFFF, 0x00800000, 0x80800000, 0x3F800000, 0xBF800000, 0x7F7FFFFF,
+		0xFF7FFFFF, 0x3F800001, 0x3F7FFFFF, 0xBF800001, 0xBF7FFFFF
+	};
+	enum
+	{
+		NUM_SPECIAL = sizeof(special) / sizeof(special[0]),
+		NUM_VALUES = NUM_SPECIAL + 400
+	};
+	float		values[NUM_VALUES];
+	uint32_t	keys[NUM_VALUES];
+	uint64_t	state = 0x9E3779B97F4A7C15ull;
+	long		wrong = 0;
+
+	for (int i = 0; i < NUM_VALUES; i++)
+	{
+		uint32_t	bits = special[i % NUM_SPECIAL];
+
+		if (i >= NUM_SPECIAL)
+		{
+			state = state * 6364136223846793005ull + 1442695040888963407ull;
+			bits = (uint32_t) (state >> 32);
+			if (i % 3 == 0)		/* near 1.0 and -1.0, where thresholds are */
+				bits = (bits & 0x80000000u) | (0x3F800000u + (bits & 0xFFFFu) - 0x8000u);
+		}
+		memcpy(&values[i], &bits, sizeof(bits));
+	}
+	for (int f = 0; f < 2; f++)
+	{
+		ReprPlainForm form = f == 0 ? REPR_PLAIN_X_BELOW : REPR_PLAIN_BELOW_X;
+
+		ReprKeyRows(values, NUM_VALUES, form, keys);
+		for (int i = 0; i < NUM_VALUES; i++)
+		{
+			CHECK(!isnan(values[i]) || keys[i] == ReprKeyOfNaN(form));
+			CHECK(isnan(values[i]) || (keys[i] >= ReprKeyOfBound(-INFINITY) &&
+									   keys[i] <= ReprKeyOfBound(INFINITY)));
+			for (int j = 0; j < NUM_VALUES; j++)
+			{
+				uint32_t	bound = ReprKeyOfBound(values[j]);
+				bool		keyed;
+
+				if (form == REPR_PLAIN_X_BELOW && isnan(values[j]))
+					continue;	/* X_BELOW's bounds are never NaN */
+				keyed = form == REPR_PLAIN_X_BELOW ? keys[i] < bound : bound < keys[i];
+				wrong += keyed != FloatGoesRight(form, values[i], values[j]);
+			}
+		}
+	}
+	CHECK_MSG(wrong == 0, "%ld key compares differ from their float compares", wrong);
+	CHECK(ReprKeysPay(6000, 30) && ReprKeysPay(800, 28) && !ReprKeysPay(1200, 500));
+}
+
 int
 main(void)
 {
@@ -264,6 +339,7 @@ main(void)
 	TestSplitRecords(jm.context);
 	TestUnlinkedRecords(jm.context);
 	TestTileRecords(jm.context);
+	TestIntegerKeys();
 	JitModuleDispose(&jm);
 	LlvmErrorsLeave();
 	UNIT_DONE();

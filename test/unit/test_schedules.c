@@ -423,10 +423,14 @@ CheckForest(const char *model, const Forest *forest, Coverage coverage)
 		for (int r = 0; r < NUM_REPRESENTATIONS; r++)
 			CheckOne(model, forest, &schedules[coverage == COVER_CORE ? core_schedules[i] : i],
 					 representations[r], 1, "uniform", NULL, rows, want, max_rows);
-	/* perfect's hops both ways (add-with-carry where the cpu has SSE2) */
-	for (int carry = 0; carry < 2; carry++)
+	/*
+	 * perfect's hops every way: add-with-carry where the cpu has SSE2, then
+	 * integer keys (where the forest's records and hops take them)
+	 */
+	for (int way = 0; way < 3; way++)
 	{
-		HostProfileSet(&check_host, HOST_CHOICE_CARRY, carry);
+		HostProfileSet(&check_host, HOST_CHOICE_CARRY, way == 1);
+		HostProfileSet(&check_host, HOST_CHOICE_KEYS, way == 2);
 		for (int i = 0; i < NUM_CORE_SCHEDULES; i++)
 			CheckOne(model, forest, &schedules[core_schedules[i]], "perfect", 1, "uniform",
 					 NULL, rows, want, max_rows);

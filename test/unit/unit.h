@@ -22,16 +22,24 @@
  * "a Zen" (compare hops, 8 rows, lock-step, loads, branchy code walks,
  * as measured)
  */
-#define UNIT_NUM_HOST_PROFILES 3
+#define UNIT_NUM_HOST_PROFILES 4
 
+/*
+ * Test profile k: 0 the fallback; 1 "a Xeon", every second alternative;
+ * 2 "a Zen", every first; 3 "a Zen 5", the fallback with integer keys (a
+ * Zen 5's measured profile).  Choices the CPU cannot take stay first.
+ */
 static inline const char *
 UnitHostProfile(int k, HostProfile *profile)
 {
+	static const char *const names[] = {"fallback", "a Xeon", "a Zen", "a Zen 5"};
+
 	HostProfileFallback(profile);
-	for (int c = 0; k > 0 && c < HOST_NUM_CHOICES; c++)
+	for (int c = 0; (k == 1 || k == 2) && c < HOST_NUM_CHOICES; c++)
 		(void) HostProfileSet(profile, (HostChoice) c, k == 1);
-	snprintf(profile->cpu, sizeof(profile->cpu), "%s",
-			 k == 0 ? "fallback" : k == 1 ? "a Xeon" : "a Zen");
+	if (k == 3)
+		(void) HostProfileSet(profile, HOST_CHOICE_KEYS, 1);
+	snprintf(profile->cpu, sizeof(profile->cpu), "%s", names[k]);
 	return profile->cpu;
 }
 
