@@ -22,6 +22,17 @@ source test/trust/lib.sh
 SESSION_DIR=$(mktemp -d /tmp/silvan-trust.XXXXXX)
 BLOCKS="tile(batch, b0, b1, 256); tile(tree, t0, t1, 32); reorder(b0, t0, b1, t1); specialize(t0); specialize(t1); codeWalk(t1, 63, branchy); fullCodegen()"
 
+# Seconds the faster of two runs of a statement took
+fastest_of_two() {
+	local best=99 start
+	for try in 1 2; do
+		start=$(now)
+		psql -XAtq -c "$1" >/dev/null
+		best=$(awk -v a="$(seconds_between "$(now)" "$start")" -v b="$best" 'BEGIN { print (a < b) ? a : b }')
+	done
+	echo "$best"
+}
+
 # The RSS of the session's own backend, in kB
 RSS_SQL="SELECT substring(pg_read_file('/proc/self/status') FROM 'VmRSS:\s*(\d+)')::bigint"
 
@@ -78,12 +89,7 @@ echo "  long compile: ${took} ms under the timeout; RSS ${rss_before} kB before,
 #    on two threads: where each falls depends on the machine), as shares of
 #    the whole compile timed here (the code cache is off: each
 #    set_schedule compiles), so that every point falls inside it
-whole=99
-for try in 1 2; do
-	start=$(now)
-	psql -XAtq -c "SELECT silvan.set_schedule('blocks', '$BLOCKS')" >/dev/null
-	whole=$(awk -v a="$(seconds_between "$(now)" "$start")" -v b="$whole" 'BEGIN { print (a < b) ? a : b }')
-done
+whole=$(fastest_of_two "SELECT silvan.set_schedule('blocks', '$BLOCKS')")
 echo "  the whole compile: ${whole} s"
 for point in cancel:0.10 terminate:0.25 cancel:0.40 terminate:0.55 cancel:0.70; do
 	how=${point%%:*}
@@ -101,12 +107,7 @@ for point in cancel:0.10 terminate:0.25 cancel:0.40 terminate:0.55 cancel:0.70; 
 done
 
 # 4. a cancel while a big model's trees are read and lowered, before LLVM
-whole=99
-for try in 1 2; do
-	start=$(now)
-	psql -XAtq -c "SELECT length(silvan.explain('big', 4096)) > 0" >/dev/null
-	whole=$(awk -v a="$(seconds_between "$(now)" "$start")" -v b="$whole" 'BEGIN { print (a < b) ? a : b }')
-done
+whole=$(fastest_of_two "SELECT length(silvan.explain('big', 4096)) > 0")
 session_start lowering "SELECT length(silvan.explain('big', 4096)) > 0"
 pid=$(session_backend lowering)
 # a quarter of the way: finding the backend and signalling it take some of the rest
