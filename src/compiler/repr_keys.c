@@ -36,9 +36,9 @@
  * The layout stores its bounds as keys (the threshold slot holds the key's
  * bits; leaves keep their values), and CompiledForestRun hands the kernel
  * the rows' keys in place of the rows, made by ReprKeyRows in one pass
- * over the batch, four values at a time.  That pass costs a few operations per feature of a row,
- * which a forest repays only if its rows take many hops per feature:
- * ReprKeysPay says when.
+ * over the batch, four values at a time.  That pass costs a few
+ * operations per feature of a row, which a forest repays only if its rows
+ * take many hops per feature: ReprKeysPay says when.
  */
 #include <string.h>
 
