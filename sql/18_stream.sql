@@ -82,6 +82,67 @@ SELECT 7 AS batch, * FROM stream_diffs(7) UNION ALL SELECT 512, * FROM stream_di
 RESET silvan.stream_scans;
 RESET silvan.max_threads;
 
+-- a bare scan of a heap table (no filter, no projection) is read a page
+-- at a time (scan_heap.c): every visible row once, in the executor's
+-- order, on the query's snapshot; a row with a NULL goes the general way
+CREATE TABLE cols AS SELECT g AS id, f[1] AS f0, f[2] AS f1, f[3] AS f2, f[4] AS f3, f[5] AS f4
+  FROM generate_series(1, 3000) AS g JOIN fx_in AS x ON x.id = 1 + g % 100 ORDER BY g;
+DELETE FROM cols WHERE id % 7 = 0;
+UPDATE cols SET f0 = f0 WHERE id % 11 = 0;
+UPDATE cols SET f2 = NULL WHERE id % 13 = 0;
+CREATE FUNCTION pg_temp.source_read(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+		IF line ~ 'Source Read|Rows Scored' THEN
+			RETURN NEXT trim(line);
+		END IF;
+	END LOOP;
+END $$;
+-- the rows of cols, scored streamed and materialized (the function's own
+-- executor run), by one thread and two: rows and keys, rows deleted but
+-- seen, predictions (rows without a NULL) other than XGBoost's, results or
+-- order that differ between the two
+CREATE FUNCTION pg_temp.cols_diffs(threads int) RETURNS TABLE (rows bigint, keys bigint,
+  deleted_seen bigint, xgboost_differ bigint, paths_differ bigint) LANGUAGE plpgsql AS $f$
+BEGIN
+  PERFORM set_config('silvan.max_threads', threads::text, true);
+  CREATE TEMP TABLE streamed AS SELECT *, row_number() OVER () AS n
+    FROM silvan.predict_table('multi_softprob', 'cols', 'id', batch_size => 512);
+  PERFORM set_config('silvan.stream_scans', 'off', true);
+  CREATE TEMP TABLE materialized AS SELECT *, row_number() OVER () AS n
+    FROM silvan.predict_table('multi_softprob', 'cols', 'id', batch_size => 512);
+  PERFORM set_config('silvan.stream_scans', 'on', true);
+  RETURN QUERY SELECT count(*), count(DISTINCT s.key),
+         count(*) FILTER (WHERE s.key % 7 = 0),
+         count(*) FILTER (WHERE s.key % 13 <> 0 AND s.prediction::real <> e.e[1]::real),
+         count(*) FILTER (WHERE s.prediction IS DISTINCT FROM m.prediction OR s.n <> m.n)
+    FROM streamed AS s FULL JOIN materialized AS m USING (key) LEFT JOIN fx_exp AS e ON e.id = 1 + s.key % 100;
+  DROP TABLE streamed, materialized;
+END $f$;
+SELECT * FROM pg_temp.source_read('SELECT count(*) FROM silvan.predict_table(''multi_softprob'', ''cols'', ''id'', batch_size => 512)');
+SELECT 1 AS threads, * FROM pg_temp.cols_diffs(1) UNION ALL SELECT 2, * FROM pg_temp.cols_diffs(2);
+-- a cursor's scan reads the rows of the cursor's snapshot, not those
+-- inserted after it was declared; the next query sees them
+BEGIN;
+DECLARE cur CURSOR FOR SELECT count(*) FROM silvan.predict_table('multi_softprob', 'cols', 'id');
+INSERT INTO cols SELECT id + 10000, f0, f1, f2, f3, f4 FROM cols;
+FETCH cur;
+SELECT count(*) FROM silvan.predict_table('multi_softprob', 'cols', 'id');
+ROLLBACK;
+-- a filter, a projection or a child table: the executor reads the source
+SELECT * FROM pg_temp.source_read('SELECT * FROM silvan.predict_query(''multi_softprob'', ''SELECT id, f0, f1, f2, f3, f4 FROM cols WHERE id > 10'') AS (key int, p float8)');
+SELECT * FROM pg_temp.source_read('SELECT * FROM silvan.predict_query(''multi_softprob'', ''SELECT id, f4, f3, f2, f1, f0 FROM cols'') AS (key int, p float8)');
+CREATE TABLE cols_child () INHERITS (cols);
+INSERT INTO cols_child SELECT id + 10000, f0, f1, f2, f3, f4 FROM cols WHERE id <= 10;
+SELECT * FROM pg_temp.source_read('SELECT count(*) FROM silvan.predict_table(''multi_softprob'', ''cols'', ''id'')');
+DROP TABLE cols_child;
+-- a dropped column: the rows are the same
+ALTER TABLE cols ADD COLUMN pad int DEFAULT 7;
+ALTER TABLE cols DROP COLUMN pad;
+SELECT * FROM pg_temp.cols_diffs(2);
+DROP TABLE cols;
+
 -- a row the model cannot take, at the end of the source
 CREATE TABLE late_bad AS SELECT * FROM src;
 INSERT INTO late_bad VALUES (5001, '{1,2}');

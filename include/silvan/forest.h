@@ -357,7 +357,12 @@ extern void ForestProfileAccumulate(const Forest *forest, const void *rows,
  *   ForestPredictRow / ForestProbaRow: what predict() / predict_proba return
  *   ForestClassOfRow: the class a classifier's predict() names
  */
-extern size_t ForestValueSize(const Forest *forest);
+/* Bytes of one value of the forest's precision (a feature, a margin) */
+static inline size_t
+ForestValueSize(const Forest *forest)
+{
+	return forest->precision == FOREST_FLOAT32 ? sizeof(float) : sizeof(double);
+}
 extern void ForestMarginsInit(const Forest *forest, void *acc, int64_t num_rows);
 extern void ForestMarginsFinish(const Forest *forest, const void *acc,
 								int64_t num_rows, double *margins);

@@ -16,13 +16,6 @@
 
 #include "silvan/forest.h"
 
-/* Bytes of one feature or margin value */
-size_t
-ForestValueSize(const Forest *forest)
-{
-	return forest->precision == FOREST_FLOAT32 ? sizeof(float) : sizeof(double);
-}
-
 /*
  * Fill the accumulator with its starting values: the base margins, or,
  * when they come last, 0 (SUM) or NaN ("no tree yet", MIN and MAX)

@@ -365,6 +365,24 @@ ScanReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 }
 
 /*
+ * Add a heap tuple that a direct read of the source found (scan_heap.c) to
+ * the batch, as the receiver adds a slot's row; slot is the source scan's,
+ * for a tuple not of the layout read in place
+ */
+void
+ScanReceiveHeapTuple(BatchScan *state, HeapTuple tuple, Buffer page_buffer, TupleTableSlot *slot)
+{
+	if (!ScanReadHeapTuple(state, tuple, slot->tts_tupleDescriptor, page_buffer, state->filling))
+	{
+		ExecStoreBufferHeapTuple(tuple, slot, page_buffer);
+		ScanReadRow(state, slot, state->filling);
+		ExecClearTuple(slot);
+	}
+	if (state->filling->num_rows == state->flush_rows)
+		ScanFlush(state);
+}
+
+/*
  * DestReceiver shutdown, at the end of each run of a source: the layout
  * worked out for its slots' descriptor is forgotten, since the next run
  * may be another source's (a chunk of a parallel scan), whose descriptor

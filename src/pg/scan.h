@@ -9,6 +9,7 @@
 
 #include "silvan_pg.h"
 
+#include "executor/execdesc.h"
 #include "executor/tuptable.h"
 #include "tcop/dest.h"
 #include "utils/array.h"
@@ -124,9 +125,20 @@ extern void ScanStreamEnd(BatchScan *state);
 extern void ScanStreamRelease(BatchScan *state);
 extern void ScanClose(BatchScan *state);
 extern Datum ScanResult(const BatchScan *state, const ScanBuffer *buffer, int r);
+extern void ScanReceiveHeapTuple(BatchScan *state, HeapTuple tuple, Buffer page_buffer,
+								 TupleTableSlot *slot);
 
 /* scan_rows.c */
 extern void ScanCheckSource(BatchScan *state, TupleDesc desc);
 extern void ScanReadRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer);
+extern bool ScanReadHeapTuple(BatchScan *state, HeapTuple tuple, TupleDesc desc, Buffer page_buffer,
+							  ScanBuffer *buffer);
+
+/* scan_heap.c: a bare sequential scan of a heap table, read a page at a time */
+typedef struct ScanHeapReader ScanHeapReader;
+extern bool ScanHeapReadable(QueryDesc *source);
+extern ScanHeapReader *ScanHeapBegin(QueryDesc *source);
+extern bool ScanHeapRead(ScanHeapReader *reader, BatchScan *state, int64 wanted);
+extern void ScanHeapEnd(ScanHeapReader *reader);
 
 #endif							/* SILVAN_SCAN_H */

@@ -119,6 +119,8 @@ typedef struct PredictScanState
 	MemoryContext run_cxt;		/* this run: its BatchScan, batches and source */
 	BatchScan  *scan;			/* NULL until the first row is asked for */
 	QueryDesc  *source;			/* the source query, run a batch at a time */
+	ScanHeapReader *heap_reader;	/* or its table read a page at a time */
+	bool		heap_read;		/* a run read its table a page at a time (EXPLAIN) */
 	bool		source_done;
 	int			next_row;		/* in the oldest ready batch */
 	int64		rows_scored;	/* by earlier runs (rescans), for EXPLAIN ANALYZE */
@@ -657,7 +659,14 @@ PredictScanOpen(PredictScanState *node)
 	MemoryContextRegisterResetCallback(node->run_cxt, callback);
 	ScanStreamStart(node->scan);
 	if (node->shared == NULL)
+	{
 		node->source = PredictScanStartSource(node->scan, node->scan->query);
+		if (ScanHeapReadable(node->source))
+		{
+			node->heap_reader = ScanHeapBegin(node->source);
+			node->heap_read = true;
+		}
+	}
 	else if (node->scan->source_relid != node->shared->relid)
 		elog(ERROR, "parallel scan of relation %u given relation %u",
 			 node->shared->relid, node->scan->source_relid);
@@ -682,6 +691,9 @@ PredictScanEndSource(PredictScanState *node, bool in_run)
 {
 	if (node->source == NULL)
 		return;
+	if (node->heap_reader != NULL)
+		ScanHeapEnd(node->heap_reader);
+	node->heap_reader = NULL;
 	if (!in_run)
 		node->source->totaltime = NULL;
 	ExecutorFinish(node->source);
@@ -722,10 +734,15 @@ PredictScanFetch(PredictScanState *node)
 	bool		done;
 
 	PredictScanPushContext(&context, node->scan);
-	ExecutorRun(node->source, ForwardScanDirection, wanted, false);
+	if (node->heap_reader != NULL)
+		done = ScanHeapRead(node->heap_reader, node->scan, wanted);
+	else
+	{
+		ExecutorRun(node->source, ForwardScanDirection, wanted, false);
+		/* (each run counts its own rows in es_processed) */
+		done = node->source->estate->es_processed < (uint64) wanted;
+	}
 	error_context_stack = context.previous;
-	/* (each run counts its own rows in es_processed) */
-	done = node->source->estate->es_processed < (uint64) wanted;
 	if (!done)
 		return;
 	/* a chunk's rows are in the batches (their pages pinned): on to the next */
@@ -935,6 +952,7 @@ PredictScanExplain(CustomScanState *css, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Model", node->scan->model_name, es);
 		ExplainPropertyInteger("Batch Size", NULL, node->scan->batch_size, es);
 		ExplainPropertyBool("Pipelined", node->scan->pipelined, es);
+		ExplainPropertyText("Source Read", node->heap_read ? "heap pages" : "executor", es);
 	}
 	if (es->analyze)
 	{

@@ -146,20 +146,26 @@ ScanPutFeature(BatchScan *state, ScanBuffer *buffer, int64 index, double x)
 		((double *) buffer->rows)[index] = x;
 }
 
+/* The buffer whose page holds the slot's tuple, or InvalidBuffer */
+static inline Buffer
+ScanSlotBuffer(TupleTableSlot *slot)
+{
+	return TTS_IS_BUFFERTUPLE(slot) ? ((BufferHeapTupleTableSlot *) slot)->buffer : InvalidBuffer;
+}
+
 /*
  * Leave row r's features, the model's type and adjacent at src, where they
  * are, for the pipeline thread to gather (defer_rows); false when they may
  * not outlive this call.  They may when they are in the batch's own memory
- * (a detoasted array, in_batch) or on the page of the slot's buffer, which
+ * (a detoasted array, in_batch) or on the page of page_buffer, which
  * is then pinned until the batch is emitted: a pinned page is never
  * evicted, and its tuples do not move.  Past a share of shared_buffers in
  * pins, rows are copied as usual.
  */
 static bool
-ScanDeferRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer, int r,
+ScanDeferRow(BatchScan *state, Buffer page_buffer, ScanBuffer *buffer, int r,
 			 const char *src, bool in_batch)
 {
-	Buffer		page_buffer;
 	const char *page;
 	size_t		bytes = (size_t) state->forest->num_features * ForestValueSize(state->forest);
 
@@ -167,9 +173,6 @@ ScanDeferRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer, int r,
 		return false;
 	if (!in_batch)
 	{
-		if (!TTS_IS_BUFFERTUPLE(slot))
-			return false;
-		page_buffer = ((BufferHeapTupleTableSlot *) slot)->buffer;
 		if (!BufferIsValid(page_buffer))
 			return false;
 		page = (const char *) BufferGetPage(page_buffer);
@@ -204,7 +207,7 @@ ScanPutFloatArray(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer, in
 		ReportFeatureCount(state, n);
 	if (elemtype == (state->forest->precision == FOREST_FLOAT32 ? FLOAT4OID : FLOAT8OID))
 	{
-		if (!ScanDeferRow(state, slot, buffer, r, ARR_DATA_PTR(array), in_batch))
+		if (!ScanDeferRow(state, ScanSlotBuffer(slot), buffer, r, ARR_DATA_PTR(array), in_batch))
 			memcpy(buffer->rows + base * ForestValueSize(state->forest), ARR_DATA_PTR(array),
 				   (Size) n * ForestValueSize(state->forest));
 	}
@@ -303,27 +306,25 @@ ScanHeapLayout(BatchScan *state, TupleDesc desc)
 }
 
 /*
- * Read row r straight from a heap tuple without deforming the slot; false
- * (nothing stored) when the tuple does not have the fixed layout: another
- * slot type, NULLs, or fewer stored attributes than columns.
+ * Read row r straight from a heap tuple of descriptor desc, on the page of
+ * page_buffer (or InvalidBuffer), without deforming it; false (nothing
+ * stored) when the tuple does not have the fixed layout: NULLs, or fewer
+ * stored attributes than columns
  */
 static bool
-ScanHeapRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer, int r)
+ScanHeapTupleRow(BatchScan *state, HeapTuple tuple, TupleDesc desc, Buffer page_buffer,
+				 ScanBuffer *buffer, int r)
 {
-	HeapTuple	tuple;
 	HeapTupleHeader header;
 	const char *data;
 	int			n = state->num_columns;
 	int64		base = (int64) r * n;
 
-	if (!TTS_IS_BUFFERTUPLE(slot) && !TTS_IS_HEAPTUPLE(slot))
-		return false;
-	if (slot->tts_tupleDescriptor != state->heap_desc)
+	if (desc != state->heap_desc)
 	{
-		state->heap_desc = slot->tts_tupleDescriptor;
-		state->heap_layout = ScanHeapLayout(state, state->heap_desc);
+		state->heap_desc = desc;
+		state->heap_layout = ScanHeapLayout(state, desc);
 	}
-	tuple = ((HeapTupleTableSlot *) slot)->tuple;
 	if (!state->heap_layout || tuple == NULL)
 		return false;
 	header = tuple->t_data;
@@ -332,12 +333,12 @@ ScanHeapRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer, int r)
 	data = (const char *) header + header->t_hoff;
 	buffer->key_nulls[r] = false;
 	buffer->row_nulls[r] = false;
-	buffer->keys[r] = fetch_att(data, true, TupleDescAttr(state->heap_desc, 0)->attlen);
+	buffer->keys[r] = fetch_att(data, true, TupleDescAttr(desc, 0)->attlen);
 	if (state->integer_key)
 		buffer->keys[r] = Int64GetDatum(ScanIntegerKey(buffer->keys[r], state->key_type));
 	if (state->heap_contiguous)
 	{
-		if (!ScanDeferRow(state, slot, buffer, r, data + state->heap_offsets[1], false))
+		if (!ScanDeferRow(state, page_buffer, buffer, r, data + state->heap_offsets[1], false))
 			memcpy(buffer->rows + base * ForestValueSize(state->forest),
 				   data + state->heap_offsets[1], n * ForestValueSize(state->forest));
 	}
@@ -350,6 +351,16 @@ ScanHeapRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer, int r)
 						   *(const float4 *) v : *(const float8 *) v);
 		}
 	return true;
+}
+
+/* ScanHeapTupleRow for the heap tuple in a slot; false for any other slot */
+static bool
+ScanHeapRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer, int r)
+{
+	if (!TTS_IS_BUFFERTUPLE(slot) && !TTS_IS_HEAPTUPLE(slot))
+		return false;
+	return ScanHeapTupleRow(state, ((HeapTupleTableSlot *) slot)->tuple, slot->tts_tupleDescriptor,
+							ScanSlotBuffer(slot), buffer, r);
 }
 
 /*
@@ -439,4 +450,21 @@ ScanReadRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer)
 										   state->column_types[c]));
 	MemoryContextSwitchTo(old);
 	buffer->num_rows++;
+}
+
+/*
+ * Read a heap tuple of descriptor desc on the page of page_buffer into the
+ * next row of a batch, as ScanReadRow reads it from a slot; false (nothing
+ * read) when it does not have the fixed layout ScanHeapLayout reads
+ */
+bool
+ScanReadHeapTuple(BatchScan *state, HeapTuple tuple, TupleDesc desc, Buffer page_buffer,
+				  ScanBuffer *buffer)
+{
+	if (state->defer_rows)
+		buffer->sources[buffer->num_rows] = NULL;
+	if (!ScanHeapTupleRow(state, tuple, desc, page_buffer, buffer, buffer->num_rows))
+		return false;
+	buffer->num_rows++;
+	return true;
 }
