@@ -130,6 +130,12 @@ INSERT INTO cols SELECT id + 10000, f0, f1, f2, f3, f4 FROM cols;
 FETCH cur;
 SELECT count(*) FROM silvan.predict_table('multi_softprob', 'cols', 'id');
 ROLLBACK;
+-- a LIMIT ends the scan with rows of later batches left where the pages
+-- hold them: their pages' pins are released (no leak warnings)
+SET silvan.max_threads = 2;
+SELECT count(*) FROM (SELECT * FROM silvan.predict_table('multi_softprob', 'cols', 'id', batch_size => 512)
+                       LIMIT 10) AS s;
+RESET silvan.max_threads;
 -- a filter, a projection or a child table: the executor reads the source
 SELECT * FROM pg_temp.source_read('SELECT * FROM silvan.predict_query(''multi_softprob'', ''SELECT id, f0, f1, f2, f3, f4 FROM cols WHERE id > 10'') AS (key int, p float8)');
 SELECT * FROM pg_temp.source_read('SELECT * FROM silvan.predict_query(''multi_softprob'', ''SELECT id, f4, f3, f2, f1, f0 FROM cols'') AS (key int, p float8)');

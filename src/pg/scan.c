@@ -68,13 +68,6 @@
  */
 #define SCAN_CHUNK_BYTES	(2 * 1024 * 1024)
 /*
- * Pipelined rows of at least this many feature bytes (64 float4 features)
- * are not copied by the backend: it notes where each row's features are
- * (pinning their pages) and the pipeline thread, helped by the backend,
- * gathers them in parallel before scoring (scan_rows.c)
- */
-#define SCAN_DEFER_MIN_BYTES	256
-/*
  * A pipelined scan's first chunk is this fraction of the others (at least
  * SCAN_PIPELINE_MIN_BATCH rows), and each chunk after it doubles until
  * chunk_rows: the pipeline thread starts scoring after a few hundred rows
@@ -491,8 +484,6 @@ ScanChunkRows(const BatchScan *state, Size budget)
 static void
 ScanAllocBatches(BatchScan *state)
 {
-	Size		row_bytes = (Size) Max(state->forest->num_features, 1) *
-		ForestValueSize(state->forest);
 	Size		budget = (Size) work_mem * 1024;
 
 	state->chunk_rows = ScanChunkRows(state, budget);
@@ -513,8 +504,14 @@ ScanAllocBatches(BatchScan *state)
 		if (!state->pipelined)
 			state->chunk_rows = ScanChunkRows(state, budget);
 	}
-	/* (a streamed scan's pins would outlive the source's run that took them) */
-	state->defer_rows = state->pipelined && !state->streaming && row_bytes >= SCAN_DEFER_MIN_BYTES;
+	/*
+	 * Pipelined rows are not copied by the backend: it notes where each
+	 * row's features are (pinning their pages) and the pipeline thread,
+	 * helped by the backend, gathers them before scoring (scan_rows.c).
+	 * The backend's own time is what a small model's pipelined scan waits
+	 * on: a copy of even 104 bytes a row (13 doubles) was a tenth of it.
+	 */
+	state->defer_rows = state->pipelined;
 	state->flush_rows = state->pipelined ?
 		Min(state->chunk_rows, Max(state->chunk_rows / SCAN_RAMP_PARTS, SCAN_PIPELINE_MIN_BATCH)) :
 		state->chunk_rows;
@@ -785,6 +782,26 @@ ScanClose(BatchScan *state)
 	if (state->pinned)
 		ModelVersionUnpin(state->version);
 	state->pinned = false;
+}
+
+/*
+ * A streamed scan ends (or starts again) normally: release the pages its
+ * batches' deferred rows still pin, once ScanClose has stopped the batches
+ * in flight.  Not from ScanClose, which also runs after an error, when the
+ * resource owner has released them already.
+ */
+void
+ScanStreamUnpin(BatchScan *state)
+{
+	for (int b = 0; b < lengthof(state->buffers); b++)
+	{
+		ScanBuffer *buffer = &state->buffers[b];
+
+		for (int p = 0; p < buffer->num_pins; p++)
+			ReleaseBuffer(buffer->pins[p]);
+		buffer->num_pins = 0;
+		buffer->any_deferred = false;
+	}
 }
 
 /* Pin the model for the scan: ScanClose unpins it */

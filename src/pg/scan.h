@@ -76,7 +76,7 @@ typedef struct BatchScan
 	int			flush_rows;		/* rows of the filling batch that flush it */
 	bool		pipelined;
 	bool		on_device;		/* batches run on a GPU: two may be in flight */
-	bool		defer_rows;		/* wide rows: copied on the pipeline thread */
+	bool		defer_rows;		/* rows copied on the pipeline thread (pipelined) */
 	ScanBuffer	buffers[2];
 	ScanBuffer *filling;
 	ScanBuffer *scoring;		/* started, results not yet emitted; or NULL */
@@ -124,6 +124,7 @@ extern int	ScanStreamWanted(const BatchScan *state);
 extern void ScanStreamEnd(BatchScan *state);
 extern void ScanStreamRelease(BatchScan *state);
 extern void ScanClose(BatchScan *state);
+extern void ScanStreamUnpin(BatchScan *state);
 extern Datum ScanResult(const BatchScan *state, const ScanBuffer *buffer, int r);
 extern void ScanReceiveHeapTuple(BatchScan *state, HeapTuple tuple, Buffer page_buffer,
 								 TupleTableSlot *slot);

@@ -711,6 +711,7 @@ PredictScanClose(PredictScanState *node)
 		node->rows_scored += node->scan->rows_seen;
 		ScoreCostsCombine(&node->costs, &node->scan->costs);
 		ScanClose(node->scan);
+		ScanStreamUnpin(node->scan);
 	}
 	PredictScanEndSource(node, false);
 	if (node->run_cxt != NULL)
