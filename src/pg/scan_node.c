@@ -815,10 +815,19 @@ PredictScanRecheck(ScanState *ss, TupleTableSlot *slot)
 	return true;
 }
 
-/* ExecCustomScan */
+/*
+ * ExecCustomScan.  With no filter, no projection, no EvalPlanQual and a
+ * prediction (no array in per-tuple memory), ExecScan would only reset
+ * the per-tuple memory and hand on the row: the row goes straight up.
+ */
 static TupleTableSlot *
 PredictScanExec(CustomScanState *css)
 {
+	PredictScanState *node = (PredictScanState *) css;
+
+	if (node->output == SCORE_PREDICT && css->ss.ps.qual == NULL &&
+		css->ss.ps.ps_ProjInfo == NULL && css->ss.ps.state->es_epq_active == NULL)
+		return PredictScanNext(&css->ss);
 	return ExecScan(&css->ss, PredictScanNext, PredictScanRecheck);
 }
 
