@@ -80,6 +80,13 @@ typedef void (*RuntimeTaskBody) (void *context);
 /* Spin up to ns without sleeping until done(arg); true if it came (threads.c) */
 extern bool RuntimeSpinUntil(bool (*done) (void *arg), void *arg, int64_t ns);
 
+/*
+ * The CPU the calling thread runs on (-1 if unknown), and: leave that CPU
+ * if the calling thread runs on it (threads.c)
+ */
+extern int	RuntimeCurrentCpu(void);
+extern void RuntimeLeaveCpu(int cpu);
+
 /* Claim grains of the dynamic parallel loop running now; false if none is */
 extern bool RuntimeHelp(void);
 /* This thread's dynamic loops are helped by a thread counted in the cap */

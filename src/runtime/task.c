@@ -41,6 +41,7 @@ typedef struct RuntimeTaskThread
 	bool		busy;			/* a task was started and has not finished */
 	RuntimeTaskBody body;
 	void	   *context;
+	int			starter_cpu;	/* where the backend started the task, or -1 */
 } RuntimeTaskThread;
 
 static RuntimeTaskThread task_thread = {
@@ -85,6 +86,8 @@ TaskThreadMain(void *arg)
 		while (!task_thread.busy)
 			pthread_cond_wait(&task_thread.start, &task_thread.lock);
 		pthread_mutex_unlock(&task_thread.lock);
+		/* the backend reads on where it is (threads.c: RuntimeLeaveCpu) */
+		RuntimeLeaveCpu(task_thread.starter_cpu);
 		task_thread.body(task_thread.context);
 		pthread_mutex_lock(&task_thread.lock);
 		__atomic_store_n(&task_thread.busy, false, __ATOMIC_RELEASE);
@@ -130,6 +133,7 @@ RuntimeTaskStart(RuntimeTaskBody body, void *context)
 	}
 	task_thread.body = body;
 	task_thread.context = context;
+	task_thread.starter_cpu = RuntimeCurrentCpu();
 	__atomic_store_n(&task_thread.busy, true, __ATOMIC_RELEASE);
 	pthread_cond_signal(&task_thread.start);
 	pthread_mutex_unlock(&task_thread.lock);

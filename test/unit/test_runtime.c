@@ -11,9 +11,14 @@
  * pending interrupt reaches the task's stop flag.  A compiled batch whose interrupt flag is set
  * stops early (serial and parallel outer loops alike) and leaves the flag
  * for the caller; with the flag clear it gives the interpreter's margins.
+ * A thread that finds itself on a given CPU leaves it, its affinity kept.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE				/* cpu_set_t, pthread_getaffinity_np */
+#endif
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -475,6 +480,37 @@ TestInterrupt(void)
 	ForestFree(forest);
 }
 
+/*
+ * A thread on a CPU that another thread runs on moves off it (the pool's
+ * answer to two threads placed on one CPU), keeping its affinity; on
+ * another CPU it stays.  Needs two CPUs it may run on (CI's machines have
+ * two).
+ */
+static void
+TestLeaveCpu(void)
+{
+	cpu_set_t	before;
+	cpu_set_t	after;
+	int			cpu;
+
+	CHECK(pthread_getaffinity_np(pthread_self(), sizeof before, &before) == 0);
+	if (CPU_COUNT(&before) < 2)
+	{
+		printf("# TestLeaveCpu skipped: one CPU allowed\n");
+		return;
+	}
+	cpu = RuntimeCurrentCpu();
+	CHECK(cpu >= 0 && CPU_ISSET(cpu, &before));
+	RuntimeLeaveCpu(cpu);
+	CHECK_MSG(RuntimeCurrentCpu() != cpu, "still on CPU %d", cpu);
+	CHECK(pthread_getaffinity_np(pthread_self(), sizeof after, &after) == 0);
+	CHECK(CPU_EQUAL(&before, &after));
+	cpu = RuntimeCurrentCpu();
+	RuntimeLeaveCpu(cpu == 0 ? 1 : 0);
+	CHECK(RuntimeCurrentCpu() == cpu);
+	RuntimeLeaveCpu(-1);
+}
+
 int
 main(void)
 {
@@ -484,5 +520,6 @@ main(void)
 	TestTask();
 	TestTaskGuided();
 	TestInterrupt();
+	TestLeaveCpu();
 	UNIT_DONE();
 }
