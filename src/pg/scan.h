@@ -129,6 +129,32 @@ extern Datum ScanResult(const BatchScan *state, const ScanBuffer *buffer, int r)
 extern void ScanReceiveHeapTuple(BatchScan *state, HeapTuple tuple, Buffer page_buffer,
 								 TupleTableSlot *slot);
 
+/*
+ * Reading a table's tuples in order, a scan asks the caches for the tuple
+ * SCAN_PREFETCH_AHEAD ahead, at most SCAN_PREFETCH_MAX_BYTES of it: ours is
+ * the first touch of each one's memory, and without this the copy of a
+ * wide row waits on memory one row at a time (year's 90 features: a tenth
+ * of predict_table's time).
+ */
+#define SCAN_PREFETCH_AHEAD		2
+#define SCAN_PREFETCH_MAX_BYTES	4096
+/* x86's and most ARM cores' cache line (PG_CACHE_LINE_SIZE is 128, for padding) */
+#define SCAN_PREFETCH_LINE		64
+
+/*
+ * Ask the caches for the first SCAN_PREFETCH_MAX_BYTES of a tuple of
+ * length bytes.  Always inlined: GCC 12 at -O2 drops a prefetch loop in a
+ * function of its own, call and all (with -fno-aggressive-loop-optimizations
+ * it keeps it).
+ */
+static pg_attribute_always_inline void
+ScanPrefetchTuple(const char *tuple, Size length)
+{
+	length = Min(length, SCAN_PREFETCH_MAX_BYTES);
+	for (Size offset = 0; offset < length; offset += SCAN_PREFETCH_LINE)
+		__builtin_prefetch(tuple + offset);
+}
+
 /* scan_rows.c */
 extern void ScanCheckSource(BatchScan *state, TupleDesc desc);
 extern void ScanReadRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer);

@@ -36,11 +36,6 @@
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
 
-/* How many tuples ahead the reader asks the caches for, and at most how much of one */
-#define SCAN_HEAP_PREFETCH_AHEAD	2
-#define SCAN_HEAP_PREFETCH_BYTES	4096
-#define SCAN_HEAP_PREFETCH_LINE		64
-
 struct ScanHeapReader
 {
 	ScanState  *node;			/* the source's sequential scan */
@@ -88,20 +83,15 @@ ScanHeapBegin(QueryDesc *source)
 }
 
 /* Ask the caches for the tuple at visible index i of the page, if there is one */
-static inline void
+static pg_attribute_always_inline void
 ScanHeapPrefetch(HeapScanDesc scan, Page page, int i)
 {
 	ItemId		item;
-	Size		length;
-	const char *tuple;
 
 	if (i >= scan->rs_ntuples)
 		return;
 	item = PageGetItemId(page, scan->rs_vistuples[i]);
-	tuple = (const char *) PageGetItem(page, item);
-	length = Min(ItemIdGetLength(item), SCAN_HEAP_PREFETCH_BYTES);
-	for (Size offset = 0; offset < length; offset += SCAN_HEAP_PREFETCH_LINE)
-		__builtin_prefetch(tuple + offset);
+	ScanPrefetchTuple((const char *) PageGetItem(page, item), ItemIdGetLength(item));
 }
 
 /*
@@ -144,7 +134,7 @@ ScanHeapRead(ScanHeapReader *reader, BatchScan *state, int64 wanted)
 			ItemId		item = PageGetItemId(page, offset);
 
 			if (!state->defer_rows)
-				ScanHeapPrefetch(scan, page, reader->next + SCAN_HEAP_PREFETCH_AHEAD);
+				ScanHeapPrefetch(scan, page, reader->next + SCAN_PREFETCH_AHEAD);
 			tuple.t_data = (HeapTupleHeader) PageGetItem(page, item);
 			tuple.t_len = ItemIdGetLength(item);
 			ItemPointerSet(&tuple.t_self, reader->page, offset);

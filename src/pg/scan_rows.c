@@ -31,12 +31,6 @@
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 
-/* How many tuples ahead a scan asks for, and at most how much of one */
-#define SCAN_PREFETCH_AHEAD		2
-#define SCAN_PREFETCH_MAX_BYTES	4096
-/* x86's and most ARM cores' cache line (PG_CACHE_LINE_SIZE is 128, for padding) */
-#define SCAN_PREFETCH_LINE		64
-
 /* Error for a feature count that does not match the model */
 static void
 ReportFeatureCount(const BatchScan *state, int got)
@@ -385,17 +379,13 @@ ScanTupleAhead(TupleTableSlot *slot, Size *length)
 	item = PageGetItemId(page, ahead);
 	if (!ItemIdIsNormal(item) || ItemIdGetOffset(item) + ItemIdGetLength(item) > BLCKSZ)
 		return NULL;
-	*length = Min(ItemIdGetLength(item), SCAN_PREFETCH_MAX_BYTES);
+	*length = ItemIdGetLength(item);
 	return (const char *) page + ItemIdGetOffset(item);
 }
 
 /*
- * Ask the caches for a row we will read soon.  A sequential scan returns a
- * page's tuples in line pointer order, and ours is the first touch of each
- * one's memory: without this, the copy of a wide row waits on memory one
- * row at a time (year's 90 features: a tenth of predict_table's time).
- * Always inlined: GCC 12 at -O2 drops a prefetch loop in a function of its
- * own, call and all (with -fno-aggressive-loop-optimizations it keeps it).
+ * Ask the caches for a row we will read soon: a sequential scan returns a
+ * page's tuples in line pointer order (scan.h: ScanPrefetchTuple)
  */
 static pg_attribute_always_inline void
 ScanPrefetchAhead(TupleTableSlot *slot)
@@ -403,10 +393,8 @@ ScanPrefetchAhead(TupleTableSlot *slot)
 	const char *ahead;
 	Size		length = 0;
 
-	if (!TTS_IS_BUFFERTUPLE(slot) || (ahead = ScanTupleAhead(slot, &length)) == NULL)
-		return;
-	for (Size offset = 0; offset < length; offset += SCAN_PREFETCH_LINE)
-		__builtin_prefetch(ahead + offset);
+	if (TTS_IS_BUFFERTUPLE(slot) && (ahead = ScanTupleAhead(slot, &length)) != NULL)
+		ScanPrefetchTuple(ahead, length);
 }
 
 /* Read one source row into the next row of a batch */
