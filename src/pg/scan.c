@@ -203,16 +203,23 @@ ScanResult(const BatchScan *state, const ScanBuffer *buffer, int r)
 							buffer->margins + (int64) r * state->forest->num_groups, state->scratch);
 }
 
+/* Release the pages a batch's deferred rows pin */
+static void
+ScanReleasePins(ScanBuffer *buffer)
+{
+	for (int p = 0; p < buffer->num_pins; p++)
+		ReleaseBuffer(buffer->pins[p]);
+	buffer->num_pins = 0;
+	buffer->any_deferred = false;
+}
+
 /* Empty a batch whose results are out: its copied values, its rows' pinned pages */
 static void
 ScanRelease(ScanBuffer *buffer)
 {
 	MemoryContextReset(buffer->cxt);
 	buffer->num_rows = 0;
-	for (int p = 0; p < buffer->num_pins; p++)
-		ReleaseBuffer(buffer->pins[p]);
-	buffer->num_pins = 0;
-	buffer->any_deferred = false;
+	ScanReleasePins(buffer);
 }
 
 /*
@@ -794,14 +801,7 @@ void
 ScanStreamUnpin(BatchScan *state)
 {
 	for (int b = 0; b < lengthof(state->buffers); b++)
-	{
-		ScanBuffer *buffer = &state->buffers[b];
-
-		for (int p = 0; p < buffer->num_pins; p++)
-			ReleaseBuffer(buffer->pins[p]);
-		buffer->num_pins = 0;
-		buffer->any_deferred = false;
-	}
+		ScanReleasePins(&state->buffers[b]);
 }
 
 /* Pin the model for the scan: ScanClose unpins it */
