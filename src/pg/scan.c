@@ -372,12 +372,7 @@ ScanReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 void
 ScanReceiveHeapTuple(BatchScan *state, HeapTuple tuple, Buffer page_buffer, TupleTableSlot *slot)
 {
-	if (!ScanReadHeapTuple(state, tuple, slot->tts_tupleDescriptor, page_buffer, state->filling))
-	{
-		ExecStoreBufferHeapTuple(tuple, slot, page_buffer);
-		ScanReadRow(state, slot, state->filling);
-		ExecClearTuple(slot);
-	}
+	ScanReadHeapTuple(state, tuple, page_buffer, slot, state->filling);
 	if (state->filling->num_rows == state->flush_rows)
 		ScanFlush(state);
 }

@@ -158,8 +158,8 @@ ScanPrefetchTuple(const char *tuple, Size length)
 /* scan_rows.c */
 extern void ScanCheckSource(BatchScan *state, TupleDesc desc);
 extern void ScanReadRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer);
-extern bool ScanReadHeapTuple(BatchScan *state, HeapTuple tuple, TupleDesc desc, Buffer page_buffer,
-							  ScanBuffer *buffer);
+extern void ScanReadHeapTuple(BatchScan *state, HeapTuple tuple, Buffer page_buffer,
+							  TupleTableSlot *slot, ScanBuffer *buffer);
 
 /* scan_heap.c: a bare sequential scan of a heap table, read a page at a time */
 typedef struct ScanHeapReader ScanHeapReader;

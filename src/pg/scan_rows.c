@@ -397,23 +397,13 @@ ScanPrefetchAhead(TupleTableSlot *slot)
 		ScanPrefetchTuple(ahead, length);
 }
 
-/* Read one source row into the next row of a batch */
-void
-ScanReadRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer)
+/* Read row r of a batch from the slot's deformed values: any slot, any layout */
+static void
+ScanReadDeformed(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer, int r)
 {
-	int			r = buffer->num_rows;
 	int64		base = (int64) r * state->forest->num_features;
 	MemoryContext old;
 
-	if (state->defer_rows)
-		buffer->sources[r] = NULL;
-	else
-		ScanPrefetchAhead(slot);
-	if (ScanHeapRow(state, slot, buffer, r))
-	{
-		buffer->num_rows++;
-		return;
-	}
 	slot_getallattrs(slot);
 	buffer->key_nulls[r] = slot->tts_isnull[0];
 	buffer->row_nulls[r] = false;
@@ -437,22 +427,42 @@ ScanReadRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer)
 						   ScanColumnValue(slot->tts_values[c + 1], slot->tts_isnull[c + 1],
 										   state->column_types[c]));
 	MemoryContextSwitchTo(old);
+}
+
+/* Read one source row into the next row of a batch */
+void
+ScanReadRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer)
+{
+	int			r = buffer->num_rows;
+
+	if (state->defer_rows)
+		buffer->sources[r] = NULL;
+	else
+		ScanPrefetchAhead(slot);
+	if (!ScanHeapRow(state, slot, buffer, r))
+		ScanReadDeformed(state, slot, buffer, r);
 	buffer->num_rows++;
 }
 
 /*
- * Read a heap tuple of descriptor desc on the page of page_buffer into the
- * next row of a batch, as ScanReadRow reads it from a slot; false (nothing
- * read) when it does not have the fixed layout ScanHeapLayout reads
+ * Read a heap tuple on the page of page_buffer into the next row of a
+ * batch, as ScanReadRow reads a slot's: in place when it has the fixed
+ * layout, else deformed in slot (a slot of the tuple's descriptor, left
+ * empty)
  */
-bool
-ScanReadHeapTuple(BatchScan *state, HeapTuple tuple, TupleDesc desc, Buffer page_buffer,
+void
+ScanReadHeapTuple(BatchScan *state, HeapTuple tuple, Buffer page_buffer, TupleTableSlot *slot,
 				  ScanBuffer *buffer)
 {
+	int			r = buffer->num_rows;
+
 	if (state->defer_rows)
-		buffer->sources[buffer->num_rows] = NULL;
-	if (!ScanHeapTupleRow(state, tuple, desc, page_buffer, buffer, buffer->num_rows))
-		return false;
+		buffer->sources[r] = NULL;
+	if (!ScanHeapTupleRow(state, tuple, slot->tts_tupleDescriptor, page_buffer, buffer, r))
+	{
+		ExecStoreBufferHeapTuple(tuple, slot, page_buffer);
+		ScanReadDeformed(state, slot, buffer, r);
+		ExecClearTuple(slot);
+	}
 	buffer->num_rows++;
-	return true;
 }
