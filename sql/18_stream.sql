@@ -195,6 +195,27 @@ RESET enable_hashjoin;
 RESET enable_mergejoin;
 RESET enable_material;
 
+-- columns chosen above the scan, in any order, each read from its place:
+-- the prediction alone, the key alone, both swapped, one twice, against
+-- the scan's own (key, prediction) rows in a subquery that keeps them whole
+SET silvan.max_threads = 2;
+CREATE TEMP TABLE whole AS
+  SELECT * FROM (SELECT key, prediction FROM silvan.predict_table('multi_softprob', 'src', 'id', batch_size => 512)
+                 OFFSET 0) AS s;
+SELECT (SELECT sum(prediction) FROM silvan.predict_table('multi_softprob', 'src', 'id', batch_size => 512)) =
+       (SELECT sum(prediction) FROM whole) AS prediction_alone,
+       (SELECT sum(key) FROM silvan.predict_table('multi_softprob', 'src', 'id', batch_size => 512)) =
+       (SELECT sum(key) FROM whole) AS key_alone,
+       (SELECT count(*) FROM (SELECT prediction AS p, key AS k
+                                FROM silvan.predict_table('multi_softprob', 'src', 'id', batch_size => 512)) AS s
+          JOIN whole AS w ON w.key = s.k AND w.prediction = s.p) AS swapped_matches,
+       (SELECT count(*) FILTER (WHERE p1 = p2 AND p1 = w.prediction)
+          FROM (SELECT prediction AS p1, key AS k, prediction AS p2
+                  FROM silvan.predict_table('multi_softprob', 'src', 'id', batch_size => 512)) AS s
+          JOIN whole AS w ON w.key = s.k) AS twice_matches,
+       (SELECT count(DISTINCT prediction) > 1 FROM whole) AS predictions_vary;
+RESET silvan.max_threads;
+
 -- a cursor keeps the scan (and its batch in flight) between fetches, while
 -- other scans of the model run and the model is replaced
 SET silvan.max_threads = 2;

@@ -16,7 +16,9 @@
  * Interrupts are checked between batches.
  *
  * With silvan.max_threads > 1 the scan is a two-stage pipeline over two
- * batch buffers: a full batch is handed to the pipeline thread
+ * batch buffers (of SCAN_PIPELINE_ROWS rows when batch_size is smaller:
+ * batch_size then picks the code that scores them, compiled and tuned for
+ * it): a full batch is handed to the pipeline thread
  * (ScoreBatchStart), the backend goes on reading the next batch into the
  * other buffer, and only when that one is full does it wait for the first
  * (ScoreBatchFinish), hand over the second, and emit the first's results
@@ -74,6 +76,17 @@
  * instead of a whole batch, which the backend would otherwise scan alone
  */
 #define SCAN_RAMP_PARTS		8
+/*
+ * A pipelined scan on the CPU hands the pipeline thread at least this many
+ * rows at a time (scored by the code compiled for batch_size, a range at a
+ * time: ScoreTaskRun): each handover costs both threads some microseconds
+ * of cache lines passed between their cores (the task, the loop's state,
+ * the rows' addresses, the results), which batches of 1,024 rows of a small
+ * model paid a hundred times a scan (lgbm_multiclass on two threads: 5.65
+ * ms for 100,000 rows in batches of 1,024, 5.24 in 4,096, 5.61 in 8,192,
+ * where the last batch's tail shows).  Each row's result is the same.
+ */
+#define SCAN_PIPELINE_ROWS	4096
 
 /*
  * Feature buffers of finished scans, kept for the next scan of the backend:
@@ -452,11 +465,11 @@ ScanBytesPerRow(const BatchScan *state)
 }
 
 /*
- * Rows per chunk within a memory budget for the chunk's buffers; errors
- * (53200) when not even one row fits
+ * Rows per chunk, up to wanted_rows, within a memory budget for the
+ * chunk's buffers; errors (53200) when not even one row fits
  */
 static int
-ScanChunkRows(const BatchScan *state, Size budget)
+ScanChunkRows(const BatchScan *state, Size budget, int wanted_rows)
 {
 	Size		per_row = ScanBytesPerRow(state);
 	Size		feature_bytes = (Size) Max(state->forest->num_features, 1) *
@@ -471,7 +484,7 @@ ScanChunkRows(const BatchScan *state, Size budget)
 						   (per_row + 1023) / 1024, state->forest->num_features,
 						   state->forest->num_groups, work_mem),
 				 errhint("Raise work_mem to at least %zu kB.", (per_row + 1023) / 1024)));
-	return (int) Min(Min((Size) state->batch_size, budget / per_row),
+	return (int) Min(Min((Size) wanted_rows, budget / per_row),
 					 Max(SCAN_CHUNK_BYTES / feature_bytes, 1));
 }
 
@@ -488,7 +501,7 @@ ScanAllocBatches(BatchScan *state)
 {
 	Size		budget = (Size) work_mem * 1024;
 
-	state->chunk_rows = ScanChunkRows(state, budget);
+	state->chunk_rows = ScanChunkRows(state, budget, state->batch_size);
 	state->on_device = state->output != SCORE_PROFILE && state->output != SCORE_SAMPLE &&
 		ScoreBatchOnDevice(state->batch_size);
 	/*
@@ -501,10 +514,11 @@ ScanAllocBatches(BatchScan *state)
 		state->chunk_rows >= SCAN_PIPELINE_MIN_BATCH;
 	if (state->pipelined)
 	{
-		state->chunk_rows = ScanChunkRows(state, budget / 2);
+		state->chunk_rows = ScanChunkRows(state, budget / 2, state->on_device ? state->batch_size :
+										  Max(state->batch_size, SCAN_PIPELINE_ROWS));
 		state->pipelined = state->chunk_rows >= SCAN_PIPELINE_MIN_BATCH;
 		if (!state->pipelined)
-			state->chunk_rows = ScanChunkRows(state, budget);
+			state->chunk_rows = ScanChunkRows(state, budget, state->batch_size);
 	}
 	/*
 	 * Pipelined rows are not copied by the backend: it notes where each

@@ -131,6 +131,10 @@ typedef struct PredictScanState
 	int			saved_threads;	/* silvan's thread cap before a parallel run lowered it */
 	int64		worker_rows;	/* the workers', read back by the leader */
 	double		worker_scoring_ms;	/* and the time their code ran */
+	/* a projection of plain result columns, done by PredictScanExec itself */
+	bool		direct;			/* rows go up without ExecScan */
+	int			num_projected;	/* output columns, when projecting */
+	AttrNumber *projected;		/* the result column (0 or 1) of each */
 } PredictScanState;
 
 /*
@@ -479,6 +483,31 @@ PredictScanCreateState(CustomScan *cscan)
 	return (Node *) node;
 }
 
+/*
+ * Is the node's projection a choice of result columns, each a plain Var
+ * (count(prediction) above the scan asks for the prediction alone)?  Then
+ * note which column each output column is.
+ */
+static bool
+PredictScanPlainProjection(PredictScanState *node)
+{
+	List	   *tlist = node->css.ss.ps.plan->targetlist;
+	ListCell   *cell;
+	int			i = 0;
+
+	node->projected = palloc(Max(list_length(tlist), 1) * sizeof(AttrNumber));
+	foreach(cell, tlist)
+	{
+		Var		   *var = (Var *) lfirst_node(TargetEntry, cell)->expr;
+
+		if (!IsA(var, Var) || var->varattno < 1 || var->varattno > 2 || var->varlevelsup != 0)
+			return false;
+		node->projected[i++] = var->varattno - 1;
+	}
+	node->num_projected = i;
+	return true;
+}
+
 /* BeginCustomScan: check EXECUTE on the function, as a function scan would, and set up the arguments */
 static void
 PredictScanBegin(CustomScanState *css, EState *estate, int eflags)
@@ -494,6 +523,8 @@ PredictScanBegin(CustomScanState *css, EState *estate, int eflags)
 	node->output = (ScoreOutput) intVal(linitial(cscan->custom_private));
 	node->query_source = list_length(func->args) == PREDICT_QUERY_NARGS;
 	node->args = ExecInitExprList(func->args, &css->ss.ps);
+	node->direct = node->output == SCORE_PREDICT && css->ss.ps.qual == NULL &&
+		(css->ss.ps.ps_ProjInfo == NULL || PredictScanPlainProjection(node));
 }
 
 /* Reset callback of a run's context: stop the batch in flight, unpin the model */
@@ -816,19 +847,32 @@ PredictScanRecheck(ScanState *ss, TupleTableSlot *slot)
 }
 
 /*
- * ExecCustomScan.  With no filter, no projection, no EvalPlanQual and a
- * prediction (no array in per-tuple memory), ExecScan would only reset
- * the per-tuple memory and hand on the row: the row goes straight up.
+ * ExecCustomScan.  With no filter, no EvalPlanQual, a prediction (no array
+ * in per-tuple memory) and no projection but a choice of columns, ExecScan
+ * would only reset the per-tuple memory, hand on the row and run the
+ * projection's expression: the row goes straight up, its columns chosen
+ * here.
  */
 static TupleTableSlot *
 PredictScanExec(CustomScanState *css)
 {
 	PredictScanState *node = (PredictScanState *) css;
+	TupleTableSlot *row;
+	TupleTableSlot *result;
 
-	if (node->output == SCORE_PREDICT && css->ss.ps.qual == NULL &&
-		css->ss.ps.ps_ProjInfo == NULL && css->ss.ps.state->es_epq_active == NULL)
-		return PredictScanNext(&css->ss);
-	return ExecScan(&css->ss, PredictScanNext, PredictScanRecheck);
+	if (!node->direct || css->ss.ps.state->es_epq_active != NULL)
+		return ExecScan(&css->ss, PredictScanNext, PredictScanRecheck);
+	row = PredictScanNext(&css->ss);
+	if (css->ss.ps.ps_ProjInfo == NULL || TupIsNull(row))
+		return row;
+	result = css->ss.ps.ps_ResultTupleSlot;
+	ExecClearTuple(result);
+	for (int i = 0; i < node->num_projected; i++)
+	{
+		result->tts_values[i] = row->tts_values[node->projected[i]];
+		result->tts_isnull[i] = row->tts_isnull[node->projected[i]];
+	}
+	return ExecStoreVirtualTuple(result);
 }
 
 /* EndCustomScan */
