@@ -863,10 +863,11 @@ PredictScanExec(CustomScanState *css)
 	if (!node->direct || css->ss.ps.state->es_epq_active != NULL)
 		return ExecScan(&css->ss, PredictScanNext, PredictScanRecheck);
 	row = PredictScanNext(&css->ss);
-	if (css->ss.ps.ps_ProjInfo == NULL || TupIsNull(row))
+	if (css->ss.ps.ps_ProjInfo == NULL)
 		return row;
-	result = css->ss.ps.ps_ResultTupleSlot;
-	ExecClearTuple(result);
+	result = ExecClearTuple(css->ss.ps.ps_ResultTupleSlot);
+	if (TupIsNull(row))
+		return result;
 	for (int i = 0; i < node->num_projected; i++)
 	{
 		result->tts_values[i] = row->tts_values[node->projected[i]];
