@@ -213,6 +213,9 @@ SELECT (SELECT sum(prediction) FROM silvan.predict_table('multi_softprob', 'src'
           FROM (SELECT prediction AS p1, key AS k, prediction AS p2
                   FROM silvan.predict_table('multi_softprob', 'src', 'id', batch_size => 512)) AS s
           JOIN whole AS w ON w.key = s.k) AS twice_matches,
+       (SELECT count(*) FROM (SELECT prediction AS p, key AS k
+                                FROM silvan.predict_table('multi_softprob', 'src', 'id', batch_size => 512)) AS s
+          JOIN fx_exp AS x ON x.id = 1 + s.k % 100 AND x.e[1]::real = s.p::real) AS swapped_as_xgboost,
        (SELECT count(DISTINCT prediction) > 1 FROM whole) AS predictions_vary;
 RESET silvan.max_threads;
 
