@@ -36,12 +36,32 @@ SELECT s, b, d.* FROM unnest('{cols, cols8, dropped, keylast}'::regclass[]) AS s
 SET silvan.max_threads = 2;
 SELECT s, b, d.* FROM unnest('{cols, cols8, dropped, keylast}'::regclass[]) AS s,
        unnest('{7, 64}'::int[]) AS b, diffs(s, b) AS d ORDER BY 1, 2;
+-- pipelined (two threads, batches of 512): the rows of plain tables, of
+-- float4 and float8 features with padding between them, a smallint key
+-- and a NULL one, every NaN of the inputs a NULL (the executor's rows and
+-- those read in place); a dropped column and a projection
+CREATE TABLE mixed AS
+  SELECT id::int2 AS id, NULLIF(f1, 'NaN')::float8 AS f1, NULLIF(f2, 'NaN') AS f2,
+         NULLIF(f3, 'NaN')::float8 AS f3, NULLIF(f4, 'NaN') AS f4, NULLIF(f5, 'NaN') AS f5,
+         NULLIF(f6, 'NaN') AS f6 FROM cols;
+INSERT INTO mixed SELECT NULL, f1, f2, f3, f4, f5, f6 FROM mixed WHERE id = 13;
+SELECT count(*) FILTER (WHERE NOT (mixed IS NOT NULL)) AS rows_with_nulls FROM mixed;
+SELECT s, d.* FROM unnest('{cols, cols8, dropped, keylast, mixed}'::regclass[]) AS s,
+       diffs(s, 512) AS d ORDER BY 1;
+SELECT p.key IS NULL AS null_key, p.prediction::real = x.e[1]::real AS as_xgboost
+  FROM silvan.predict_table('binary_logistic', 'mixed', 'id', batch_size => 512) AS p
+  JOIN fx_exp AS x ON x.id = 13
+ WHERE p.key IS NULL;
 
 -- stored-short tuples read like the view of them that the executor projects
 CREATE VIEW added_view AS SELECT id, f1, f2, f3, f4, f5, f6 FROM added WHERE id > 0;
 SELECT count(*) AS rows, count(*) FILTER (WHERE a.prediction <> v.prediction) AS diff
   FROM silvan.predict_table('binary_logistic', 'added', 'id', batch_size => 9) AS a
   JOIN silvan.predict_table('binary_logistic', 'added_view', 'id', batch_size => 9) AS v USING (key);
+-- and pipelined (two threads, batches of 512)
+SELECT count(*) AS rows, count(*) FILTER (WHERE a.prediction <> v.prediction) AS diff
+  FROM silvan.predict_table('binary_logistic', 'added', 'id', batch_size => 512) AS a
+  JOIN silvan.predict_table('binary_logistic', 'added_view', 'id', batch_size => 512) AS v USING (key);
 
 -- a larger scan: one thread and two agree bit for bit, in order
 CREATE TABLE big AS SELECT g AS id, c.f1, c.f2, c.f3, c.f4, c.f5, c.f6
@@ -79,7 +99,7 @@ SELECT count(*) FROM silvan.predict_query('binary_logistic',
 RESET silvan.max_threads;
 SELECT silvan.predict('binary_logistic', '{1,2,3,4,5,6}'::real[]) > 0 AS still_serving;
 
-DROP TABLE cols, cols8, dropped, keylast, added, big, one, two CASCADE;
+DROP TABLE cols, cols8, dropped, keylast, mixed, added, big, one, two CASCADE;
 
 -- wide rows (80 features) are not copied by the backend: it notes where each
 -- row's features are, pinning their pages, and the pipeline thread gathers

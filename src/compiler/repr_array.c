@@ -210,5 +210,6 @@ const Representation ReprArray = {
 	.cache_tree = ReprCacheRecords,
 	.tree_tiles = true,
 	.gpu = true,
-	.default_rank = 2			/* every forest's, where perfect does not fit */
+	.default_rank = 2,			/* every forest's, where perfect does not fit */
+	.race_against = "sparse"
 };
