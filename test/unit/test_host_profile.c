@@ -281,47 +281,36 @@ TestCompileFor(void)
 }
 
 /*
- * The default's layout raced on the model: perfect or sparse for higgs at
- * 1024 rows, the same margins as the interpreter either way; a forest the
- * perfect layout does not fit is not raced
+ * Race forest's default at 1024 rows (raced, it must be, from layout):
+ * the winner is layout or sparse, the schedule's text names it, and its
+ * code gives the interpreter's margins
  */
 static void
-TestDefaultRace(void)
+CheckRaced(Forest *forest, const char *name, const char *layout, CompileOptions *options)
 {
-	Forest	   *forest = SharedHiggs();
-	Forest	   *deep = LoadSharedModel("siboehm_lleaves/tests--models--NYC_taxi--model.txt");
-	HostProfile host;
-	CompileOptions options = {.host = &host};
 	SilvanStatus status;
 	Schedule	schedule;
-	bool		raced;
+	bool		raced = false;
 	float	   *rows;
 
-	if (forest == NULL || deep == NULL)
-	{
-		printf("  skip: no ../shared models\n");
-		ForestFree(forest);
-		ForestFree(deep);
-		return;
-	}
-	HostProfileFallback(&host);
-	CHECK_MSG(ScheduleDefaultRaced(forest, 1024, &options, &schedule, &raced, &status) && raced,
-			  "%s: %s", status.message, status.detail);
-	CHECK_MSG(strcmp(schedule.representation, "perfect") == 0 ||
-			  strcmp(schedule.representation, "sparse") == 0, "%s", schedule.representation);
-	printf("  higgs at 1024 rows: the race kept %s\n", schedule.representation);
+	CHECK_MSG(ScheduleDefaultRaced(forest, 1024, options, &schedule, &raced, &status) && raced,
+			  "%s: %s: %s", name, status.message, status.detail);
+	CHECK_MSG(strcmp(schedule.representation, layout) == 0 ||
+			  strcmp(schedule.representation, "sparse") == 0, "%s: %s", name, schedule.representation);
+	printf("  %s at 1024 rows: the race of %s and sparse kept %s\n", name, layout,
+		   schedule.representation);
 	{
 		char	   *text = ScheduleToText(&schedule);
-		char		layout[64];
+		char		named[64];
 
-		snprintf(layout, sizeof(layout), "representation(%s)", schedule.representation);
-		CHECK_MSG(text != NULL && strstr(text, layout) != NULL, "%s", text ? text : "NULL");
+		snprintf(named, sizeof(named), "representation(%s)", schedule.representation);
+		CHECK_MSG(text != NULL && strstr(text, named) != NULL, "%s", text ? text : "NULL");
 		free(text);
 	}
 	rows = Rows(1000, forest->num_features);
 	{
-		CompiledForest *compiled = CompileForestFor(forest, &schedule, NULL, &options, &status);
-		size_t		bytes = sizeof(float) * 1000;
+		CompiledForest *compiled = CompileForestFor(forest, &schedule, NULL, options, &status);
+		size_t		bytes = sizeof(float) * 1000 * forest->num_groups;
 		float	   *want = malloc(bytes);
 		float	   *got = malloc(bytes);
 
@@ -331,19 +320,53 @@ TestDefaultRace(void)
 		ForestMarginsInit(forest, got, 1000);
 		if (compiled != NULL)
 			CompiledForestAccumulate(compiled, rows, 1000, got);
-		CHECK(compiled != NULL && memcmp(want, got, bytes) == 0);
+		CHECK_MSG(compiled != NULL && memcmp(want, got, bytes) == 0, "%s", name);
 		CompiledForestFree(compiled);
 		free(want);
 		free(got);
 	}
-	CHECK(ScheduleDefaultRaced(deep, 1024, &options, &schedule, &raced, &status) && !raced);
+	free(rows);
+}
+
+/*
+ * The default's layout raced on the model: perfect or sparse for higgs,
+ * array or sparse for a forest of deep trees the perfect layout does not
+ * fit (four trees of depth 10), the same margins as the interpreter either
+ * way; a LightGBM forest (a code walk) and a vector walk are not raced
+ */
+static void
+TestDefaultRace(void)
+{
+	Forest	   *forest = SharedHiggs();
+	Forest	   *deep = LoadSharedModel("asprasad_treebeard/xgb_models--test--Random_4Tree--TestModel_Size4_2.json");
+	Forest	   *lightgbm = LoadSharedModel("siboehm_lleaves/tests--models--NYC_taxi--model.txt");
+	HostProfile host;
+	CompileOptions options = {.host = &host};
+	SilvanStatus status;
+	Schedule	schedule;
+	bool		raced;
+
+	if (forest == NULL || deep == NULL || lightgbm == NULL)
+	{
+		printf("  skip: no ../shared models\n");
+		ForestFree(forest);
+		ForestFree(deep);
+		ForestFree(lightgbm);
+		return;
+	}
+	HostProfileFallback(&host);
+	ScheduleDefault(deep, 1024, &host, &schedule);
+	CHECK_MSG(strcmp(schedule.representation, "array") == 0, "%s", schedule.representation);
+	CheckRaced(forest, "higgs", "perfect", &options);
+	CheckRaced(deep, "4 trees of depth 10", "array", &options);
+	CHECK(ScheduleDefaultRaced(lightgbm, 1024, &options, &schedule, &raced, &status) && !raced);
 	/* a vector walk's default keeps the layout its walk needs */
 	(void) HostProfileSet(&host, HOST_CHOICE_VECTOR_WALK, true);
 	CHECK(ScheduleDefaultRaced(forest, 1024, &options, &schedule, &raced, &status) && !raced &&
 		  strcmp(schedule.representation, "perfect") == 0);
-	free(rows);
 	ForestFree(forest);
 	ForestFree(deep);
+	ForestFree(lightgbm);
 }
 
 int
