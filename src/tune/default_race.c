@@ -12,8 +12,8 @@
  * sparse) sparse walked about 20% faster than array.  So where the
  * host profile is measured, the first default schedule of such a forest
  * compiles both layouts and races them (HostRace: interleaved rounds on
- * one thread, medians, a tie keeps perfect) on rows synthesized from the
- * forest's own thresholds (TuneSynthesizeRows).  The adapter remembers
+ * one thread, medians, a tie keeps the default's layout) on rows
+ * synthesized from the forest's own thresholds (TuneSynthesizeRows).  The adapter remembers
  * the winner beside the code cache (ScheduleDefaultRemember), so a model
  * is raced once per batch size and host profile, and the two compiles
  * land in the code cache.  Only lock-step defaults race (walk row 0,
