@@ -15,7 +15,13 @@ with a share of its values exactly at a threshold and a share NaN; a
 categorical feature takes one of its categories.  Every draw has a fixed
 seed per model, and the run stops if a model's rows repeat.  The report's
 header says so, and names the CPU: vendor, model name, family, model and
-stepping, AVX-512 or not, and LLVM's name for it (llvm_host_cpu).
+stepping, AVX-512 or not, and LLVM's name for it (llvm_host_cpu).  Before
+and after each model's rounds it measures how long a cache line takes to
+go from one core to another and back (bench_kernel --core-latency): a scan
+on two threads passes rows and results between the cores, so its speed
+over one thread's depends on that figure, which on a VM moves with where
+the host places the vCPUs (on one machine here, 90 ns for some hours and
+440 ns for others); the report gives it beside the two-thread tables.
 
 On those rows, in this one run on this machine, with 1 and 2 threads and
 each batch size, it times:
@@ -190,6 +196,7 @@ SCHEDULES = [
 REPORT = []      # markdown lines of the report
 WARNINGS = []    # mismatches and engines that failed
 NOTES = []       # rounds cut short
+LATENCY = {}     # model -> cross-core round trips (ns) before and after its rounds
 
 
 def say(line=""):
@@ -301,6 +308,27 @@ def settle():
     threads right after XGBoost's pass: 0.19 against 0.155 µs per row on
     higgs).  Each engine's timing now starts SETTLE_SECONDS after the last."""
     time.sleep(SETTLE_SECONDS)
+
+
+def core_latency_ns():
+    """A cache line's round trip between two cores, in ns (bench_kernel
+    --core-latency), or None when it cannot be measured"""
+    try:
+        out = subprocess.run([KERNEL, "--core-latency"], capture_output=True, text=True, timeout=60).stdout
+        ns = float(out.split()[1])
+    except (OSError, subprocess.SubprocessError, IndexError, ValueError):
+        return None
+    return ns if ns > 0 else None
+
+
+def latency_text(names):
+    """The cross-core round trips measured around these models' rounds, in words"""
+    parts = []
+    for name in names:
+        got = [f"{v:.0f}" for v in LATENCY.get(name, ()) if v is not None]
+        if got:
+            parts.append(f"{name} {' and '.join(got)}")
+    return "; ".join(parts)
 
 
 def one_backend(threads):
@@ -1181,6 +1209,7 @@ def main():
             for e, w in workers.items():
                 w.ask(f"rows {n}")
         meta[name] = (label, compile_info, n)
+        before = core_latency_ns()
         for batch in BATCHES:
             cells = [("e2e", th) for th in THREADS] + [(e, th) for e in workers for th in THREADS]
             series = {c: [] for c in cells}
@@ -1224,6 +1253,10 @@ def main():
                                                    for e in ["e2e"] + ENGINES if e in r))
             say(f"  batch {batch:>5}  " + " | ".join(line)
                 + (f" | best schedule 1t={best[batch][name]:.3f}" if WITH_BEST else ""))
+        LATENCY[name] = (before, core_latency_ns())
+        if all(v is not None for v in LATENCY[name]):
+            say(f"  cross-core round trip: {LATENCY[name][0]:.0f} ns before the rounds, "
+                f"{LATENCY[name][1]:.0f} after")
         if WITH_FORMS and name in FORMS_MODELS and fmt == "xgboost" and rows.shape[1] <= 200:
             say(f"  SQL forms ({REPEAT} rounds)")
             forms[name] = (label, n, sql_forms(name, n, feature_columns(name, nf), workers.get("xgboost")))
@@ -1383,6 +1416,10 @@ def report(models, results, best, meta, status, mismatched, extras, tune_rows, s
             parts = ([f"e2e {g1:.2f}"] if g1 else []) + ([f"kernel {g2:.2f}"] if g2 else [])
             if parts:
                 md += ["", "Geometric mean over these models, silvan / best peer: " + ", ".join(parts)]
+            latencies = latency_text([n for n in names if n in table])
+            if th > 1 and latencies:
+                md += ["", "Cross-core round trip (bench_kernel --core-latency), ns, before and after each "
+                       "model's rounds: " + latencies + "."]
             md.append("")
     md += ["## Compile times", "",
            "silvan: first predict() in a fresh backend of a server that preloads silvan (the median of "

@@ -5,6 +5,7 @@
  *   bench_kernel MODEL ROWS_FILE [BATCH [SCHEDULE [THREADS]]]
  *   bench_kernel MODEL ROWS_FILE BATCH INTERLEAVE TILE UNROLL
  *   bench_kernel --serve MODEL ROWS_F64 NUM_ROWS
+ *   bench_kernel --core-latency
  *
  * SCHEDULE is schedule-language text (default: ScheduleDefault); THREADS
  * caps the runtime's thread pool (default 1).  SILVAN_BENCH_EXPLAIN=1 in
@@ -41,7 +42,18 @@
  *                         (rows x WIDTH doubles) to PATH: "ok"
  *   rows N                use the first N rows from now on: "ok"
  * Errors answer "error TEXT".
+ *
+ * --core-latency prints "ns NANOSECONDS": how long a cache line takes to
+ * go from one core to another and back (two threads, each pinned to one of
+ * the first two CPUs the process may use, pass a counter to and fro; the
+ * median of 7 trials of 20,000 round trips).  A scan on two threads hands
+ * its rows and results between cores, so its speed over one thread's
+ * depends on this figure, which on a VM changes with where the host places
+ * the vCPUs; bench.py reports it beside the timings.  "ns -1": fewer than
+ * two CPUs, or a thread could not be pinned.
  */
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,6 +339,101 @@ Serve(int argc, char **argv)
 	return 0;
 }
 
+/* ---- --core-latency: a cache line's round trip between two cores ---- */
+
+#define LATENCY_TRIPS	20000
+#define LATENCY_TRIALS	7
+
+typedef struct PingPong
+{
+	_Alignas(64) volatile long counter;	/* odd: the first thread's turn is over */
+	int			cpu;					/* where the second thread runs */
+	bool		pinned;
+} PingPong;
+
+/* Pin the calling thread to one CPU */
+static bool
+PinTo(int cpu)
+{
+	cpu_set_t	set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+}
+
+/* The second thread: answer each odd counter with the next even one */
+static void *
+PingPongAnswer(void *arg)
+{
+	PingPong   *pp = (PingPong *) arg;
+
+	pp->pinned = PinTo(pp->cpu);
+	for (long i = 0; i < (long) LATENCY_TRIPS * LATENCY_TRIALS; i++)
+	{
+		while (pp->counter != 2 * i + 1)
+			;
+		pp->counter = 2 * i + 2;
+	}
+	return NULL;
+}
+
+static int
+CompareDoubles(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* Print the median round trip of a cache line between the first two CPUs we may use */
+static int
+CoreLatency(void)
+{
+	cpu_set_t	allowed;
+	int			cpus[2];
+	int			found = 0;
+	static PingPong pp;
+	pthread_t	thread;
+	double		trial_ns[LATENCY_TRIALS];
+	bool		pinned;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+		CPU_ZERO(&allowed);
+	for (int c = 0; c < CPU_SETSIZE && found < 2; c++)
+		if (CPU_ISSET(c, &allowed))
+			cpus[found++] = c;
+	if (found < 2 || !PinTo(cpus[0]))
+	{
+		printf("ns -1\n");
+		return 0;
+	}
+	pp.cpu = cpus[1];
+	if (pthread_create(&thread, NULL, PingPongAnswer, &pp) != 0)
+	{
+		printf("ns -1\n");
+		return 0;
+	}
+	for (int t = 0; t < LATENCY_TRIALS; t++)
+	{
+		double		start = Now();
+
+		for (long i = (long) t * LATENCY_TRIPS; i < (long) (t + 1) * LATENCY_TRIPS; i++)
+		{
+			pp.counter = 2 * i + 1;
+			while (pp.counter != 2 * i + 2)
+				;
+		}
+		trial_ns[t] = (Now() - start) * 1e9 / LATENCY_TRIPS;
+	}
+	pthread_join(thread, NULL);
+	pinned = pp.pinned;
+	qsort(trial_ns, LATENCY_TRIALS, sizeof(double), CompareDoubles);
+	printf("ns %.0f\n", pinned ? trial_ns[LATENCY_TRIALS / 2] : -1.0);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -352,6 +459,8 @@ main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "--serve") == 0)
 		return Serve(argc, argv);
+	if (argc > 1 && strcmp(argv[1], "--core-latency") == 0)
+		return CoreLatency();
 	if (argc < 3)
 	{
 		fprintf(stderr, "usage: %s MODEL ROWS_FILE [BATCH [SCHEDULE [THREADS]]]\n", argv[0]);
