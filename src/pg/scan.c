@@ -390,6 +390,18 @@ ScanReceiveHeapTuple(BatchScan *state, HeapTuple tuple, Buffer page_buffer, Tupl
 		ScanFlush(state);
 }
 
+/* Add a run of a page's visible tuples to the batch (ScanReadHeapRun), as ScanReceiveHeapTuple adds one */
+int
+ScanReceiveHeapRun(BatchScan *state, TupleDesc desc, Page page, Buffer page_buffer,
+				   const OffsetNumber *offsets, int count)
+{
+	int			read = ScanReadHeapRun(state, desc, page, page_buffer, offsets, count);
+
+	if (state->filling->num_rows == state->flush_rows)
+		ScanFlush(state);
+	return read;
+}
+
 /*
  * DestReceiver shutdown, at the end of each run of a source: the layout
  * worked out for its slots' descriptor is forgotten, since the next run

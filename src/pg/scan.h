@@ -126,6 +126,8 @@ extern void ScanStreamRelease(BatchScan *state);
 extern void ScanClose(BatchScan *state);
 extern void ScanStreamUnpin(BatchScan *state);
 extern Datum ScanResult(const BatchScan *state, const ScanBuffer *buffer, int r);
+extern int	ScanReceiveHeapRun(BatchScan *state, TupleDesc desc, Page page, Buffer page_buffer,
+							   const OffsetNumber *offsets, int count);
 extern void ScanReceiveHeapTuple(BatchScan *state, HeapTuple tuple, Buffer page_buffer,
 								 TupleTableSlot *slot);
 
@@ -158,6 +160,9 @@ ScanPrefetchTuple(const char *tuple, Size length)
 /* scan_rows.c */
 extern void ScanCheckSource(BatchScan *state, TupleDesc desc);
 extern void ScanReadRow(BatchScan *state, TupleTableSlot *slot, ScanBuffer *buffer);
+extern bool ScanReadsHeapRuns(BatchScan *state, TupleDesc desc);
+extern int	ScanReadHeapRun(BatchScan *state, TupleDesc desc, Page page, Buffer page_buffer,
+							const OffsetNumber *offsets, int count);
 extern void ScanReadHeapTuple(BatchScan *state, HeapTuple tuple, Buffer page_buffer,
 							  TupleTableSlot *slot, ScanBuffer *buffer);
 

@@ -19,11 +19,15 @@
  * the query's snapshot) but reads the table itself: a heap scan of its own
  * on that snapshot, heapgetpage for each page (visibility, pruning,
  * serializable checks and the predicate lock the executor's scan takes),
- * and each visible tuple straight into the batch.  A tuple that is not of
- * the fixed layout scan_rows.c reads in place (a NULL, an array) goes
- * through the sequential scan's slot and the general path.  The scan does
- * not synchronize its start with other scans of the table, so its rows
- * come in page order; nothing else differs from the executor's run.
+ * and each visible tuple straight into the batch.  When the features are
+ * left in place for the pipeline thread (scan_rows.c: a pipelined scan of
+ * the fixed layout), a page's tuples go in a run at a time
+ * (ScanReadHeapRun), one tight loop over their line pointers.  A tuple
+ * that is not of the fixed layout scan_rows.c reads in place (a NULL, an
+ * array) goes through the sequential scan's slot and the general path.
+ * The scan does not synchronize its start with other scans of the table,
+ * so its rows come in page order; nothing else differs from the executor's
+ * run.
  */
 #include "scan.h"
 
@@ -116,6 +120,7 @@ ScanHeapRead(ScanHeapReader *reader, BatchScan *state, int64 wanted)
 	while (wanted > 0)
 	{
 		Page		page;
+		bool		runs;
 
 		if (!reader->on_page)
 		{
@@ -128,17 +133,31 @@ ScanHeapRead(ScanHeapReader *reader, BatchScan *state, int64 wanted)
 		}
 		page = BufferGetPage(scan->rs_cbuf);
 		TestForOldSnapshot(reader->scan->rs_snapshot, rel, page);
-		for (; reader->next < scan->rs_ntuples && wanted > 0; reader->next++, wanted--)
+		runs = ScanReadsHeapRuns(state, slot->tts_tupleDescriptor);
+		while (reader->next < scan->rs_ntuples && wanted > 0)
 		{
-			OffsetNumber offset = scan->rs_vistuples[reader->next];
-			ItemId		item = PageGetItemId(page, offset);
+			int			read = 0;
 
-			if (!state->defer_rows)
-				ScanHeapPrefetch(scan, page, reader->next + SCAN_PREFETCH_AHEAD);
-			tuple.t_data = (HeapTupleHeader) PageGetItem(page, item);
-			tuple.t_len = ItemIdGetLength(item);
-			ItemPointerSet(&tuple.t_self, reader->page, offset);
-			ScanReceiveHeapTuple(state, &tuple, scan->rs_cbuf, slot);
+			if (runs)
+				read = ScanReceiveHeapRun(state, slot->tts_tupleDescriptor, page, scan->rs_cbuf,
+										  scan->rs_vistuples + reader->next,
+										  Min(scan->rs_ntuples - reader->next, wanted));
+			if (read == 0)
+			{
+				/* one tuple the general way */
+				OffsetNumber offset = scan->rs_vistuples[reader->next];
+				ItemId		item = PageGetItemId(page, offset);
+
+				if (!state->defer_rows)
+					ScanHeapPrefetch(scan, page, reader->next + SCAN_PREFETCH_AHEAD);
+				tuple.t_data = (HeapTupleHeader) PageGetItem(page, item);
+				tuple.t_len = ItemIdGetLength(item);
+				ItemPointerSet(&tuple.t_self, reader->page, offset);
+				ScanReceiveHeapTuple(state, &tuple, scan->rs_cbuf, slot);
+				read = 1;
+			}
+			reader->next += read;
+			wanted -= read;
 		}
 		if (reader->next >= scan->rs_ntuples)
 		{
