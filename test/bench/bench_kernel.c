@@ -378,6 +378,7 @@ PingPongAnswer(void *arg)
 	return NULL;
 }
 
+/* Order doubles, for qsort */
 static int
 CompareDoubles(const void *a, const void *b)
 {
