@@ -390,7 +390,7 @@ ScanReceiveHeapTuple(BatchScan *state, HeapTuple tuple, Buffer page_buffer, Tupl
 		ScanFlush(state);
 }
 
-/* Add a run of a page's visible tuples to the batch (ScanReadHeapRun), as ScanReceiveHeapTuple adds one */
+/* Add a run of a page's visible tuples to the batch (ScanReadHeapRun), flushing it when full */
 int
 ScanReceiveHeapRun(BatchScan *state, TupleDesc desc, Page page, Buffer page_buffer,
 				   const OffsetNumber *offsets, int count)

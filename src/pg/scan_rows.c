@@ -309,6 +309,18 @@ ScanHeapLayout(BatchScan *state, TupleDesc desc)
 	return true;
 }
 
+/* Does descriptor desc have the fixed layout (ScanHeapLayout, worked out once per descriptor)? */
+static bool
+ScanHeapLayoutOf(BatchScan *state, TupleDesc desc)
+{
+	if (desc != state->heap_desc)
+	{
+		state->heap_desc = desc;
+		state->heap_layout = ScanHeapLayout(state, desc);
+	}
+	return state->heap_layout;
+}
+
 /*
  * Read row r straight from a heap tuple of descriptor desc, on the page of
  * page_buffer (or InvalidBuffer), without deforming it; false (nothing
@@ -324,12 +336,7 @@ ScanHeapTupleRow(BatchScan *state, HeapTuple tuple, TupleDesc desc, Buffer page_
 	int			n = state->num_columns;
 	int64		base = (int64) r * n;
 
-	if (desc != state->heap_desc)
-	{
-		state->heap_desc = desc;
-		state->heap_layout = ScanHeapLayout(state, desc);
-	}
-	if (!state->heap_layout || tuple == NULL)
+	if (!ScanHeapLayoutOf(state, desc) || tuple == NULL)
 		return false;
 	header = tuple->t_data;
 	if (HeapTupleHasNulls(tuple) || HeapTupleHeaderGetNatts(header) < n + 1)
@@ -364,12 +371,7 @@ ScanHeapTupleRow(BatchScan *state, HeapTuple tuple, TupleDesc desc, Buffer page_
 bool
 ScanReadsHeapRuns(BatchScan *state, TupleDesc desc)
 {
-	if (desc != state->heap_desc)
-	{
-		state->heap_desc = desc;
-		state->heap_layout = ScanHeapLayout(state, desc);
-	}
-	return state->defer_rows && state->heap_layout && state->heap_contiguous;
+	return ScanHeapLayoutOf(state, desc) && state->defer_rows && state->heap_contiguous;
 }
 
 /*
